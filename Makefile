@@ -1,0 +1,64 @@
+# mafiabot: the Ada body and its Python harness.
+#
+#   make run    installs what is missing, builds, and runs a demonstration session
+#   make test   installs what is missing, builds, and runs every test suite
+#
+# Both work on a fresh Debian machine: Debian's Ada packages come from apt-get,
+# the harness lives in a virtualenv at .venv.
+
+SHELL        := /bin/bash
+VENV         := .venv
+PYTHON       ?= python3
+GPRBUILD     := gprbuild -j0 -p -q
+APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BODY         := mafiabot_core/bin/mafiabot
+ADA_TESTS    := tests/ada/bin/run_ada_tests
+DEMO_HOME    := .demo/hermes-home
+
+.PHONY: all deps apt venv build build-static run test test-ada test-python clean
+
+all: build
+
+deps: apt venv
+
+# Installs Debian's GNAT toolchain only when something is missing.
+apt:
+	@if ! command -v gprbuild >/dev/null || [ ! -f /usr/share/gpr/gnatcoll.gpr ] \
+	    || [ ! -f /usr/share/gpr/aunit.gpr ]; then \
+	  echo "installing Debian packages: $(APT_PACKAGES)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    --no-install-recommends $(APT_PACKAGES) >/dev/null; \
+	fi
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+build: apt
+	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr
+
+# A fully static body: faster to start, no runtime libraries needed where it runs.
+build-static: apt
+	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr -XMAFIABOT_LINK=static
+
+run: deps build
+	@mkdir -p $(DEMO_HOME)
+	HERMES_HOME=$(CURDIR)/$(DEMO_HOME) $(VENV)/bin/mafiabot-harness demo
+
+test-ada: build
+	$(GPRBUILD) -P tests/ada/ada_tests.gpr
+	$(ADA_TESTS)
+
+test-python: deps build
+	$(VENV)/bin/pytest tests/python -q
+
+test: test-ada test-python
+
+clean:
+	rm -rf mafiabot_core/obj mafiabot_core/bin tests/ada/obj tests/ada/bin .demo

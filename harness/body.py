@@ -1,0 +1,97 @@
+"""Where the body is and how to spell its command line.
+
+Invariants:
+- The body executable is `$MAFIABOT_BODY` when set, else `<repo>/mafiabot_core/bin/mafiabot`;
+  an explicit path always wins over both.
+- The organ fixture defaults to `<repo>/stubs/organs/default.json` when that file exists;
+  otherwise `--organs` is left out and the body falls back to its own default.
+- `BodyOptions.argv()` is a pure function of the options: the same options give the same
+  command line, which is what the determinism tests rely on.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import BodyNotFound
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BODY = REPO_ROOT / "mafiabot_core" / "bin" / "mafiabot"
+DEFAULT_ORGANS = REPO_ROOT / "stubs" / "organs" / "default.json"
+BODY_ENV_VAR = "MAFIABOT_BODY"
+
+
+def body_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The body executable to run, whether or not it exists yet."""
+    if explicit is not None:
+        return Path(explicit)
+    from_env = os.environ.get(BODY_ENV_VAR)
+    if from_env:
+        return Path(from_env)
+    return DEFAULT_BODY
+
+
+def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The body executable; raises BodyNotFound when it is missing or not executable."""
+    path = body_path(explicit)
+    if not path.is_file():
+        raise BodyNotFound(f"the body executable {path} does not exist (build it with `make build`, "
+                           f"or point {BODY_ENV_VAR} at it)")
+    if not os.access(path, os.X_OK):
+        raise BodyNotFound(f"the body {path} is not executable")
+    return path
+
+
+def default_organs() -> Path | None:
+    """The shipped organ fixture, or None when the repository does not have one."""
+    return DEFAULT_ORGANS if DEFAULT_ORGANS.is_file() else None
+
+
+@dataclass(frozen=True)
+class BodyOptions:
+    """The body's command-line options; None means "leave the flag out"."""
+
+    body: Path | None = None
+    organs: Path | None = None
+    max_line_bytes: int | None = None
+    max_depth: int | None = None
+    max_elements: int | None = None
+    max_sessions: int | None = None
+    thresholds: tuple[float, ...] | str | None = None
+    hermes_home: Path | None = None
+    no_soul: bool = False
+    extra_args: tuple[str, ...] = field(default_factory=tuple)
+
+    def executable(self) -> Path:
+        return find_body(self.body)
+
+    def argv(self) -> list[str]:
+        """The full command line, executable first; raises BodyNotFound if it is missing."""
+        argv = [str(self.executable())]
+        organs = self.organs if self.organs is not None else default_organs()
+        if organs is not None:
+            argv += ["--organs", str(organs)]
+        for flag, value in (
+            ("--max-line-bytes", self.max_line_bytes),
+            ("--max-depth", self.max_depth),
+            ("--max-elements", self.max_elements),
+            ("--max-sessions", self.max_sessions),
+        ):
+            if value is not None:
+                argv += [flag, str(value)]
+        if self.thresholds is not None:
+            argv += ["--thresholds", _thresholds_csv(self.thresholds)]
+        if self.hermes_home is not None:
+            argv += ["--hermes-home", str(self.hermes_home)]
+        if self.no_soul:
+            argv.append("--no-soul")
+        argv += list(self.extra_args)
+        return argv
+
+
+def _thresholds_csv(thresholds: tuple[float, ...] | str) -> str:
+    if isinstance(thresholds, str):
+        return thresholds
+    return ",".join(repr(float(t)) for t in thresholds)

@@ -1,0 +1,231 @@
+"""`mafiabot-harness`: run turns through the body and print their cycle traces.
+
+Commands: `turn` (one turn), `session FILE.yaml` (several turns through one body process),
+`demo` (a built-in session: two rooms interleaved, then one room hammered until its energy
+drops and its passes fall).
+
+This is the only module that turns exceptions into exit codes; see EXIT_CODES. A session file
+is validated completely before the body is started, so a bad file never costs a process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.body import BodyOptions
+from harness.client import BodyClient
+from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
+                            ProtocolViolation, RpcError, ToolError)
+from harness.trace import render_table, render_trace
+
+# Most specific first: the first matching class decides the code.
+EXIT_CODES: tuple[tuple[type[HarnessError], int], ...] = (
+    (ConfigError, 2),
+    (BodyNotFound, 3),
+    (BodyDied, 4),
+    (BodyTimeout, 5),
+    (RpcError, 6),
+    (ToolError, 7),
+    (ProtocolViolation, 8),
+    (HarnessError, 1),
+)
+KEY_FIELDS = ("uid", "channel", "server")
+
+
+@dataclass(frozen=True)
+class Turn:
+    input: str
+    uid: str
+    channel: str
+    server: str
+
+
+# -- session files -------------------------------------------------------------------------
+
+def load_session(path: Path) -> list[Turn]:
+    """The turns of a session file; ConfigError with the file and the problem otherwise.
+
+    Shape: `{uid?, channel?, server?, turns: [{input, uid?, channel?, server?}, ...]}`; a turn
+    inherits the top-level key parts it does not give itself.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read session file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"session file {path} is not UTF-8") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"session file {path} is not valid YAML: {_one_line(exc)}") from None
+    return parse_session(document, str(path))
+
+
+def parse_session(document: Any, where: str) -> list[Turn]:
+    if not isinstance(document, dict):
+        raise ConfigError(f"{where}: expected a mapping with a 'turns' list at the top level")
+    unknown = set(document) - {"turns", *KEY_FIELDS}
+    if unknown:
+        raise ConfigError(f"{where}: unknown top-level key(s): {', '.join(sorted(map(str, unknown)))}")
+    defaults = {k: document[k] for k in KEY_FIELDS if k in document}
+    for key, value in defaults.items():
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: top-level '{key}' must be a string")
+    turns = document.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise ConfigError(f"{where}: 'turns' must be a non-empty list")
+    parsed = []
+    for number, entry in enumerate(turns, start=1):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: turn {number} must be a mapping")
+        unknown = set(entry) - {"input", *KEY_FIELDS}
+        if unknown:
+            raise ConfigError(f"{where}: turn {number} has unknown key(s): {', '.join(sorted(map(str, unknown)))}")
+        fields = {**defaults, **entry}
+        for key in ("input", *KEY_FIELDS):
+            if key not in fields:
+                raise ConfigError(f"{where}: turn {number} has no '{key}' (and no top-level default)")
+            if not isinstance(fields[key], str):
+                raise ConfigError(f"{where}: turn {number}: '{key}' must be a string")
+        parsed.append(Turn(**{k: fields[k] for k in ("input", *KEY_FIELDS)}))
+    return parsed
+
+
+def demo_turns() -> list[Turn]:
+    """Two rooms interleaved, then the tavern hammered, then the docks once more."""
+    tavern = dict(uid="vito", channel="#tavern", server="corleone")
+    docks = dict(uid="vito", channel="#docks", server="corleone")
+    turns = [
+        Turn(input="Who sits at the head of the table tonight?", **tavern),
+        Turn(input="The shipment arrives at midnight; keep it quiet.", **docks),
+        Turn(input="I vote to lynch the quiet one.", **tavern),
+        Turn(input="Who saw the boat leave?", **docks),
+    ]
+    turns += [Turn(input=f"Accuse! Accuse again! ({n})", **tavern) for n in range(1, 13)]
+    turns.append(Turn(input="Is the tavern still shouting?", **docks))
+    return turns
+
+
+# -- running -------------------------------------------------------------------------------
+
+def run_turns(options: BodyOptions, turns: Iterable[Turn]) -> Iterable[dict[str, Any]]:
+    """Each turn's trace, all through one body process."""
+    with BodyClient.from_options(options) as client:
+        client.initialize()
+        for turn in turns:
+            yield client.call_turn(turn.input, turn.uid, turn.channel, turn.server)
+
+
+def print_trace(trace: Mapping[str, Any], as_json: bool, out: Any) -> None:
+    if as_json:
+        print(json.dumps(trace, ensure_ascii=False), file=out)
+        return
+    print(f"output: {trace.get('output', '')}", file=out)
+    print(render_trace(trace), file=out)
+    print(file=out)
+
+
+def energy_summary(traces: Sequence[Mapping[str, Any]]) -> str:
+    rows = [(str(n), f"{t['session']['uid']}/{t['session']['channel']}/{t['session']['server']}",
+             str(t["turn"]), f"{t['energy']:.3f}", str(t["passes_run"]))
+            for n, t in enumerate(traces, start=1)]
+    return render_table(("#", "session", "turn", "E", "passes"), rows,
+                        right_aligned=frozenset({0, 2, 3, 4}))
+
+
+# -- commands ------------------------------------------------------------------------------
+
+def cmd_turn(args: argparse.Namespace, out: Any) -> int:
+    turn = Turn(input=args.text, uid=args.uid, channel=args.channel, server=args.server)
+    for trace in run_turns(body_options(args), [turn]):
+        print_trace(trace, args.json, out)
+    return 0
+
+
+def cmd_session(args: argparse.Namespace, out: Any) -> int:
+    turns = load_session(Path(args.file))
+    for trace in run_turns(body_options(args), turns):
+        print_trace(trace, args.json, out)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, out: Any) -> int:
+    traces = []
+    for trace in run_turns(body_options(args), demo_turns()):
+        traces.append(trace)
+        print_trace(trace, args.json, out)
+    if not args.json:
+        print("energy and passes per turn:", file=out)
+        print(energy_summary(traces), file=out)
+    return 0
+
+
+def body_options(args: argparse.Namespace) -> BodyOptions:
+    return BodyOptions(
+        body=Path(args.body) if args.body else None,
+        organs=Path(args.organs) if args.organs else None,
+        hermes_home=Path(args.hermes_home) if args.hermes_home else None,
+        no_soul=args.no_soul,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    body = argparse.ArgumentParser(add_help=False)
+    group = body.add_argument_group("body")
+    group.add_argument("--body", help="the body executable (default: $MAFIABOT_BODY or mafiabot_core/bin/mafiabot)")
+    group.add_argument("--organs", help="organ fixture JSON (default: stubs/organs/default.json)")
+    group.add_argument("--hermes-home", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
+    group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
+    group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
+
+    parser = argparse.ArgumentParser(prog="mafiabot-harness",
+                                     description="Drive the mafiabot body and print its cycle traces.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    turn = commands.add_parser("turn", parents=[body], help="run one turn and print its trace")
+    turn.add_argument("text", help="what the user says")
+    turn.add_argument("--uid", default="operator", help="user id (default: operator)")
+    turn.add_argument("--channel", default="cli", help="channel (default: cli)")
+    turn.add_argument("--server", default="local", help="server (default: local)")
+    turn.set_defaults(handler=cmd_turn)
+
+    session = commands.add_parser("session", parents=[body],
+                                  help="run the turns of a YAML file through one body")
+    session.add_argument("file", help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
+    session.set_defaults(handler=cmd_session)
+
+    demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")
+    demo.set_defaults(handler=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args, sys.stdout)
+    except HarnessError as exc:
+        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
+        print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
+        return code
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): nothing left to tell anyone
+        return 0
+    except KeyboardInterrupt:
+        # the body was already shut down by the client's context manager on the way out
+        return 130
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+--  The body's command line.  Every option has a default that serves Hermes
+--  as it is; a bad option refuses to start (exit 2) with a message naming it.
+
+with Ada.Strings.Unbounded;
+
+package Body_Config is
+
+   use Ada.Strings.Unbounded;
+
+   Version : constant String := "0.1.0";
+
+   type Settings is record
+      Organs_Path    : Unbounded_String;
+      --  Empty: the fixture shipped beside the executable
+      Thresholds     : Unbounded_String;
+      --  Empty: the fixture's energy curve
+      Max_Line_Bytes : Positive := 4 * 1024 * 1024;
+      Max_Depth      : Positive := 64;
+      Max_Elements   : Positive := 1_000_000;
+      Max_Sessions   : Positive := 10_000;
+      Write_Soul     : Boolean := True;
+      Hermes_Home    : Unbounded_String;
+      --  Empty: $HERMES_HOME, else $HOME/.hermes
+      Show_Help      : Boolean := False;
+      Show_Version   : Boolean := False;
+   end record;
+
+   function From_Command_Line return Settings;
+   --  Raises Usage_Error
+
+   function Default_Organs_Path return String;
+   --  <prefix>/stubs/organs/default.json, where the executable is
+   --  <prefix>/mafiabot_core/bin/mafiabot
+
+   function Resolved_Hermes_Home (Self : Settings) return String;
+   --  Where SOUL.md goes; "" when no home can be named
+
+   Usage : constant String;
+
+   Usage_Error : exception;
+
+private
+
+   LF : constant Character := ASCII.LF;
+
+   Usage : constant String :=
+     "usage: mafiabot [options]" & LF
+     & "An MCP stdio server: each tools/call of `turn` runs one user turn"
+     & " through the 23-step cycle." & LF & LF
+     & "  --organs FILE          organ fixture (default: "
+     & "stubs/organs/default.json of the checkout)" & LF
+     & "  --thresholds CSV       8 pass thresholds in [0, 1], first 0, never"
+     & " decreasing" & LF
+     & "  --max-line-bytes N     longest accepted line (default 4194304)" & LF
+     & "  --max-depth N          deepest accepted JSON nesting (default 64)"
+     & LF
+     & "  --max-elements N       most JSON elements in a line (default"
+     & " 1000000)" & LF
+     & "  --max-sessions N       sessions kept before LRU eviction (default"
+     & " 10000)" & LF
+     & "  --hermes-home DIR      where SOUL.md is written (default"
+     & " $HERMES_HOME, else ~/.hermes)" & LF
+     & "  --no-soul              do not write SOUL.md" & LF
+     & "  --version, --help" & LF;
+
+end Body_Config;

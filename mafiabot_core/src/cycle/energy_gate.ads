@@ -1,0 +1,51 @@
+--  The energy gate of law L3: Energy decides how many of the eight passes
+--  run, never which ones or in what order.  Pass K runs iff E >= the curve's
+--  threshold K; a valid curve starts at 0 and never decreases, so the passes
+--  that run are always a prefix of the static order, at least one runs, and
+--  all eight run at full energy.
+
+package Energy_Gate with SPARK_Mode => On is
+
+   subtype Millis is Natural range 0 .. 1000;
+   --  Energy and thresholds in thousandths: integer arithmetic keeps every
+   --  turn byte-for-byte reproducible
+
+   Full : constant Millis := 1000;
+
+   type Pass_Index is range 1 .. 8;
+   subtype Pass_Count is Natural range 1 .. 8;
+
+   type Threshold_Curve is array (Pass_Index) of Millis;
+
+   function Is_Valid (Curve : Threshold_Curve) return Boolean is
+     (Curve (1) = 0
+      and then (for all K in 2 .. Pass_Index'Last =>
+                  Curve (K - 1) <= Curve (K)));
+   --  The start-up check: the first pass always runs and the curve never
+   --  decreases (every threshold lies in [0, 1] by its subtype)
+
+   function Runs (Curve : Threshold_Curve; Energy : Millis; Pass : Pass_Index)
+     return Boolean is (Energy >= Curve (Pass))
+   with Pre => Is_Valid (Curve);
+   --  Whether Pass runs at Energy
+
+   function Passes_For (Curve : Threshold_Curve; Energy : Millis)
+     return Pass_Count
+   with
+     Pre  => Is_Valid (Curve),
+     Post =>
+       (for all K in Pass_Index =>
+          Runs (Curve, Energy, K) = (Natural (K) <= Passes_For'Result))
+       and then (if Energy = Full then Passes_For'Result = 8);
+   --  How many passes run at Energy: exactly the prefix 1 .. result
+
+   function First_Violation (Curve : Threshold_Curve) return Pass_Index
+   with
+     Pre  => not Is_Valid (Curve),
+     Post =>
+       (if First_Violation'Result = 1 then Curve (1) /= 0
+        else Curve (First_Violation'Result - 1)
+               > Curve (First_Violation'Result));
+   --  The pass whose threshold breaks the curve, for the start-up message
+
+end Energy_Gate;

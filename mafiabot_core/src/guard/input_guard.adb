@@ -1,0 +1,222 @@
+package body Input_Guard with SPARK_Mode => On is
+
+   subtype Byte is Natural range 0 .. 255;
+
+   function Code (C : Character) return Byte is (Character'Pos (C));
+
+   function Is_Continuation (C : Character) return Boolean is
+     (Code (C) in 16#80# .. 16#BF#);
+
+   --  Length of the well-formed UTF-8 sequence starting at Text (From), or 0
+   --  when none starts there.  The second-byte ranges exclude overlong
+   --  forms, UTF-16 surrogates and code points above U+10FFFF (RFC 3629,
+   --  table 3-7 of the Unicode standard).
+   function Sequence_Length (Text : String; From : Positive) return Natural
+   with
+     Pre  => From in Text'Range and then Text'Last < Integer'Last,
+     Post => Sequence_Length'Result <= 4
+             and then (if Sequence_Length'Result > 0 then
+                         From + Sequence_Length'Result - 1 <= Text'Last)
+   is
+      Lead : constant Byte := Code (Text (From));
+
+      function Has (Offset : Positive) return Boolean is
+        (Text'Last - From >= Offset);
+
+      function Second_In (Low, High : Byte) return Boolean is
+        (Has (1) and then Code (Text (From + 1)) in Low .. High);
+
+      function Tail_Ok (First, Last : Positive) return Boolean is
+        (Has (Last)
+         and then (for all K in First .. Last =>
+                     Is_Continuation (Text (From + K))));
+   begin
+      case Lead is
+         when 16#00# .. 16#7F# =>
+            return 1;
+         when 16#C2# .. 16#DF# =>
+            return (if Second_In (16#80#, 16#BF#) then 2 else 0);
+         when 16#E0# =>
+            return (if Second_In (16#A0#, 16#BF#) and then Tail_Ok (2, 2)
+                    then 3 else 0);
+         when 16#E1# .. 16#EC# | 16#EE# .. 16#EF# =>
+            return (if Second_In (16#80#, 16#BF#) and then Tail_Ok (2, 2)
+                    then 3 else 0);
+         when 16#ED# =>
+            return (if Second_In (16#80#, 16#9F#) and then Tail_Ok (2, 2)
+                    then 3 else 0);
+         when 16#F0# =>
+            return (if Second_In (16#90#, 16#BF#) and then Tail_Ok (2, 3)
+                    then 4 else 0);
+         when 16#F1# .. 16#F3# =>
+            return (if Second_In (16#80#, 16#BF#) and then Tail_Ok (2, 3)
+                    then 4 else 0);
+         when 16#F4# =>
+            return (if Second_In (16#80#, 16#8F#) and then Tail_Ok (2, 3)
+                    then 4 else 0);
+         when others =>
+            return 0;
+      end case;
+   end Sequence_Length;
+
+   function Hex_Value (C : Character) return Integer is
+     (case C is
+         when '0' .. '9' => Character'Pos (C) - Character'Pos ('0'),
+         when 'a' .. 'f' => Character'Pos (C) - Character'Pos ('a') + 10,
+         when 'A' .. 'F' => Character'Pos (C) - Character'Pos ('A') + 10,
+         when others => -1);
+
+   --  The code unit of a \uXXXX escape whose 'u' is at At_U, or -1 when the
+   --  four hex digits are not all there (the parser reports that itself).
+   function Escape_Unit (Text : String; At_U : Positive) return Integer
+   with
+     Pre  => At_U in Text'Range and then Text'Last < Integer'Last,
+     Post => Escape_Unit'Result in -1 .. 16#FFFF#
+   is
+      Unit : Integer := 0;
+   begin
+      if Text'Last - At_U < 4 then
+         return -1;
+      end if;
+      for K in 1 .. 4 loop
+         pragma Loop_Invariant (Unit in 0 .. 16#FFF#);
+         declare
+            Digit : constant Integer := Hex_Value (Text (At_U + K));
+         begin
+            if Digit < 0 then
+               return -1;
+            end if;
+            Unit := Unit * 16 + Digit;
+         end;
+         exit when K = 4;
+      end loop;
+      return Unit;
+   end Escape_Unit;
+
+   function Inspect (Line : String; Within : Limits) return Verdict is
+      Depth    : Natural := 0;
+      Elements : Natural := 0;
+      Index    : Natural := Line'First;
+      In_Text  : Boolean := False;
+
+      function Reject (Kind : Rejection; At_Byte : Positive) return Verdict
+      is ((Kind => Kind, Offset => At_Byte))
+      with Pre => At_Byte in Line'Range;
+   begin
+      while Index <= Line'Last loop
+         pragma Loop_Invariant (Index in Line'Range);
+         pragma Loop_Invariant (Depth <= Within.Max_Depth);
+         pragma Loop_Invariant (Elements <= Within.Max_Elements);
+         declare
+            C      : constant Character := Line (Index);
+            Length : constant Natural := Sequence_Length (Line, Index);
+         begin
+            if Length = 0 then
+               return Reject (Invalid_Utf8, Index);
+            end if;
+
+            if In_Text then
+               if Code (C) < 16#20# then
+                  return Reject (Control_In_String, Index);
+               elsif C = '"' then
+                  In_Text := False;
+               elsif C = '\' and then Index < Line'Last
+                 and then Code (Line (Index + 1)) < 16#80#
+               then
+                  if Line (Index + 1) = 'u' then
+                     declare
+                        Unit : constant Integer :=
+                          Escape_Unit (Line, Index + 1);
+                     begin
+                        if Unit in 16#DC00# .. 16#DFFF# then
+                           return Reject (Lone_Surrogate, Index);
+                        elsif Unit in 16#D800# .. 16#DBFF# then
+                           --  A high half must be followed at once by a
+                           --  low half: \uD83D\uDE00.
+                           if Line'Last - Index < 11
+                             or else Line (Index + 6) /= '\'
+                             or else Line (Index + 7) /= 'u'
+                             or else Escape_Unit (Line, Index + 7)
+                                       not in 16#DC00# .. 16#DFFF#
+                           then
+                              return Reject (Lone_Surrogate, Index);
+                           end if;
+                           Index := Index + 6;
+                        end if;
+                     end;
+                  end if;
+                  --  Skip the escaped character so \" does not end the text
+                  Index := Index + 1;
+               end if;
+            else
+               case C is
+                  when '"' =>
+                     In_Text := True;
+                  when '[' | '{' =>
+                     if Depth = Within.Max_Depth then
+                        return Reject (Too_Deep, Index);
+                     end if;
+                     Depth := Depth + 1;
+                     if Elements = Within.Max_Elements then
+                        return Reject (Too_Many_Elements, Index);
+                     end if;
+                     Elements := Elements + 1;
+                  when ']' | '}' =>
+                     if Depth > 0 then
+                        Depth := Depth - 1;
+                     end if;
+                  when ',' =>
+                     if Elements = Within.Max_Elements then
+                        return Reject (Too_Many_Elements, Index);
+                     end if;
+                     Elements := Elements + 1;
+                  when others =>
+                     null;
+               end case;
+            end if;
+
+            exit when Line'Last - Index < Length;
+            Index := Index + Length;
+         end;
+      end loop;
+      return (Kind => Clean, Offset => 0);
+   end Inspect;
+
+   function Is_Valid_Utf8 (Text : String) return Boolean is
+      Index : Natural := Text'First;
+   begin
+      while Index <= Text'Last loop
+         pragma Loop_Invariant (Index in Text'Range);
+         declare
+            Length : constant Natural := Sequence_Length (Text, Index);
+         begin
+            if Length = 0 then
+               return False;
+            end if;
+            exit when Text'Last - Index < Length;
+            Index := Index + Length;
+         end;
+      end loop;
+      return True;
+   end Is_Valid_Utf8;
+
+   function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
+     return Natural
+   is
+      Taken : Natural := 0;
+   begin
+      while Taken < Text'Length loop
+         pragma Loop_Invariant (Taken <= Max_Bytes);
+         declare
+            Length : constant Natural :=
+              Sequence_Length (Text, Text'First + Taken);
+         begin
+            --  A broken sequence ends the prefix: it is never cut into.
+            exit when Length = 0 or else Length > Max_Bytes - Taken;
+            Taken := Taken + Length;
+         end;
+      end loop;
+      return Taken;
+   end Utf8_Prefix_Length;
+
+end Input_Guard;

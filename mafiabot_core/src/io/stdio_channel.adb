@@ -1,0 +1,187 @@
+with Ada.Unchecked_Deallocation;
+with Interfaces.C;
+with System;
+with GNAT.OS_Lib;
+
+package body Stdio_Channel is
+
+   use Ada.Strings.Unbounded;
+
+   Chunk_Bytes : constant := 64 * 1024;
+
+   Writing      : Boolean := False with Atomic;
+   Term_Pending : Boolean := False with Atomic;
+
+   procedure C_Exit (Status : Interfaces.C.int)
+   with Import, Convention => C, External_Name => "_exit", No_Return;
+   --  _exit, not exit: safe inside a signal handler
+
+   type Heap_Text is access String;
+
+   procedure Free is new Ada.Unchecked_Deallocation (String, Heap_Text);
+
+   procedure Serve_Lines
+     (Max_Line_Bytes : Positive;
+      On_Line        : not null Line_Handler;
+      On_Overflow    : not null Overflow_Handler)
+   is
+      Chunk : String (1 .. Chunk_Bytes);
+
+      --  The part of the current line seen in earlier chunks.  It grows by
+      --  doubling and is reused from line to line.
+      Pending      : Heap_Text := new String (1 .. Chunk_Bytes);
+      Pending_Last : Natural := 0;
+      Overflowed   : Boolean := False;
+      Dropped      : Natural := 0;
+
+      procedure Keep (Part : String) is
+      begin
+         if Overflowed or else Pending_Last + Part'Length > Max_Line_Bytes then
+            if not Overflowed then
+               Dropped := Pending_Last;
+               Pending_Last := 0;
+               Overflowed := True;
+            end if;
+            Dropped := Natural'Min (Dropped + Part'Length, Natural'Last / 2);
+            return;
+         end if;
+         if Pending_Last + Part'Length > Pending'Length then
+            declare
+               Grown : constant Heap_Text := new String
+                 (1 .. Natural'Min
+                    (Natural'Max (2 * Pending'Length,
+                                  Pending_Last + Part'Length),
+                     Max_Line_Bytes));
+            begin
+               Grown (1 .. Pending_Last) := Pending (1 .. Pending_Last);
+               Free (Pending);
+               Pending := Grown;
+            end;
+         end if;
+         Pending (Pending_Last + 1 .. Pending_Last + Part'Length) := Part;
+         Pending_Last := Pending_Last + Part'Length;
+      end Keep;
+
+      procedure Dispatch (Line : String) is
+         Last : Natural := Line'Last;
+      begin
+         if Last >= Line'First and then Line (Last) = ASCII.CR then
+            Last := Last - 1;
+         end if;
+         On_Line (Line (Line'First .. Last));
+      end Dispatch;
+
+      --  End the current line: a line held whole in this chunk goes out as a
+      --  slice of it, with no copy.
+      procedure Finish (Tail : String) is
+      begin
+         if Overflowed then
+            On_Overflow (Natural'Min (Dropped + Tail'Length, Natural'Last / 2));
+            Overflowed := False;
+            Dropped := 0;
+         elsif Pending_Last = 0 then
+            if Tail'Length > Max_Line_Bytes then
+               On_Overflow (Tail'Length);
+            else
+               Dispatch (Tail);
+            end if;
+         else
+            Keep (Tail);
+            if Overflowed then
+               On_Overflow (Dropped);
+               Overflowed := False;
+               Dropped := 0;
+            else
+               Dispatch (Pending (1 .. Pending_Last));
+            end if;
+         end if;
+         Pending_Last := 0;
+      end Finish;
+
+   begin
+      loop
+         declare
+            Got   : constant Integer :=
+              GNAT.OS_Lib.Read (GNAT.OS_Lib.Standin, Chunk'Address,
+                                Chunk'Length);
+            Start : Positive := 1;
+         begin
+            exit when Got <= 0;
+            for Index in 1 .. Got loop
+               if Chunk (Index) = ASCII.LF then
+                  Finish (Chunk (Start .. Index - 1));
+                  Start := Index + 1;
+               end if;
+            end loop;
+            if Start <= Got then
+               Keep (Chunk (Start .. Got));
+            end if;
+         end;
+      end loop;
+      if Pending_Last > 0 or else Overflowed then
+         Finish ("");
+      end if;
+      Free (Pending);
+   end Serve_Lines;
+
+   procedure Send (Message : in out Unbounded_String) is
+   begin
+      Append (Message, ASCII.LF);
+      declare
+         --  Replies are small (inputs are only ever quoted in excerpts), so
+         --  this copy is cheap and safe on the stack.
+         Text : constant String := To_String (Message);
+         Done : Natural := 0;
+      begin
+         Writing := True;
+         while Done < Text'Length loop
+            declare
+               Wrote : constant Integer :=
+                 GNAT.OS_Lib.Write (GNAT.OS_Lib.Standout,
+                                    Text (Text'First + Done)'Address,
+                                    Text'Length - Done);
+            begin
+               if Wrote <= 0 then
+                  C_Exit (0);
+               end if;
+               Done := Done + Wrote;
+            end;
+         end loop;
+         Writing := False;
+      end;
+      if Term_Pending then
+         C_Exit (0);
+      end if;
+   end Send;
+
+   function C_Signal
+     (Signal : Interfaces.C.int; Handler : System.Address)
+      return System.Address
+   with Import, Convention => C, External_Name => "signal";
+
+   SIGPIPE : constant Interfaces.C.int := 13;
+   SIGTERM : constant Interfaces.C.int := 15;
+
+   procedure On_Term (Signal : Interfaces.C.int) with Convention => C;
+
+   procedure On_Term (Signal : Interfaces.C.int) is
+      pragma Unreferenced (Signal);
+   begin
+      if Writing then
+         Term_Pending := True;
+      else
+         C_Exit (0);
+      end if;
+   end On_Term;
+
+   procedure Install_Signal_Handlers is
+      Ignore   : constant System.Address := System'To_Address (1);
+      Old_Pipe_Action : constant System.Address := C_Signal (SIGPIPE, Ignore);
+      Old_Term_Action : constant System.Address :=
+        C_Signal (SIGTERM, On_Term'Address);
+      pragma Unreferenced (Old_Pipe_Action, Old_Term_Action);
+   begin
+      null;
+   end Install_Signal_Handlers;
+
+end Stdio_Channel;

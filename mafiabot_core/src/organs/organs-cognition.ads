@@ -1,0 +1,32 @@
+--  C2, cognition: the reasoning step of each pass, the synthesis (step 22)
+--  and the coherence check (step 23).
+--
+--  Contract: Reason and Synthesize depend only on their arguments.  Cohere
+--  contrasts the output with the final cognition and reports drift; its
+--  result is reported and never fed back into anything (law L4).
+
+package Organs.Cognition is
+
+   function Move_Name (Stub : Fixture; Way : Direction; Rank : Quarter)
+     return String is
+     (To_String (if Way = Descent then Stub.Descent_Moves (Rank)
+                 else Stub.Ascent_Moves (Rank)));
+   --  The fixture's name for the move of a pass: abstract, ..., commit
+
+   function Reason
+     (Stub : Fixture; Way : Direction; Rank : Quarter; Focus, Draw : String)
+      return String;
+   --  One pass's thought: "<move> 'focus' through <draw>"
+
+   type Coherence is record
+      Score : Millis;
+      --  How much of the output's vocabulary the final cognition shares
+      Drift : Millis;
+      --  1 - Score
+   end record;
+
+   function Cohere (Output, Final_Cognition : String) return Coherence
+   with Post => Cohere'Result.Score + Cohere'Result.Drift = Energy_Gate.Full;
+   --  Word-set overlap (Jaccard) of the two texts
+
+end Organs.Cognition;

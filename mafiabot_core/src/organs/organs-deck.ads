@@ -1,0 +1,17 @@
+--  B1, the deck: the cards every draw comes from.
+--
+--  Contract: a fixed, ordered deck of at least three distinct names; a card
+--  is identified by its position, so draws are reproducible.
+
+package Organs.Deck is
+
+   subtype Card is Positive;
+
+   function Size (Stub : Fixture) return Positive is
+     (Positive (Stub.Cards.Length));
+
+   function Name (Stub : Fixture; Which : Card) return String is
+     (Stub.Cards (Which))
+   with Pre => Which <= Size (Stub);
+
+end Organs.Deck;

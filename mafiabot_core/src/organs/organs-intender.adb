@@ -1,0 +1,34 @@
+with Ada.Characters.Handling;
+with Ada.Strings.Fixed;
+
+package body Organs.Intender is
+
+   function Intent_Of (Stub : Fixture; Input : String) return Stated_Intent is
+      Lower : constant String := Ada.Characters.Handling.To_Lower (Input);
+   begin
+      for Index in 1 .. Natural (Stub.Rules.Length) loop
+         declare
+            Rule : constant Intent_Rule := Stub.Rules (Index);
+            Word : constant String := To_String (Rule.Word);
+            Hit  : constant Boolean :=
+              Lower'Length >= Word'Length
+              and then
+                (case Rule.Match is
+                    when Contains =>
+                       Ada.Strings.Fixed.Index (Lower, Word) > 0,
+                    when Starts_With =>
+                       Lower (Lower'First .. Lower'First + Word'Length - 1)
+                       = Word,
+                    when Ends_With =>
+                       Lower (Lower'Last - Word'Length + 1 .. Lower'Last)
+                       = Word);
+         begin
+            if Hit then
+               return (Intent => Rule.Intent, Rule => Index);
+            end if;
+         end;
+      end loop;
+      return (Intent => Stub.Default_Intent, Rule => 0);
+   end Intent_Of;
+
+end Organs.Intender;

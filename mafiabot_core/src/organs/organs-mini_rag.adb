@@ -1,0 +1,18 @@
+with Organs.Router;
+
+package body Organs.Mini_Rag is
+
+   function Packed_Schema return String is
+      Packed : Unbounded_String;
+   begin
+      for Intent in Intent_Kind loop
+         if Intent /= Intent_Kind'First then
+            Append (Packed, '|');
+         end if;
+         Append (Packed, Intent_Name (Intent)
+                 & "->" & Organs.Router.Route_Of (Intent));
+      end loop;
+      return To_String (Packed);
+   end Packed_Schema;
+
+end Organs.Mini_Rag;

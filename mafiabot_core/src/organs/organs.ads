@@ -1,0 +1,88 @@
+--  The organs behind the cycle.  Each child package is one organ: its spec
+--  states the contract a real organ will honour; its body is a stub that
+--  answers from the canned blocks of the organ fixture (stubs/organs/*.json).
+--  This root package holds what they share: the fixture, loaded once at
+--  start-up and read-only afterwards.
+
+with Ada.Characters.Handling;
+with Ada.Containers.Indefinite_Vectors;
+with Ada.Containers.Vectors;
+with Ada.Strings.Unbounded;
+with Interfaces;
+with Energy_Gate;
+
+package Organs is
+
+   use Ada.Strings.Unbounded;
+
+   subtype Millis is Energy_Gate.Millis;
+
+   type Intent_Kind is (Ask, Act, Remember, Chat);
+   --  What the model means to do with a turn (step 20); the router maps
+   --  each to a route by a static table (law L2)
+
+   function Intent_Name (Intent : Intent_Kind) return String is
+     (Ada.Characters.Handling.To_Lower (Intent'Image));
+   --  The intent as the wire and the fixture spell it: ask, act, ...
+
+   type Direction is (Descent, Ascent);
+
+   subtype Quarter is Positive range 1 .. 4;
+   --  A pass's rank within its direction
+
+   type Move_Names is array (Quarter) of Unbounded_String;
+   type Position_Names is array (Energy_Gate.Pass_Index) of Unbounded_String;
+   type Role_Names is array (1 .. 3) of Unbounded_String;
+
+   type Match_Kind is (Contains, Starts_With, Ends_With);
+
+   type Intent_Rule is record
+      Intent : Intent_Kind;
+      Match  : Match_Kind;
+      Word   : Unbounded_String;
+   end record;
+   --  One line of the C3 stub's table: lower-cased input matching Word
+
+   type Pinned_Energy is record
+      Key    : Unbounded_String;
+      Energy : Millis;
+   end record;
+   --  A session whose Drive-Box energy the fixture holds fixed
+
+   package Text_Vectors is new Ada.Containers.Indefinite_Vectors
+     (Positive, String);
+   package Rule_Vectors is new Ada.Containers.Vectors
+     (Positive, Intent_Rule);
+   package Pin_Vectors is new Ada.Containers.Vectors
+     (Positive, Pinned_Energy);
+
+   subtype Recall_Count is Positive range 1 .. 16;
+   subtype Excerpt_Size is Positive range 16 .. 1024;
+
+   type Fixture is record
+      Name              : Unbounded_String;
+      Cards             : Text_Vectors.Vector;
+      Identity_Seed     : Interfaces.Unsigned_64;
+      Roles             : Role_Names;
+      Draw_Seed         : Interfaces.Unsigned_64;
+      Positions         : Position_Names;
+      Initial_Energy    : Millis;
+      Cost_Per_Pass     : Millis;
+      Recharge_Per_Turn : Millis;
+      Pins              : Pin_Vectors.Vector;
+      Curve             : Energy_Gate.Threshold_Curve;
+      Descent_Moves     : Move_Names;
+      Ascent_Moves      : Move_Names;
+      Recall_Depth      : Recall_Count;
+      Excerpt_Bytes     : Excerpt_Size;
+      Rules             : Rule_Vectors.Vector;
+      Default_Intent    : Intent_Kind;
+   end record;
+   --  Every canned block the stubs answer from, and the energy gate's
+   --  curve.  Only Organs.Fixtures.Load makes one, and it refuses a curve
+   --  that Energy_Gate.Is_Valid rejects.
+
+   Fixture_Error : exception;
+   --  A fixture that cannot be used; the message names the file and field
+
+end Organs;

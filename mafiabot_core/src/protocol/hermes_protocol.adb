@@ -1,0 +1,559 @@
+with Ada.Exceptions;
+with GNATCOLL.JSON;
+with Body_Log;
+with Json_Text;
+with Raw_Json;
+with Session_Keys;
+with Turn_Cycle;
+with Turn_Tool;
+
+package body Hermes_Protocol is
+
+   use GNATCOLL.JSON;
+   use type Input_Guard.Finding;
+
+   --  JSON-RPC and MCP error codes
+   Parse_Error         : constant := -32_700;
+   Invalid_Request     : constant := -32_600;
+   Method_Not_Found    : constant := -32_601;
+   Invalid_Params      : constant := -32_602;
+   Internal_Error      : constant := -32_603;
+   Unsupported_Version : constant := -32_022;
+
+   Version_Key      : constant String := "io.modelcontextprotocol/protocolVersion";
+   Capabilities_Key : constant String :=
+     "io.modelcontextprotocol/clientCapabilities";
+   Server_Info_Key  : constant String := "io.modelcontextprotocol/serverInfo";
+
+   Legacy_Versions : constant array (1 .. 4) of access constant String :=
+     [new String'("2024-11-05"), new String'("2025-03-26"),
+      new String'("2025-06-18"), new String'(Latest_Legacy)];
+
+   Tools_Ttl_Ms : constant := 3_600_000;
+   --  The tool list is fixed at build time: an hour of caching is safe
+
+   Null_Id : constant String := "null";
+
+   Instructions : constant String :=
+     "Call `turn` once per user message with the message as `input` and the"
+     & " speaker's uid, channel and server. Each call returns the output and"
+     & " the trace of the 23-step cycle for that session alone.";
+
+   type Method_Kind is
+     (Initialize, Ping, Discover, Tools_List, Tools_Call, Unknown);
+
+   function Method_Of (Name : String) return Method_Kind is
+     (if Name = "initialize" then Initialize
+      elsif Name = "ping" then Ping
+      elsif Name = "server/discover" then Discover
+      elsif Name = "tools/list" then Tools_List
+      elsif Name = "tools/call" then Tools_Call
+      else Unknown);
+
+   --  What one request comes to before it is written out.
+   type Outcome is record
+      Failed  : Boolean := False;
+      Code    : Integer := 0;
+      Message : Unbounded_String;
+      Data    : Unbounded_String;
+      --  JSON text of the error's data member; empty for none
+   end record;
+
+   function Failure (Code : Integer; Message : String; Data : String := "")
+     return Outcome is
+     ((Failed => True, Code => Code,
+       Message => To_Unbounded_String (Message),
+       Data => To_Unbounded_String (Data)));
+
+   procedure Write_Error
+     (Id : String; Problem : Outcome; Reply : out Unbounded_String)
+   is
+      Json : Json_Text.Builder;
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("jsonrpc", "2.0");
+      Json.Raw_Field ("id", Id);
+      Json.Key ("error");
+      Json.Start_Object;
+      Json.Int_Field ("code", Long_Long_Integer (Problem.Code));
+      Json.Text_Field ("message", To_String (Problem.Message));
+      if Length (Problem.Data) > 0 then
+         Json.Raw_Field ("data", To_String (Problem.Data));
+      end if;
+      Json.End_Object;
+      Json.End_Object;
+      Json.Move_To (Reply);
+   end Write_Error;
+
+   procedure Configure
+     (Self     : in out Server;
+      Settings : Body_Config.Settings;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three) is
+   begin
+      Self.Limits := (Max_Depth => Settings.Max_Depth,
+                      Max_Elements => Settings.Max_Elements);
+      Self.Max_Line := Settings.Max_Line_Bytes;
+      Self.Stub := Stub;
+      Self.Identity := Identity;
+      Self.Sessions.Set_Capacity (Settings.Max_Sessions);
+   end Configure;
+
+   procedure Refuse_Oversized
+     (Self : Server; Length : Natural; Reply : out Unbounded_String) is
+   begin
+      Write_Error
+        (Null_Id,
+         Failure (Invalid_Request,
+                  "Invalid Request: line of" & Length'Image
+                  & " bytes exceeds the limit of" & Self.Max_Line'Image
+                  & " bytes (--max-line-bytes)"),
+         Reply);
+   end Refuse_Oversized;
+
+   --  First_Byte is the index the line starts at: positions in messages
+   --  count from 1 at the line's start.
+   function Guard_Failure
+     (Verdict : Input_Guard.Verdict; First_Byte : Positive; Self : Server)
+     return Outcome is
+      At_Byte : constant String :=
+        " at byte" & Natural'Image (Verdict.Offset - First_Byte + 1);
+   begin
+      case Input_Guard.Rejection (Verdict.Kind) is
+         when Input_Guard.Invalid_Utf8 =>
+            return Failure (Parse_Error, "Parse error: invalid UTF-8" & At_Byte);
+         when Input_Guard.Control_In_String =>
+            return Failure (Parse_Error, "Parse error: raw control character"
+                            & " in a string" & At_Byte);
+         when Input_Guard.Lone_Surrogate =>
+            return Failure (Parse_Error, "Parse error: lone UTF-16 surrogate"
+                            & " escape" & At_Byte);
+         when Input_Guard.Too_Deep =>
+            return Failure (Invalid_Request, "Invalid Request: nested deeper"
+                            & " than" & Self.Limits.Max_Depth'Image
+                            & " levels (--max-depth)" & At_Byte);
+         when Input_Guard.Too_Many_Elements =>
+            return Failure (Invalid_Request, "Invalid Request: more than"
+                            & Self.Limits.Max_Elements'Image
+                            & " elements (--max-elements)" & At_Byte);
+      end case;
+   end Guard_Failure;
+
+   ---------------------------------------------------------------------
+   --  Results
+
+   procedure Open_Result (Json : in out Json_Text.Builder; Id : String) is
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("jsonrpc", "2.0");
+      Json.Raw_Field ("id", Id);
+      Json.Key ("result");
+      Json.Start_Object;
+   end Open_Result;
+
+   procedure Write_Server_Info (Json : in out Json_Text.Builder) is
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("name", "mafiabot");
+      Json.Text_Field ("title", "mafiabot body");
+      Json.Text_Field ("version", Body_Config.Version);
+      Json.End_Object;
+   end Write_Server_Info;
+
+   --  Members every modern result carries (resultType is required, the
+   --  server's identity is recommended on every response), then the
+   --  closing braces.
+   procedure Close_Result (Json : in out Json_Text.Builder; Modern : Boolean)
+   is
+   begin
+      if Modern then
+         Json.Text_Field ("resultType", "complete");
+         Json.Key ("_meta");
+         Json.Start_Object;
+         Json.Key (Server_Info_Key);
+         Write_Server_Info (Json);
+         Json.End_Object;
+      end if;
+      Json.End_Object;
+      Json.End_Object;
+   end Close_Result;
+
+   procedure Write_Capabilities (Json : in out Json_Text.Builder) is
+   begin
+      Json.Key ("capabilities");
+      Json.Start_Object;
+      Json.Key ("tools");
+      Json.Start_Object;
+      Json.Bool_Field ("listChanged", False);
+      Json.End_Object;
+      Json.End_Object;
+   end Write_Capabilities;
+
+   function Text_Member (Object : JSON_Value; Name : String) return String is
+     (if Object.Kind = JSON_Object_Type and then Object.Has_Field (Name)
+        and then Object.Get (Name).Kind = JSON_String_Type
+      then String'(Object.Get (Name).Get) else "");
+
+   procedure Answer_Initialize
+     (Self : in out Server; Params : JSON_Value; Id : String;
+      Problem : out Outcome; Json : in out Json_Text.Builder)
+   is
+      Asked : constant String := Text_Member (Params, "protocolVersion");
+   begin
+      if Self.Initialized then
+         Problem := Failure (Invalid_Request,
+                             "Invalid Request: already initialized");
+         return;
+      elsif Asked = "" then
+         Problem := Failure (Invalid_Params, "Invalid params: initialize"
+                             & " needs protocolVersion (a string)");
+         return;
+      end if;
+      Self.Initialized := True;
+      Open_Result (Json, Id);
+      Json.Text_Field
+        ("protocolVersion",
+         (if (for some Known of Legacy_Versions => Known.all = Asked)
+          then Asked else Latest_Legacy));
+      Write_Capabilities (Json);
+      Json.Key ("serverInfo");
+      Write_Server_Info (Json);
+      Json.Text_Field ("instructions", Instructions);
+      Close_Result (Json, Modern => False);
+   end Answer_Initialize;
+
+   procedure Answer_Discover
+     (Id : String; Json : in out Json_Text.Builder) is
+   begin
+      Open_Result (Json, Id);
+      Json.Key ("supportedVersions");
+      Json.Start_Array;
+      Json.Text (Modern_Version);
+      Json.End_Array;
+      Write_Capabilities (Json);
+      Json.Text_Field ("instructions", Instructions);
+      Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
+      Json.Text_Field ("cacheScope", "public");
+      Close_Result (Json, Modern => True);
+   end Answer_Discover;
+
+   procedure Answer_Tools_List
+     (Params : JSON_Value; Id : String; Modern : Boolean;
+      Problem : out Outcome; Json : in out Json_Text.Builder) is
+   begin
+      if Params.Kind = JSON_Object_Type and then Params.Has_Field ("cursor")
+      then
+         Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
+                             & " (the tool list has a single page)");
+         return;
+      end if;
+      Open_Result (Json, Id);
+      Json.Key ("tools");
+      Json.Start_Array;
+      Turn_Tool.Write_Definition (Json);
+      Json.End_Array;
+      if Modern then
+         Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
+         Json.Text_Field ("cacheScope", "public");
+      end if;
+      Close_Result (Json, Modern);
+   end Answer_Tools_List;
+
+   procedure Answer_Tools_Call
+     (Self : in out Server; Params : JSON_Value; Id : String;
+      Modern : Boolean; Problem : out Outcome;
+      Json : in out Json_Text.Builder)
+   is
+      Tool : constant String := Text_Member (Params, "name");
+   begin
+      if Tool = "" then
+         Problem := Failure (Invalid_Params, "Invalid params: tools/call"
+                             & " needs name (a string)");
+         return;
+      elsif Tool /= Turn_Tool.Name then
+         Problem := Failure (Invalid_Params, "Unknown tool: " & Tool);
+         return;
+      end if;
+
+      declare
+         Arguments : constant JSON_Value :=
+           (if Params.Has_Field ("arguments") then Params.Get ("arguments")
+            else Create_Object);
+         Request   : constant Turn_Tool.Turn_Request :=
+           Turn_Tool.Check_Arguments (Arguments);
+      begin
+         Open_Result (Json, Id);
+         if not Request.Valid then
+            Turn_Tool.Write_Refusal (Json, To_String (Request.Problem));
+         else
+            declare
+               Session : Session_Table.Session_Access;
+               Trace   : Turn_Cycle.Turn_Trace;
+               Key     : constant String :=
+                 Session_Keys.Key_Of (To_String (Request.Uid),
+                                      To_String (Request.Channel),
+                                      To_String (Request.Server));
+            begin
+               Self.Sessions.Open (Self.Stub, Key, Session);
+               Turn_Cycle.Run (Self.Stub, Session.all, Key,
+                               To_String (Request.Input), Trace);
+               Turn_Tool.Write_Result
+                 (Json, Request, Trace, Self.Stub, Self.Identity);
+            end;
+         end if;
+         Close_Result (Json, Modern);
+      end;
+   end Answer_Tools_Call;
+
+   ---------------------------------------------------------------------
+   --  One message
+
+   --  The raw text of a valid id, Null_Id for none, "" for an id of a type
+   --  JSON-RPC forbids (null, boolean, object, array).
+   function Id_Text (Line : String; Message : JSON_Value) return String is
+   begin
+      if not Message.Has_Field ("id") then
+         return Null_Id;
+      end if;
+      case Message.Get ("id").Kind is
+         when JSON_Int_Type | JSON_Float_Type | JSON_String_Type =>
+            declare
+               Found : constant Raw_Json.Span :=
+                 Raw_Json.Member_Value (Line, "id");
+            begin
+               return Line (Found.First .. Found.Last);
+            end;
+         when others =>
+            return "";
+      end case;
+   end Id_Text;
+
+   procedure Serve_Request
+     (Self : in out Server; Message : JSON_Value;
+      Id : String; Reply : out Unbounded_String)
+   is
+      Method  : constant Method_Kind :=
+        Method_Of (String'(Message.Get ("method")));
+      Params  : constant JSON_Value :=
+        (if Message.Has_Field ("params") then Message.Get ("params")
+         else Create_Object);
+      Json    : Json_Text.Builder;
+      Problem : Outcome;
+      Modern  : Boolean := False;
+   begin
+      if Params.Kind /= JSON_Object_Type then
+         Problem := Failure (Invalid_Params,
+                             "Invalid params: params must be an object");
+      elsif Method = Unknown then
+         Problem := Failure
+           (Method_Not_Found, "Method not found: "
+            & String'(Message.Get ("method")));
+      else
+         if Params.Has_Field ("_meta")
+           and then Params.Get ("_meta").Kind = JSON_Object_Type
+           and then Params.Get ("_meta").Has_Field (Version_Key)
+         then
+            declare
+               Meta  : constant JSON_Value := Params.Get ("_meta");
+               Asked : constant String := Text_Member (Meta, Version_Key);
+            begin
+               Modern := True;
+               if Asked /= Modern_Version then
+                  Problem := Failure
+                    (Unsupported_Version, "Unsupported protocol version",
+                     "{""supported"":[" & Json_Text.Quoted (Modern_Version)
+                     & "],""requested"":"
+                     & (if Asked = "" then "null"
+                        else Json_Text.Quoted (Asked)) & "}");
+               elsif not Meta.Has_Field (Capabilities_Key)
+                 or else Meta.Get (Capabilities_Key).Kind /= JSON_Object_Type
+               then
+                  Problem := Failure
+                    (Invalid_Params, "Invalid params: _meta needs "
+                     & Capabilities_Key & " (an object)");
+               end if;
+            end;
+         end if;
+
+         if not Problem.Failed
+           and then not Modern
+           and then not Self.Initialized
+           and then Method not in Initialize | Ping | Discover
+         then
+            Problem := Failure
+              (Invalid_Request, "Invalid Request: not initialized (send"
+               & " initialize first, or use protocol version "
+               & Modern_Version & " in _meta)");
+         end if;
+
+         if not Problem.Failed then
+            case Method is
+               when Initialize =>
+                  Answer_Initialize (Self, Params, Id, Problem, Json);
+               when Ping =>
+                  Open_Result (Json, Id);
+                  Close_Result (Json, Modern);
+               when Discover =>
+                  Answer_Discover (Id, Json);
+               when Tools_List =>
+                  Answer_Tools_List (Params, Id, Modern, Problem, Json);
+               when Tools_Call =>
+                  Answer_Tools_Call (Self, Params, Id, Modern, Problem, Json);
+               when Unknown =>
+                  null;
+            end case;
+         end if;
+      end if;
+
+      if Problem.Failed then
+         Write_Error (Id, Problem, Reply);
+      else
+         Json.Move_To (Reply);
+      end if;
+   end Serve_Request;
+
+   procedure Serve_Notification (Self : in out Server; Method : String) is
+   begin
+      if Method = "notifications/initialized" and then not Self.Initialized
+      then
+         Body_Log.Info ("notifications/initialized before initialize;"
+                        & " ignored");
+      end if;
+      --  Requests are answered before the next line is read, so a
+      --  notifications/cancelled always names a finished request: ignored.
+   end Serve_Notification;
+
+   --  The parser quotes the byte it stopped at, which may be one byte of a
+   --  multi-byte character: keep the message valid UTF-8.
+   function Ascii_Only (Message : String) return String is
+   begin
+      return Cleaned : String := Message do
+         for C of Cleaned loop
+            if C > Character'Val (127) then
+               C := '?';
+            end if;
+         end loop;
+      end return;
+   end Ascii_Only;
+
+   function Is_Blank (Line : String) return Boolean is
+     (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
+
+   procedure Handle
+     (Self      : in out Server;
+      Line      : String;
+      Reply     : out Unbounded_String;
+      Has_Reply : out Boolean)
+   is
+      Id : Unbounded_String := To_Unbounded_String (Null_Id);
+   begin
+      Reply := Null_Unbounded_String;
+      Has_Reply := False;
+      if Is_Blank (Line) then
+         return;
+      end if;
+
+      declare
+         Verdict : constant Input_Guard.Verdict :=
+           Input_Guard.Inspect (Line, Self.Limits);
+      begin
+         if Verdict.Kind /= Input_Guard.Clean then
+            Write_Error (Null_Id, Guard_Failure (Verdict, Line'First, Self),
+                         Reply);
+            Has_Reply := True;
+            return;
+         end if;
+      end;
+
+      declare
+         Parsed : constant Read_Result := Read (Line);
+      begin
+         if not Parsed.Success then
+            Write_Error
+              (Null_Id,
+               Failure (Parse_Error, "Parse error: "
+                        & Ascii_Only (To_String (Parsed.Error.Message))
+                        & " at column" & Parsed.Error.Column'Image),
+               Reply);
+            Has_Reply := True;
+            return;
+         end if;
+
+         declare
+            Message : constant JSON_Value := Parsed.Value;
+         begin
+            if Message.Kind = JSON_Array_Type then
+               Write_Error
+                 (Null_Id,
+                  Failure (Invalid_Request, "Invalid Request: batches are not"
+                           & " supported (MCP removed JSON-RPC batching in"
+                           & " 2025-06-18)"),
+                  Reply);
+               Has_Reply := True;
+               return;
+            elsif Message.Kind /= JSON_Object_Type then
+               Write_Error
+                 (Null_Id,
+                  Failure (Invalid_Request, "Invalid Request: a message must"
+                           & " be a JSON object"),
+                  Reply);
+               Has_Reply := True;
+               return;
+            end if;
+
+            Id := To_Unbounded_String (Id_Text (Line, Message));
+            declare
+               Has_Id     : constant Boolean := Message.Has_Field ("id");
+               Has_Method : constant Boolean := Message.Has_Field ("method");
+               Problem    : Outcome;
+            begin
+               if Length (Id) = 0 then
+                  Id := To_Unbounded_String (Null_Id);
+                  Problem := Failure
+                    (Invalid_Request, "Invalid Request: id must be a string"
+                     & " or a number");
+               elsif not Has_Method
+                 and then Has_Id
+                 and then (Message.Has_Field ("result")
+                           or else Message.Has_Field ("error"))
+               then
+                  --  A response: the body sends no requests, so nothing
+                  --  waits for it, and responses are never answered.
+                  Body_Log.Info ("ignored a response to no request of ours");
+                  return;
+               elsif Text_Member (Message, "jsonrpc") /= "2.0" then
+                  Problem := Failure
+                    (Invalid_Request,
+                     "Invalid Request: jsonrpc must be ""2.0""");
+               elsif not Has_Method
+                 or else Message.Get ("method").Kind /= JSON_String_Type
+               then
+                  Problem := Failure
+                    (Invalid_Request,
+                     "Invalid Request: method must be a string");
+               end if;
+
+               if Problem.Failed then
+                  Write_Error (To_String (Id), Problem, Reply);
+                  Has_Reply := True;
+               elsif not Has_Id then
+                  Serve_Notification (Self, Message.Get ("method").Get);
+               else
+                  Serve_Request (Self, Message, To_String (Id), Reply);
+                  Has_Reply := True;
+               end if;
+            end;
+         end;
+      end;
+   exception
+      --  The edge of one request: whatever went wrong stays with it, and the
+      --  process keeps serving.
+      when E : others =>
+         Body_Log.Error ("internal error: "
+                         & Ada.Exceptions.Exception_Information (E));
+         Write_Error (To_String (Id),
+                      Failure (Internal_Error, "Internal error"), Reply);
+         Has_Reply := True;
+   end Handle;
+
+end Hermes_Protocol;

@@ -1,0 +1,56 @@
+--  JSON-RPC 2.0 over stdio, MCP in both eras: what the body answers to each
+--  line it reads.  The body is dual-era: legacy (2024-11-05 .. 2025-11-25)
+--  once a client sends `initialize`, modern (2026-07-28) for every request
+--  that carries the modern `_meta` protocol version.
+--
+--  Every request gets exactly one response; notifications and client
+--  responses get none.  Protocol errors are mapped to JSON-RPC codes here
+--  and nowhere else; anything unexpected while serving one request becomes
+--  -32603 for that request alone.
+
+with Ada.Strings.Unbounded;
+with Body_Config;
+with Input_Guard;
+with Organs;
+with Organs.Identity;
+with Session_Table;
+
+package Hermes_Protocol is
+
+   use Ada.Strings.Unbounded;
+
+   Modern_Version : constant String := "2026-07-28";
+   Latest_Legacy  : constant String := "2025-11-25";
+
+   type Server is tagged limited private;
+
+   procedure Configure
+     (Self     : in out Server;
+      Settings : Body_Config.Settings;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three);
+
+   procedure Handle
+     (Self      : in out Server;
+      Line      : String;
+      Reply     : out Unbounded_String;
+      Has_Reply : out Boolean);
+   --  Answer one line (LF removed).  Never raises.
+
+   procedure Refuse_Oversized
+     (Self : Server; Length : Natural; Reply : out Unbounded_String);
+   --  The -32600 answer to a line longer than the configured cap
+
+private
+
+   type Server is tagged limited record
+      Limits      : Input_Guard.Limits := (64, 1_000_000);
+      Max_Line    : Positive := 4 * 1024 * 1024;
+      Stub        : Organs.Fixture;
+      Identity    : Organs.Identity.Big_Three;
+      Sessions    : Session_Table.Table;
+      Initialized : Boolean := False;
+      --  A legacy `initialize` has been answered
+   end record;
+
+end Hermes_Protocol;

@@ -1,0 +1,52 @@
+--  The one tool the body offers, `turn`: its declaration (input and output
+--  schemas), the check of its arguments, and its result.  The output schema
+--  and the writer of structuredContent sit side by side here so that they
+--  cannot drift apart: the official SDK client validates one against the
+--  other.
+
+with Ada.Strings.Unbounded;
+with GNATCOLL.JSON;
+with Json_Text;
+with Organs;
+with Organs.Identity;
+with Turn_Cycle;
+
+package Turn_Tool is
+
+   use Ada.Strings.Unbounded;
+
+   Name : constant String := "turn";
+
+   Max_Key_Part_Bytes : constant := 256;
+
+   procedure Write_Definition (Json : in out Json_Text.Builder);
+   --  The tool object of tools/list
+
+   type Turn_Request is record
+      Valid   : Boolean := False;
+      Problem : Unbounded_String;
+      --  Why the arguments were refused, naming the field
+      Input   : Unbounded_String;
+      Uid     : Unbounded_String;
+      Channel : Unbounded_String;
+      Server  : Unbounded_String;
+   end record;
+
+   function Check_Arguments (Arguments : GNATCOLL.JSON.JSON_Value)
+     return Turn_Request;
+   --  Exactly the strings input, uid, channel and server; key parts
+   --  non-empty, at most 256 bytes, free of control characters
+
+   procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
+   --  A tool execution error (isError: true) saying Problem
+
+   procedure Write_Result
+     (Json     : in out Json_Text.Builder;
+      Request  : Turn_Request;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three);
+   --  The members of a successful tools/call result: content (the output,
+   --  then the structured result as JSON text), structuredContent, isError
+
+end Turn_Tool;

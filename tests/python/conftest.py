@@ -1,0 +1,106 @@
+"""Fixtures shared by the Python suites.
+
+Invariants:
+- No test touches a real home: HOME, HERMES_HOME and the XDG dirs point into tmp_path for
+  every test (autouse), and bodies started here get their own `--hermes-home` too.
+- A missing body binary skips the suites that need it, saying how to build it; `make test`
+  builds it first, so in CI it exists.
+- Every body a fixture starts is closed at teardown, whatever the test did to it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.body import BodyOptions, find_body
+from harness.client import BodyClient
+from harness.errors import BodyNotFound
+
+HOME_VARS = ("HOME", "HERMES_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+
+
+def isolated_env(root: Path) -> dict[str, str]:
+    """os.environ with every home-like directory moved under `root` (created)."""
+    env = dict(os.environ)
+    for var in HOME_VARS:
+        path = root / var.lower()
+        path.mkdir(parents=True, exist_ok=True)
+        env[var] = str(path)
+    return env
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "env"
+    for var, value in isolated_env(root).items():
+        if var in HOME_VARS:
+            monkeypatch.setenv(var, value)
+    return root
+
+
+@pytest.fixture(scope="session")
+def body_exe() -> Path:
+    try:
+        return find_body()
+    except BodyNotFound as exc:
+        pytest.skip(f"body not built: {exc}")
+
+
+SpawnBody = Callable[..., BodyClient]
+
+
+@pytest.fixture
+def spawn_body(body_exe: Path, tmp_path: Path) -> Iterator[SpawnBody]:
+    """A factory: spawn_body(**BodyOptions overrides) -> a started BodyClient."""
+    clients: list[BodyClient] = []
+    numbers = itertools.count(1)
+
+    def spawn(**overrides: object) -> BodyClient:
+        number = next(numbers)
+        overrides.setdefault("hermes_home", tmp_path / f"hermes-{number}")
+        options = BodyOptions(body=body_exe, **overrides)  # type: ignore[arg-type]
+        client = BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
+                                         stderr_log=tmp_path / f"body-{number}.stderr")
+        clients.append(client.start())
+        return client
+
+    yield spawn
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def body(spawn_body: SpawnBody) -> BodyClient:
+    """A fresh body, started, nothing sent yet."""
+    return spawn_body()
+
+
+@pytest.fixture
+def ready_body(spawn_body: SpawnBody) -> BodyClient:
+    """A fresh body after the legacy 2025-11-25 handshake."""
+    client = spawn_body()
+    client.initialize()
+    return client
+
+
+@pytest.fixture(scope="module")
+def module_body(body_exe: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BodyClient]:
+    """One initialized body shared by a module (for property tests with many examples)."""
+    root = tmp_path_factory.mktemp("module-body")
+    options = BodyOptions(body=body_exe, hermes_home=root / "hermes")
+    with BodyClient.from_options(options, env=isolated_env(root / "env"),
+                                 stderr_log=root / "body.stderr") as client:
+        client.initialize()
+        yield client
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    try:
+        return f"mafiabot body: {find_body()}"
+    except BodyNotFound as exc:
+        return f"mafiabot body: MISSING, body tests will be skipped ({exc})"

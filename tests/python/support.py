@@ -1,0 +1,109 @@
+"""Helpers shared by the suites: raw message builders and the trace invariants of the contract."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from harness.client import BodyClient
+
+STEP_COUNT = 23
+PASS_COUNT = 8
+LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+LATEST_LEGACY = "2025-11-25"
+TRACE_KEYS = ["session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"]
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus"
+
+
+def turn_arguments(input: str = "hello", uid: str = "u", channel: str = "c", server: str = "s") -> dict[str, str]:
+    return {"input": input, "uid": uid, "channel": channel, "server": server}
+
+
+def raw_ping(id_raw: bytes) -> bytes:
+    """A ping line whose id is spelled exactly as `id_raw`."""
+    return b'{"jsonrpc":"2.0","id":' + id_raw + b',"method":"ping"}\n'
+
+
+def ping_after(client: BodyClient, marker: str = "after") -> dict[str, Any]:
+    """Send a ping with a string id and return the next message read (which must be its reply)."""
+    client.send_raw(raw_ping(json.dumps(marker).encode()))
+    return client.read_message(awaiting=f"the reply to ping {marker!r}")
+
+
+def assert_answers_ping_next(client: BodyClient, marker: str = "after") -> None:
+    reply = ping_after(client, marker)
+    assert reply == {"jsonrpc": "2.0", "id": marker, "result": {}}, reply
+
+
+def assert_compact(line: bytes) -> None:
+    """No whitespace outside strings, no raw control bytes anywhere, valid UTF-8 JSON."""
+    text = line.decode("utf-8")
+    json.loads(text)
+    in_string = escaped = False
+    for position, ch in enumerate(text):
+        if in_string:
+            assert ord(ch) >= 0x20, f"raw control character at {position}"
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        else:
+            assert ch not in " \t\r\n", f"whitespace outside strings at {position}: {text[:200]!r}"
+
+
+def step_of_pass(pass_number: int) -> tuple[int, int]:
+    """The two step indexes of pass k (1..8): a draw, then a reasoning step."""
+    first = 3 + 2 * (pass_number - 1)
+    return first, first + 1
+
+
+def check_trace(trace: dict[str, Any]) -> None:
+    """The shape the contract promises for every turn (L3 included)."""
+    assert list(trace) == TRACE_KEYS
+    steps = trace["steps"]
+    assert [s["index"] for s in steps] == list(range(1, STEP_COUNT + 1))
+    passes = trace["passes_run"]
+    assert isinstance(passes, int) and 1 <= passes <= PASS_COUNT
+    energy = trace["energy"]
+    assert isinstance(energy, (int, float)) and 0.0 <= energy <= 1.0
+    if energy == 1.0:
+        assert passes == PASS_COUNT
+    ran = {s["index"] for s in steps if s["status"] == "ran"}
+    for step in steps:
+        assert step["status"] in ("ran", "skipped")
+        if step["status"] == "skipped":
+            assert "detail" not in step, step
+            assert list(step) == ["index", "name", "organ", "status"]
+        else:
+            assert list(step) == ["index", "name", "organ", "status", "detail"]
+    for k in range(1, PASS_COUNT + 1):
+        expected = k <= passes
+        for index in step_of_pass(k):
+            assert (index in ran) == expected, f"pass {k} (step {index}) with passes_run={passes}"
+    for index in (1, 2, 19, 20, 21, 22, 23):
+        assert index in ran, f"step {index} is not a pass and must always run"
+
+
+def turn_fingerprint(trace: dict[str, Any]) -> str:
+    """The trace as canonical JSON, for exact comparisons across bodies."""
+    return json.dumps(trace, sort_keys=True, ensure_ascii=False)
+
+
+def load_corpus() -> ModuleType:
+    if "hostile_corpus" in sys.modules:
+        return sys.modules["hostile_corpus"]
+    spec = importlib.util.spec_from_file_location("hostile_corpus", CORPUS_DIR / "hostile.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # dataclasses look their module up in sys.modules while the class is being built
+    sys.modules["hostile_corpus"] = module
+    spec.loader.exec_module(module)
+    return module

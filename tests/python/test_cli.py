@@ -1,0 +1,123 @@
+"""`mafiabot-harness` end to end, as a subprocess: output, trace tables, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Starting Python, the body and a dozen turns takes well under a second; the bound only keeps a
+# wedged run from hanging the suite.
+CLI_BOUND = 60.0
+STEP_ROW = re.compile(rb"^\s*(\d{1,2}) \| ", re.MULTILINE)
+
+
+def harness(*args: str, body: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if body is not None:
+        env["MAFIABOT_BODY"] = str(body)
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True,
+                          timeout=CLI_BOUND, env=env, check=False)
+
+
+def step_tables(stdout: bytes) -> list[list[int]]:
+    """The step indexes of each trace table printed, table by table."""
+    tables, current = [], []
+    for match in STEP_ROW.finditer(stdout):
+        index = int(match.group(1))
+        if index == 1 and current:
+            tables.append(current)
+            current = []
+        current.append(index)
+    if current:
+        tables.append(current)
+    return tables
+
+
+def test_turn_prints_the_output_and_a_23_row_trace(body_exe, tmp_path):
+    run = harness("turn", "who is the mafia?", "--uid", "u", "--channel", "c", "--server", "s",
+                  "--hermes-home", str(tmp_path / "h"), body=body_exe)
+    assert run.returncode == 0, run.stderr
+    assert step_tables(run.stdout) == [list(range(1, 24))]
+    assert b"output: " in run.stdout
+    assert b"energy E" in run.stdout and b"passes_run" in run.stdout
+
+
+def test_turn_json_prints_the_structured_trace(body_exe):
+    run = harness("turn", "hi", "--json", "--no-soul", body=body_exe)
+    assert run.returncode == 0, run.stderr
+    trace = json.loads(run.stdout)
+    assert len(trace["steps"]) == 23
+
+
+def test_session_runs_every_turn_of_the_file_through_one_body(body_exe, tmp_path):
+    session = tmp_path / "s.yaml"
+    session.write_text("uid: ana\nserver: s1\nturns:\n"
+                       "  - {input: 'hello', channel: '#a'}\n"
+                       "  - {input: 'hello again', channel: '#a'}\n"
+                       "  - {input: 'elsewhere', channel: '#b', uid: bob}\n")
+    run = harness("session", str(session), "--no-soul", body=body_exe)
+    assert run.returncode == 0, run.stderr
+    assert step_tables(run.stdout) == [list(range(1, 24))] * 3
+    assert re.findall(rb"^turn (\d+) of session", run.stdout, re.MULTILINE) == [b"1", b"2", b"1"]
+
+
+def test_demo_prints_a_trace_per_turn_and_the_hammered_room_loses_passes(body_exe):
+    run = harness("demo", "--no-soul", body=body_exe)
+    assert run.returncode == 0, run.stderr
+    traces, _, summary = run.stdout.partition(b"energy and passes per turn:")
+    tables = step_tables(traces)
+    assert len(step_tables(summary)) == 1, "the closing summary has one row per turn"
+    assert len(tables) >= 10 and all(t == list(range(1, 24)) for t in tables)
+    passes = [int(p) for p in re.findall(rb"^passes_run\s+(\d) of 8", run.stdout, re.MULTILINE)]
+    assert passes[0] == 8 and min(passes) < 8
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("turns: [unclosed\n", "not valid YAML"),
+    ("- just\n- a list\n", "mapping"),
+    ("turns: []\n", "non-empty"),
+    ("turns:\n  - {input: hi, uid: u, channel: c}\n", "'server'"),
+    ("turns:\n  - {input: 3, uid: u, channel: c, server: s}\n", "'input'"),
+    ("turns:\n  - {input: hi, uid: u, channel: c, server: s, colour: red}\n", "colour"),
+])
+def test_a_malformed_session_file_exits_2_with_a_clear_message(tmp_path, content, needle):
+    session = tmp_path / "bad.yaml"
+    session.write_text(content)
+    run = harness("session", str(session), body=tmp_path / "never-started")
+    assert run.returncode == 2
+    assert needle in run.stderr.decode()
+    assert run.stdout == b""
+
+
+def test_a_missing_session_file_exits_2(tmp_path):
+    run = harness("session", str(tmp_path / "absent.yaml"))
+    assert run.returncode == 2
+    assert "absent.yaml" in run.stderr.decode()
+
+
+def test_a_missing_body_exits_3_saying_where_it_looked(tmp_path):
+    run = harness("turn", "hi", body=tmp_path / "no-body")
+    assert run.returncode == 3
+    assert "no-body" in run.stderr.decode() and "Traceback" not in run.stderr.decode()
+
+
+def test_an_invalid_key_part_exits_7_with_the_bodys_explanation(body_exe):
+    run = harness("turn", "hi", "--uid", "", "--no-soul", body=body_exe)
+    assert run.returncode == 7
+    assert "uid" in run.stderr.decode()
+
+
+def test_the_console_script_is_installed_next_to_the_interpreter():
+    script = Path(sys.executable).with_name("mafiabot-harness")
+    if not script.exists():
+        pytest.skip(f"no console script beside {sys.executable}: the package is not installed in this environment")
+    run = subprocess.run([str(script), "--help"], capture_output=True, timeout=CLI_BOUND, check=False)
+    assert run.returncode == 0
+    for command in (b"turn", b"session", b"demo"):
+        assert command in run.stdout

@@ -1,0 +1,80 @@
+"""The declared outputSchema describes every trace the body returns, as the SDK client checks."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from support import check_trace
+
+TRACE_REQUIRED = {"session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"}
+
+
+@pytest.fixture
+def turn_tool(ready_body):
+    [tool] = ready_body.list_tools()
+    return tool
+
+
+def test_input_and_output_schemas_are_valid_draft_2020_12(turn_tool):
+    Draft202012Validator.check_schema(turn_tool["inputSchema"])
+    Draft202012Validator.check_schema(turn_tool["outputSchema"])
+    assert turn_tool["outputSchema"]["type"] == "object"
+    assert TRACE_REQUIRED <= set(turn_tool["outputSchema"]["required"])
+
+
+def test_input_schema_rejects_an_extra_argument(turn_tool):
+    validator = Draft202012Validator(turn_tool["inputSchema"])
+    assert validator.is_valid({"input": "i", "uid": "u", "channel": "c", "server": "s"})
+    assert not validator.is_valid({"input": "i", "uid": "u", "channel": "c", "server": "s", "x": "y"})
+
+
+def test_every_trace_across_rooms_and_energies_validates(ready_body, turn_tool):
+    validator = Draft202012Validator(turn_tool["outputSchema"])
+    rooms = [("ana", "#a", "s1"), ("bob", "#a", "s1"), ("demo-tired", "general", "demo")]
+    for n in range(12):
+        for uid, channel, server in rooms[: 1 + n % 3]:
+            trace = ready_body.call_turn(f"turn {n}: remember the {n}th clue?", uid, channel, server)
+            validator.validate(trace)
+            check_trace(trace)
+
+
+@pytest.mark.parametrize("breakage", [
+    "passes_run_9", "passes_run_0", "energy_above_1", "status_unknown", "steps_22", "output_missing",
+    "session_missing_uid",
+])
+def test_output_schema_rejects_a_trace_that_breaks_the_contract(ready_body, turn_tool, breakage):
+    trace = copy.deepcopy(ready_body.call_turn("hello", "u", "c", "s"))
+    if breakage == "passes_run_9":
+        trace["passes_run"] = 9
+    elif breakage == "passes_run_0":
+        trace["passes_run"] = 0
+    elif breakage == "energy_above_1":
+        trace["energy"] = 1.5
+    elif breakage == "status_unknown":
+        trace["steps"][0]["status"] = "maybe"
+    elif breakage == "steps_22":
+        trace["steps"].pop()
+    elif breakage == "output_missing":
+        del trace["output"]
+    elif breakage == "session_missing_uid":
+        del trace["session"]["uid"]
+    assert not Draft202012Validator(turn_tool["outputSchema"]).is_valid(trace)
+
+
+key_part = st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=300),
+       uid=key_part, channel=key_part, server=key_part)
+def test_any_unicode_input_and_key_gives_a_valid_trace(module_body, text, uid, channel, server):
+    [tool] = module_body.list_tools()
+    trace = module_body.call_turn(text, uid, channel, server)
+    Draft202012Validator(tool["outputSchema"]).validate(trace)
+    check_trace(trace)
+    assert trace["session"] == {"uid": uid, "channel": channel, "server": server}

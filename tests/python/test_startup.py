@@ -1,0 +1,115 @@
+"""Start-up behaviour: informational flags, the thresholds check, and SOUL.md in HERMES_HOME."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from harness.body import BodyOptions
+from harness.client import BodyClient
+
+# Informational flags and refused configurations end at once; the bound only stops a hang.
+STARTUP_BOUND = 5.0
+
+
+def run_body(body_exe, *args):
+    return subprocess.run([str(body_exe), *args], capture_output=True, timeout=STARTUP_BOUND,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def test_version_prints_a_version_and_exits_zero(body_exe):
+    run = run_body(body_exe, "--version")
+    assert run.returncode == 0
+    assert run.stdout.strip()
+
+
+def test_help_names_every_flag_and_exits_zero(body_exe):
+    run = run_body(body_exe, "--help")
+    assert run.returncode == 0
+    text = (run.stdout + run.stderr).decode()
+    for flag in ("--organs", "--max-line-bytes", "--max-depth", "--max-elements", "--max-sessions", "--no-soul",
+                 "--hermes-home", "--thresholds"):
+        assert flag in text
+
+
+@pytest.mark.parametrize("thresholds", [
+    "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8",  # the first pass must always run
+    "0,0.5,0.4,0.6,0.7,0.8,0.9,1",  # decreasing
+    "0,0.1,0.2,0.3,0.4,0.5,0.6,1.5",  # above 1
+    "0,-0.1,0.2,0.3,0.4,0.5,0.6,0.7",  # below 0
+    "0,0.1,0.2",  # not eight passes
+    "0,a,0.2,0.3,0.4,0.5,0.6,0.7",  # not a number
+])
+def test_a_bad_thresholds_curve_refuses_to_start_with_a_message(body_exe, tmp_path, thresholds):
+    run = run_body(body_exe, "--thresholds", thresholds, "--hermes-home", str(tmp_path / "h"))
+    assert run.returncode != 0
+    assert run.stdout == b"", "nothing but protocol messages on stdout"
+    assert b"threshold" in run.stderr.lower()
+
+
+def test_an_unknown_flag_refuses_to_start(body_exe):
+    run = run_body(body_exe, "--frobnicate")
+    assert run.returncode != 0 and run.stdout == b""
+
+
+def test_a_bad_organ_fixture_refuses_to_start_naming_the_file(body_exe, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"fixture": ')
+    run = run_body(body_exe, "--organs", str(broken), "--hermes-home", str(tmp_path / "h"))
+    assert run.returncode != 0 and run.stdout == b""
+    assert b"broken.json" in run.stderr
+
+
+def test_boot_writes_soul_md_into_hermes_home(spawn_body, tmp_path):
+    home = tmp_path / "hermes"
+    client = spawn_body(hermes_home=home)
+    client.initialize()
+    identity = client.call_turn("who am I?", "u", "c", "s")["identity"]
+    soul = (home / "SOUL.md").read_text(encoding="utf-8")
+    assert all(card in soul for card in identity["cards"])
+
+
+def test_no_soul_writes_nothing(spawn_body, tmp_path):
+    home = tmp_path / "hermes"
+    home.mkdir()
+    client = spawn_body(hermes_home=home, no_soul=True)
+    assert client.ping() == {}
+    assert list(home.iterdir()) == []
+
+
+def test_an_unchanged_soul_is_not_rewritten(spawn_body, tmp_path):
+    home = tmp_path / "hermes"
+    assert spawn_body(hermes_home=home).ping() == {}
+    before = (home / "SOUL.md").stat()
+    assert spawn_body(hermes_home=home).ping() == {}
+    after = (home / "SOUL.md").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert sorted(p.name for p in home.iterdir()) == ["SOUL.md"]
+
+
+def test_a_different_existing_soul_is_kept_as_a_backup(spawn_body, tmp_path):
+    home = tmp_path / "hermes"
+    home.mkdir()
+    (home / "SOUL.md").write_text("an operator's own soul\n")
+    assert spawn_body(hermes_home=home).ping() == {}
+    assert (home / "SOUL.md").read_text() != "an operator's own soul\n"
+    others = [p for p in home.iterdir() if p.name != "SOUL.md"]
+    assert [p.read_text() for p in others] == ["an operator's own soul\n"]
+
+
+def test_an_unwritable_hermes_home_is_a_warning_not_a_crash(spawn_body, tmp_path):
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("")
+    client = spawn_body(hermes_home=not_a_dir / "hermes")
+    client.initialize()
+    assert client.call_turn("still alive?", "u", "c", "s")["turn"] == 1
+    assert client.stderr_text().strip()
+
+
+def test_the_body_reads_hermes_home_from_the_environment(body_exe, tmp_path):
+    home = tmp_path / "from-env"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "HERMES_HOME": str(home)}
+    with BodyClient.from_options(BodyOptions(body=body_exe), env=env) as client:
+        assert client.ping() == {}
+    assert (home / "SOUL.md").is_file()
