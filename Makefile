@@ -15,12 +15,16 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BODY         := mafiabot_core/bin/mafiabot
 ADA_TESTS    := tests/ada/bin/run_ada_tests
 DEMO_HOME    := .demo/hermes-home
+# The real Hermes Agent, for the tests that mount the body in it. Its wheel installs
+# top-level modules named tools, agent, utils...: it gets a virtualenv of its own.
+HERMES_VENV  := .hermes-venv
+HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv build build-static run test test-ada test-python clean
+.PHONY: all deps apt venv hermes build build-static run test test-ada test-python clean
 
 all: build
 
-deps: apt venv
+deps: apt venv hermes
 
 # Installs Debian's GNAT toolchain only when something is missing.
 apt:
@@ -38,6 +42,13 @@ $(VENV)/.installed: pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+hermes: $(HERMES_VENV)/.installed
+
+$(HERMES_VENV)/.installed: Makefile
+	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
+	$(HERMES_VENV)/bin/pip install -q '$(HERMES_PIN)'
 	@touch $@
 
 build: apt

@@ -21,7 +21,7 @@ def harness(*args: str, body: Path | None = None) -> subprocess.CompletedProcess
     env = dict(os.environ)
     if body is not None:
         env["MAFIABOT_BODY"] = str(body)
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True,
                           timeout=CLI_BOUND, env=env, check=False)
 
 

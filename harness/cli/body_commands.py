@@ -1,11 +1,9 @@
-"""`mafiabot-harness`: run turns through the body and print their cycle traces.
+"""Commands that run turns through the body and print their cycle traces.
 
-Commands: `turn` (one turn), `session FILE.yaml` (several turns through one body process),
-`demo` (a built-in session: two rooms interleaved, then one room hammered until its energy
-drops and its passes fall).
-
-This is the only module that turns exceptions into exit codes; see EXIT_CODES. A session file
-is validated completely before the body is started, so a bad file never costs a process.
+`turn` (one turn), `session FILE.yaml` (several turns through one body process), `demo` (a
+built-in session: two rooms interleaved, then one room hammered until its energy drops and its
+passes fall). A session file is validated completely before the body is started, so a bad file
+never costs a process.
 """
 
 from __future__ import annotations
@@ -22,21 +20,9 @@ import yaml
 
 from harness.body import BodyOptions
 from harness.client import BodyClient
-from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
-                            ProtocolViolation, RpcError, ToolError)
+from harness.errors import ConfigError
 from harness.trace import render_table, render_trace
 
-# Most specific first: the first matching class decides the code.
-EXIT_CODES: tuple[tuple[type[HarnessError], int], ...] = (
-    (ConfigError, 2),
-    (BodyNotFound, 3),
-    (BodyDied, 4),
-    (BodyTimeout, 5),
-    (RpcError, 6),
-    (ToolError, 7),
-    (ProtocolViolation, 8),
-    (HarnessError, 1),
-)
 KEY_FIELDS = ("uid", "channel", "server")
 
 
@@ -177,7 +163,8 @@ def body_options(args: argparse.Namespace) -> BodyOptions:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
     group.add_argument("--body", help="the body executable (default: $MAFIABOT_BODY or mafiabot_core/bin/mafiabot)")
@@ -185,10 +172,6 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--hermes-home", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
     group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
-
-    parser = argparse.ArgumentParser(prog="mafiabot-harness",
-                                     description="Drive the mafiabot body and print its cycle traces.")
-    commands = parser.add_subparsers(dest="command", required=True)
 
     turn = commands.add_parser("turn", parents=[body], help="run one turn and print its trace")
     turn.add_argument("text", help="what the user says")
@@ -204,28 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")
     demo.set_defaults(handler=cmd_demo)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return args.handler(args, sys.stdout)
-    except HarnessError as exc:
-        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-        print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
-        return code
-    except BrokenPipeError:
-        # stdout closed early (e.g. piped into head): nothing left to tell anyone
-        return 0
-    except KeyboardInterrupt:
-        # the body was already shut down by the client's context manager on the way out
-        return 130
-
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,63 @@
+"""`mafiabot-harness`: the command line of the harness.
+
+Each command group lives in its own module with a `register(commands)` function that adds its
+subcommands; a subcommand's handler takes `(args, out)` and returns the exit code. This package
+is the only place that turns the harness's exceptions into exit codes (EXIT_CODES); command
+groups with exit codes of their own contract return them directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
+                            ProtocolViolation, RpcError, ToolError)
+
+# Command groups, in the order `--help` lists them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "harness.cli.body_commands",
+)
+
+# Most specific first: the first matching class decides the code.
+EXIT_CODES: tuple[tuple[type[HarnessError], int], ...] = (
+    (ConfigError, 2),
+    (BodyNotFound, 3),
+    (BodyDied, 4),
+    (BodyTimeout, 5),
+    (RpcError, 6),
+    (ToolError, 7),
+    (ProtocolViolation, 8),
+    (HarnessError, 1),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mafiabot-harness",
+                                     description="Drive the mafiabot body and the agents around it.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args, sys.stdout)
+    except HarnessError as exc:
+        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
+        print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
+        return code
+    except BrokenPipeError:
+        # stdout closed early (e.g. piped into head): nothing left to tell anyone
+        return 0
+    except KeyboardInterrupt:
+        # the body was already shut down by the client's context manager on the way out
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
