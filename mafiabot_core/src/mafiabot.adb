@@ -32,20 +32,13 @@ procedure Mafiabot is
    --  Refuse a line longer than --max-line-bytes
 
    procedure On_Line (Line : String) is
-      Reply     : Unbounded_String;
-      Has_Reply : Boolean;
    begin
-      Protocol.Handle (Line, Reply, Has_Reply);
-      if Has_Reply then
-         Stdio_Channel.Send (Reply);
-      end if;
+      Protocol.Handle (Line, Stdio_Channel.Send'Access);
    end On_Line;
 
    procedure On_Overflow (Length : Natural) is
-      Reply : Unbounded_String;
    begin
-      Protocol.Refuse_Oversized (Length, Reply);
-      Stdio_Channel.Send (Reply);
+      Protocol.Refuse_Oversized (Length, Stdio_Channel.Send'Access);
    end On_Overflow;
 
    Settings : Body_Config.Settings;

@@ -5,8 +5,6 @@ with GNAT.OS_Lib;
 
 package body Stdio_Channel is
 
-   use Ada.Strings.Unbounded;
-
    Chunk_Bytes : constant := 64 * 1024;
 
    Writing      : Boolean := False with Atomic;
@@ -124,31 +122,24 @@ package body Stdio_Channel is
       Free (Pending);
    end Serve_Lines;
 
-   procedure Send (Message : in out Unbounded_String) is
+   procedure Send (Message : String) is
+      Done : Natural := 0;
    begin
-      Append (Message, ASCII.LF);
-      declare
-         --  Replies are small (inputs are only ever quoted in excerpts), so
-         --  this copy is cheap and safe on the stack.
-         Text : constant String := To_String (Message);
-         Done : Natural := 0;
-      begin
-         Writing := True;
-         while Done < Text'Length loop
-            declare
-               Wrote : constant Integer :=
-                 GNAT.OS_Lib.Write (GNAT.OS_Lib.Standout,
-                                    Text (Text'First + Done)'Address,
-                                    Text'Length - Done);
-            begin
-               if Wrote <= 0 then
-                  C_Exit (0);
-               end if;
-               Done := Done + Wrote;
-            end;
-         end loop;
-         Writing := False;
-      end;
+      Writing := True;
+      while Done < Message'Length loop
+         declare
+            Wrote : constant Integer :=
+              GNAT.OS_Lib.Write (GNAT.OS_Lib.Standout,
+                                 Message (Message'First + Done)'Address,
+                                 Message'Length - Done);
+         begin
+            if Wrote <= 0 then
+               C_Exit (0);
+            end if;
+            Done := Done + Wrote;
+         end;
+      end loop;
+      Writing := False;
       if Term_Pending then
          C_Exit (0);
       end if;

@@ -3,8 +3,6 @@
 --  (it overflows the stack on multi-megabyte lines); a line is handed over as
 --  a slice of a heap buffer, so no line is ever copied onto the stack.
 
-with Ada.Strings.Unbounded;
-
 package Stdio_Channel is
 
    type Line_Handler is access procedure (Line : String);
@@ -21,10 +19,10 @@ package Stdio_Channel is
    --  Read stdin until end of file, dispatching lines as they complete.  A
    --  final line without LF is dispatched too.
 
-   procedure Send (Message : in out Ada.Strings.Unbounded.Unbounded_String);
-   --  Write Message and a LF to stdout as one write(2).  Message gets the LF
-   --  appended.  A closed stdout ends the process with status 0: nobody is
-   --  left to answer.
+   procedure Send (Message : String);
+   --  Write Message (a whole line, LF included) to stdout as one write(2).
+   --  A closed stdout ends the process with status 0: nobody is left to
+   --  answer.
 
    procedure Install_Signal_Handlers;
    --  SIGPIPE is ignored (a closed stdout shows up as a failed write), and

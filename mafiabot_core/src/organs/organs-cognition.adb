@@ -1,5 +1,6 @@
 with Ada.Characters.Handling;
-with Ada.Containers.Indefinite_Ordered_Sets;
+with Interfaces;
+with Session_Keys;
 
 package body Organs.Cognition is
 
@@ -8,11 +9,36 @@ package body Organs.Cognition is
       return String is
      (Move_Name (Stub, Way, Rank) & " '" & Focus & "' through " & Draw);
 
-   package Word_Sets is new Ada.Containers.Indefinite_Ordered_Sets (String);
+   Max_Words : constant := 512;
+   --  More words than this in one text are not compared (outputs and
+   --  thoughts quote at most a short excerpt of the input)
 
-   function Words_Of (Text : String) return Word_Sets.Set is
-      Words : Word_Sets.Set;
-      Start : Natural := 0;
+   type Word_Hashes is array (Positive range <>) of Interfaces.Unsigned_64;
+
+   --  The distinct words of Text (letters, digits and non-ASCII bytes,
+   --  compared without case), as sorted FNV-1a hashes: two texts share a
+   --  word iff they share its hash, barring a 2**-64 collision.
+   function Words_Of (Text : String) return Word_Hashes is
+      use type Interfaces.Unsigned_64;
+      Hashes : Word_Hashes (1 .. Max_Words);
+      Count  : Natural := 0;
+      Start  : Natural := 0;
+
+      procedure Insert (Hash : Interfaces.Unsigned_64) is
+         Place : Positive := Count + 1;
+      begin
+         for K in 1 .. Count loop
+            if Hashes (K) = Hash then
+               return;
+            elsif Hashes (K) > Hash then
+               Place := K;
+               exit;
+            end if;
+         end loop;
+         Hashes (Place + 1 .. Count + 1) := Hashes (Place .. Count);
+         Hashes (Place) := Hash;
+         Count := Count + 1;
+      end Insert;
    begin
       for Index in Text'First .. Text'Last + 1 loop
          if Index <= Text'Last
@@ -23,27 +49,43 @@ package body Organs.Cognition is
                Start := Index;
             end if;
          elsif Start /= 0 then
-            Words.Include (Ada.Characters.Handling.To_Lower
-                             (Text (Start .. Index - 1)));
+            exit when Count = Max_Words;
+            Insert (Session_Keys.Hash64
+                      (Ada.Characters.Handling.To_Lower
+                         (Text (Start .. Index - 1))));
             Start := 0;
          end if;
       end loop;
-      return Words;
+      return Hashes (1 .. Count);
    end Words_Of;
 
    function Cohere (Output, Final_Cognition : String) return Coherence is
-      use type Ada.Containers.Count_Type;
-      Said    : constant Word_Sets.Set := Words_Of (Output);
-      Thought : constant Word_Sets.Set := Words_Of (Final_Cognition);
-      Both    : constant Ada.Containers.Count_Type :=
-        Word_Sets.Intersection (Said, Thought).Length;
-      Either  : constant Ada.Containers.Count_Type :=
-        Word_Sets.Union (Said, Thought).Length;
-      Score   : constant Millis :=
-        (if Either = 0 then Energy_Gate.Full
-         else Millis (Both * 1000 / Either));
+      use type Interfaces.Unsigned_64;
+      Said    : constant Word_Hashes := Words_Of (Output);
+      Thought : constant Word_Hashes := Words_Of (Final_Cognition);
+      Both    : Natural := 0;
+      Left    : Positive := Said'First;
+      Right   : Positive := Thought'First;
    begin
-      return (Score => Score, Drift => Energy_Gate.Full - Score);
+      --  Both lists are sorted: one merge pass counts the shared words.
+      while Left <= Said'Last and then Right <= Thought'Last loop
+         if Said (Left) = Thought (Right) then
+            Both := Both + 1;
+            Left := Left + 1;
+            Right := Right + 1;
+         elsif Said (Left) < Thought (Right) then
+            Left := Left + 1;
+         else
+            Right := Right + 1;
+         end if;
+      end loop;
+      declare
+         Either : constant Natural := Said'Length + Thought'Length - Both;
+         Score  : constant Millis :=
+           (if Either = 0 then Energy_Gate.Full else Both * 1000 / Either);
+      begin
+         return (Score => Score, Drift => Energy_Gate.Full - Score);
+      end;
    end Cohere;
 
 end Organs.Cognition;

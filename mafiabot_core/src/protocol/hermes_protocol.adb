@@ -1,7 +1,7 @@
 with Ada.Exceptions;
+with Ada.Strings.Unbounded;
 with GNATCOLL.JSON;
 with Body_Log;
-with Json_Text;
 with Raw_Json;
 with Session_Keys;
 with Turn_Cycle;
@@ -9,6 +9,7 @@ with Turn_Tool;
 
 package body Hermes_Protocol is
 
+   use Ada.Strings.Unbounded;
    use GNATCOLL.JSON;
    use type Input_Guard.Finding;
 
@@ -65,11 +66,11 @@ package body Hermes_Protocol is
        Message => To_Unbounded_String (Message),
        Data => To_Unbounded_String (Data)));
 
+   --  Replace whatever Json holds with the error response.
    procedure Write_Error
-     (Id : String; Problem : Outcome; Reply : out Unbounded_String)
-   is
-      Json : Json_Text.Builder;
+     (Json : in out Json_Text.Builder; Id : String; Problem : Outcome) is
    begin
+      Json.Reset;
       Json.Start_Object;
       Json.Text_Field ("jsonrpc", "2.0");
       Json.Raw_Field ("id", Id);
@@ -82,7 +83,6 @@ package body Hermes_Protocol is
       end if;
       Json.End_Object;
       Json.End_Object;
-      Json.Move_To (Reply);
    end Write_Error;
 
    procedure Configure
@@ -99,16 +99,22 @@ package body Hermes_Protocol is
       Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
+   procedure Send (Json : in out Json_Text.Builder; Reply : Reply_Sink) is
+   begin
+      Json.End_Line;
+      Json.Query (Reply);
+   end Send;
+
    procedure Refuse_Oversized
-     (Self : Server; Length : Natural; Reply : out Unbounded_String) is
+     (Self : in out Server; Length : Natural; Reply : Reply_Sink) is
    begin
       Write_Error
-        (Null_Id,
+        (Self.Answer, Null_Id,
          Failure (Invalid_Request,
                   "Invalid Request: line of" & Length'Image
                   & " bytes exceeds the limit of" & Self.Max_Line'Image
-                  & " bytes (--max-line-bytes)"),
-         Reply);
+                  & " bytes (--max-line-bytes)"));
+      Send (Self.Answer, Reply);
    end Refuse_Oversized;
 
    --  First_Byte is the index the line starts at: positions in messages
@@ -298,7 +304,8 @@ package body Hermes_Protocol is
                Turn_Cycle.Run (Self.Stub, Session.all, Key,
                                To_String (Request.Input), Trace);
                Turn_Tool.Write_Result
-                 (Json, Request, Trace, Self.Stub, Self.Identity);
+                 (Json, Self.Structured, Request, Trace, Self.Stub,
+                  Self.Identity);
             end;
          end if;
          Close_Result (Json, Modern);
@@ -328,16 +335,16 @@ package body Hermes_Protocol is
       end case;
    end Id_Text;
 
+   --  Write the response to a request into Self.Answer.
    procedure Serve_Request
-     (Self : in out Server; Message : JSON_Value;
-      Id : String; Reply : out Unbounded_String)
+     (Self : in out Server; Message : JSON_Value; Id : String)
    is
       Method  : constant Method_Kind :=
         Method_Of (String'(Message.Get ("method")));
       Params  : constant JSON_Value :=
         (if Message.Has_Field ("params") then Message.Get ("params")
          else Create_Object);
-      Json    : Json_Text.Builder;
+      Json    : Json_Text.Builder renames Self.Answer;
       Problem : Outcome;
       Modern  : Boolean := False;
    begin
@@ -406,9 +413,7 @@ package body Hermes_Protocol is
       end if;
 
       if Problem.Failed then
-         Write_Error (Id, Problem, Reply);
-      else
-         Json.Move_To (Reply);
+         Write_Error (Json, Id, Problem);
       end if;
    end Serve_Request;
 
@@ -439,16 +444,17 @@ package body Hermes_Protocol is
    function Is_Blank (Line : String) return Boolean is
      (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
 
-   procedure Handle
-     (Self      : in out Server;
-      Line      : String;
-      Reply     : out Unbounded_String;
-      Has_Reply : out Boolean)
+   procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink)
    is
       Id : Unbounded_String := To_Unbounded_String (Null_Id);
+
+      procedure Answer_Error (Problem : Outcome) is
+      begin
+         Write_Error (Self.Answer, To_String (Id), Problem);
+         Send (Self.Answer, Reply);
+      end Answer_Error;
    begin
-      Reply := Null_Unbounded_String;
-      Has_Reply := False;
+      Self.Answer.Reset;
       if Is_Blank (Line) then
          return;
       end if;
@@ -458,9 +464,7 @@ package body Hermes_Protocol is
            Input_Guard.Inspect (Line, Self.Limits);
       begin
          if Verdict.Kind /= Input_Guard.Clean then
-            Write_Error (Null_Id, Guard_Failure (Verdict, Line'First, Self),
-                         Reply);
-            Has_Reply := True;
+            Answer_Error (Guard_Failure (Verdict, Line'First, Self));
             return;
          end if;
       end;
@@ -469,13 +473,10 @@ package body Hermes_Protocol is
          Parsed : constant Read_Result := Read (Line);
       begin
          if not Parsed.Success then
-            Write_Error
-              (Null_Id,
-               Failure (Parse_Error, "Parse error: "
+            Answer_Error
+              (Failure (Parse_Error, "Parse error: "
                         & Ascii_Only (To_String (Parsed.Error.Message))
-                        & " at column" & Parsed.Error.Column'Image),
-               Reply);
-            Has_Reply := True;
+                        & " at column" & Parsed.Error.Column'Image));
             return;
          end if;
 
@@ -483,21 +484,15 @@ package body Hermes_Protocol is
             Message : constant JSON_Value := Parsed.Value;
          begin
             if Message.Kind = JSON_Array_Type then
-               Write_Error
-                 (Null_Id,
-                  Failure (Invalid_Request, "Invalid Request: batches are not"
+               Answer_Error
+                 (Failure (Invalid_Request, "Invalid Request: batches are not"
                            & " supported (MCP removed JSON-RPC batching in"
-                           & " 2025-06-18)"),
-                  Reply);
-               Has_Reply := True;
+                           & " 2025-06-18)"));
                return;
             elsif Message.Kind /= JSON_Object_Type then
-               Write_Error
-                 (Null_Id,
-                  Failure (Invalid_Request, "Invalid Request: a message must"
-                           & " be a JSON object"),
-                  Reply);
-               Has_Reply := True;
+               Answer_Error
+                 (Failure (Invalid_Request, "Invalid Request: a message must"
+                           & " be a JSON object"));
                return;
             end if;
 
@@ -534,13 +529,12 @@ package body Hermes_Protocol is
                end if;
 
                if Problem.Failed then
-                  Write_Error (To_String (Id), Problem, Reply);
-                  Has_Reply := True;
+                  Answer_Error (Problem);
                elsif not Has_Id then
                   Serve_Notification (Self, Message.Get ("method").Get);
                else
-                  Serve_Request (Self, Message, To_String (Id), Reply);
-                  Has_Reply := True;
+                  Serve_Request (Self, Message, To_String (Id));
+                  Send (Self.Answer, Reply);
                end if;
             end;
          end;
@@ -551,9 +545,7 @@ package body Hermes_Protocol is
       when E : others =>
          Body_Log.Error ("internal error: "
                          & Ada.Exceptions.Exception_Information (E));
-         Write_Error (To_String (Id),
-                      Failure (Internal_Error, "Internal error"), Reply);
-         Has_Reply := True;
+         Answer_Error (Failure (Internal_Error, "Internal error"));
    end Handle;
 
 end Hermes_Protocol;

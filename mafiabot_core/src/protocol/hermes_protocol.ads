@@ -8,16 +8,14 @@
 --  and nowhere else; anything unexpected while serving one request becomes
 --  -32603 for that request alone.
 
-with Ada.Strings.Unbounded;
 with Body_Config;
 with Input_Guard;
+with Json_Text;
 with Organs;
 with Organs.Identity;
 with Session_Table;
 
 package Hermes_Protocol is
-
-   use Ada.Strings.Unbounded;
 
    Modern_Version : constant String := "2026-07-28";
    Latest_Legacy  : constant String := "2025-11-25";
@@ -30,15 +28,15 @@ package Hermes_Protocol is
       Stub     : Organs.Fixture;
       Identity : Organs.Identity.Big_Three);
 
-   procedure Handle
-     (Self      : in out Server;
-      Line      : String;
-      Reply     : out Unbounded_String;
-      Has_Reply : out Boolean);
-   --  Answer one line (LF removed).  Never raises.
+   type Reply_Sink is not null access procedure (Message : String);
+   --  Where a reply goes: one whole message, LF included
+
+   procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink);
+   --  Answer one line (LF removed), calling Reply at most once.  Never
+   --  raises.
 
    procedure Refuse_Oversized
-     (Self : Server; Length : Natural; Reply : out Unbounded_String);
+     (Self : in out Server; Length : Natural; Reply : Reply_Sink);
    --  The -32600 answer to a line longer than the configured cap
 
 private
@@ -51,6 +49,10 @@ private
       Sessions    : Session_Table.Table;
       Initialized : Boolean := False;
       --  A legacy `initialize` has been answered
+      Answer      : Json_Text.Builder;
+      Structured  : Json_Text.Builder;
+      --  Reused for every message: the reply, and a turn's trace before it
+      --  is copied into the reply twice
    end record;
 
 end Hermes_Protocol;

@@ -1,8 +1,57 @@
+with Ada.Unchecked_Deallocation;
+
 package body Json_Text is
 
-   use Ada.Strings.Unbounded;
+   Initial_Capacity : constant := 16 * 1024;
+   --  Larger than a turn's reply, so most builders never grow
 
    Hex : constant String := "0123456789abcdef";
+
+   procedure Free is new Ada.Unchecked_Deallocation (String, Text_Access);
+
+   overriding procedure Finalize (Self : in out Builder) is
+   begin
+      Free (Self.Data);
+   end Finalize;
+
+   procedure Reserve (Self : in out Builder; More : Natural) is
+   begin
+      if Self.Data = null then
+         Self.Data := new String (1 .. Natural'Max (Initial_Capacity, More));
+      elsif Self.Last + More > Self.Data'Length then
+         declare
+            Grown : constant Text_Access := new String
+              (1 .. Natural'Max (2 * Self.Data'Length, Self.Last + More));
+         begin
+            Grown (1 .. Self.Last) := Self.Data (1 .. Self.Last);
+            Free (Self.Data);
+            Self.Data := Grown;
+         end;
+      end if;
+   end Reserve;
+
+   procedure Put (Self : in out Builder; Part : String) is
+   begin
+      Reserve (Self, Part'Length);
+      Self.Data (Self.Last + 1 .. Self.Last + Part'Length) := Part;
+      Self.Last := Self.Last + Part'Length;
+   end Put;
+
+   pragma Inline (Reserve, Put);
+
+   procedure Put (Self : in out Builder; C : Character) is
+   begin
+      Reserve (Self, 1);
+      Self.Last := Self.Last + 1;
+      Self.Data (Self.Last) := C;
+   end Put;
+
+   procedure Reset (Self : in out Builder) is
+   begin
+      Self.Last := 0;
+      Self.Level := 0;
+      Self.After_Key := False;
+   end Reset;
 
    --  Separate this value from the previous item of the same container.
    procedure Before_Value (Self : in out Builder) is
@@ -11,7 +60,7 @@ package body Json_Text is
          Self.After_Key := False;
       elsif Self.Level > 0 then
          if Self.Has_Items (Self.Level) then
-            Append (Self.Buffer, ',');
+            Put (Self, ',');
          end if;
          Self.Has_Items (Self.Level) := True;
       end if;
@@ -25,12 +74,12 @@ package body Json_Text is
       end if;
       Self.Level := Self.Level + 1;
       Self.Has_Items (Self.Level) := False;
-      Append (Self.Buffer, Bracket);
+      Put (Self, Bracket);
    end Open;
 
    procedure Close (Self : in out Builder; Bracket : Character) is
    begin
-      Append (Self.Buffer, Bracket);
+      Put (Self, Bracket);
       Self.Level := Self.Level - 1;
    end Close;
 
@@ -54,79 +103,162 @@ package body Json_Text is
       Close (Self, ']');
    end End_Array;
 
-   procedure Append_Quoted (Buffer : in out Unbounded_String; Value : String)
-   is
-      Run_Start : Positive := Value'First;
+   type Character_Set is array (Character) of Boolean;
 
-      --  Copy the bytes that need no escape in one append, not one by one.
-      procedure Flush_Run (Before : Natural) is
-      begin
-         if Before >= Run_Start then
-            Append (Buffer, Value (Run_Start .. Before));
-         end if;
-      end Flush_Run;
+   Needs_Escape : constant Character_Set :=
+     [ASCII.NUL .. ASCII.US | '"' | '\' => True, others => False];
+
+   function Short_Escape (C : Character) return Character is
+     (case C is
+         when ASCII.LF => 'n',
+         when ASCII.CR => 'r',
+         when ASCII.HT => 't',
+         when ASCII.BS => 'b',
+         when ASCII.FF => 'f',
+         when others => C);
+   --  The letter after the backslash; C itself for '"' and '\', and for the
+   --  control characters that need the \u00XX form
+
+   Chunk_Bytes : constant := 4096;
+   --  Escaping reserves room for the worst case (6 bytes a byte) one chunk
+   --  at a time, so a long text never makes the buffer six times its size
+
+   --  Quote Value's characters (no surrounding quotes).  This loop carries
+   --  every byte of every reply, so the bytes that need no escape (nearly
+   --  all of them) are found with a table and copied a run at a time, and
+   --  the escapes are written in place after one reservation per chunk.
+   procedure Put_Escaped (Self : in out Builder; Value : String) is
+      Chunk_First : Natural := Value'First;
    begin
-      Append (Buffer, '"');
-      for Index in Value'Range loop
+      while Chunk_First <= Value'Last loop
          declare
-            C : constant Character := Value (Index);
-            Escape : constant String :=
-              (case C is
-                  when '"' => "\""",
-                  when '\' => "\\",
-                  when ASCII.LF => "\n",
-                  when ASCII.CR => "\r",
-                  when ASCII.HT => "\t",
-                  when ASCII.BS => "\b",
-                  when ASCII.FF => "\f",
-                  when ASCII.NUL .. ASCII.BEL | ASCII.VT | ASCII.SO .. ASCII.US
-                     => "\u00"
-                        & Hex (Character'Pos (C) / 16 + 1)
-                        & Hex (Character'Pos (C) mod 16 + 1),
-                  when others => "");
+            Chunk_Last : constant Natural :=
+              Natural'Min (Value'Last, Chunk_First + Chunk_Bytes - 1);
          begin
-            if Escape'Length > 0 then
-               Flush_Run (Index - 1);
-               Append (Buffer, Escape);
-               Run_Start := Index + 1;
-            end if;
+            Reserve (Self, 6 * (Chunk_Last - Chunk_First + 1));
+            declare
+               Data     : String renames Self.Data.all;
+               Out_Last : Natural := Self.Last;
+               Index    : Natural := Chunk_First;
+               Run_End  : Natural;
+            begin
+               while Index <= Chunk_Last loop
+                  Run_End := Index;
+                  while Run_End <= Chunk_Last
+                    and then not Needs_Escape (Value (Run_End))
+                  loop
+                     Run_End := Run_End + 1;
+                  end loop;
+                  if Run_End > Index then
+                     Data (Out_Last + 1 .. Out_Last + Run_End - Index) :=
+                       Value (Index .. Run_End - 1);
+                     Out_Last := Out_Last + Run_End - Index;
+                  end if;
+                  exit when Run_End > Chunk_Last;
+                  declare
+                     C     : constant Character := Value (Run_End);
+                     Short : constant Character := Short_Escape (C);
+                  begin
+                     Data (Out_Last + 1) := '\';
+                     if Short /= C or else C in '"' | '\' then
+                        Data (Out_Last + 2) := Short;
+                        Out_Last := Out_Last + 2;
+                     else
+                        Data (Out_Last + 2 .. Out_Last + 6) :=
+                          "u00" & Hex (Character'Pos (C) / 16 + 1)
+                          & Hex (Character'Pos (C) mod 16 + 1);
+                        Out_Last := Out_Last + 6;
+                     end if;
+                  end;
+                  Index := Run_End + 1;
+               end loop;
+               Self.Last := Out_Last;
+            end;
+            Chunk_First := Chunk_Last + 1;
          end;
       end loop;
-      Flush_Run (Value'Last);
-      Append (Buffer, '"');
-   end Append_Quoted;
+   end Put_Escaped;
 
    function Quoted (Value : String) return String is
-      Buffer : Unbounded_String;
+      Scratch : Builder;
    begin
-      Append_Quoted (Buffer, Value);
-      return To_String (Buffer);
+      Text (Scratch, Value);
+      return Image (Scratch);
    end Quoted;
 
    procedure Key (Self : in out Builder; Name : String) is
    begin
       Before_Value (Self);
-      Append_Quoted (Self.Buffer, Name);
-      Append (Self.Buffer, ':');
+      Put (Self, '"');
+      Put (Self, Name);
+      Put (Self, """:");
       Self.After_Key := True;
    end Key;
 
    procedure Text (Self : in out Builder; Value : String) is
    begin
       Before_Value (Self);
-      Append_Quoted (Self.Buffer, Value);
+      Put (Self, '"');
+      Put_Escaped (Self, Value);
+      Put (Self, '"');
    end Text;
+
+   procedure Start_Text (Self : in out Builder) is
+   begin
+      Before_Value (Self);
+      Put (Self, '"');
+   end Start_Text;
+
+   procedure Text_Part (Self : in out Builder; Value : String) is
+   begin
+      Put_Escaped (Self, Value);
+   end Text_Part;
+
+   procedure Text_Part_Document (Self : in out Builder; Other : Builder) is
+   begin
+      if Other.Last > 0 then
+         Put_Escaped (Self, Other.Data (1 .. Other.Last));
+      end if;
+   end Text_Part_Document;
+
+   procedure End_Text (Self : in out Builder) is
+   begin
+      Put (Self, '"');
+   end End_Text;
 
    procedure Raw (Self : in out Builder; Json : String) is
    begin
       Before_Value (Self);
-      Append (Self.Buffer, Json);
+      Put (Self, Json);
    end Raw;
 
-   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
-      Image : constant String := Long_Long_Integer'Image (Value);
+   procedure Raw_Document (Self : in out Builder; Other : Builder) is
    begin
-      Raw (Self, (if Value < 0 then Image else Image (Image'First + 1 .. Image'Last)));
+      Before_Value (Self);
+      if Other.Last > 0 then
+         Put (Self, Other.Data (1 .. Other.Last));
+      end if;
+   end Raw_Document;
+
+   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
+      --  Digits are produced from the least significant one, into the end
+      --  of a buffer long enough for Long_Long_Integer'First.
+      Image     : String (1 .. 20);
+      First     : Positive := Image'Last + 1;
+      Remaining : Long_Long_Integer := Value;
+   begin
+      loop
+         First := First - 1;
+         Image (First) :=
+           Character'Val (Character'Pos ('0') + abs (Remaining rem 10));
+         Remaining := Remaining / 10;
+         exit when Remaining = 0;
+      end loop;
+      if Value < 0 then
+         First := First - 1;
+         Image (First) := '-';
+      end if;
+      Raw (Self, Image (First .. Image'Last));
    end Int;
 
    procedure Bool (Self : in out Builder; Value : Boolean) is
@@ -186,16 +318,24 @@ package body Json_Text is
       Raw (Self, Json);
    end Raw_Field;
 
-   function Image (Self : Builder) return String is
-     (To_String (Self.Buffer));
-
-   procedure Move_To
-     (Self : in out Builder; Target : out Unbounded_String) is
+   procedure End_Line (Self : in out Builder) is
    begin
-      Target := Self.Buffer;
-      Self.Buffer := Null_Unbounded_String;
-      Self.Level := 0;
-      Self.After_Key := False;
-   end Move_To;
+      Put (Self, ASCII.LF);
+   end End_Line;
+
+   function Length (Self : Builder) return Natural is (Self.Last);
+
+   procedure Query
+     (Self : Builder; Process : not null access procedure (Text : String)) is
+   begin
+      if Self.Data = null then
+         Process ("");
+      else
+         Process (Self.Data (1 .. Self.Last));
+      end if;
+   end Query;
+
+   function Image (Self : Builder) return String is
+     (if Self.Data = null then "" else Self.Data (1 .. Self.Last));
 
 end Json_Text;

@@ -2,10 +2,13 @@
 --  GNATCOLL.JSON: its writer prints 1.5 as 1.50000000000000E+00 and 1e400 as
 --  invalid JSON, and re-serializing would lose ids echoed as raw text.
 --
---  Strings are written as UTF-8 with only the escapes JSON requires; callers
---  hand in text that the input guard has already found to be valid UTF-8.
+--  A Builder writes into one heap buffer that grows by doubling and is kept
+--  across Reset, so a long-lived builder allocates nothing per message once
+--  it has seen its largest one.  Strings are written as UTF-8 with only the
+--  escapes JSON requires; callers hand in text that the input guard has
+--  already found to be valid UTF-8.
 
-with Ada.Strings.Unbounded;
+private with Ada.Finalization;
 
 package Json_Text is
 
@@ -14,13 +17,21 @@ package Json_Text is
    type Builder is tagged limited private;
    --  One JSON document being written, compact, in call order
 
+   procedure Reset (Self : in out Builder);
+   --  Start a new document, keeping the buffer
+
    procedure Start_Object (Self : in out Builder);
    procedure End_Object (Self : in out Builder);
    procedure Start_Array (Self : in out Builder);
    procedure End_Array (Self : in out Builder);
 
-   procedure Key (Self : in out Builder; Name : String);
-   --  Begin a member of the enclosing object; its value comes next
+   function Is_Plain (Name : String) return Boolean is
+     (for all C of Name => C >= ' ' and then C not in '"' | '\');
+
+   procedure Key (Self : in out Builder; Name : String)
+   with Pre => Is_Plain (Name);
+   --  Begin a member of the enclosing object; its value comes next.  Member
+   --  names are the body's own words, written as they are.
 
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
@@ -30,6 +41,15 @@ package Json_Text is
    --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
    procedure Raw (Self : in out Builder; Json : String);
    --  A value that is already JSON text (an id echoed as it was sent)
+   procedure Raw_Document (Self : in out Builder; Other : Builder);
+   --  The document Other holds, as a value
+
+   procedure Start_Text (Self : in out Builder);
+   procedure Text_Part (Self : in out Builder; Value : String);
+   procedure Text_Part_Document (Self : in out Builder; Other : Builder);
+   procedure End_Text (Self : in out Builder);
+   --  A string value written in parts: Start_Text, any number of parts (the
+   --  JSON text of Other's document is quoted as it is copied), End_Text
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field
@@ -37,14 +57,17 @@ package Json_Text is
    procedure Bool_Field (Self : in out Builder; Name : String; Value : Boolean);
    procedure Raw_Field (Self : in out Builder; Name, Json : String);
 
-   function Image (Self : Builder) return String;
-   --  The document written so far
+   procedure End_Line (Self : in out Builder);
+   --  Append the LF that ends a protocol message
 
-   procedure Move_To
-     (Self : in out Builder;
-      Target : out Ada.Strings.Unbounded.Unbounded_String);
-   --  Hand the document over without copying it through the stack; Self is
-   --  empty afterwards
+   function Length (Self : Builder) return Natural;
+
+   procedure Query
+     (Self : Builder; Process : not null access procedure (Text : String));
+   --  Call Process with the document written so far, without copying it
+
+   function Image (Self : Builder) return String;
+   --  A copy of the document written so far
 
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included
@@ -60,11 +83,17 @@ private
 
    type Comma_Flags is array (1 .. Max_Nesting) of Boolean;
 
-   type Builder is tagged limited record
-      Buffer    : Ada.Strings.Unbounded.Unbounded_String;
+   type Text_Access is access String;
+
+   type Builder is new Ada.Finalization.Limited_Controlled with record
+      Data      : Text_Access;
+      Last      : Natural := 0;
+      --  Data (1 .. Last) is the document
       Level     : Natural range 0 .. Max_Nesting := 0;
       Has_Items : Comma_Flags := [others => False];
       After_Key : Boolean := False;
    end record;
+
+   overriding procedure Finalize (Self : in out Builder);
 
 end Json_Text;

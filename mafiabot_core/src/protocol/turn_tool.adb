@@ -265,30 +265,30 @@ package body Turn_Tool is
    end Write_Structured;
 
    procedure Write_Result
-     (Json     : in out Json_Text.Builder;
-      Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace;
-      Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three)
-   is
-      Structured : Json_Text.Builder;
+     (Json       : in out Json_Text.Builder;
+      Structured : in out Json_Text.Builder;
+      Request    : Turn_Request;
+      Trace      : Turn_Cycle.Turn_Trace;
+      Stub       : Organs.Fixture;
+      Identity   : Organs.Identity.Big_Three) is
    begin
+      Structured.Reset;
       Write_Structured (Structured, Request, Trace, Stub, Identity);
-      declare
-         Structured_Text : constant String := Structured.Image;
-      begin
-         Json.Key ("content");
-         Json.Start_Array;
-         Json.Start_Object;
-         Json.Text_Field ("type", "text");
-         Json.Text_Field
-           ("text", To_String (Trace.Output) & ASCII.LF & ASCII.LF
-            & Structured_Text);
-         Json.End_Object;
-         Json.End_Array;
-         Json.Raw_Field ("structuredContent", Structured_Text);
-         Json.Bool_Field ("isError", False);
-      end;
+      Json.Key ("content");
+      Json.Start_Array;
+      Json.Start_Object;
+      Json.Text_Field ("type", "text");
+      Json.Key ("text");
+      Json.Start_Text;
+      Json.Text_Part (To_String (Trace.Output));
+      Json.Text_Part ([ASCII.LF, ASCII.LF]);
+      Json.Text_Part_Document (Structured);
+      Json.End_Text;
+      Json.End_Object;
+      Json.End_Array;
+      Json.Key ("structuredContent");
+      Json.Raw_Document (Structured);
+      Json.Bool_Field ("isError", False);
    end Write_Result;
 
 end Turn_Tool;

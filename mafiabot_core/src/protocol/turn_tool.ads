@@ -41,12 +41,14 @@ package Turn_Tool is
    --  A tool execution error (isError: true) saying Problem
 
    procedure Write_Result
-     (Json     : in out Json_Text.Builder;
-      Request  : Turn_Request;
+     (Json       : in out Json_Text.Builder;
+      Structured : in out Json_Text.Builder;
+      Request    : Turn_Request;
       Trace    : Turn_Cycle.Turn_Trace;
       Stub     : Organs.Fixture;
       Identity : Organs.Identity.Big_Three);
    --  The members of a successful tools/call result: content (the output,
-   --  then the structured result as JSON text), structuredContent, isError
+   --  then the structured result as JSON text), structuredContent, isError.
+   --  Structured is scratch space for the trace, written once, copied twice.
 
 end Turn_Tool;
