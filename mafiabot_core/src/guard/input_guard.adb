@@ -109,7 +109,10 @@ package body Input_Guard with SPARK_Mode => On is
          pragma Loop_Invariant (Elements <= Within.Max_Elements);
          declare
             C      : constant Character := Line (Index);
-            Length : constant Natural := Sequence_Length (Line, Index);
+            --  ASCII, nearly every byte of a protocol line, is a sequence
+            --  of one: only the other bytes need the full decoder.
+            Length : constant Natural :=
+              (if Code (C) < 16#80# then 1 else Sequence_Length (Line, Index));
          begin
             if Length = 0 then
                return Reject (Invalid_Utf8, Index);

@@ -1,8 +1,6 @@
 with Ada.Exceptions;
 with Ada.Strings.Unbounded;
-with GNATCOLL.JSON;
 with Body_Log;
-with Raw_Json;
 with Session_Keys;
 with Turn_Cycle;
 with Turn_Tool;
@@ -10,7 +8,7 @@ with Turn_Tool;
 package body Hermes_Protocol is
 
    use Ada.Strings.Unbounded;
-   use GNATCOLL.JSON;
+   use Json_Reader;
    use type Input_Guard.Finding;
 
    --  JSON-RPC and MCP error codes
@@ -195,16 +193,34 @@ package body Hermes_Protocol is
       Json.End_Object;
    end Write_Capabilities;
 
-   function Text_Member (Object : JSON_Value; Name : String) return String is
-     (if Object.Kind = JSON_Object_Type and then Object.Has_Field (Name)
-        and then Object.Get (Name).Kind = JSON_String_Type
-      then String'(Object.Get (Name).Get) else "");
+   --  Reading the parsed message.  Line is the line Self.Reader parsed;
+   --  a missing or mistyped value reads as No_Node or "".
+
+   function Field
+     (Self : Server; Line : String; Object : Node_Id; Name : String)
+      return Node_Id is
+     (if Object /= No_Node and then Kind (Self.Reader, Object) = Object_Value
+      then Member (Self.Reader, Line, Object, Name) else No_Node);
+
+   function Is_Object (Self : Server; Node : Node_Id) return Boolean is
+     (Node /= No_Node and then Kind (Self.Reader, Node) = Object_Value);
+
+   function Text_Of (Self : Server; Line : String; Node : Node_Id)
+     return String is
+     (if Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
+      then Text (Self.Reader, Line, Node) else "");
+
+   function Text_Member
+     (Self : Server; Line : String; Object : Node_Id; Name : String)
+      return String is
+     (Text_Of (Self, Line, Field (Self, Line, Object, Name)));
 
    procedure Answer_Initialize
-     (Self : in out Server; Params : JSON_Value; Id : String;
+     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
       Problem : out Outcome; Json : in out Json_Text.Builder)
    is
-      Asked : constant String := Text_Member (Params, "protocolVersion");
+      Asked : constant String :=
+        Text_Member (Self, Line, Params, "protocolVersion");
    begin
       if Self.Initialized then
          Problem := Failure (Invalid_Request,
@@ -244,11 +260,11 @@ package body Hermes_Protocol is
    end Answer_Discover;
 
    procedure Answer_Tools_List
-     (Params : JSON_Value; Id : String; Modern : Boolean;
-      Problem : out Outcome; Json : in out Json_Text.Builder) is
+     (Self : Server; Line : String; Params : Node_Id; Id : String;
+      Modern : Boolean; Problem : out Outcome;
+      Json : in out Json_Text.Builder) is
    begin
-      if Params.Kind = JSON_Object_Type and then Params.Has_Field ("cursor")
-      then
+      if Field (Self, Line, Params, "cursor") /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
                              & " (the tool list has a single page)");
          return;
@@ -266,11 +282,11 @@ package body Hermes_Protocol is
    end Answer_Tools_List;
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Params : JSON_Value; Id : String;
+     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
       Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    is
-      Tool : constant String := Text_Member (Params, "name");
+      Tool : constant String := Text_Member (Self, Line, Params, "name");
    begin
       if Tool = "" then
          Problem := Failure (Invalid_Params, "Invalid params: tools/call"
@@ -282,11 +298,9 @@ package body Hermes_Protocol is
       end if;
 
       declare
-         Arguments : constant JSON_Value :=
-           (if Params.Has_Field ("arguments") then Params.Get ("arguments")
-            else Create_Object);
-         Request   : constant Turn_Tool.Turn_Request :=
-           Turn_Tool.Check_Arguments (Arguments);
+         Request : constant Turn_Tool.Turn_Request :=
+           Turn_Tool.Check_Arguments
+             (Self.Reader, Line, Field (Self, Line, Params, "arguments"));
       begin
          Open_Result (Json, Id);
          if not Request.Valid then
@@ -317,52 +331,44 @@ package body Hermes_Protocol is
 
    --  The raw text of a valid id, Null_Id for none, "" for an id of a type
    --  JSON-RPC forbids (null, boolean, object, array).
-   function Id_Text (Line : String; Message : JSON_Value) return String is
+   function Id_Text (Self : Server; Line : String; Message : Node_Id)
+     return String
+   is
+      Id : constant Node_Id := Field (Self, Line, Message, "id");
    begin
-      if not Message.Has_Field ("id") then
+      if Id = No_Node then
          return Null_Id;
+      elsif Kind (Self.Reader, Id) in Number_Value | String_Value then
+         return Raw (Self.Reader, Line, Id);
+      else
+         return "";
       end if;
-      case Message.Get ("id").Kind is
-         when JSON_Int_Type | JSON_Float_Type | JSON_String_Type =>
-            declare
-               Found : constant Raw_Json.Span :=
-                 Raw_Json.Member_Value (Line, "id");
-            begin
-               return Line (Found.First .. Found.Last);
-            end;
-         when others =>
-            return "";
-      end case;
    end Id_Text;
 
    --  Write the response to a request into Self.Answer.
    procedure Serve_Request
-     (Self : in out Server; Message : JSON_Value; Id : String)
+     (Self : in out Server; Line : String; Message : Node_Id; Id : String)
    is
-      Method  : constant Method_Kind :=
-        Method_Of (String'(Message.Get ("method")));
-      Params  : constant JSON_Value :=
-        (if Message.Has_Field ("params") then Message.Get ("params")
-         else Create_Object);
+      Method_Name : constant String :=
+        Text_Member (Self, Line, Message, "method");
+      Method  : constant Method_Kind := Method_Of (Method_Name);
+      Params  : constant Node_Id := Field (Self, Line, Message, "params");
+      Meta    : constant Node_Id := Field (Self, Line, Params, "_meta");
       Json    : Json_Text.Builder renames Self.Answer;
       Problem : Outcome;
       Modern  : Boolean := False;
    begin
-      if Params.Kind /= JSON_Object_Type then
+      if Params /= No_Node and then not Is_Object (Self, Params) then
          Problem := Failure (Invalid_Params,
                              "Invalid params: params must be an object");
       elsif Method = Unknown then
          Problem := Failure
-           (Method_Not_Found, "Method not found: "
-            & String'(Message.Get ("method")));
+           (Method_Not_Found, "Method not found: " & Method_Name);
       else
-         if Params.Has_Field ("_meta")
-           and then Params.Get ("_meta").Kind = JSON_Object_Type
-           and then Params.Get ("_meta").Has_Field (Version_Key)
-         then
+         if Field (Self, Line, Meta, Version_Key) /= No_Node then
             declare
-               Meta  : constant JSON_Value := Params.Get ("_meta");
-               Asked : constant String := Text_Member (Meta, Version_Key);
+               Asked : constant String :=
+                 Text_Member (Self, Line, Meta, Version_Key);
             begin
                Modern := True;
                if Asked /= Modern_Version then
@@ -372,8 +378,8 @@ package body Hermes_Protocol is
                      & "],""requested"":"
                      & (if Asked = "" then "null"
                         else Json_Text.Quoted (Asked)) & "}");
-               elsif not Meta.Has_Field (Capabilities_Key)
-                 or else Meta.Get (Capabilities_Key).Kind /= JSON_Object_Type
+               elsif not Is_Object
+                           (Self, Field (Self, Line, Meta, Capabilities_Key))
                then
                   Problem := Failure
                     (Invalid_Params, "Invalid params: _meta needs "
@@ -396,16 +402,18 @@ package body Hermes_Protocol is
          if not Problem.Failed then
             case Method is
                when Initialize =>
-                  Answer_Initialize (Self, Params, Id, Problem, Json);
+                  Answer_Initialize (Self, Line, Params, Id, Problem, Json);
                when Ping =>
                   Open_Result (Json, Id);
                   Close_Result (Json, Modern);
                when Discover =>
                   Answer_Discover (Id, Json);
                when Tools_List =>
-                  Answer_Tools_List (Params, Id, Modern, Problem, Json);
+                  Answer_Tools_List
+                    (Self, Line, Params, Id, Modern, Problem, Json);
                when Tools_Call =>
-                  Answer_Tools_Call (Self, Params, Id, Modern, Problem, Json);
+                  Answer_Tools_Call
+                    (Self, Line, Params, Id, Modern, Problem, Json);
                when Unknown =>
                   null;
             end case;
@@ -427,19 +435,6 @@ package body Hermes_Protocol is
       --  Requests are answered before the next line is read, so a
       --  notifications/cancelled always names a finished request: ignored.
    end Serve_Notification;
-
-   --  The parser quotes the byte it stopped at, which may be one byte of a
-   --  multi-byte character: keep the message valid UTF-8.
-   function Ascii_Only (Message : String) return String is
-   begin
-      return Cleaned : String := Message do
-         for C of Cleaned loop
-            if C > Character'Val (127) then
-               C := '?';
-            end if;
-         end loop;
-      end return;
-   end Ascii_Only;
 
    function Is_Blank (Line : String) return Boolean is
      (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
@@ -469,74 +464,72 @@ package body Hermes_Protocol is
          end if;
       end;
 
-      declare
-         Parsed : constant Read_Result := Read (Line);
-      begin
-         if not Parsed.Success then
-            Answer_Error
-              (Failure (Parse_Error, "Parse error: "
-                        & Ascii_Only (To_String (Parsed.Error.Message))
-                        & " at column" & Parsed.Error.Column'Image));
-            return;
-         end if;
+      Self.Reader.Parse (Line);
+      if not Self.Reader.Is_Valid then
+         Answer_Error
+           (Failure (Parse_Error, "Parse error: " & Self.Reader.Error_Message
+                     & " at column" & Self.Reader.Error_Column'Image));
+         return;
+      end if;
 
-         declare
-            Message : constant JSON_Value := Parsed.Value;
-         begin
-            if Message.Kind = JSON_Array_Type then
+      declare
+         Message : constant Node_Id := Self.Reader.Root;
+      begin
+         case Kind (Self.Reader, Message) is
+            when Array_Value =>
                Answer_Error
                  (Failure (Invalid_Request, "Invalid Request: batches are not"
                            & " supported (MCP removed JSON-RPC batching in"
                            & " 2025-06-18)"));
                return;
-            elsif Message.Kind /= JSON_Object_Type then
+            when Object_Value =>
+               null;
+            when others =>
                Answer_Error
                  (Failure (Invalid_Request, "Invalid Request: a message must"
                            & " be a JSON object"));
                return;
+         end case;
+
+         Id := To_Unbounded_String (Id_Text (Self, Line, Message));
+         declare
+            Has_Id     : constant Boolean :=
+              Field (Self, Line, Message, "id") /= No_Node;
+            Method     : constant Node_Id :=
+              Field (Self, Line, Message, "method");
+            Problem    : Outcome;
+         begin
+            if Length (Id) = 0 then
+               Id := To_Unbounded_String (Null_Id);
+               Problem := Failure
+                 (Invalid_Request, "Invalid Request: id must be a string"
+                  & " or a number");
+            elsif Method = No_Node
+              and then Has_Id
+              and then (Field (Self, Line, Message, "result") /= No_Node
+                        or else Field (Self, Line, Message, "error") /= No_Node)
+            then
+               --  A response: the body sends no requests, so nothing waits
+               --  for it, and responses are never answered.
+               Body_Log.Info ("ignored a response to no request of ours");
+               return;
+            elsif Text_Member (Self, Line, Message, "jsonrpc") /= "2.0" then
+               Problem := Failure
+                 (Invalid_Request, "Invalid Request: jsonrpc must be ""2.0""");
+            elsif Method = No_Node or else Kind (Self.Reader, Method) /= String_Value
+            then
+               Problem := Failure
+                 (Invalid_Request, "Invalid Request: method must be a string");
             end if;
 
-            Id := To_Unbounded_String (Id_Text (Line, Message));
-            declare
-               Has_Id     : constant Boolean := Message.Has_Field ("id");
-               Has_Method : constant Boolean := Message.Has_Field ("method");
-               Problem    : Outcome;
-            begin
-               if Length (Id) = 0 then
-                  Id := To_Unbounded_String (Null_Id);
-                  Problem := Failure
-                    (Invalid_Request, "Invalid Request: id must be a string"
-                     & " or a number");
-               elsif not Has_Method
-                 and then Has_Id
-                 and then (Message.Has_Field ("result")
-                           or else Message.Has_Field ("error"))
-               then
-                  --  A response: the body sends no requests, so nothing
-                  --  waits for it, and responses are never answered.
-                  Body_Log.Info ("ignored a response to no request of ours");
-                  return;
-               elsif Text_Member (Message, "jsonrpc") /= "2.0" then
-                  Problem := Failure
-                    (Invalid_Request,
-                     "Invalid Request: jsonrpc must be ""2.0""");
-               elsif not Has_Method
-                 or else Message.Get ("method").Kind /= JSON_String_Type
-               then
-                  Problem := Failure
-                    (Invalid_Request,
-                     "Invalid Request: method must be a string");
-               end if;
-
-               if Problem.Failed then
-                  Answer_Error (Problem);
-               elsif not Has_Id then
-                  Serve_Notification (Self, Message.Get ("method").Get);
-               else
-                  Serve_Request (Self, Message, To_String (Id));
-                  Send (Self.Answer, Reply);
-               end if;
-            end;
+            if Problem.Failed then
+               Answer_Error (Problem);
+            elsif not Has_Id then
+               Serve_Notification (Self, Text_Of (Self, Line, Method));
+            else
+               Serve_Request (Self, Line, Message, To_String (Id));
+               Send (Self.Answer, Reply);
+            end if;
          end;
       end;
    exception

@@ -10,6 +10,7 @@
 
 with Body_Config;
 with Input_Guard;
+with Json_Reader;
 with Json_Text;
 with Organs;
 with Organs.Identity;
@@ -49,10 +50,11 @@ private
       Sessions    : Session_Table.Table;
       Initialized : Boolean := False;
       --  A legacy `initialize` has been answered
+      Reader      : Json_Reader.Document;
       Answer      : Json_Text.Builder;
       Structured  : Json_Text.Builder;
-      --  Reused for every message: the reply, and a turn's trace before it
-      --  is copied into the reply twice
+      --  Reused for every message: the parsed line, the reply, and a turn's
+      --  trace before it is copied into the reply twice
    end record;
 
 end Hermes_Protocol;

@@ -124,9 +124,9 @@ package body Json_Text is
    --  at a time, so a long text never makes the buffer six times its size
 
    --  Quote Value's characters (no surrounding quotes).  This loop carries
-   --  every byte of every reply, so the bytes that need no escape (nearly
-   --  all of them) are found with a table and copied a run at a time, and
-   --  the escapes are written in place after one reservation per chunk.
+   --  every byte of every reply.  Runs between escapes are short in JSON
+   --  text (a quote every few bytes), so bytes are copied one by one into
+   --  room reserved for the worst case, rather than a run at a time.
    procedure Put_Escaped (Self : in out Builder; Value : String) is
       Chunk_First : Natural := Value'First;
    begin
@@ -137,40 +137,34 @@ package body Json_Text is
          begin
             Reserve (Self, 6 * (Chunk_Last - Chunk_First + 1));
             declare
+               --  Every index below stays within Data: Reserve made room
+               --  for six bytes per input byte, the most one escape takes.
+               --  The checks would double this loop's cost.
+               pragma Suppress (Index_Check);
+               pragma Suppress (Overflow_Check);
                Data     : String renames Self.Data.all;
                Out_Last : Natural := Self.Last;
-               Index    : Natural := Chunk_First;
-               Run_End  : Natural;
             begin
-               while Index <= Chunk_Last loop
-                  Run_End := Index;
-                  while Run_End <= Chunk_Last
-                    and then not Needs_Escape (Value (Run_End))
-                  loop
-                     Run_End := Run_End + 1;
-                  end loop;
-                  if Run_End > Index then
-                     Data (Out_Last + 1 .. Out_Last + Run_End - Index) :=
-                       Value (Index .. Run_End - 1);
-                     Out_Last := Out_Last + Run_End - Index;
+               for C of Value (Chunk_First .. Chunk_Last) loop
+                  if not Needs_Escape (C) then
+                     Out_Last := Out_Last + 1;
+                     Data (Out_Last) := C;
+                  else
+                     declare
+                        Short : constant Character := Short_Escape (C);
+                     begin
+                        Data (Out_Last + 1) := '\';
+                        if Short /= C or else C in '"' | '\' then
+                           Data (Out_Last + 2) := Short;
+                           Out_Last := Out_Last + 2;
+                        else
+                           Data (Out_Last + 2 .. Out_Last + 6) :=
+                             "u00" & Hex (Character'Pos (C) / 16 + 1)
+                             & Hex (Character'Pos (C) mod 16 + 1);
+                           Out_Last := Out_Last + 6;
+                        end if;
+                     end;
                   end if;
-                  exit when Run_End > Chunk_Last;
-                  declare
-                     C     : constant Character := Value (Run_End);
-                     Short : constant Character := Short_Escape (C);
-                  begin
-                     Data (Out_Last + 1) := '\';
-                     if Short /= C or else C in '"' | '\' then
-                        Data (Out_Last + 2) := Short;
-                        Out_Last := Out_Last + 2;
-                     else
-                        Data (Out_Last + 2 .. Out_Last + 6) :=
-                          "u00" & Hex (Character'Pos (C) / 16 + 1)
-                          & Hex (Character'Pos (C) mod 16 + 1);
-                        Out_Last := Out_Last + 6;
-                     end if;
-                  end;
-                  Index := Run_End + 1;
                end loop;
                Self.Last := Out_Last;
             end;
@@ -239,6 +233,12 @@ package body Json_Text is
          Put (Self, Other.Data (1 .. Other.Last));
       end if;
    end Raw_Document;
+
+   procedure Members (Self : in out Builder; Json : String) is
+   begin
+      Before_Value (Self);
+      Put (Self, Json);
+   end Members;
 
    procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
       --  Digits are produced from the least significant one, into the end

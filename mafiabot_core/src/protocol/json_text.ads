@@ -43,6 +43,10 @@ package Json_Text is
    --  A value that is already JSON text (an id echoed as it was sent)
    procedure Raw_Document (Self : in out Builder; Other : Builder);
    --  The document Other holds, as a value
+   procedure Members (Self : in out Builder; Json : String);
+   --  Members already written as JSON text ("a":1,"b":2), appended to the
+   --  enclosing object
+   --  The document Other holds, as a value
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);

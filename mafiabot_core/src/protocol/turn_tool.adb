@@ -3,7 +3,7 @@ with Organs.Deck;
 
 package body Turn_Tool is
 
-   use GNATCOLL.JSON;
+   use Json_Reader;
    use type Organs.Intent_Kind;
 
    Key_Parts : constant array (1 .. 3) of access constant String :=
@@ -96,55 +96,59 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Definition;
 
-   function Check_Arguments (Arguments : JSON_Value) return Turn_Request is
+   function Check_Arguments
+     (Message   : Json_Reader.Document;
+      Line      : String;
+      Arguments : Json_Reader.Node_Id) return Turn_Request
+   is
       Request : Turn_Request;
 
       function Refuse (Problem : String) return Turn_Request is
         ((Valid => False, Problem => To_Unbounded_String (Problem),
           others => <>));
 
-      Unknown : Unbounded_String;
-
-      procedure Note_Unknown (Field : UTF8_String; Value : JSON_Value) is
-         pragma Unreferenced (Value);
-      begin
-         if Length (Unknown) = 0
-           and then Field /= "input"
-           and then (for all Part of Key_Parts => Field /= Part.all)
-         then
-            Unknown := To_Unbounded_String (Field);
-         end if;
-      end Note_Unknown;
-
+      --  Why Field is not a usable string, or "" with its value in Target.
       function Text_Of (Field : String; Target : out Unbounded_String)
         return String
       is
+         Value : constant Node_Id :=
+           (if Arguments = No_Node then No_Node
+            else Member (Message, Line, Arguments, Field));
       begin
          Target := Null_Unbounded_String;
-         if not Arguments.Has_Field (Field) then
+         if Value = No_Node then
             return "invalid argument '" & Field & "': missing (a string is"
               & " required)";
+         elsif Kind (Message, Value) /= String_Value then
+            return "invalid argument '" & Field & "': expected a string";
          end if;
-         declare
-            Value : constant JSON_Value := Arguments.Get (Field);
-         begin
-            if Value.Kind /= JSON_String_Type then
-               return "invalid argument '" & Field & "': expected a string";
-            end if;
-            Target := Value.Get;
-            return "";
-         end;
+         Target := To_Unbounded_String (Text (Message, Line, Value));
+         return "";
       end Text_Of;
    begin
-      if Arguments.Kind /= JSON_Object_Type then
-         return Refuse ("invalid arguments: expected an object with input,"
-                        & " uid, channel and server");
-      end if;
-      Map_JSON_Object (Arguments, Note_Unknown'Access);
-      if Length (Unknown) > 0 then
-         return Refuse ("invalid argument '" & To_String (Unknown)
-                        & "': unknown (the tool takes input, uid, channel"
-                        & " and server)");
+      if Arguments /= No_Node then
+         if Kind (Message, Arguments) /= Object_Value then
+            return Refuse ("invalid arguments: expected an object with input,"
+                           & " uid, channel and server");
+         end if;
+         declare
+            Item : Node_Id := First_Child (Message, Arguments);
+         begin
+            while Item /= No_Node loop
+               declare
+                  Field : constant String := Key (Message, Line, Item);
+               begin
+                  if Field /= "input"
+                    and then (for all Part of Key_Parts => Field /= Part.all)
+                  then
+                     return Refuse
+                       ("invalid argument '" & Field & "': unknown (the tool"
+                        & " takes input, uid, channel and server)");
+                  end if;
+               end;
+               Item := Next_Sibling (Message, Item);
+            end loop;
+         end;
       end if;
       declare
          Problem : constant String := Text_Of ("input", Request.Input);
@@ -197,6 +201,28 @@ package body Turn_Tool is
       Json.Bool_Field ("isError", True);
    end Write_Refusal;
 
+   type Text_Access is access constant String;
+
+   --  The members every trace gives a step whatever happens, written once
+   --  at elaboration: "index":N,"name":"...","organ":"..."
+   function Head_Of (Step : Cycle_Order.Step_Index) return Text_Access is
+      Json : Json_Text.Builder;
+   begin
+      Json.Start_Object;
+      Json.Int_Field ("index", Long_Long_Integer (Step));
+      Json.Text_Field ("name", Cycle_Order.Name (Step));
+      Json.Text_Field ("organ", Cycle_Order.Organ (Step));
+      Json.End_Object;
+      declare
+         Members : constant String := Json.Image;
+      begin
+         return new String'(Members (Members'First + 1 .. Members'Last - 1));
+      end;
+   end Head_Of;
+
+   Step_Head : constant array (Cycle_Order.Step_Index) of Text_Access :=
+     [for Step in Cycle_Order.Step_Index => Head_Of (Step)];
+
    procedure Write_Structured
      (Json     : in out Json_Text.Builder;
       Request  : Turn_Request;
@@ -221,14 +247,12 @@ package body Turn_Tool is
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
          Json.Start_Object;
-         Json.Int_Field ("index", Long_Long_Integer (Step));
-         Json.Text_Field ("name", Cycle_Order.Name (Step));
-         Json.Text_Field ("organ", Cycle_Order.Organ (Step));
+         Json.Members (Step_Head (Step).all);
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Text_Field ("status", "ran");
+            Json.Members ("""status"":""ran""");
             Json.Text_Field ("detail", To_String (Trace.Steps (Step).Detail));
          else
-            Json.Text_Field ("status", "skipped");
+            Json.Members ("""status"":""skipped""");
          end if;
          Json.End_Object;
       end loop;

@@ -5,7 +5,7 @@
 --  other.
 
 with Ada.Strings.Unbounded;
-with GNATCOLL.JSON;
+with Json_Reader;
 with Json_Text;
 with Organs;
 with Organs.Identity;
@@ -32,10 +32,14 @@ package Turn_Tool is
       Server  : Unbounded_String;
    end record;
 
-   function Check_Arguments (Arguments : GNATCOLL.JSON.JSON_Value)
-     return Turn_Request;
+   function Check_Arguments
+     (Message   : Json_Reader.Document;
+      Line      : String;
+      Arguments : Json_Reader.Node_Id) return Turn_Request
+   with Pre => Json_Reader.Is_Line_Of (Message, Line);
    --  Exactly the strings input, uid, channel and server; key parts
-   --  non-empty, at most 256 bytes, free of control characters
+   --  non-empty, at most 256 bytes, free of control characters.  Absent
+   --  arguments (No_Node) read as an empty object.
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem

@@ -1,5 +1,6 @@
 with Energy_Gate_Tests;
 with Input_Guard_Tests;
+with Json_Reader_Tests;
 with Json_Text_Tests;
 
 package body Body_Suites is
@@ -9,12 +10,14 @@ package body Body_Suites is
    Guard_Cases : aliased Input_Guard_Tests.Test;
    Gate_Cases  : aliased Energy_Gate_Tests.Test;
    Json_Cases  : aliased Json_Text_Tests.Test;
+   Reader_Cases : aliased Json_Reader_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
       Suite.Add_Test (Guard_Cases'Access);
       Suite.Add_Test (Gate_Cases'Access);
       Suite.Add_Test (Json_Cases'Access);
+      Suite.Add_Test (Reader_Cases'Access);
       return Suite'Access;
    end All_Tests;
 

@@ -1,6 +1,5 @@
 with AUnit.Assertions;
 with Json_Text;
-with Raw_Json;
 
 package body Json_Text_Tests is
 
@@ -47,31 +46,12 @@ package body Json_Text_Tests is
               "compact, commas only between items: " & Json.Image);
    end Test_Builder;
 
-   procedure Test_Raw_Members (T : in out AUnit.Test_Cases.Test_Case'Class) is
-      pragma Unreferenced (T);
-
-      function Id_Of (Document : String) return String is
-         Found : constant Raw_Json.Span := Raw_Json.Member_Value (Document, "id");
-      begin
-         return Document (Found.First .. Found.Last);
-      end Id_Of;
-   begin
-      Assert (Id_Of ("{""jsonrpc"":""2.0"",""id"":12345678901234567890}") = "12345678901234567890",
-              "a large integer id is kept as written");
-      Assert (Id_Of ("{""id"" : ""a,}b"" , ""x"":1}") = """a,}b""", "a string id with separators inside");
-      Assert (Id_Of ("{""params"":{""id"":7},""id"":0}") = "0", "a nested id is not the message's");
-      Assert (Id_Of ("{""id"":1,""id"":2}") = "2", "the last duplicate wins, as in the parser");
-      Assert (Id_Of ("{""\u0069d"":-1.5e3}") = "-1.5e3", "an escaped key names the same member");
-      Assert (Id_Of ("{""method"":""ping""}") = "", "no id, no span");
-   end Test_Raw_Members;
-
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Quoting'Access, "strings are quoted as JSON requires");
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
-      Register_Routine (T, Test_Raw_Members'Access, "raw members are found byte for byte");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

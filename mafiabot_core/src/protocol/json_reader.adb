@@ -1,0 +1,498 @@
+with Ada.Unchecked_Deallocation;
+with Interfaces;
+
+package body Json_Reader is
+
+   use type Interfaces.Unsigned_32;
+
+   Initial_Nodes : constant := 256;
+
+   procedure Free is new Ada.Unchecked_Deallocation
+     (Node_Array, Node_Array_Access);
+
+   overriding procedure Finalize (Self : in out Document) is
+   begin
+      Free (Self.Nodes);
+   end Finalize;
+
+   function Is_Line_Of (Self : Document; Line : String) return Boolean is
+     (Line'First = Self.Line_First and then Line'Last = Self.Line_Last);
+
+   function Is_Valid (Self : Document) return Boolean is (Self.Valid);
+
+   function Error_Message (Self : Document) return String is
+     (Self.Error_Text (1 .. Self.Error_Last));
+
+   function Error_Column (Self : Document) return Positive is
+     (Self.Error_Col);
+
+   function Root (Self : Document) return Node_Id is (1);
+
+   function Kind (Self : Document; Node : Node_Id) return Value_Kind is
+     (Self.Nodes (Node).Kind);
+
+   function First_Child (Self : Document; Node : Node_Id) return Node_Id is
+     (Self.Nodes (Node).First_Child);
+
+   function Next_Sibling (Self : Document; Node : Node_Id) return Node_Id is
+     (Self.Nodes (Node).Next_Sibling);
+
+   function Raw (Self : Document; Line : String; Node : Node_Id) return String
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Kind = String_Value then
+         --  The quotes belong to the text as sent
+         return Line (Found.First - 1 .. Found.Last + 1);
+      end if;
+      return Line (Found.First .. Found.Last);
+   end Raw;
+
+   ---------------------------------------------------------------------
+   --  Decoding
+
+   function Hex_Digit (C : Character) return Interfaces.Unsigned_32 is
+     (case C is
+         when '0' .. '9' => Character'Pos (C) - Character'Pos ('0'),
+         when 'a' .. 'f' => Character'Pos (C) - Character'Pos ('a') + 10,
+         when 'A' .. 'F' => Character'Pos (C) - Character'Pos ('A') + 10,
+         when others => 0);
+
+   function Unit_At (Line : String; At_Byte : Positive)
+     return Interfaces.Unsigned_32 is
+     (Hex_Digit (Line (At_Byte)) * 4096 + Hex_Digit (Line (At_Byte + 1)) * 256
+      + Hex_Digit (Line (At_Byte + 2)) * 16 + Hex_Digit (Line (At_Byte + 3)));
+
+   --  The text of Line (First .. Last), a string literal's inside, with its
+   --  escapes decoded.  Decoding never lengthens a text, so the result fits
+   --  in a buffer of the literal's size.
+   function Decoded (Line : String; First : Positive; Last : Natural)
+     return String
+   is
+      Result : String (1 .. Natural'Max (0, Last - First + 1));
+      Length : Natural := 0;
+      Index  : Positive := First;
+
+      procedure Put (Code : Interfaces.Unsigned_32) is
+         function Byte (Value : Interfaces.Unsigned_32) return Character is
+           (Character'Val (Natural (Value)));
+      begin
+         if Code < 16#80# then
+            Result (Length + 1) := Byte (Code);
+            Length := Length + 1;
+         elsif Code < 16#800# then
+            Result (Length + 1) := Byte (16#C0# or Interfaces.Shift_Right (Code, 6));
+            Result (Length + 2) := Byte (16#80# or (Code and 16#3F#));
+            Length := Length + 2;
+         elsif Code < 16#1_0000# then
+            Result (Length + 1) := Byte (16#E0# or Interfaces.Shift_Right (Code, 12));
+            Result (Length + 2) :=
+              Byte (16#80# or (Interfaces.Shift_Right (Code, 6) and 16#3F#));
+            Result (Length + 3) := Byte (16#80# or (Code and 16#3F#));
+            Length := Length + 3;
+         else
+            Result (Length + 1) := Byte (16#F0# or Interfaces.Shift_Right (Code, 18));
+            Result (Length + 2) :=
+              Byte (16#80# or (Interfaces.Shift_Right (Code, 12) and 16#3F#));
+            Result (Length + 3) :=
+              Byte (16#80# or (Interfaces.Shift_Right (Code, 6) and 16#3F#));
+            Result (Length + 4) := Byte (16#80# or (Code and 16#3F#));
+            Length := Length + 4;
+         end if;
+      end Put;
+   begin
+      while Index <= Last loop
+         if Line (Index) /= '\' then
+            Length := Length + 1;
+            Result (Length) := Line (Index);
+            Index := Index + 1;
+         else
+            case Line (Index + 1) is
+               when 'u' =>
+                  declare
+                     Unit : constant Interfaces.Unsigned_32 :=
+                       Unit_At (Line, Index + 2);
+                  begin
+                     if Unit in 16#D800# .. 16#DBFF# then
+                        --  The guard saw to it that a low half follows.
+                        Put (16#1_0000#
+                             + Interfaces.Shift_Left (Unit - 16#D800#, 10)
+                             + (Unit_At (Line, Index + 8) - 16#DC00#));
+                        Index := Index + 12;
+                     else
+                        Put (Unit);
+                        Index := Index + 6;
+                     end if;
+                  end;
+               when others =>
+                  Length := Length + 1;
+                  Result (Length) :=
+                    (case Line (Index + 1) is
+                        when 'n' => ASCII.LF,
+                        when 'r' => ASCII.CR,
+                        when 't' => ASCII.HT,
+                        when 'b' => ASCII.BS,
+                        when 'f' => ASCII.FF,
+                        when others => Line (Index + 1));
+                  Index := Index + 2;
+            end case;
+         end if;
+      end loop;
+      return Result (1 .. Length);
+   end Decoded;
+
+   function Text (Self : Document; Line : String; Node : Node_Id)
+     return String
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Has_Escapes then
+         return Decoded (Line, Found.First, Found.Last);
+      end if;
+      return Line (Found.First .. Found.Last);
+   end Text;
+
+   function Text_Equals
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Has_Escapes then
+         return Decoded (Line, Found.First, Found.Last) = Value;
+      end if;
+      return Line (Found.First .. Found.Last) = Value;
+   end Text_Equals;
+
+   function Key (Self : Document; Line : String; Node : Node_Id)
+     return String
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Key_Escaped then
+         return Decoded (Line, Found.Key_First, Found.Key_Last);
+      end if;
+      return Line (Found.Key_First .. Found.Key_Last);
+   end Key;
+
+   function Member
+     (Self : Document; Line : String; Object : Node_Id; Name : String)
+      return Node_Id
+   is
+      Found : Node_Id := No_Node;
+      Child : Node_Id := Self.Nodes (Object).First_Child;
+   begin
+      while Child /= No_Node loop
+         declare
+            Item : Json_Reader.Node renames Self.Nodes (Child);
+         begin
+            if (if Item.Key_Escaped
+                then Decoded (Line, Item.Key_First, Item.Key_Last) = Name
+                else Line (Item.Key_First .. Item.Key_Last) = Name)
+            then
+               Found := Child;
+            end if;
+            Child := Item.Next_Sibling;
+         end;
+      end loop;
+      return Found;
+   end Member;
+
+   ---------------------------------------------------------------------
+   --  Parsing
+
+   type Expectation is
+     (Value, Value_Or_Close, Key, Key_Or_Close, Colon, Comma_Or_Close, Done);
+   --  What may come next: the grammar of RFC 8259 as a state machine, with
+   --  the open containers kept as a chain of parent links
+
+   procedure Parse (Self : in out Document; Line : String) is
+      Position   : Natural := Line'First;
+      State      : Expectation := Value;
+      Open       : Node_Id := No_Node;
+      --  The innermost container not yet closed
+      Key_First  : Positive := 1;
+      Key_Last   : Natural := 0;
+      Key_Escape : Boolean := False;
+
+      Parse_Error : exception;
+
+      procedure Fail (Message : String; At_Byte : Natural) is
+         Kept : constant Natural :=
+           Natural'Min (Message'Length, Self.Error_Text'Length);
+      begin
+         Self.Error_Text (1 .. Kept) :=
+           Message (Message'First .. Message'First + Kept - 1);
+         Self.Error_Last := Kept;
+         Self.Error_Col := Natural'Max (1, At_Byte - Line'First + 1);
+         raise Parse_Error;
+      end Fail;
+
+      function New_Node (Kind : Value_Kind; First : Positive; Last : Natural)
+        return Node_Id
+      is
+         Made : Node_Id;
+      begin
+         if Self.Nodes = null then
+            Self.Nodes := new Node_Array (1 .. Initial_Nodes);
+         elsif Self.Count = Self.Nodes'Last then
+            declare
+               Grown : constant Node_Array_Access :=
+                 new Node_Array (1 .. 2 * Self.Nodes'Last);
+            begin
+               Grown (1 .. Self.Count) := Self.Nodes (1 .. Self.Count);
+               Free (Self.Nodes);
+               Self.Nodes := Grown;
+            end;
+         end if;
+         Self.Count := Self.Count + 1;
+         Made := Self.Count;
+         Self.Nodes (Made) :=
+           (Kind => Kind, First => First, Last => Last, Parent => Open,
+            others => <>);
+         if Open /= No_Node then
+            declare
+               Container : Node renames Self.Nodes (Open);
+            begin
+               if Container.Kind = Object_Value then
+                  Self.Nodes (Made).Key_First := Key_First;
+                  Self.Nodes (Made).Key_Last := Key_Last;
+                  Self.Nodes (Made).Key_Escaped := Key_Escape;
+               end if;
+               if Container.Last_Child = No_Node then
+                  Container.First_Child := Made;
+               else
+                  Self.Nodes (Container.Last_Child).Next_Sibling := Made;
+               end if;
+               Container.Last_Child := Made;
+            end;
+         end if;
+         return Made;
+      end New_Node;
+
+      procedure Add_Leaf
+        (Kind    : Value_Kind;
+         First   : Positive;
+         Last    : Natural;
+         Escapes : Boolean := False)
+      is
+         Made : constant Node_Id := New_Node (Kind, First, Last);
+      begin
+         Self.Nodes (Made).Has_Escapes := Escapes;
+      end Add_Leaf;
+
+      procedure After_Value is
+      begin
+         State := (if Open = No_Node then Done else Comma_Or_Close);
+      end After_Value;
+
+      --  Position is on an opening quote: leave it past the closing one,
+      --  with the inside's bounds and whether it holds escapes.
+      procedure Scan_String
+        (First : out Positive; Last : out Natural; Escapes : out Boolean)
+      is
+         Index : Natural := Position + 1;
+      begin
+         Escapes := False;
+         loop
+            if Index > Line'Last then
+               Fail ("unterminated string", Position);
+            end if;
+            case Line (Index) is
+               when '"' =>
+                  exit;
+               when '\' =>
+                  Escapes := True;
+                  if Index = Line'Last then
+                     Fail ("unterminated string", Position);
+                  end if;
+                  case Line (Index + 1) is
+                     when '"' | '\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' =>
+                        Index := Index + 2;
+                     when 'u' =>
+                        if Line'Last - Index < 5
+                          or else (for some K in Index + 2 .. Index + 5 =>
+                                     Line (K) not in '0' .. '9' | 'a' .. 'f'
+                                                     | 'A' .. 'F')
+                        then
+                           Fail ("invalid \u escape", Index);
+                        end if;
+                        Index := Index + 6;
+                     when others =>
+                        Fail ("invalid escape in string", Index);
+                  end case;
+               when ASCII.NUL .. ASCII.US =>
+                  Fail ("control character in string", Index);
+               when others =>
+                  Index := Index + 1;
+            end case;
+         end loop;
+         First := Position + 1;
+         Last := Index - 1;
+         Position := Index + 1;
+      end Scan_String;
+
+      function Digits_From (Index : Positive) return Natural is
+         Past : Natural := Index;
+      begin
+         while Past <= Line'Last and then Line (Past) in '0' .. '9' loop
+            Past := Past + 1;
+         end loop;
+         return Past - Index;
+      end Digits_From;
+
+      --  -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+      procedure Scan_Number is
+         Start : constant Positive := Position;
+         Index : Natural := Position;
+         Count : Natural;
+      begin
+         if Line (Index) = '-' then
+            Index := Index + 1;
+         end if;
+         Count := (if Index <= Line'Last then Digits_From (Index) else 0);
+         if Count = 0 or else (Count > 1 and then Line (Index) = '0') then
+            Fail ("invalid number", Start);
+         end if;
+         Index := Index + Count;
+         if Index <= Line'Last and then Line (Index) = '.' then
+            Count := (if Index < Line'Last then Digits_From (Index + 1) else 0);
+            if Count = 0 then
+               Fail ("invalid number: digits must follow '.'", Start);
+            end if;
+            Index := Index + 1 + Count;
+         end if;
+         if Index <= Line'Last and then Line (Index) in 'e' | 'E' then
+            Index := Index + 1;
+            if Index <= Line'Last and then Line (Index) in '+' | '-' then
+               Index := Index + 1;
+            end if;
+            Count := (if Index <= Line'Last then Digits_From (Index) else 0);
+            if Count = 0 then
+               Fail ("invalid number: digits must follow the exponent", Start);
+            end if;
+            Index := Index + Count;
+         end if;
+         Add_Leaf (Number_Value, Start, Index - 1);
+         Position := Index;
+      end Scan_Number;
+
+      procedure Scan_Literal (Word : String; Kind : Value_Kind) is
+      begin
+         if Line'Last - Position + 1 < Word'Length
+           or else Line (Position .. Position + Word'Length - 1) /= Word
+         then
+            Fail ("invalid literal (true, false or null expected)", Position);
+         end if;
+         Add_Leaf (Kind, Position, Position + Word'Length - 1);
+         Position := Position + Word'Length;
+      end Scan_Literal;
+
+      procedure Close_Container is
+      begin
+         Self.Nodes (Open).Last := Position;
+         Open := Self.Nodes (Open).Parent;
+         Position := Position + 1;
+         After_Value;
+      end Close_Container;
+
+      procedure Scan_Value is
+         C : constant Character := Line (Position);
+      begin
+         case C is
+            when '{' | '[' =>
+               Open := New_Node
+                 ((if C = '{' then Object_Value else Array_Value),
+                  Position, Position);
+               Position := Position + 1;
+               State := (if C = '{' then Key_Or_Close else Value_Or_Close);
+               return;
+            when '"' =>
+               declare
+                  First   : Positive;
+                  Last    : Natural;
+                  Escapes : Boolean;
+               begin
+                  Scan_String (First, Last, Escapes);
+                  Add_Leaf (String_Value, First, Last, Escapes);
+               end;
+            when '-' | '0' .. '9' =>
+               Scan_Number;
+            when 't' =>
+               Scan_Literal ("true", True_Value);
+            when 'f' =>
+               Scan_Literal ("false", False_Value);
+            when 'n' =>
+               Scan_Literal ("null", Null_Value);
+            when others =>
+               Fail ("unexpected character where a value should be", Position);
+         end case;
+         After_Value;
+      end Scan_Value;
+
+   begin
+      Self.Count := 0;
+      Self.Valid := False;
+      Self.Line_First := Line'First;
+      Self.Line_Last := Line'Last;
+      loop
+         while Position <= Line'Last
+           and then Line (Position) in ' ' | ASCII.HT | ASCII.LF | ASCII.CR
+         loop
+            Position := Position + 1;
+         end loop;
+         if Position > Line'Last then
+            if State /= Done then
+               Fail ("unexpected end of input", Line'Last + 1);
+            end if;
+            exit;
+         end if;
+
+         case State is
+            when Done =>
+               Fail ("additional data after the JSON value", Position);
+            when Value | Value_Or_Close =>
+               if State = Value_Or_Close and then Line (Position) = ']' then
+                  Close_Container;
+               else
+                  Scan_Value;
+               end if;
+            when Key | Key_Or_Close =>
+               if State = Key_Or_Close and then Line (Position) = '}' then
+                  Close_Container;
+               elsif Line (Position) = '"' then
+                  Scan_String (Key_First, Key_Last, Key_Escape);
+                  State := Colon;
+               else
+                  Fail ("expected a member name in quotes", Position);
+               end if;
+            when Colon =>
+               if Line (Position) /= ':' then
+                  Fail ("expected ':' after a member name", Position);
+               end if;
+               Position := Position + 1;
+               State := Value;
+            when Comma_Or_Close =>
+               declare
+                  In_Object : constant Boolean :=
+                    Self.Nodes (Open).Kind = Object_Value;
+               begin
+                  if Line (Position) = ',' then
+                     Position := Position + 1;
+                     State := (if In_Object then Key else Value);
+                  elsif Line (Position) = (if In_Object then '}' else ']') then
+                     Close_Container;
+                  else
+                     Fail ((if In_Object then "expected ',' or '}'"
+                            else "expected ',' or ']'"), Position);
+                  end if;
+               end;
+         end case;
+      end loop;
+      Self.Valid := True;
+   exception
+      when Parse_Error =>
+         Self.Valid := False;
+   end Parse;
+
+end Json_Reader;

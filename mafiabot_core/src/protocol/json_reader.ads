@@ -1,0 +1,118 @@
+--  A strict RFC 8259 JSON reader for protocol lines, built for the hot path:
+--  one pass, no recursion, no allocation per value.  A Document records
+--  each value as a node (kind, span in the line, links to its first child
+--  and next sibling) in one array that is reused from line to line; strings
+--  are decoded only when asked for, and any value can be read back as the
+--  exact text it was sent as (request ids are echoed byte for byte).
+--
+--  Lines reach the reader only after Input_Guard has found them clean
+--  (valid UTF-8, no raw control bytes or lone surrogate escapes in strings,
+--  bounded depth and element count), so decoding never produces invalid
+--  UTF-8.  GNATCOLL.JSON stays the reference: the tests hold this reader to
+--  it (what this reader accepts, GNATCOLL.JSON accepts with equal values).
+
+private with Ada.Finalization;
+
+package Json_Reader is
+
+   type Value_Kind is
+     (Null_Value, True_Value, False_Value, Number_Value, String_Value,
+      Array_Value, Object_Value);
+
+   type Node_Id is new Natural;
+   No_Node : constant Node_Id := 0;
+
+   type Document is tagged limited private;
+
+   procedure Parse (Self : in out Document; Line : String);
+   --  Read Line as one JSON text (whitespace around it allowed).  Afterwards
+   --  either Is_Valid, or Error_Message and Error_Column say why not.  Nodes
+   --  refer into Line by position: the functions that read text back take
+   --  the same Line again.
+
+   function Is_Line_Of (Self : Document; Line : String) return Boolean;
+   --  Whether Line has the bounds of the line last parsed
+
+   function Is_Valid (Self : Document) return Boolean;
+   function Error_Message (Self : Document) return String
+   with Pre => not Is_Valid (Self);
+   function Error_Column (Self : Document) return Positive
+   with Pre => not Is_Valid (Self);
+   --  Counted in bytes from 1 at the line's start
+
+   function Root (Self : Document) return Node_Id
+   with Pre => Is_Valid (Self);
+
+   function Kind (Self : Document; Node : Node_Id) return Value_Kind
+   with Pre => Node /= No_Node;
+
+   function Member
+     (Self : Document; Line : String; Object : Node_Id; Name : String)
+      return Node_Id
+   with Pre => Is_Line_Of (Self, Line)
+               and then Kind (Self, Object) = Object_Value;
+   --  The value of Object's member Name, No_Node if it has none; of
+   --  duplicate members the last wins, as in GNATCOLL.JSON
+
+   function First_Child (Self : Document; Node : Node_Id) return Node_Id
+   with Pre => Kind (Self, Node) in Array_Value | Object_Value;
+   function Next_Sibling (Self : Document; Node : Node_Id) return Node_Id;
+   --  Iteration over an array's elements or an object's member values
+
+   function Key (Self : Document; Line : String; Node : Node_Id)
+     return String
+   with Pre => Is_Line_Of (Self, Line);
+   --  The decoded member name of a member value
+
+   function Text (Self : Document; Line : String; Node : Node_Id)
+     return String
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  The decoded string, as UTF-8
+
+   function Text_Equals
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  Whether the decoded string is Value, without building it
+
+   function Raw (Self : Document; Line : String; Node : Node_Id) return String
+   with Pre => Is_Line_Of (Self, Line);
+   --  The value exactly as it stands in the line
+
+private
+
+   type Node is record
+      Kind         : Value_Kind := Null_Value;
+      First        : Positive := 1;
+      Last         : Natural := 0;
+      --  The value's text; for strings, what lies between the quotes
+      Key_First    : Positive := 1;
+      Key_Last     : Natural := 0;
+      --  For an object member, its name between the quotes
+      Has_Escapes  : Boolean := False;
+      Key_Escaped  : Boolean := False;
+      --  Whether the text or the key needs decoding
+      Parent       : Node_Id := No_Node;
+      First_Child  : Node_Id := No_Node;
+      Last_Child   : Node_Id := No_Node;
+      Next_Sibling : Node_Id := No_Node;
+   end record;
+
+   type Node_Array is array (Node_Id range <>) of Node;
+   type Node_Array_Access is access Node_Array;
+
+   type Document is new Ada.Finalization.Limited_Controlled with record
+      Nodes       : Node_Array_Access;
+      Count       : Node_Id := 0;
+      Line_First  : Positive := 1;
+      Line_Last   : Natural := 0;
+      --  Bounds of the line last parsed
+      Valid       : Boolean := False;
+      Error_Text  : String (1 .. 80) := [others => ' '];
+      Error_Last  : Natural := 0;
+      Error_Col   : Positive := 1;
+   end record;
+
+   overriding procedure Finalize (Self : in out Document);
+
+end Json_Reader;

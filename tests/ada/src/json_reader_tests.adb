@@ -1,0 +1,124 @@
+with AUnit.Assertions;
+with GNATCOLL.JSON;
+with Json_Reader;
+
+package body Json_Reader_Tests is
+
+   use AUnit.Assertions;
+   use Json_Reader;
+
+   --  The reader must accept exactly what RFC 8259 accepts, and agree with
+   --  GNATCOLL.JSON (the reference the design names) on every value.
+
+   Valid_Lines : constant array (Positive range <>) of access constant String :=
+     [new String'("{""jsonrpc"":""2.0"",""id"":1,""method"":""ping""}"),
+      new String'("  [1, -0, 0.5, -12.5e+3, 1E2, true, false, null, ""x""]  "),
+      new String'("{""a"":{""b"":[[],{}]},""c"":""\u00e9\ud83d\ude00\n\t\""\\\/""}"),
+      new String'("""just a string"""),
+      new String'("12345678901234567890"),
+      new String'("{""id"":1,""id"":2}"),
+      new String'("{""\u0069d"":7}"),
+      new String'("[" & [1 .. 60 => '['] & [1 .. 60 => ']'] & "]")];
+
+   Invalid_Lines : constant array (Positive range <>) of access constant String :=
+     [new String'("{not json"), new String'("[1,]"), new String'("{""a"":1,}"),
+      new String'("[01]"), new String'("[1.]"), new String'("[.5]"), new String'("[1e]"),
+      new String'("[+1]"), new String'("[tru]"), new String'("[nul]"), new String'("""\x"""),
+      new String'("""\u12g4"""), new String'("{""a"" 1}"), new String'("{1:2}"),
+      new String'("[1 2]"), new String'("{} {}"), new String'(""), new String'("   "),
+      new String'("[""unterminated]"), new String'("{""a"":}"), new String'("]"),
+      new String'("[1]]"), new String'("{""a"":1"), new String'("[-]"), new String'("-01")];
+
+   procedure Test_Valid_Lines_Parse (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Reader : Document;
+   begin
+      for Line of Valid_Lines loop
+         Reader.Parse (Line.all);
+         Assert (Reader.Is_Valid, "should parse: " & Line.all
+                 & (if Reader.Is_Valid then "" else " (" & Reader.Error_Message & ")"));
+         Assert (GNATCOLL.JSON.Read (Line.all).Success, "GNATCOLL.JSON parses it too: " & Line.all);
+      end loop;
+   end Test_Valid_Lines_Parse;
+
+   procedure Test_Invalid_Lines_Fail (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Reader : Document;
+   begin
+      for Line of Invalid_Lines loop
+         Reader.Parse (Line.all);
+         Assert (not Reader.Is_Valid, "should be refused: '" & Line.all & "'");
+         Assert (Reader.Error_Column <= Line'Length + 1, "the column lies within the line: " & Line.all);
+         Assert (not GNATCOLL.JSON.Read (Line.all).Success, "GNATCOLL.JSON refuses it too: " & Line.all);
+      end loop;
+   end Test_Invalid_Lines_Fail;
+
+   procedure Test_Values_Read_Back (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Reader : Document;
+      Line   : constant String :=
+        " {""id"" : 12345678901234567890, ""s"":""caf\u00e9 \ud83d\ude00 \""q\""\n"", ""k"":""\u0069d"", ""id2"":-1.5e3,"
+        & " ""arr"":[1,{""x"":null}], ""dup"":1, ""dup"":""last""} ";
+      Root   : Node_Id;
+   begin
+      Reader.Parse (Line);
+      Assert (Reader.Is_Valid, "parses");
+      Root := Reader.Root;
+      Assert (Kind (Reader, Root) = Object_Value, "an object");
+      Assert (Raw (Reader, Line, Member (Reader, Line, Root, "id")) = "12345678901234567890",
+              "a large integer reads back exactly as sent");
+      Assert (Raw (Reader, Line, Member (Reader, Line, Root, "id2")) = "-1.5e3", "so does a float");
+      Assert (Text (Reader, Line, Member (Reader, Line, Root, "s"))
+              = "caf" & Character'Val (16#C3#) & Character'Val (16#A9#) & " "
+                & Character'Val (16#F0#) & Character'Val (16#9F#) & Character'Val (16#98#) & Character'Val (16#80#)
+                & " ""q""" & ASCII.LF,
+              "escapes decode to UTF-8, surrogate pairs to one character");
+      Assert (Text_Equals (Reader, Line, Member (Reader, Line, Root, "k"), "id"), "an escaped text compares decoded");
+      Assert (Text (Reader, Line, Member (Reader, Line, Root, "dup")) = "last", "the last duplicate wins");
+      Assert (Member (Reader, Line, Root, "absent") = No_Node, "an absent member is No_Node");
+      declare
+         Items : constant Node_Id := Member (Reader, Line, Root, "arr");
+         First : constant Node_Id := First_Child (Reader, Items);
+         Second : constant Node_Id := Next_Sibling (Reader, First);
+      begin
+         Assert (Raw (Reader, Line, First) = "1", "the first element");
+         Assert (Kind (Reader, Member (Reader, Line, Second, "x")) = Null_Value, "a nested member");
+         Assert (Next_Sibling (Reader, Second) = No_Node, "two elements only");
+      end;
+   end Test_Values_Read_Back;
+
+   --  The reader and GNATCOLL.JSON agree on strings read from many
+   --  documents: every string member of every valid line decodes the same.
+   procedure Test_Agrees_With_Gnatcoll (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Reader : Document;
+      Line   : constant String :=
+        "{""a"":""plain"",""b"":""\u00e9\u4e2d\ud83d\ude00"",""c"":""\""\\\/\b\f\n\r\t"",""d"":"""","
+        & """e"":""caf" & Character'Val (16#C3#) & Character'Val (16#A9#) & """}";
+      Reference : constant GNATCOLL.JSON.Read_Result := GNATCOLL.JSON.Read (Line);
+   begin
+      Reader.Parse (Line);
+      Assert (Reader.Is_Valid and then Reference.Success, "both parse");
+      for Name in Character range 'a' .. 'e' loop
+         Assert (Text (Reader, Line, Member (Reader, Line, Reader.Root, [Name]))
+                 = String'(GNATCOLL.JSON.Get (Reference.Value, [Name])),
+                 "member " & Name & " decodes as GNATCOLL.JSON decodes it");
+      end loop;
+   end Test_Agrees_With_Gnatcoll;
+
+   overriding procedure Register_Tests (T : in out Test) is
+      use AUnit.Test_Cases.Registration;
+   begin
+      Register_Routine (T, Test_Valid_Lines_Parse'Access, "RFC 8259 documents parse");
+      Register_Routine (T, Test_Invalid_Lines_Fail'Access, "malformed documents are refused with a column");
+      Register_Routine (T, Test_Values_Read_Back'Access, "values read back exactly or decoded");
+      Register_Routine (T, Test_Agrees_With_Gnatcoll'Access, "strings decode as GNATCOLL.JSON decodes them");
+   end Register_Tests;
+
+   overriding function Name (T : Test) return AUnit.Message_String is
+      pragma Unreferenced (T);
+   begin
+      return AUnit.Format ("Json_Reader");
+   end Name;
+
+end Json_Reader_Tests;
