@@ -44,26 +44,43 @@ package body Organs.Morag is
    end Shares_Word;
 
    function Recall (Self : Memory; Input : String) return String is
-      Slot : Natural;
+      Last  : Natural := Length (Self.Kept);
+      First : Natural;
    begin
       if Self.Count = 0 then
          return "";
       end if;
-      for Age in 1 .. Self.Count loop
-         Slot := (Self.Next - 1 - Age) mod Self.Depth + 1;
-         if Shares_Word (Input, To_String (Self.Kept (Slot))) then
-            return To_String (Self.Kept (Slot));
-         end if;
+      for Age in reverse 1 .. Self.Count loop
+         First := Last - Natural (Self.Sizes (Age)) + 1;
+         declare
+            Excerpt : constant String := Slice (Self.Kept, First, Last);
+         begin
+            if Shares_Word (Input, Excerpt) then
+               return Excerpt;
+            end if;
+         end;
+         Last := First - 1;
       end loop;
-      return To_String (Self.Kept ((Self.Next - 2) mod Self.Depth + 1));
+      return Slice (Self.Kept,
+                    Length (Self.Kept) - Natural (Self.Sizes (Self.Count)) + 1,
+                    Length (Self.Kept));
    end Recall;
 
    procedure Remember (Self : in out Memory; Stub : Fixture; Input : String) is
+      Kept    : constant String := Excerpt (Stub, Input);
+      Dropped : Natural := 0;
    begin
-      Self.Depth := Stub.Recall_Depth;
-      Self.Kept (Self.Next) := To_Unbounded_String (Excerpt (Stub, Input));
-      Self.Next := Self.Next mod Self.Depth + 1;
-      Self.Count := Natural'Min (Self.Count + 1, Self.Depth);
+      while Self.Count >= Stub.Recall_Depth loop
+         Dropped := Dropped + Natural (Self.Sizes (1));
+         Self.Sizes (1 .. Self.Count - 1) := Self.Sizes (2 .. Self.Count);
+         Self.Count := Self.Count - 1;
+      end loop;
+      --  Rebuilt at its exact size: Append would leave growth room in
+      --  every one of possibly 100,000 sessions.
+      Self.Kept := To_Unbounded_String
+        (Slice (Self.Kept, Dropped + 1, Length (Self.Kept)) & Kept);
+      Self.Count := Self.Count + 1;
+      Self.Sizes (Self.Count) := Excerpt_Length (Kept'Length);
    end Remember;
 
 end Organs.Morag;

@@ -21,14 +21,17 @@ package Organs.Morag is
 
 private
 
-   type Excerpts is array (Recall_Count) of Unbounded_String;
+   type Excerpt_Length is range 0 .. Excerpt_Size'Last with Size => 16;
+   type Excerpt_Lengths is array (Recall_Count) of Excerpt_Length
+   with Component_Size => 16;
 
+   --  One text holds the kept excerpts back to back, oldest first: a
+   --  session costs one string and 32 bytes of lengths, not sixteen
+   --  strings, which is what lets 100,000 sessions fit in 64 MB.
    type Memory is record
-      Kept  : Excerpts;
+      Kept  : Unbounded_String;
+      Sizes : Excerpt_Lengths := [others => 0];
       Count : Natural range 0 .. Recall_Count'Last := 0;
-      Next  : Recall_Count := 1;
-      --  Where the next excerpt goes: Kept is a ring
-      Depth : Recall_Count := 1;
    end record;
 
 end Organs.Morag;
