@@ -1,6 +1,7 @@
 with Energy_Gate_Tests;
 with Input_Guard_Tests;
 with Json_Reader_Tests;
+with Session_Table_Tests;
 with Json_Text_Tests;
 
 package body Body_Suites is
@@ -11,6 +12,7 @@ package body Body_Suites is
    Gate_Cases  : aliased Energy_Gate_Tests.Test;
    Json_Cases  : aliased Json_Text_Tests.Test;
    Reader_Cases : aliased Json_Reader_Tests.Test;
+   Table_Cases  : aliased Session_Table_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -18,6 +20,7 @@ package body Body_Suites is
       Suite.Add_Test (Gate_Cases'Access);
       Suite.Add_Test (Json_Cases'Access);
       Suite.Add_Test (Reader_Cases'Access);
+      Suite.Add_Test (Table_Cases'Access);
       return Suite'Access;
    end All_Tests;
 
