@@ -65,7 +65,8 @@ run: deps build
 
 test-ada: build
 	$(GPRBUILD) -P tests/ada/ada_tests.gpr
-	$(ADA_TESTS)
+	@# The units under test log to stderr (evictions...); keep it beside the objects.
+	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
 test-python: deps build
 	$(VENV)/bin/pytest tests/python -q
