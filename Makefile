@@ -20,7 +20,7 @@ DEMO_HOME    := .demo/hermes-home
 HERMES_VENV  := .hermes-venv
 HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv hermes build build-dynamic run test test-ada test-python clean
+.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test test-ada test-python clean
 
 all: build
 
@@ -54,6 +54,11 @@ $(HERMES_VENV)/.installed: Makefile
 build: apt
 	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr
 
+# The body without run-time contract checks (-gnata off), for the test that
+# compares its bytes with the checked body's.
+build-unchecked: apt
+	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr -XMAFIABOT_CONTRACTS=off
+
 # The body linked against Debian's shared GNAT libraries (the default build is
 # static: it starts ten times faster; see mafiabot_core.gpr).
 build-dynamic: apt
@@ -68,7 +73,7 @@ test-ada: build
 	@# The units under test log to stderr (evictions...); keep it beside the objects.
 	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
-test-python: deps build
+test-python: deps build build-unchecked
 	$(VENV)/bin/pytest tests/python -q
 
 test: test-ada test-python
