@@ -19,6 +19,8 @@ from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, Ha
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.body_commands",
+    "harness.cli.replay_commands",
+    "harness.cli.hermes_commands",
 )
 
 # Most specific first: the first matching class decides the code.

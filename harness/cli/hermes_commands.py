@@ -1,0 +1,168 @@
+"""`mount`, `unmount` and `doctor`: the body in the Hermes Agent, for an operator (docs/hermes.md).
+
+`mount` checks the body starts and answers the way Hermes will start it, then adds or updates its
+`mcp_servers` entry in the home's config.yaml (comments and key order kept, a backup made,
+nothing written when nothing changes; `--dry-run` prints the diff instead). `unmount` removes
+the entry. `doctor` runs every check and exits 0 when none failed, 1 otherwise. Errors exit as
+for every command: 2 bad input or a malformed config.yaml (left untouched), 3 no body, 4 the
+body died, 5 it timed out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.hermes_mount.config_file import BACKUP_SUFFIX
+from harness.hermes_mount.doctor import FAIL, Check, run_doctor
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_NAME, DEFAULT_TIMEOUT, DISCOVERY_KEY,
+                                        EntrySpec, discovery_timeout, tool_name)
+from harness.hermes_mount.home import HermesHome, resolve_home
+from harness.hermes_mount.mount import Plan, apply_plan, build_spec, plan_mount, plan_unmount
+from harness.hermes_mount.probe import hermes_child_env, probe_argv, probe_body
+
+SUGGESTED_DISCOVERY = 5
+# Where a doctor line's detail starts: continuation lines of a detail line up under it.
+DETAIL_COLUMN = 19
+
+
+def _home(args: argparse.Namespace) -> HermesHome:
+    return resolve_home(args.hermes_home, args.profile)
+
+
+def _profile_flag(home: HermesHome) -> str:
+    return f" --profile {home.profile}" if home.profile else ""
+
+
+def check_body_as_hermes_would(spec: EntrySpec, out: Any) -> float:
+    """Start-up seconds of the body under Hermes's environment; raises what the body did wrong."""
+    argv = probe_argv(str(spec.command), spec.args)
+    print(f"checking the body as Hermes will start it: {' '.join(argv)}", file=out, flush=True)
+    try:
+        result = probe_body(argv, hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}), run_turn=False)
+    except HarnessError:
+        print("the body does not work, so config.yaml was not changed", file=sys.stderr)
+        raise
+    print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
+          f"{', '.join(result.tool_names)}", file=out)
+    return result.startup_seconds
+
+
+def discovery_advice(plan: Plan, startup: float | None) -> str:
+    seconds, explicit = discovery_timeout(plan.doc.data)
+    source = "as set in config.yaml" if explicit else "Hermes's default"
+    measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
+    advice = (f"note: Hermes silently drops MCP servers slower to start than {DISCOVERY_KEY} "
+              f"({seconds:g} s, {source}){measured}.")
+    if seconds < SUGGESTED_DISCOVERY:
+        advice += f" On a slow or loaded machine, mount again with --discovery-timeout {SUGGESTED_DISCOVERY}."
+    return advice
+
+
+def cmd_mount(args: argparse.Namespace, out: Any) -> int:
+    home = _home(args)
+    spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record)
+    plan = plan_mount(home, spec, args.discovery_timeout)
+    startup = None if args.no_check else check_body_as_hermes_would(spec, out)
+    for note in plan.notes:
+        print(f"note: {note}", file=out)
+    if args.dry_run:
+        if plan.changed:
+            print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
+            print(plan.diff(), file=out, end="")
+        else:
+            print(f"dry run: '{args.name}' is already mounted as asked in {home.config}; nothing would change",
+                  file=out)
+        return 0
+    new_profile = home.profile is not None and not home.path.exists()
+    backup = apply_plan(plan)
+    if not plan.changed:
+        print(f"'{args.name}' is already mounted as asked in {home.config}; nothing changed", file=out)
+    else:
+        if new_profile:
+            print(f"created profile '{home.profile}' at {home.path}", file=out)
+        kept = f" (the previous file is kept as {backup.name})" if backup else " (a new file)"
+        print(f"mounted '{args.name}' in {home.config}{kept}", file=out)
+    print(f"  command: {spec.command}", file=out)
+    print(f"  args:    {' '.join(spec.args)}", file=out)
+    print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
+    print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
+    print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
+    if args.record:
+        print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
+    print(discovery_advice(plan, startup), file=out)
+    print(f"next: mafiabot-harness doctor{_profile_flag(home)}", file=out)
+    return 0
+
+
+def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
+    home = _home(args)
+    plan, removed = plan_unmount(home, args.name)
+    if not removed:
+        print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
+        return 0
+    if args.dry_run:
+        print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
+        print(plan.diff(), file=out, end="")
+        return 0
+    apply_plan(plan)
+    print(f"removed '{args.name}' from {home.config} (the previous file is kept as "
+          f"{home.config.name}{BACKUP_SUFFIX}); SOUL.md and {DISCOVERY_KEY} were left as they are", file=out)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, out: Any) -> int:
+    home = _home(args)
+    print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
+
+    def show(check: Check) -> None:
+        detail = check.detail.replace("\n", "\n" + " " * DETAIL_COLUMN)
+        print(f"  {check.status:<5} {check.name:<10} {detail}", file=out, flush=True)
+
+    run = run_doctor(home, args.name, body=args.body, hermes=args.hermes, use_hermes=not args.no_hermes,
+                     on_check=show)
+    failed = [c for c in run.checks if c.status == FAIL]
+    if failed:
+        print(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}", file=out)
+        return 1
+    print("all checks passed", file=out)
+    return 0
+
+
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `mount`, `unmount` and `doctor`."""
+    where = argparse.ArgumentParser(add_help=False)
+    group = where.add_argument_group("Hermes home")
+    group.add_argument("--hermes-home", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
+    group.add_argument("--profile", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
+    group.add_argument("--name", default=DEFAULT_NAME, help=f"the mcp_servers entry (default: {DEFAULT_NAME})")
+
+    mount = commands.add_parser("mount", parents=[where], help="add or update the body's entry in Hermes's config",
+                                description="Add or update mcp_servers.NAME in Hermes's config.yaml, keeping "
+                                            "the rest of the file (comments included) and a backup.")
+    mount.add_argument("--body", help="the body executable (default: $MAFIABOT_BODY or mafiabot_core/bin/mafiabot)")
+    mount.add_argument("--organs", help="organ fixture (default: stubs/organs/default.json)")
+    mount.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
+                       help=f"seconds Hermes waits for one turn (default {DEFAULT_TIMEOUT})")
+    mount.add_argument("--connect-timeout", type=int, default=DEFAULT_CONNECT_TIMEOUT,
+                       help=f"seconds Hermes waits to connect (default {DEFAULT_CONNECT_TIMEOUT})")
+    mount.add_argument("--discovery-timeout", type=float,
+                       help=f"also set Hermes's top-level {DISCOVERY_KEY} (its default: 1.5 s)")
+    mount.add_argument("--record", metavar="FILE",
+                       help="run the body through the recording relay: each Hermes session becomes a transcript")
+    mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
+    mount.set_defaults(handler=cmd_mount)
+
+    unmount = commands.add_parser("unmount", parents=[where], help="remove the body's entry from Hermes's config")
+    unmount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    unmount.set_defaults(handler=cmd_unmount)
+
+    doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
+                                 description="Exit 0 when no check failed, 1 otherwise.")
+    doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
+    doctor.add_argument("--hermes", help="the hermes executable (default: $MAFIABOT_HERMES, .hermes-venv, PATH)")
+    doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
+    doctor.set_defaults(handler=cmd_doctor)

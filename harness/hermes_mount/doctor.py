@@ -1,0 +1,189 @@
+"""`doctor`: every check between "the body is built" and "Hermes lists the tool", in order.
+
+Each check ends in ok, warn, fail or skip with one line saying what was seen and, when it is not
+ok, what to do. A check whose precondition failed is skipped (no handshake with a body that
+does not exist), except Hermes's own test, which runs whenever Hermes and the entry exist:
+what Hermes itself reports is the last word, and it costs seconds, not minutes.
+
+Invariants:
+- Doctor writes nothing: not the config, not SOUL.md (probes run with --no-soul), not a recording.
+- The body probed is the one the entry names (command and args, under Hermes's filtered
+  environment and the entry's env), or `--body` when given, or the built body when nothing is
+  mounted yet.
+- Checks never raise for what they check: harness errors become a failed check with the
+  error's own message. Only a config problem doctor cannot even read past is reported as a
+  failed `config` check and ends the run early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.body import body_path, default_organs
+from harness.errors import HarnessError
+from harness.hermes_mount.config_file import HermesConfigError, load_config
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
+                                        find_entry, tool_name)
+from harness.hermes_mount.hermes_cli import find_hermes, run_mcp_test
+from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_body
+
+STEP_COUNT = 23
+# Start-up above this share of mcp_discovery_timeout is a warning: Hermes drops slow servers silently.
+DISCOVERY_MARGIN = 0.5
+OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    detail: str
+
+
+@dataclass
+class DoctorRun:
+    home: HermesHome
+    name: str
+    checks: list[Check] = field(default_factory=list)
+
+    def add(self, name: str, status: str, detail: str) -> Check:
+        check = Check(name, status, detail)
+        self.checks.append(check)
+        return check
+
+    @property
+    def failed(self) -> bool:
+        return any(c.status == FAIL for c in self.checks)
+
+
+def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str | None = None,
+               use_hermes: bool = True, on_check: Callable[[Check], None] | None = None) -> DoctorRun:
+    run = DoctorRun(home, name)
+    report = (lambda c: on_check(c)) if on_check else (lambda c: None)
+
+    def add(check_name: str, status: str, detail: str) -> None:
+        report(run.add(check_name, status, detail))
+
+    try:
+        doc = load_config(home.config)
+        entry = find_entry(doc.data, name)
+        discovery, explicit = discovery_timeout(doc.data)
+    except HermesConfigError as exc:
+        add("config", FAIL, str(exc))
+        return run
+    if doc.original is None:
+        add("config", WARN, f"{home.config} does not exist: run `mafiabot-harness mount` to create it")
+    else:
+        add("config", OK, f"{home.config} parses")
+
+    command, args, env, connect_timeout = _body_under_test(entry, body, home, name, add)
+    argv = probe_argv(command, args)
+    try:
+        check_executable(argv[0])
+        add("body", OK, f"{argv[0]} is executable")
+        body_ok = True
+    except HarnessError as exc:
+        add("body", FAIL, str(exc))
+        body_ok = False
+
+    startup = None
+    if body_ok:
+        startup = _probe(argv, env, add)
+    else:
+        add("handshake", SKIP, "the body must exist first")
+
+    _check_discovery(discovery, explicit, startup, add)
+
+    if not use_hermes:
+        add("hermes", SKIP, "--no-hermes")
+    elif entry is None:
+        add("hermes", SKIP, f"nothing mounted as '{name}' for Hermes to test")
+    else:
+        _check_hermes(home, name, hermes, connect_timeout, add)
+    return run
+
+
+def _body_under_test(entry: Any, body: str | None, home: HermesHome, name: str,
+                     add: Callable[[str, str, str], None]) -> tuple[str, list[str], dict[str, str], float]:
+    if body is not None:
+        add("entry", SKIP if entry is None else OK, f"checking --body {body} instead of the mounted entry")
+        return str(Path(body).absolute()), [], {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT
+    if entry is None:
+        add("entry", FAIL, f"no mcp_servers.{name} in {home.config}: run `mafiabot-harness mount"
+                           f"{' --profile ' + home.profile if home.profile else ''}`")
+        organs = default_organs()
+        return (str(body_path().absolute()), ["--organs", str(organs)] if organs else [],
+                {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT)
+    command = str(entry.get("command", ""))
+    args = [str(a) for a in (entry.get("args") or [])]
+    env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+    add("entry", OK, f"mcp_servers.{name}: {command} {' '.join(args)}".rstrip()
+        + f" (the model sees {tool_name(name)})")
+    passed_home = env.get("HERMES_HOME")
+    if passed_home is None:
+        add("env", WARN, "the entry's env has no HERMES_HOME: Hermes filters the child's environment, so the body "
+                         "will write SOUL.md into ~/.hermes; run mount again to set it")
+    elif Path(passed_home) != home.path:
+        add("env", WARN, f"the entry passes HERMES_HOME={passed_home}, not this home {home.path}")
+    else:
+        add("env", OK, f"HERMES_HOME={passed_home} is passed to the body")
+    timeout = entry.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)
+    return command, args, env, float(timeout) if isinstance(timeout, (int, float)) else DEFAULT_CONNECT_TIMEOUT
+
+
+def _probe(argv: list[str], env: dict[str, str], add: Callable[[str, str, str], None]) -> float | None:
+    try:
+        result = probe_body(argv, hermes_child_env(env), run_turn=True)
+    except HarnessError as exc:
+        add("handshake", FAIL, f"{exc}")
+        return None
+    if TOOL not in result.tool_names:
+        add("handshake", FAIL, f"the body lists {list(result.tool_names)}, not '{TOOL}'")
+        return result.startup_seconds
+    add("handshake", OK, f"initialize answered in {result.startup_seconds * 1000:.0f} ms "
+                         f"(protocol {result.protocol_version}), tools: {', '.join(result.tool_names)}")
+    trace = result.trace or {}
+    steps = trace.get("steps", [])
+    if len(steps) != STEP_COUNT:
+        add("turn", FAIL, f"a turn came back with {len(steps)} steps, not {STEP_COUNT}")
+    else:
+        route = trace.get("route", {})
+        add("turn", OK, f"{len(steps)} steps, {trace.get('passes_run')} passes, "
+                        f"route {route.get('intent')} -> {route.get('target')}")
+    return result.startup_seconds
+
+
+def _check_discovery(discovery: float, explicit: bool, startup: float | None,
+                     add: Callable[[str, str, str], None]) -> None:
+    source = "set in config.yaml" if explicit else "Hermes's default"
+    if startup is None:
+        add("discovery", SKIP, f"{DISCOVERY_KEY} is {discovery:g} s ({source}); the start-up was not measured")
+    elif startup > discovery * DISCOVERY_MARGIN:
+        add("discovery", WARN, f"the body took {startup * 1000:.0f} ms to start, close to {DISCOVERY_KEY} = "
+                               f"{discovery:g} s ({source}); Hermes silently drops slower servers: "
+                               "run mount with --discovery-timeout 5")
+    else:
+        add("discovery", OK, f"{DISCOVERY_KEY} {discovery:g} s ({source}) > {startup * 1000:.0f} ms start-up")
+
+
+def _check_hermes(home: HermesHome, name: str, hermes: str | None, connect_timeout: float,
+                  add: Callable[[str, str, str], None]) -> None:
+    try:
+        executable = find_hermes(hermes)
+    except HarnessError as exc:
+        add("hermes", FAIL, str(exc))
+        return
+    if executable is None:
+        add("hermes", SKIP, "Hermes not found (looked at $MAFIABOT_HERMES, .hermes-venv/bin/hermes and PATH)")
+        return
+    report = run_mcp_test(executable, home, name, connect_timeout)
+    if not report.connected:
+        add("hermes", FAIL, f"`hermes mcp test {name}` could not connect: {report.problem}")
+    elif TOOL not in report.tools:
+        add("hermes", FAIL, f"`hermes mcp test {name}` connected but lists {list(report.tools)}, not '{TOOL}'")
+    else:
+        add("hermes", OK, f"`hermes mcp test {name}` connected in {report.connect_ms} ms and lists {TOOL}")

@@ -1,0 +1,165 @@
+"""The body's entry under `mcp_servers` in Hermes's config: what it holds, and how it is applied.
+
+The entry Hermes needs (tools/mcp_tool.py reads these keys):
+    mcp_servers:
+      mafiabot:
+        command: /absolute/path/to/mafiabot_core/bin/mafiabot
+        args: [--organs, /absolute/path/to/stubs/organs/default.json]
+        env: {HERMES_HOME: /absolute/path/to/the/home}
+        timeout: 60
+        connect_timeout: 30
+
+Invariants:
+- Paths are absolute: Hermes starts the body from whatever directory Hermes runs in.
+- `env` always carries HERMES_HOME: Hermes filters the child's environment down to PATH, HOME,
+  USER, LANG, ... plus the entry's `env:`, so without it the body would write SOUL.md into
+  ~/.hermes whatever home Hermes uses.
+- Applying updates an existing entry in place: keys the operator added (`enabled`, `tools`,
+  other `env` variables) and their comments stay; the keys above are set. Applying the same spec
+  twice leaves the document unchanged.
+- Structures that are not mappings where mappings belong raise HermesConfigError naming the key
+  and its line; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from harness.hermes_mount.config_file import HermesConfigError, line_of
+
+SERVERS_KEY = "mcp_servers"
+DISCOVERY_KEY = "mcp_discovery_timeout"
+# Hermes's default (tools/mcp_tool.py): a server slower than this to start is silently dropped.
+HERMES_DEFAULT_DISCOVERY = 1.5
+DEFAULT_NAME = "mafiabot"
+# A turn takes milliseconds; 60 s per call leaves room for real organs later (Hermes default 300).
+DEFAULT_TIMEOUT = 60
+# The body starts in ~10 ms; 30 s is Hermes's `mcp test` default and generous for a cold disk.
+DEFAULT_CONNECT_TIMEOUT = 30
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+TOOL = "turn"
+
+
+@dataclass(frozen=True)
+class EntrySpec:
+    name: str
+    command: Path
+    args: tuple[str, ...]
+    hermes_home: Path
+    timeout: int = DEFAULT_TIMEOUT
+    connect_timeout: int = DEFAULT_CONNECT_TIMEOUT
+
+
+def check_name(name: str) -> str:
+    if not SERVER_NAME.match(name):
+        raise HermesConfigError(f"server name {name!r}: use letters, digits, '_', '-' or '.', at most 64")
+    return name
+
+
+def tool_name(server: str) -> str:
+    """The name the model sees, as Hermes 0.18.2+ spells it."""
+    return f"mcp__{re.sub(r'[^A-Za-z0-9_]', '_', server)}__{TOOL}"
+
+
+def servers_of(data: CommentedMap, create: bool) -> CommentedMap | None:
+    servers = data.get(SERVERS_KEY)
+    if servers is None:
+        if not create:
+            return None
+        servers = CommentedMap()
+        data[SERVERS_KEY] = servers
+    if not isinstance(servers, CommentedMap):
+        raise HermesConfigError(f"'{SERVERS_KEY}'{line_of(data, SERVERS_KEY)} is not a mapping of servers "
+                                f"but a {type(servers).__name__}; fix it by hand, the file was left untouched")
+    return servers
+
+
+def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
+    servers = servers_of(data, create=False)
+    if servers is None or name not in servers:
+        return None
+    entry = servers[name]
+    if not isinstance(entry, CommentedMap):
+        raise HermesConfigError(f"'{SERVERS_KEY}.{name}'{line_of(servers, name)} is not a mapping; "
+                                "fix it by hand, the file was left untouched")
+    return entry
+
+
+def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
+    """Add or update the entry; returns notes for the operator about what was kept or changed."""
+    notes: list[str] = []
+    servers = servers_of(data, create=True)
+    assert servers is not None
+    entry = find_entry(data, spec.name)
+    if entry is None:
+        entry = CommentedMap()
+        servers[spec.name] = entry
+    _set(entry, "command", str(spec.command))
+    if list(entry.get("args") or []) != list(spec.args):
+        entry["args"] = _flow_seq(spec.args)
+    env = entry.get("env")
+    if env is None:
+        entry["env"] = _flow_map({"HERMES_HOME": str(spec.hermes_home)})
+    elif not isinstance(env, CommentedMap):
+        raise HermesConfigError(f"'{SERVERS_KEY}.{spec.name}.env'{line_of(entry, 'env')} is not a mapping; "
+                                "fix it by hand, the file was left untouched")
+    else:
+        _set(env, "HERMES_HOME", str(spec.hermes_home))
+        others = sorted(k for k in env if k != "HERMES_HOME")
+        if others:
+            notes.append(f"kept the entry's other env variables: {', '.join(others)}")
+    _set(entry, "timeout", spec.timeout)
+    _set(entry, "connect_timeout", spec.connect_timeout)
+    if entry.get("enabled") in (False, "false", "False", "no", 0):
+        entry["enabled"] = True
+        notes.append("the entry had enabled: false; it is enabled now")
+    kept = [k for k in entry if k not in ("command", "args", "env", "timeout", "connect_timeout", "enabled")]
+    if kept:
+        notes.append(f"kept the entry's own settings: {', '.join(map(str, kept))}")
+    return notes
+
+
+def remove_entry(data: CommentedMap, name: str) -> bool:
+    servers = servers_of(data, create=False)
+    if servers is None or name not in servers:
+        return False
+    del servers[name]
+    return True
+
+
+def discovery_timeout(data: CommentedMap) -> tuple[float, bool]:
+    """Hermes's mcp_discovery_timeout in seconds, and whether the file sets it."""
+    value = data.get(DISCOVERY_KEY)
+    if value is None:
+        return HERMES_DEFAULT_DISCOVERY, False
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise HermesConfigError(f"'{DISCOVERY_KEY}'{line_of(data, DISCOVERY_KEY)} is not a number of seconds")
+    return float(value), True
+
+
+def set_discovery_timeout(data: CommentedMap, seconds: float) -> None:
+    _set(data, DISCOVERY_KEY, int(seconds) if float(seconds).is_integer() else float(seconds))
+
+
+def _set(mapping: CommentedMap, key: str, value: Any) -> None:
+    # Assigning an equal value would still drop the operator's quoting style.
+    current = mapping.get(key)
+    if current != value or not isinstance(current, type(value)):
+        mapping[key] = value
+
+
+def _flow_seq(items: Any) -> CommentedSeq:
+    seq = CommentedSeq(list(items))
+    seq.fa.set_flow_style()
+    return seq
+
+
+def _flow_map(items: dict[str, Any]) -> CommentedMap:
+    mapping = CommentedMap(items)
+    mapping.fa.set_flow_style()
+    return mapping

@@ -1,0 +1,92 @@
+"""`mount` and `unmount` as plans: the config's text before and after, computed before any write.
+
+Invariants:
+- Planning never writes. A plan whose text equals the file's is "unchanged": applying it writes
+  nothing and makes no backup, so mount and unmount are idempotent.
+- The entry's paths are absolute and checked to exist when the plan is made: a plan never points
+  Hermes at a body or fixture that is not there.
+- With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
+  interpreter, and the relay runs the body: every Hermes session becomes a transcript.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.body import default_organs, find_body
+from harness.errors import ConfigError
+from harness.hermes_mount.config_file import ConfigDocument, load_config, render, write_config
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, EntrySpec, apply_entry, check_name,
+                                        discovery_timeout, remove_entry, set_discovery_timeout)
+from harness.hermes_mount.home import HermesHome
+from harness.replay.recorder import RELAY_MODULE
+
+
+@dataclass
+class Plan:
+    home: HermesHome
+    doc: ConfigDocument
+    new_text: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text != (self.doc.original or "")
+
+    def diff(self) -> str:
+        old = (self.doc.original or "").splitlines(keepends=True)
+        new = self.new_text.splitlines(keepends=True)
+        label = str(self.home.config)
+        return "".join(difflib.unified_diff(old, new, f"{label} (now)", f"{label} (after)"))
+
+
+def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
+               timeout: int = DEFAULT_TIMEOUT, connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
+               record: str | None = None) -> EntrySpec:
+    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing."""
+    check_name(name)
+    if timeout <= 0 or connect_timeout <= 0:
+        raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
+    executable = find_body(body).absolute()
+    fixture = Path(organs).absolute() if organs else default_organs()
+    if fixture is not None and not fixture.is_file():
+        raise ConfigError(f"the organ fixture {fixture} does not exist")
+    body_args = ("--organs", str(fixture)) if fixture is not None else ()
+    if record is None:
+        return EntrySpec(name, executable, body_args, home.path, timeout, connect_timeout)
+    relay_args = ("-m", RELAY_MODULE, "--out", str(Path(record).absolute()), "--title",
+                  f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *body_args)
+    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout)
+
+
+def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Plan:
+    doc = load_config(home.config)
+    notes = apply_entry(doc.data, spec)
+    if discovery is not None:
+        if discovery <= 0:
+            raise ConfigError("--discovery-timeout must be a positive number of seconds")
+        set_discovery_timeout(doc.data, discovery)
+    discovery_timeout(doc.data)  # a malformed value is reported before anything is written
+    if not doc.exact:
+        notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
+                     "review the change with --dry-run (a backup is kept either way)")
+    return Plan(home, doc, render(doc), notes)
+
+
+def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
+    """The plan, and whether there was an entry to remove."""
+    doc = load_config(home.config)
+    if doc.original is None:
+        return Plan(home, doc, ""), False
+    removed = remove_entry(doc.data, name)
+    return Plan(home, doc, render(doc) if removed else doc.original), removed
+
+
+def apply_plan(plan: Plan) -> Path | None:
+    """Write the plan if it changes anything; returns the backup's path (None: no backup made)."""
+    if not plan.changed:
+        return None
+    return write_config(plan.doc, plan.new_text)

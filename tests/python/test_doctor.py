@@ -1,0 +1,134 @@
+"""`mafiabot-harness doctor` without Hermes (test_hermes_real.py runs it with Hermes), and the
+reading of `hermes mcp test` output, which exits 0 whatever happened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.hermes_mount.hermes_cli import parse_mcp_test
+
+CONNECTED = """
+  Testing 'mafiabot'...
+  Transport: stdio → /opt/mafiabot/bin/mafiabot
+  Auth: none
+  ✓ Connected (88ms)
+  ✓ Tools discovered: 1
+
+    turn                                 Carry one user turn, scoped to its session (uid, channe...
+
+"""
+FAILED = """
+  Testing 'mafiabot'...
+  Transport: stdio → /nonexistent/mafiabot
+  Auth: none
+  ✗ Connection failed (7231ms): Connection closed
+Exception ignored in: <coroutine object MCPServerTask._wait_for_reconnect_or_shutdown at 0x7f80f2e38f20>
+Traceback (most recent call last):
+    t.cancel()
+RuntimeError: Event loop is closed
+"""
+NOT_FOUND = "  ✗ Server 'mafiabot' not found in config.\n  Available: github\n"
+
+
+def doctor(home: Path, *extra: str) -> int:
+    return main(["doctor", "--hermes-home", str(home), "--no-hermes", *extra])
+
+
+def lines_of(out: str) -> dict[str, str]:
+    """check name -> its status, from doctor's output."""
+    found = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in ("ok", "warn", "fail", "skip"):
+            found[parts[1]] = parts[0]
+    return found
+
+
+def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
+                             "turn": "ok", "discovery": "ok", "hermes": "skip"}
+    assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
+    assert not (home / "SOUL.md").exists(), "doctor must not write SOUL.md"
+
+
+def test_doctor_says_plainly_that_the_mounted_body_is_gone(body_exe, tmp_path, capsys):
+    home, moved = tmp_path / "home", tmp_path / "bin" / "mafiabot"
+    moved.parent.mkdir()
+    moved.write_bytes(body_exe.read_bytes())
+    moved.chmod(0o755)
+    assert main(["mount", "--hermes-home", str(home), "--body", str(moved)]) == 0
+    moved.unlink()
+    capsys.readouterr()
+    assert doctor(home) == 1
+    out = capsys.readouterr().out
+    assert f"fail  body       the body {moved} does not exist (build it with `make build`" in out
+    assert lines_of(out)["handshake"] == "skip"
+    assert "1 check(s) failed: body" in out
+
+
+def test_doctor_quotes_the_stderr_of_a_body_that_crashes_at_start(tmp_path, capsys):
+    crashing = tmp_path / "mafiabot"
+    crashing.write_text("#!/bin/sh\necho 'mafiabot: --organs: cannot read /gone.json' >&2\nexit 2\n")
+    crashing.chmod(0o755)
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--body", str(crashing), "--no-check"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 1
+    out = capsys.readouterr().out
+    assert "fail  handshake  the body exited with exit code 2" in out
+    assert "mafiabot: --organs: cannot read /gone.json" in out
+
+
+def test_doctor_on_an_unmounted_home_says_how_to_mount_and_still_checks_the_built_body(body_exe, tmp_path, capsys):
+    assert doctor(tmp_path / "empty", "--profile", "ops") == 1
+    out = capsys.readouterr().out
+    checks = lines_of(out)
+    assert checks["config"] == "warn" and checks["entry"] == "fail" and checks["handshake"] == "ok"
+    assert "run `mafiabot-harness mount --profile ops`" in out
+
+
+def test_doctor_warns_when_the_entry_does_not_pass_hermes_home(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"mcp_servers:\n  mafiabot:\n    command: {body_exe.absolute()}\n")
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert "warn  env        the entry's env has no HERMES_HOME" in out
+
+
+def test_doctor_reports_a_malformed_config_with_its_line(tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("mcp_servers:\n  mafiabot: [\n")
+    assert doctor(home) == 1
+    assert "fail  config" in capsys.readouterr().out
+
+
+# -- reading `hermes mcp test` -------------------------------------------------------------
+
+def test_a_connected_report_lists_the_tools_hermes_discovered():
+    report = parse_mcp_test(CONNECTED)
+    assert report.connected and report.connect_ms == 88 and report.tools == ("turn",)
+
+
+def test_a_failed_connection_is_read_from_the_output_not_the_exit_status():
+    report = parse_mcp_test(FAILED)
+    assert not report.connected and report.tools == ()
+    assert report.problem == "Connection failed (7231ms): Connection closed"
+
+
+@pytest.mark.parametrize("output, problem", [
+    (NOT_FOUND, "Server 'mafiabot' not found in config."),
+    ("", "no verdict in its output"),
+    ("\x1b[32m✓ Connected (5ms)\x1b[0m\n  ✓ Tools discovered: 0\n", None),
+])
+def test_other_verdicts_of_hermes_mcp_test_are_read_too(output, problem):
+    assert parse_mcp_test(output).problem == problem
