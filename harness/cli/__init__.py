@@ -21,6 +21,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.body_commands",
     "harness.cli.replay_commands",
     "harness.cli.hermes_commands",
+    "harness.cli.autobot_commands",
+    "harness.cli.dispatch_commands",
+    "harness.cli.ledger_commands",
 )
 
 # Most specific first: the first matching class decides the code.

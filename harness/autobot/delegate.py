@@ -1,0 +1,260 @@
+"""One autobot delegation, from intent to result envelope (the seed's Phase 2 and 3).
+
+Order: validate the intent (and its write target) → refuse when nested → take the intent lock →
+read the materials → build the prompt → run Hermes through the transport → validate the answer →
+write the artifact → append the ledger record → release the lock → return the envelope.
+
+Invariants:
+- Every outcome is an `Envelope` with the seed's fields; nothing here raises for a Hermes failure,
+  a held lock, a bad answer or an unwritable file. Exit codes: 0 ok, 1 degraded, 2 invalid intent.
+- Every delegation that got past validation appends exactly one ledger record, failures included;
+  an invalid intent spends nothing and is not ledgered.
+- Nested delegation (`HERMES_AUTOBOT_DELEGATED` set in our environment) is refused before any lock
+  or Hermes call. The same intent on the same project never runs twice at once (`lock_held`).
+- The sub-agent gets read-only toolsets only (default `todo`), so the only write of a delegation is
+  the one autobot itself makes to `write_to` (seed invariant 2).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.autobot.intent import Intent, IntentError, parse_intent
+from harness.autobot.materials import read_materials
+from harness.autobot.output import OutputInvalid, validate_output
+from harness.autobot.prompt import build_prompt, new_nonce
+from harness.autobot.writer import resolve_write_target, write_artifact
+from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
+                            delegated_marker)
+from harness.hermes.locate import hermes_root
+from harness.hermes.outcome import NESTED_DELEGATION, is_transient
+from harness.ledger.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.ledger.records import refusal_record, run_record
+from harness.ledger.store import Ledger, LedgerEntry, LedgerError, state_dir, utc_now
+
+PROVIDER = "minimax"
+INVALID_INTENT = "invalid_intent"
+LOCK_HELD = "lock_held"
+OUTPUT_VALIDATION_FAILED = "output_validation_failed"
+WRITE_FAILED = "write_failed"
+LEDGER_UNWRITABLE = "ledger_unwritable"
+# Toolsets that cannot write files, run commands, or spawn agents; anything else breaks invariant 2.
+READ_ONLY_TOOLSETS = frozenset({"todo", "web", "search", "x_search", "vision", "session_search", "clarify"})
+# A bounded task with its materials inline needs a few model turns; this caps a looping sub-agent's spend.
+DEFAULT_MAX_TURNS = 10
+
+
+def is_retryable(reason: str | None) -> bool:
+    return reason == LOCK_HELD or is_transient(reason)
+
+
+@dataclass(frozen=True)
+class AutobotSettings:
+    """Operator choices that are not part of the intent."""
+
+    toolsets: tuple[str, ...] = ("todo",)
+    max_turns: int | None = DEFAULT_MAX_TURNS
+    approve_sensitive_write: bool = False
+    transport: TransportSettings = field(default_factory=TransportSettings)
+    parent_id: str | None = None
+    queue_item: str | None = None
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
+        if bad or not self.toolsets:
+            raise IntentError("--toolsets", f"{', '.join(bad) or '(none)'}: autobot sub-agents get read-only "
+                                            f"toolsets only ({', '.join(sorted(READ_ONLY_TOOLSETS))})")
+        if self.max_turns is not None and (isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int)
+                                           or self.max_turns < 1):
+            raise IntentError("--max-turns", f"must be a positive integer, got {self.max_turns!r}")
+
+
+@dataclass
+class Envelope:
+    """The seed's result envelope, plus what an operator needs to act on it (`extra`)."""
+
+    status: str
+    degraded_reason: str | None
+    intent_id: str
+    duration_ms: int
+    response_chars: int = 0
+    est_prompt_tokens: int = 0
+    est_response_tokens: int = 0
+    model: str | None = None
+    hermes_profile: str | None = None
+    wrote_to: str | None = None
+    ledger_entry: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.status == "ok":
+            return 0
+        return 2 if self.degraded_reason == INVALID_INTENT else 1
+
+    @property
+    def retryable(self) -> bool:
+        return self.status != "ok" and is_retryable(self.degraded_reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        seed = {name: getattr(self, name) for name in (
+            "status", "degraded_reason", "intent_id", "duration_ms", "response_chars", "est_prompt_tokens",
+            "est_response_tokens", "model", "hermes_profile", "wrote_to", "ledger_entry")}
+        return {**seed, "retryable": self.retryable, **self.extra}
+
+
+def new_intent_id() -> str:
+    return f"intent-{datetime.now(timezone.utc):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def delegate(document: Any, *, settings: AutobotSettings | None = None,
+             transport: Transport | None = None) -> Envelope:
+    """Run one delegation (a raw intent document or a parsed `Intent`) and return its envelope."""
+    settings = settings or AutobotSettings()
+    intent_id = new_intent_id()
+    t0 = time.monotonic()
+    try:
+        intent = document if isinstance(document, Intent) else parse_intent(document)
+        env = settings.transport.env()
+        target = None
+        if intent.write_to is not None:
+            target = resolve_write_target(intent.write_to, intent.project_root,
+                                          hermes_root(settings.transport.hermes_home, env),
+                                          settings.approve_sensitive_write)
+    except IntentError as exc:
+        return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
+                        extra={"detail": str(exc), "field": exc.field})
+    run = _Delegation(intent, intent_id, target, settings, transport or HermesTransport(settings.transport), t0)
+    return run.execute(env)
+
+
+class _Delegation:
+    def __init__(self, intent: Intent, intent_id: str, target: Path | None, settings: AutobotSettings,
+                 transport: Transport, t0: float) -> None:
+        self.intent, self.intent_id, self.target = intent, intent_id, target
+        self.settings, self.transport, self.t0 = settings, transport, t0
+        self.ledger = Ledger.for_project(intent.project_root)
+        self.state = state_dir(intent.project_root)
+
+    def execute(self, env: Mapping[str, str]) -> Envelope:
+        marker = delegated_marker(env)
+        if marker is not None:
+            return self._refused(NESTED_DELEGATION, f"{DELEGATED_ENV}={marker}: this process runs inside a "
+                                                    f"delegated sub-agent, and delegations do not nest")
+        lock = HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id)
+        try:
+            lock.acquire(utc_now())
+        except LockHeld as exc:
+            return self._refused(LOCK_HELD, f"the same intent is running: {exc}", lock_holder=exc.holder.to_dict())
+        except DurableWriteError as exc:
+            return self._refused(WRITE_FAILED, f"cannot take the intent lock: {exc}")
+        with lock:
+            return self._run()
+
+    def _run(self) -> Envelope:
+        intent = self.intent
+        materials = read_materials(intent.target_paths, intent.project_root)
+        prompt = build_prompt(intent, materials, new_nonce(materials))
+        request = RunRequest(prompt=prompt, profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
+                             session=intent.session_name, toolsets=self.settings.toolsets,
+                             max_turns=self.settings.max_turns, timeout_s=float(intent.timeout_seconds),
+                             parent_id=self.settings.parent_id, label=self.intent_id)
+        outcome = self.transport.run(request)
+        extra: dict[str, Any] = {"materials": [m.to_dict() for m in materials]}
+        if not outcome.ok:
+            return self._finish(outcome, outcome.reason, outcome.detail, extra)
+        try:
+            artifact = validate_output(outcome.text, intent.expected_output)
+        except OutputInvalid as exc:
+            extra["raw_response"] = self._keep_raw(outcome.text)
+            return self._finish(outcome, OUTPUT_VALIDATION_FAILED, str(exc), extra)
+        if len(artifact) > intent.max_chars:
+            extra["warnings"] = [f"the answer is {len(artifact)} characters; max_chars asked for {intent.max_chars}"]
+        if self.target is None:
+            extra["response"] = artifact
+            return self._finish(outcome, None, "", extra)
+        try:
+            write_artifact(self.target, artifact, intent.append_with_separator)
+        except DurableWriteError as exc:
+            extra["raw_response"] = self._keep_raw(outcome.text)
+            return self._finish(outcome, WRITE_FAILED, str(exc), extra)
+        return self._finish(outcome, None, "", extra, wrote_to=str(self.target))
+
+    def _keep_raw(self, text: str) -> str | None:
+        path = self.state / "autobot-rejected" / f"{self.intent_id}.txt"
+        try:
+            atomic_write(path, text.encode("utf-8"))
+        except DurableWriteError:
+            return None
+        return str(path)
+
+    def _common(self) -> dict[str, Any]:
+        intent = self.intent
+        return {"intent_id": self.intent_id, "intent_hash": self.intent.hash, "tags": list(intent.tags),
+                "expected_output": intent.expected_output, "queue_item": self.settings.queue_item}
+
+    def _finish(self, outcome: RunOutcome, reason: str | None, detail: str, extra: dict[str, Any],
+                wrote_to: str | None = None) -> Envelope:
+        status = "ok" if reason is None else "degraded"
+        record = run_record("delegation", outcome, status=status, reason=reason, wrote_to=wrote_to,
+                            raw_response=extra.get("raw_response"), detail=detail or None,
+                            materials=_material_counts(extra["materials"]), **self._common())
+        response_chars = len(outcome.text) if outcome.ok else 0
+        envelope = Envelope(status, reason, self.intent_id, _ms(self.t0), response_chars=response_chars,
+                            est_prompt_tokens=math.ceil(outcome.prompt_chars / 4),
+                            est_response_tokens=math.ceil(response_chars / 4), model=self.intent.model,
+                            hermes_profile=self.intent.hermes_profile, wrote_to=wrote_to)
+        usage = outcome.usage
+        envelope.extra = {"detail": detail or None, "intent_hash": self.intent.hash,
+                          "tokens": {"input": usage.input_tokens, "output": usage.output_tokens,
+                                     "total": usage.total_tokens, "source": usage.source},
+                          "cost_usd": usage.cost_usd, "cost_status": usage.cost_status,
+                          "session_id": outcome.session_id,
+                          "answered_by": {"provider": outcome.answered_provider, "model": outcome.answered_model},
+                          **extra}
+        if outcome.warnings:
+            envelope.extra["warnings"] = [*envelope.extra.get("warnings", []), *outcome.warnings]
+        return self._ledgered(envelope, record)
+
+    def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
+        intent = self.intent
+        record = refusal_record("delegation", status="degraded", reason=reason, detail=detail,
+                                profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
+                                parent_id=self.settings.parent_id, **self._common())
+        envelope = Envelope("degraded", reason, self.intent_id, _ms(self.t0), model=intent.model,
+                            hermes_profile=intent.hermes_profile,
+                            extra={"detail": detail, "intent_hash": intent.hash, **extra})
+        return self._ledgered(envelope, record)
+
+    def _ledgered(self, envelope: Envelope, record: dict[str, Any]) -> Envelope:
+        record["total_ms"] = envelope.duration_ms
+        try:
+            entry: LedgerEntry = self.ledger.append(record)
+        except LedgerError as exc:
+            envelope.status, envelope.degraded_reason = "degraded", LEDGER_UNWRITABLE
+            envelope.extra["detail"] = f"the delegation's ledger record could not be written: {exc}"
+            return envelope
+        envelope.ledger_entry = entry.ref(self.intent.project_root)
+        envelope.extra["record_id"] = entry.record_id
+        return envelope
+
+
+def _material_counts(materials: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for material in materials:
+        counts[material["status"]] = counts.get(material["status"], 0) + 1
+    return counts
+
+
+def _ms(t0: float) -> int:
+    return int((time.monotonic() - t0) * 1000)
+
+
+__all__ = ["AutobotSettings", "Envelope", "delegate", "is_retryable"]

@@ -1,0 +1,146 @@
+"""autobot commands: `delegate`, `enqueue`, `drain`, `queue`.
+
+Exit codes (the autobot contract, returned directly): 0 ok, 1 degraded, 2 invalid intent. Every
+`delegate` prints the result envelope on stdout, whatever happened; an invalid intent also gets a
+one-line message on stderr naming the field.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.autobot import AutobotSettings, Envelope, delegate
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
+from harness.autobot.intent import IntentError, load_intent_file, parse_intent, parse_json
+from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
+from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
+                                        project_root, transport_settings)
+from harness.trace import render_table
+
+QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
+
+
+def read_intent(path_text: str) -> Any:
+    if path_text == "-":
+        return parse_intent(parse_json(sys.stdin.read(), "stdin"))
+    return load_intent_file(Path(path_text))
+
+
+def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
+    return AutobotSettings(toolsets=tuple(t.strip() for t in args.toolsets.split(",") if t.strip()),
+                           max_turns=args.max_turns, approve_sensitive_write=args.approve_sensitive_write,
+                           transport=transport_settings(args))
+
+
+def invalid(exc: IntentError) -> Envelope:
+    return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
+
+
+def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> int:
+    print_json(envelope.to_dict(), args, out)
+    if envelope.degraded_reason == INVALID_INTENT:
+        print(f"mafiabot-harness: invalid intent: {envelope.extra.get('detail')}", file=sys.stderr)
+    return envelope.exit_code
+
+
+def cmd_delegate(args: argparse.Namespace, out: Any) -> int:
+    try:
+        settings = autobot_settings(args)
+        intent = read_intent(args.intent_file)
+    except IntentError as exc:
+        return emit(invalid(exc), args, out)
+    return emit(delegate(intent, settings=settings), args, out)
+
+
+def queue_of(args: argparse.Namespace) -> Queue:
+    if args.queue:
+        return Queue(Path(args.queue).expanduser().resolve())
+    if os.environ.get(QUEUE_ENV):
+        return Queue(Path(os.environ[QUEUE_ENV]).expanduser().resolve())
+    return Queue(project_root(args) / QUEUE_DIR)
+
+
+def cmd_enqueue(args: argparse.Namespace, out: Any) -> int:
+    try:
+        intent = read_intent(args.intent_file)
+    except IntentError as exc:
+        return emit(invalid(exc), args, out)
+    item = queue_of(args).enqueue(intent)
+    print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
+                "queue": str(queue_of(args).root)}, args, out)
+    return 0
+
+
+def cmd_drain(args: argparse.Namespace, out: Any) -> int:
+    try:
+        settings = autobot_settings(args)
+    except IntentError as exc:
+        return emit(invalid(exc), args, out)
+
+    def run(document: dict[str, Any], item_id: str) -> Envelope:
+        return delegate(document, settings=dataclasses.replace(settings, queue_item=item_id))
+
+    report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
+    print_json(report.to_dict(), args, out)
+    return 0 if report.all_ok else 1
+
+
+def cmd_queue(args: argparse.Namespace, out: Any) -> int:
+    state = queue_of(args).inspect()
+    if args.json:
+        print_json(state, args, out)
+        return 0
+    counts = ", ".join(f"{n} {s}" for s, n in state["counts"].items())
+    print(f"queue {state['queue']}: {counts}", file=out)
+    rows = [(i["item_id"], i["state"], str(i.get("attempts", "")), i.get("not_before") or "",
+             i.get("last_reason") or "", i.get("problem") or i.get("intent", "")) for i in state["items"]]
+    if rows:
+        print(render_table(("item", "state", "tries", "not before", "last reason", "intent / problem"), rows,
+                           right_aligned=frozenset({2})), file=out)
+    return 0
+
+
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `delegate`, `enqueue`, `drain` and `queue`."""
+    hermes = hermes_parent()
+    as_json = json_parent()
+    runs = argparse.ArgumentParser(add_help=False)
+    group = runs.add_argument_group("sub-agent")
+    group.add_argument("--toolsets", default="todo",
+                       help="read-only Hermes toolsets for the sub-agent, comma-separated (default: todo)")
+    group.add_argument("--max-turns", type=positive_int, default=DEFAULT_MAX_TURNS,
+                       help=f"cap on the sub-agent's model turns (default: {DEFAULT_MAX_TURNS})")
+    group.add_argument("--approve-sensitive-write", action="store_true",
+                       help="allow write_to to name a config, secret, identity or cron file")
+    queue_opts = argparse.ArgumentParser(add_help=False)
+    where = queue_opts.add_argument_group("queue")
+    where.add_argument("--queue", metavar="DIR", help=f"the queue folder (default: ${QUEUE_ENV}, else "
+                                                      f"<project root>/{QUEUE_DIR})")
+    where.add_argument("--project-root", metavar="DIR", help="default: $MAFIABOT_PROJECT_ROOT, else the current "
+                                                             "directory")
+
+    delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, as_json],
+                                       help="delegate one bounded task to a Hermes sub-agent (autobot)")
+    delegate_cmd.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
+    delegate_cmd.set_defaults(handler=cmd_delegate)
+
+    enqueue = commands.add_parser("enqueue", parents=[queue_opts, as_json], help="validate an intent and queue it")
+    enqueue.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
+    enqueue.set_defaults(handler=cmd_enqueue)
+
+    drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, as_json], help="run due queued intents")
+    drain.add_argument("--max", type=positive_int, default=10, help="run at most this many items (default: 10)")
+    drain.add_argument("--max-attempts", type=positive_int, default=DEFAULT_MAX_ATTEMPTS,
+                       help=f"runs per item before dead-lettering (default: {DEFAULT_MAX_ATTEMPTS})")
+    drain.add_argument("--backoff", type=positive_seconds, default=DEFAULT_BACKOFF_BASE_S,
+                       help=f"seconds before the first retry, doubled each time (default: {DEFAULT_BACKOFF_BASE_S:g})")
+    drain.set_defaults(handler=cmd_drain)
+
+    inspect = commands.add_parser("queue", parents=[queue_opts, as_json], help="show the queue's items and their states")
+    inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    inspect.set_defaults(handler=cmd_queue)

@@ -1,0 +1,81 @@
+"""`dispatch`: deliver a task to a named agent over a Hermes profile query (agent-dispatch).
+
+Prints the seed's envelope (`delivered` or `error`) on stdout for every outcome. Exit codes: 0
+delivered, 1 error, 2 invalid input (including an unusable registry file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
+                                        transport_settings)
+from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
+from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputError, error_envelope
+from harness.dispatch.registry import REGISTRY_ENV
+from harness.ledger import default_ledger_path
+
+FLAG_FIELDS = (("target", "target"), ("task_source", "task_source"), ("context", "context"),
+               ("reference_id", "reference_id"))
+
+
+def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Inputs from --input-file (the inputs object, or the seed's {"skill", "inputs"}), then the flags."""
+    raw: dict[str, Any] = {}
+    if args.input_file:
+        try:
+            document = json.loads(Path(args.input_file).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DispatchInputError("(input file)", f"cannot read {args.input_file} as JSON: {exc}") from None
+        if isinstance(document, dict) and isinstance(document.get("inputs"), dict):
+            document = document["inputs"]
+        if not isinstance(document, dict):
+            raise DispatchInputError("(input file)", "must hold a JSON object of inputs")
+        raw.update(document)
+    for attribute, name in FLAG_FIELDS:
+        value = getattr(args, attribute)
+        if value is not None:
+            raw[name] = parse_context(value) if name == "context" else value
+    return raw
+
+
+def cmd_dispatch(args: argparse.Namespace, out: Any) -> int:
+    echo = {"target": args.target, "task_source": args.task_source, "reference_id": args.reference_id}
+    try:
+        registry = load_registry(Path(args.registry) if args.registry else None)
+        raw = gather_inputs(args)
+    except RegistryError as exc:
+        print_json(error_envelope("invalid_input", str(exc), False, {"field": "registry"}, echo), args, out)
+        return 2
+    except DispatchInputError as exc:
+        print_json(error_envelope("invalid_input", str(exc), False, {"field": exc.field}, echo), args, out)
+        return 2
+    ledger = Path(args.ledger).expanduser().resolve() if args.ledger else default_ledger_path(project_root(args))
+    settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
+                                transport=transport_settings(args))
+    result = dispatch(raw, settings)
+    print_json(result.envelope, args, out)
+    return result.exit_code
+
+
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `dispatch`."""
+    parser = commands.add_parser("dispatch", parents=[hermes_parent(), json_parent()],
+                                 help="deliver a task to a named agent (agent-dispatch)")
+    parser.add_argument("--target", help="the agent's name in the registry (default registry: andy, cooper)")
+    parser.add_argument("--task-source", help="where the task comes from (e.g. email-triage)")
+    parser.add_argument("--context", help="a short summary, or a small JSON object")
+    parser.add_argument("--reference-id", help="the id the target fetches the full artifact by")
+    parser.add_argument("--input-file", metavar="FILE", help="the inputs as JSON (flags override its fields)")
+    parser.add_argument("--registry", metavar="FILE", help=f"agent registry YAML (default: ${REGISTRY_ENV}, "
+                                                            f"else andy → career-manager, cooper → health-coach)")
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds before the Hermes query is killed (default: {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument("--ledger", metavar="FILE", help="the cost ledger (default: <project root>/"
+                                                          ".agents/state/autobot-cost-ledger.jsonl)")
+    parser.add_argument("--project-root", metavar="DIR",
+                        help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
+    parser.set_defaults(handler=cmd_dispatch)

@@ -1,0 +1,70 @@
+"""Command-line options shared by the commands that call Hermes (delegate, drain, dispatch).
+
+Not a command group (it registers nothing): it builds the parent parser those groups share and
+turns the parsed options into `TransportSettings`, so every such command finds Hermes the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from harness.hermes import TransportSettings
+from harness.hermes.locate import HERMES_BIN_ENV
+
+PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def hermes_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("hermes")
+    group.add_argument("--hermes", metavar="BIN",
+                       help=f"the hermes executable (default: ${HERMES_BIN_ENV}, else `hermes` on PATH)")
+    group.add_argument("--hermes-home", metavar="DIR",
+                       help="Hermes's root home, holding profiles/ (default: $HERMES_HOME, else ~/.hermes)")
+    return parent
+
+
+def json_parent() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--compact", action="store_true", help="print JSON on one line")
+    return parent
+
+
+def transport_settings(args: argparse.Namespace) -> TransportSettings:
+    return TransportSettings(hermes_bin=Path(args.hermes) if args.hermes else None,
+                             hermes_home=Path(args.hermes_home) if args.hermes_home else None)
+
+
+def project_root(args: argparse.Namespace) -> Path:
+    """--project-root, else $MAFIABOT_PROJECT_ROOT, else the current directory."""
+    given = getattr(args, "project_root", None) or os.environ.get(PROJECT_ROOT_ENV) or os.getcwd()
+    return Path(given).expanduser().resolve()
+
+
+def print_json(document: Any, args: argparse.Namespace, out: Any) -> None:
+    indent = None if getattr(args, "compact", False) else 2
+    print(json.dumps(document, ensure_ascii=False, indent=indent), file=out)

@@ -1,0 +1,71 @@
+"""`ledger` (totals, failures, `--png` chart) and `ledger verify` (every line whole and parseable).
+
+Exit codes: 0, or 1 when `verify` finds a damaged line. A missing ledger is an empty one.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from harness.cli.hermes_options import json_parent, print_json, project_root
+from harness.ledger import Ledger, default_ledger_path
+from harness.ledger.report import render_text, summarize
+
+
+def ledger_of(args: argparse.Namespace) -> Ledger:
+    if args.ledger:
+        return Ledger(Path(args.ledger).expanduser().resolve())
+    return Ledger(default_ledger_path(project_root(args)))
+
+
+def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
+    ledger = ledger_of(args)
+    if args.action == "verify":
+        return verify(ledger, args, out)
+    records, unreadable = [], 0
+    for line in ledger.lines():
+        if line.record is None:
+            unreadable += 1
+        else:
+            records.append(line.record)
+    summary = summarize(records, unreadable)
+    if args.png:
+        from harness.ledger.chart import draw
+        draw(summary, Path(args.png))
+    if args.json:
+        print_json({"ledger": str(ledger.path), **summary.to_dict()}, args, out)
+    else:
+        print(f"ledger {ledger.path}", file=out)
+        print(render_text(summary), file=out)
+        if args.png:
+            print(f"chart written to {args.png}", file=out)
+    return 0
+
+
+def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
+    result = ledger.verify()
+    if args.json:
+        print_json({"ledger": str(ledger.path), "lines": result.lines, "good": result.good,
+                    "problems": [{"line": n, "problem": p} for n, p in result.problems]}, args, out)
+    else:
+        print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good", file=out)
+        for number, problem in result.problems:
+            print(f"  line {number}: {problem}", file=out)
+    return 0 if result.ok else 1
+
+
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `ledger`."""
+    parser = commands.add_parser("ledger", parents=[json_parent()],
+                                 help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
+    parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
+                        help="summary (default) or verify")
+    parser.add_argument("--ledger", metavar="FILE", help="the ledger file (default: <project root>/"
+                                                          ".agents/state/autobot-cost-ledger.jsonl)")
+    parser.add_argument("--project-root", metavar="DIR",
+                        help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--png", metavar="FILE", help="also draw spend and calls per day into this PNG")
+    parser.set_defaults(handler=cmd_ledger)

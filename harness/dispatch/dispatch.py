@@ -1,0 +1,214 @@
+"""agent-dispatch: deliver a task to a named agent over a Hermes profile query, with the seed's envelopes.
+
+Invariants:
+- Inputs are validated before anything else; a bad one is an `error` envelope with code
+  `invalid_input` naming the field, and nothing runs or is ledgered.
+- `delivered` means the transport says ok: Hermes exited 0, printed a non-empty reply, and its own
+  record does not say the run failed. Anything else is an `error` envelope; `retryable` is true for
+  transient causes only (provider errors, timeouts). Delivery never claims the task was done.
+- The prompt has the seed's shape and stays short: context is one line of text or compact JSON,
+  at most MAX_CONTEXT_CHARS; the full artifact travels by `reference_id`, never inline.
+- Every dispatch that ran (or was refused as nested) appends one ledger record, like a delegation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.dispatch.registry import Registry, default_registry, normalize
+from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
+                            delegated_marker)
+from harness.hermes import outcome as reasons
+from harness.hermes.outcome import FieldError
+from harness.ledger.records import refusal_record, run_record
+from harness.ledger.store import Ledger, LedgerError
+
+TRANSPORT_NAME = "hermes-profile-query"
+# The seed's minimum for email triage; a profile query that does real work takes minutes.
+DEFAULT_TIMEOUT_S = 180.0
+MAX_CONTEXT_CHARS = 2000
+MAX_FIELD_CHARS = 200
+REFERENCE_ID = re.compile(r"^[^\s\x00-\x1f]{1,200}$")
+INPUT_FIELDS = ("target", "task_source", "context", "reference_id")
+
+
+class DispatchInputError(FieldError):
+    """A dispatch input is unusable (the envelope's `invalid_input`)."""
+
+
+@dataclass(frozen=True)
+class DispatchInputs:
+    target: str
+    task_source: str
+    context: str | dict[str, Any]
+    reference_id: str
+
+    def context_line(self) -> str:
+        if isinstance(self.context, dict):
+            return json.dumps(self.context, ensure_ascii=False, separators=(",", ":"))
+        return " ".join(self.context.split())
+
+
+@dataclass(frozen=True)
+class DispatchSettings:
+    ledger_path: Path
+    registry: Registry = field(default_factory=default_registry)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    transport: TransportSettings = field(default_factory=TransportSettings)
+    parent_id: str | None = None
+
+
+def parse_context(text: str) -> str | dict[str, Any]:
+    """A command-line context: a JSON object when it looks like one, else the text itself."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DispatchInputError("context", f"starts like a JSON object but does not parse: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise DispatchInputError("context", "must be a string or a JSON object")
+    return value
+
+
+def parse_inputs(raw: Mapping[str, Any], registry: Registry) -> DispatchInputs:
+    """Validated inputs (target normalised); DispatchInputError naming the first bad field otherwise."""
+    unknown = sorted(str(k) for k in raw if k not in INPUT_FIELDS)
+    if unknown:
+        raise DispatchInputError(unknown[0], f"is not a dispatch input (known: {', '.join(INPUT_FIELDS)})")
+    for name in INPUT_FIELDS:
+        if raw.get(name) is None:
+            raise DispatchInputError(name, "is required")
+    target, task_source, reference_id = (raw["target"], raw["task_source"], raw["reference_id"])
+    for name, value in (("target", target), ("task_source", task_source), ("reference_id", reference_id)):
+        if not isinstance(value, str) or not value.strip():
+            raise DispatchInputError(name, "must be a non-empty string")
+        if len(value) > MAX_FIELD_CHARS or any(ch in value for ch in "\n\r\0"):
+            raise DispatchInputError(name, f"must be one line of at most {MAX_FIELD_CHARS} characters")
+    if registry.lookup(target) is None:
+        raise DispatchInputError("target", f"{target!r} is not a known target (known: {', '.join(registry.names)})")
+    if not REFERENCE_ID.match(reference_id):
+        raise DispatchInputError("reference_id", "must be an identifier without spaces or control characters")
+    context = raw["context"]
+    if not isinstance(context, (str, dict)):
+        raise DispatchInputError("context", "must be a string or a JSON object")
+    inputs = DispatchInputs(normalize(target), task_source.strip(), context, reference_id)
+    line = inputs.context_line()
+    if not line.strip() or line == "{}":
+        raise DispatchInputError("context", "must not be empty")
+    if len(line) > MAX_CONTEXT_CHARS:
+        raise DispatchInputError("context", f"is {len(line)} characters; keep it under {MAX_CONTEXT_CHARS} and "
+                                            f"let the target fetch the artifact by reference_id")
+    return inputs
+
+
+def build_prompt(inputs: DispatchInputs, sender: str) -> str:
+    return (f"Delegated task from {sender}.\n"
+            f"target={inputs.target}\n"
+            f"task_source={inputs.task_source}\n"
+            f"reference_id={inputs.reference_id}\n"
+            f"context={inputs.context_line()}\n\n"
+            "Fetch the full artifact using reference_id if needed, process it using your own workflow, "
+            "and reply with a concise summary.\n")
+
+
+def error_code(reason: str | None) -> str:
+    if reason in (reasons.PROFILE_NOT_FOUND, reasons.SESSION_NOT_FOUND):
+        return "not_found"
+    if reasons.is_auth(reason):
+        return "auth_error"
+    if reason is not None and reasons.TIMEOUT_PATTERN.match(reason):
+        return "timeout"
+    if reason == reasons.PROMPT_TOO_LARGE:
+        return "invalid_input"
+    return "transport_error"
+
+
+@dataclass
+class DispatchResult:
+    envelope: dict[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        if self.envelope["status"] == "delivered":
+            return 0
+        return 2 if self.envelope["code"] == "invalid_input" else 1
+
+
+def _timestamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _echo(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: raw.get(name) if isinstance(raw.get(name), str) else None
+            for name in ("target", "task_source", "reference_id")}
+
+
+def error_envelope(code: str, message: str, retryable: bool, details: dict[str, Any],
+                   echo: Mapping[str, Any]) -> dict[str, Any]:
+    return {"status": "error", "timestamp": _timestamp(), "code": code, "message": message, "retryable": retryable,
+            "details": details, **_echo(echo)}
+
+
+def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Transport | None = None,
+             environ: Mapping[str, str] | None = None) -> DispatchResult:
+    """Deliver one task and say honestly whether it was delivered."""
+    try:
+        inputs = parse_inputs(raw, settings.registry)
+    except DispatchInputError as exc:
+        return DispatchResult(error_envelope("invalid_input", str(exc), False, {"field": exc.field}, raw))
+    agent = settings.registry.lookup(inputs.target)
+    assert agent is not None  # parse_inputs checked it
+    ledger = Ledger(settings.ledger_path)
+    fields = {"target": inputs.target, "task_source": inputs.task_source, "reference_id": inputs.reference_id}
+    echo = {**raw, "target": inputs.target}
+    marker = delegated_marker(settings.transport.env() if environ is None else environ)
+    if marker is not None:
+        detail = f"{DELEGATED_ENV}={marker}: this process runs inside a delegated sub-agent; dispatches do not nest"
+        record = refusal_record("dispatch", status="error", reason=reasons.NESTED_DELEGATION, detail=detail,
+                                profile=agent.profile, parent_id=settings.parent_id, code="transport_error", **fields)
+        details = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
+        return DispatchResult(_ledgered(ledger, record, error_envelope("transport_error", detail, False, details, echo)))
+    request = RunRequest(prompt=build_prompt(inputs, settings.registry.sender), profile=agent.profile,
+                         toolsets=agent.toolsets, timeout_s=settings.timeout_s, parent_id=settings.parent_id,
+                         label=f"dispatch:{inputs.target}:{inputs.reference_id}")
+    outcome = (transport or HermesTransport(settings.transport)).run(request)
+    if outcome.ok:
+        record = run_record("dispatch", outcome, status="delivered", reason=None, code=None, **fields)
+        envelope = {"status": "delivered", "timestamp": _timestamp(),
+                    "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, agent.profile)},
+                    "transport_message_id": outcome.session_id, **fields}
+        return DispatchResult(_ledgered(ledger, record, envelope))
+    code = error_code(outcome.reason)
+    record = run_record("dispatch", outcome, status="error", reason=outcome.reason, code=code, **fields)
+    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, agent.profile)}
+    envelope = error_envelope(code, outcome.detail, outcome.retryable, details, echo)
+    return DispatchResult(_ledgered(ledger, record, envelope))
+
+
+def _details(outcome: RunOutcome, profile: str) -> dict[str, Any]:
+    details: dict[str, Any] = {"profile": profile, "session_id": outcome.session_id,
+                               "duration_ms": outcome.duration_ms, "usage": outcome.usage.to_dict()}
+    if outcome.ok:
+        details["reply"] = outcome.text
+    if outcome.warnings:
+        details["warnings"] = list(outcome.warnings)
+    return details
+
+
+def _ledgered(ledger: Ledger, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+    details = envelope["transport"]["details"] if envelope["status"] == "delivered" else envelope["details"]
+    try:
+        entry = ledger.append(record)
+    except LedgerError as exc:
+        details["ledger_error"] = str(exc)
+        return envelope
+    details["ledger_entry"] = entry.ref()
+    details["record_id"] = entry.record_id
+    return envelope

@@ -1,0 +1,14 @@
+"""The Hermes transport: the one way the harness runs the Hermes Agent.
+
+Layers, bottom to top: `locate` (executable, homes, profile config), `command` (the argv and its
+size limit), `process` (bounded run, whole-tree kill), `accounting` (Hermes's own record of a run),
+`classify` (failure texts to reasons), `transport` (preflight, run, verdict). Callers use
+`HermesTransport().run(RunRequest(...)) -> RunOutcome`; a Hermes failure is an outcome with a
+stable `reason`, never an exception. `Transport` is the seam a fake or another runner can fill.
+"""
+
+from harness.hermes.outcome import InvalidRunRequest, RunOutcome, RunRequest, Transport, Usage
+from harness.hermes.transport import DELEGATED_ENV, HermesTransport, TransportSettings, delegated_marker
+
+__all__ = ["DELEGATED_ENV", "HermesTransport", "delegated_marker", "InvalidRunRequest", "RunOutcome", "RunRequest", "Transport",
+           "TransportSettings", "Usage"]

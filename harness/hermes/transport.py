@@ -1,0 +1,197 @@
+"""The one Hermes transport: a `RunRequest` in, a judged `RunOutcome` out.
+
+Everything in the harness that calls Hermes goes through `HermesTransport.run`.
+
+Invariants:
+- Success needs all of: exit 0, non-empty stdout, Hermes's record of the run not saying it failed,
+  and that record naming the provider and model that were asked for. Anything else is `ok=False`
+  with a specific reason (see `outcome`); nothing is retried here (retries are a queue's policy).
+- Checks that cost nothing run before the spawn: prompt size (`prompt_too_large`), the executable
+  (`hermes_not_found`), the profile's home (`profile_not_found`), and the profile's configured
+  fallback chain: a chain that could route to another provider or model refuses the run
+  (`provider_fallback`), because Hermes offers no switch to turn it off for one run.
+- The child gets `HERMES_HOME=<root>` and `HERMES_AUTOBOT_DELEGATED=1` on top of the caller's
+  environment and the request's `env`, runs in a private empty directory (no stray AGENTS.md is
+  injected), and is killed with its whole tree at the deadline.
+- Usage is Hermes's own when it has any; otherwise an estimate marked `source="estimate"`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from harness.hermes import outcome as reasons
+from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
+from harness.hermes.classify import bare_failure, classify, first_line
+from harness.hermes.command import PromptTooLarge, build_argv, check_prompt_fits
+from harness.hermes.locate import (HERMES_BIN_ENV, Route, configured_fallbacks, configured_route, find_executable,
+                                   hermes_root, profile_home, read_config)
+from harness.hermes.outcome import RunOutcome, RunRequest, Usage
+from harness.hermes.process import Completed, SpawnFailed, run_bounded
+
+DELEGATED_ENV = "HERMES_AUTOBOT_DELEGATED"
+# An answer is text for a human or a parser; 16 MiB is far past any of those and bounds memory.
+DEFAULT_MAX_OUTPUT_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class TransportSettings:
+    """Where Hermes and its home are, and the transport's own bounds. None means "from the environment"."""
+
+    hermes_bin: Path | None = None
+    hermes_home: Path | None = None
+    work_dir: Path | None = None
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
+
+    def env(self) -> Mapping[str, str]:
+        return os.environ if self.environ is None else self.environ
+
+
+class Refusal(NamedTuple):
+    """Why a run was not started (nothing spawned, nothing spent)."""
+
+    reason: str
+    detail: str
+
+
+def delegated_marker(environ: Mapping[str, str]) -> str | None:
+    """The value of HERMES_AUTOBOT_DELEGATED when this process runs inside a delegated run, else None."""
+    value = environ.get(DELEGATED_ENV, "")
+    return value if value not in ("", "0") else None
+
+
+class HermesTransport:
+    """Runs requests through the real `hermes` executable (see the module invariants)."""
+
+    def __init__(self, settings: TransportSettings | None = None) -> None:
+        self.settings = settings or TransportSettings()
+
+    @property
+    def root(self) -> Path:
+        return hermes_root(self.settings.hermes_home, self.settings.env())
+
+    def home_of(self, profile: str | None) -> Path:
+        return profile_home(self.root, profile)
+
+    def run(self, request: RunRequest) -> RunOutcome:
+        started_at, t0 = time.time(), time.monotonic()
+        checked = self._preflight(request)
+        if isinstance(checked, Refusal):
+            return RunOutcome(request=request, ok=False, reason=checked.reason, detail=checked.detail, text="",
+                              exit_code=None, started_at=started_at, duration_ms=_ms_since(t0),
+                              usage=Usage.not_run())
+        executable, home, expected = checked
+        work_parent = self.settings.work_dir
+        if work_parent is not None:
+            work_parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="hermes-run-", dir=work_parent) as scratch:
+            run_dir = Path(scratch)
+            (run_dir / "cwd").mkdir()
+            usage_file = run_dir / "usage.json" if request.mode == "oneshot" else None
+            try:
+                completed = run_bounded(build_argv(executable, request, usage_file), env=self._child_env(request),
+                                        cwd=run_dir / "cwd", spool_dir=run_dir, timeout_s=request.timeout_s,
+                                        max_stdout_bytes=self.settings.max_output_bytes)
+            except SpawnFailed as exc:
+                return RunOutcome(request=request, ok=False, reason=reasons.HERMES_NOT_FOUND, detail=str(exc),
+                                  text="", exit_code=None, started_at=started_at, duration_ms=_ms_since(t0),
+                                  usage=Usage.not_run())
+            stderr = completed.stderr_tail.decode("utf-8", errors="replace")
+            session_id = session_id_from(stderr)
+            if usage_file is not None:
+                record = read_usage_file(usage_file)
+            else:
+                record = read_state_db(home, session_id) if session_id else None
+        return judge(request, completed, record, expected, stderr, started_at)
+
+    def _preflight(self, request: RunRequest) -> Refusal | tuple[Path, Path, Route]:
+        """(executable, home, expected route), or the Refusal that keeps the run from starting."""
+        try:
+            check_prompt_fits(request.prompt)
+        except PromptTooLarge as exc:
+            return Refusal(reasons.PROMPT_TOO_LARGE, str(exc))
+        executable = find_executable(self.settings.hermes_bin, self.settings.env())
+        if executable is None:
+            return Refusal(reasons.HERMES_NOT_FOUND, self._not_found_detail())
+        home = self.home_of(request.profile)
+        if not home.is_dir():
+            return Refusal(reasons.PROFILE_NOT_FOUND,
+                           f"Hermes profile {request.profile or 'default'!r} has no home at {home}")
+        config = read_config(home)
+        expected = Route(request.provider, request.model)
+        if request.provider is None and request.model is None:
+            expected = configured_route(config)
+        risky = [r for r in configured_fallbacks(config) if not expected.matches(r)]
+        if risky:
+            return Refusal(reasons.PROVIDER_FALLBACK, (
+                f"profile {request.profile or 'default'} configures a fallback chain "
+                f"({', '.join(map(str, risky))}); Hermes could answer with another provider or model than "
+                f"{expected}, so the run was not started. Remove fallback_providers/fallback_model from "
+                f"{home / 'config.yaml'} or use a profile without them."))
+        return executable, home, expected
+
+    def _child_env(self, request: RunRequest) -> dict[str, str]:
+        env = {**self.settings.env(), **request.env}
+        env["HERMES_HOME"] = str(self.root)
+        env[DELEGATED_ENV] = "1"
+        return env
+
+    def _not_found_detail(self) -> str:
+        named = self.settings.hermes_bin or self.settings.env().get(HERMES_BIN_ENV)
+        if named:
+            return f"the Hermes executable {named} does not exist or is not executable"
+        return ("no `hermes` on PATH; install hermes-agent[mcp]==0.19.0 (`make hermes`) and point "
+                f"{HERMES_BIN_ENV} at .hermes-venv/bin/hermes")
+
+
+def judge(request: RunRequest, completed: Completed, record: RunRecord | None, expected: Route, stderr: str,
+          started_at: float) -> RunOutcome:
+    """The verdict on a finished (or killed) run; pure, so every branch is testable without a process."""
+    stdout = completed.stdout.decode("utf-8", errors="replace")
+    text = stdout.strip()
+    usage = record.usage if record is not None else Usage.estimate(len(request.prompt), len(text))
+    warnings: list[str] = []
+    if record is None and not completed.timed_out:
+        warnings.append("hermes_record_missing: usage is an estimate; provider and model could not be checked")
+    answered = record.answered if record is not None else None
+
+    def verdict(ok: bool, reason: str | None, detail: str) -> RunOutcome:
+        return RunOutcome(request=request, ok=ok, reason=reason, detail=detail, text=text if ok else text[:4000],
+                          exit_code=completed.exit_code, started_at=started_at,
+                          duration_ms=int(completed.duration_s * 1000), usage=usage,
+                          session_id=record.session_id if record is not None else session_id_from(stderr),
+                          answered_provider=answered.provider if answered else None,
+                          answered_model=answered.model if answered else None,
+                          stderr_tail=stderr[-2000:], warnings=tuple(warnings))
+
+    if completed.timed_out:
+        return verdict(False, reasons.timed_out(request.timeout_s),
+                       f"Hermes did not finish within {request.timeout_s:g} s; killed it and "
+                       f"{len(completed.killed_pids) - 1} descendant process(es)")
+    if completed.overflowed:
+        return verdict(False, reasons.OUTPUT_TOO_LARGE, "Hermes wrote more than the transport's output cap; killed it")
+    hermes_failed = record.failed if record is not None else bare_failure(stdout)
+    if completed.exit_code != 0 or hermes_failed or not text:
+        cause = classify(stdout + "\n" + stderr, request.provider)
+        if cause is None:
+            cause = (reasons.exited(completed.exit_code) if completed.exit_code not in (0, None)
+                     else reasons.EMPTY_OUTPUT if not text else reasons.PROVIDER_ERROR)
+        said = first_line(stdout) or first_line(stderr) or "(no output)"
+        return verdict(False, cause, f"Hermes exited {completed.exit_code}: {said}")
+    if record is not None and len(record.routes) > 1:
+        return verdict(False, reasons.PROVIDER_FALLBACK,
+                       f"asked for {expected}, but {', '.join(map(str, record.routes))} answered")
+    if answered is not None and not expected.matches(answered):
+        return verdict(False, reasons.PROVIDER_FALLBACK, f"asked for {expected}, but {answered} answered")
+    return verdict(True, None, "")
+
+
+def _ms_since(t0: float) -> int:
+    return int((time.monotonic() - t0) * 1000)

@@ -1,0 +1,132 @@
+"""Reading the ledger back: totals by day, profile, model, tag, status and kind, and the failures.
+
+Invariants:
+- Totals count every readable record; damaged lines are counted apart (`unreadable`) and never
+  make a report fail. Spend sums only figures Hermes reported; records whose cost is unknown
+  and records whose tokens are estimates are counted, so a total never passes an estimate off as real.
+- The model a record is filed under is the one that answered when Hermes said so, else the one asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.trace import render_table
+
+SUCCESS = frozenset({"ok", "delivered"})
+DIMENSIONS = ("day", "profile", "model", "tag", "status", "kind")
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    ok: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_unknown: int = 0
+    estimated: int = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        self.calls += 1
+        if record.get("status") in SUCCESS:
+            self.ok += 1
+        else:
+            self.failed += 1
+        self.input_tokens += _int(usage.get("input_tokens"))
+        self.output_tokens += _int(usage.get("output_tokens"))
+        if usage.get("source") == "estimate":
+            self.estimated += 1
+        cost = usage.get("cost_usd")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and usage.get("cost_status") != "unknown":
+            self.cost_usd += cost
+        elif usage.get("source") != "not_run":
+            self.cost_unknown += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "ok": self.ok, "failed": self.failed, "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens, "cost_usd": round(self.cost_usd, 6),
+                "cost_unknown": self.cost_unknown, "estimated": self.estimated}
+
+
+@dataclass
+class Summary:
+    total: Totals = field(default_factory=Totals)
+    by: dict[str, dict[str, Totals]] = field(default_factory=lambda: {d: {} for d in DIMENSIONS})
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total.to_dict(),
+                "by": {d: {k: t.to_dict() for k, t in sorted(groups.items())} for d, groups in self.by.items()},
+                "failures": self.failures, "unreadable_lines": self.unreadable}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def keys_of(record: dict[str, Any], dimension: str) -> list[str]:
+    if dimension == "day":
+        return [str(record.get("ts", ""))[:10] or "(unknown)"]
+    if dimension == "model":
+        answered = record.get("answered_by") if isinstance(record.get("answered_by"), dict) else {}
+        return [str(answered.get("model") or record.get("model") or "(profile default)")]
+    if dimension == "tag":
+        tags = record.get("tags") if isinstance(record.get("tags"), list) else []
+        return [str(t) for t in tags] or ["(none)"]
+    value = record.get(dimension)
+    return [str(value) if value not in (None, "") else "(none)"]
+
+
+def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary:
+    summary = Summary(unreadable=unreadable)
+    for record in records:
+        summary.total.add(record)
+        for dimension in DIMENSIONS:
+            for key in keys_of(record, dimension):
+                summary.by[dimension].setdefault(key, Totals()).add(record)
+        if record.get("status") not in SUCCESS:
+            summary.failures.append({
+                "ts": record.get("ts"), "kind": record.get("kind"), "record_id": record.get("record_id"),
+                "what": record.get("intent_id") or f"{record.get('target')}:{record.get('reference_id')}",
+                "reason": record.get("reason"), "detail": record.get("detail") or
+                (record.get("transport") or {}).get("detail")})
+    return summary
+
+
+def render_text(summary: Summary, max_failures: int = 20) -> str:
+    columns = ("calls", "ok", "failed", "in tok", "out tok", "cost USD", "cost ?", "est.")
+    right = frozenset(range(1, len(columns) + 1))
+    blocks = []
+    total = summary.total
+    blocks.append(f"total: {total.calls} call(s), {total.ok} ok, {total.failed} failed, "
+                  f"{total.input_tokens} input + {total.output_tokens} output tokens, ${total.cost_usd:.4f} "
+                  f"reported ({total.cost_unknown} call(s) of unknown cost, {total.estimated} with estimated tokens)")
+    if summary.unreadable:
+        blocks.append(f"warning: {summary.unreadable} unreadable line(s); run `ledger verify`")
+    for dimension in DIMENSIONS:
+        groups = summary.by[dimension]
+        if not groups:
+            continue
+        rows = [(key, *(_cell(t, name) for name in ("calls", "ok", "failed", "input_tokens", "output_tokens",
+                                                    "cost_usd", "cost_unknown", "estimated")))
+                for key, t in sorted(groups.items())]
+        blocks.append(f"by {dimension}:\n" + render_table((dimension, *columns), rows, right_aligned=right))
+    if summary.failures:
+        shown = summary.failures[-max_failures:]
+        lines = [f"  {f['ts']}  {f['kind']}  {f['what']}  {f['reason']}: {f['detail'] or ''}".rstrip()
+                 for f in shown]
+        more = len(summary.failures) - len(shown)
+        blocks.append(f"failures ({len(summary.failures)}{f', last {len(shown)} shown' if more else ''}):\n"
+                      + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _cell(totals: Totals, name: str) -> str:
+    value = getattr(totals, name)
+    return f"{value:.4f}" if isinstance(value, float) else str(value)

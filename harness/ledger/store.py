@@ -1,0 +1,156 @@
+"""The cost ledger file: `<project_root>/.agents/state/autobot-cost-ledger.jsonl`.
+
+Invariants:
+- One record is one line of compact JSON, appended whole under an exclusive lock and fsynced
+  (`durable.append_line`); `append` returns the record's line number, counted under that same lock,
+  so `path#L<n>` always points at the record just written, however many writers there are.
+- Every record carries `v`, `record_id`, `ts`, `kind` and `status`; `parent_id` is optional and
+  links a run to the run that spawned it. Records are never rewritten or removed.
+- Reading tolerates damage: a line torn by a crash, or not JSON, is reported with its number by
+  `verify` and skipped by readers; it never hides the lines after it.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.ledger.durable import DurableWriteError, append_line
+
+STATE_DIR = Path(".agents") / "state"
+LEDGER_NAME = "autobot-cost-ledger.jsonl"
+SCHEMA_VERSION = 1
+REQUIRED_FIELDS = ("v", "record_id", "ts", "kind", "status")
+
+
+class LedgerError(HarnessError):
+    """The ledger cannot be read or written."""
+
+
+def state_dir(project_root: Path) -> Path:
+    return project_root / STATE_DIR
+
+
+def default_ledger_path(project_root: Path) -> Path:
+    return state_dir(project_root) / LEDGER_NAME
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_utc(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_record_id() -> str:
+    return "rec-" + secrets.token_hex(8)
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """Where a record landed."""
+
+    path: Path
+    line: int
+    record_id: str
+
+    def ref(self, relative_to: Path | None = None) -> str:
+        shown = self.path
+        if relative_to is not None:
+            try:
+                shown = self.path.relative_to(relative_to)
+            except ValueError:
+                pass
+        return f"{shown}#L{self.line}"
+
+
+@dataclass(frozen=True)
+class LedgerLine:
+    number: int
+    record: dict[str, Any] | None
+    problem: str | None
+
+
+@dataclass
+class Verification:
+    path: Path
+    lines: int = 0
+    good: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class Ledger:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def for_project(cls, project_root: Path) -> "Ledger":
+        return cls(default_ledger_path(project_root))
+
+    def append(self, record: Mapping[str, Any]) -> LedgerEntry:
+        """Append one record (v, record_id and ts are filled in when absent); returns where it landed."""
+        full = {"v": SCHEMA_VERSION, "record_id": new_record_id(), "ts": utc_now(), **record}
+        missing = [name for name in REQUIRED_FIELDS if full.get(name) in (None, "")]
+        if missing:
+            raise LedgerError(f"a ledger record needs {', '.join(missing)}")
+        line = json.dumps(full, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
+        try:
+            number = append_line(self.path, line)
+        except DurableWriteError as exc:
+            raise LedgerError(str(exc)) from None
+        return LedgerEntry(self.path, number, full["record_id"])
+
+    def lines(self) -> Iterator[LedgerLine]:
+        """Every line with its record or its problem; a missing ledger has no lines."""
+        try:
+            handle = open(self.path, "rb")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LedgerError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        with handle:
+            for number, raw in enumerate(handle, start=1):
+                yield _parse_line(number, raw)
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        for line in self.lines():
+            if line.record is not None:
+                yield line.record
+
+    def verify(self) -> Verification:
+        result = Verification(self.path)
+        for line in self.lines():
+            result.lines += 1
+            if line.problem is None:
+                result.good += 1
+            else:
+                result.problems.append((line.number, line.problem))
+        return result
+
+
+def _parse_line(number: int, raw: bytes) -> LedgerLine:
+    if not raw.endswith(b"\n"):
+        return LedgerLine(number, None, "truncated: the last line has no newline (a writer died mid-append)")
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return LedgerLine(number, None, "not UTF-8")
+    except json.JSONDecodeError as exc:
+        return LedgerLine(number, None, f"not JSON ({exc.msg} at column {exc.colno}); a torn write?")
+    if not isinstance(record, dict):
+        return LedgerLine(number, None, "not a JSON object")
+    missing = [name for name in REQUIRED_FIELDS if name not in record]
+    if missing:
+        return LedgerLine(number, None, f"missing field(s): {', '.join(missing)}")
+    return LedgerLine(number, record, None)

@@ -1,0 +1,96 @@
+"""Fixtures of the delegation suites: a Hermes root with profiles, a project, and a scriptable fake `hermes`.
+
+Invariants:
+- Every state directory lives under tmp_path: HERMES_HOME (a root with profiles), the project root
+  (also the working directory and $MAFIABOT_PROJECT_ROOT), the fake's scenario and log. No test
+  reaches a real home or the checkout's `.agents/`.
+- `HERMES_AUTOBOT_DELEGATED` is removed from the environment, so a suite run from inside a
+  delegated agent still tests the un-nested path unless a test sets it.
+- Waits on other processes go through `delegation_support.wait_fifo` / `wait_gone`: readiness of
+  a FIFO or a pidfd, with a named bound, never a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FAKE = Path(__file__).with_name("fake_hermes.py")
+PROFILES = ("cstar-hub", "tester", "career-manager", "health-coach")
+
+
+class FakeHermes:
+    def __init__(self, root: Path) -> None:
+        self.dir = root
+        self.executable = root / "bin" / "hermes"
+        self.scenario = root / "scenario.json"
+        self.log = root / "calls.jsonl"
+
+    def script(self, *steps: dict[str, Any]) -> "FakeHermes":
+        self.scenario.write_text(json.dumps(list(steps) or [{}]))
+        return self
+
+    def calls(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def hermes_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "hermes-root"
+    for profile in PROFILES:
+        (root / "profiles" / profile).mkdir(parents=True)
+        (root / "profiles" / profile / "config.yaml").write_text("agent: {api_max_retries: 0}\n")
+    (root / "memories").mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    monkeypatch.delenv("HERMES_AUTOBOT_DELEGATED", raising=False)
+    return root
+
+
+@pytest.fixture
+def fake_hermes(tmp_path: Path, hermes_root: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHermes:
+    fake = FakeHermes(tmp_path / "fake-hermes")
+    fake.executable.parent.mkdir(parents=True)
+    fake.executable.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    fake.executable.chmod(fake.executable.stat().st_mode | stat.S_IXUSR)
+    fake.script({})
+    monkeypatch.setenv("MAFIABOT_HERMES", str(fake.executable))
+    monkeypatch.setenv("FAKE_HERMES_SCENARIO", str(fake.scenario))
+    monkeypatch.setenv("FAKE_HERMES_LOG", str(fake.log))
+    return fake
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    (root / "docs").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MAFIABOT_PROJECT_ROOT", str(root))
+    monkeypatch.delenv("MAFIABOT_AUTOBOT_QUEUE", raising=False)
+    monkeypatch.delenv("MAFIABOT_AGENT_REGISTRY", raising=False)
+    return root
+
+
+MakeIntent = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def make_intent(project: Path) -> MakeIntent:
+    """make_intent(intent="...", target_paths=[...], **payload) -> an intent document for `project`."""
+
+    def make(intent: str = "Summarise the notes.", target_paths: list[str] | None = None,
+             **payload: Any) -> dict[str, Any]:
+        document: dict[str, Any] = {"intent": intent, "project_root": str(project)}
+        if target_paths is not None:
+            document["target_paths"] = target_paths
+        document["payload"] = {"hermes_profile": "tester", **payload}
+        return document
+
+    return make

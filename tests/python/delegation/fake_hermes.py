@@ -1,0 +1,193 @@
+"""A scriptable stand-in for the `hermes` executable, for the delegation tests.
+
+It reads the command line the way hermes-agent 0.19.0 does (`--profile NAME` anywhere, `--flag=value`
+elements, `chat --quiet --query=…` or `--oneshot=…`), appends one JSON line per invocation to
+`$FAKE_HERMES_LOG` (under flock, so the line number is the invocation number), then plays step
+N of the scenario in `$FAKE_HERMES_SCENARIO` (the last step repeats). It writes Hermes's accounting
+as Hermes does: a row in `<home>/state.db` plus `session_id:` on stderr in chat mode, the usage
+file in one-shot mode.
+
+Step keys (all optional): stdout, stderr, exit, record ("ok" | "failed" | "none"), usage {input,
+output, cost}, routes [[provider, model], ...] (who answered; default: what was asked for),
+huge (bytes of stdout), hang (spawn two grandchildren, one in its own session, write their pids
+to `pids_file`, then block), gate {started, release} (FIFOs: announce, then block until released),
+nested (run `python -m harness delegate --intent-file <nested>` and answer with its stdout).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, source TEXT, model TEXT, billing_provider TEXT,
+  input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0, cache_read_tokens INTEGER DEFAULT 0,
+  cache_write_tokens INTEGER DEFAULT 0, reasoning_tokens INTEGER DEFAULT 0, estimated_cost_usd REAL,
+  actual_cost_usd REAL, cost_status TEXT, api_call_count INTEGER DEFAULT 0, title TEXT, started_at REAL);
+CREATE TABLE IF NOT EXISTS session_model_usage (session_id TEXT, model TEXT, billing_provider TEXT,
+  task TEXT DEFAULT '', api_call_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0,
+  output_tokens INTEGER DEFAULT 0);
+CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, role TEXT,
+  content TEXT);
+"""
+
+
+def parse_argv(argv: list[str]) -> dict[str, Any]:
+    parsed: dict[str, Any] = {"profile": None, "mode": None, "prompt": None, "flags": {}}
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in ("--profile", "-p"):
+            parsed["profile"] = argv[index + 1]
+            index += 2
+            continue
+        if arg == "chat":
+            parsed["mode"] = "chat"
+        elif arg.startswith("--query="):
+            parsed["prompt"] = arg[len("--query="):]
+        elif arg.startswith("--oneshot="):
+            parsed["mode"], parsed["prompt"] = "oneshot", arg[len("--oneshot="):]
+        elif arg.startswith("--") and "=" in arg:
+            name, value = arg[2:].split("=", 1)
+            parsed["flags"][name] = value
+        else:
+            parsed["flags"][arg.lstrip("-")] = True
+        index += 1
+    return parsed
+
+
+def log_invocation(parsed: dict[str, Any], argv: list[str]) -> int:
+    """Append this call to the log; returns how many calls came before it."""
+    log = Path(os.environ["FAKE_HERMES_LOG"])
+    entry = {"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), **parsed,
+             "env": {k: os.environ.get(k) for k in ("HERMES_HOME", "HERMES_AUTOBOT_DELEGATED", "FAKE_MARK")}}
+    fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        before = os.pread(fd, os.fstat(fd).st_size, 0).count(b"\n")
+        os.write(fd, (json.dumps(entry) + "\n").encode())
+    finally:
+        os.close(fd)
+    return before
+
+
+def load_step(number: int) -> dict[str, Any]:
+    scenario = json.loads(Path(os.environ["FAKE_HERMES_SCENARIO"]).read_text())
+    steps = scenario if isinstance(scenario, list) else [scenario]
+    return steps[min(number, len(steps) - 1)]
+
+
+def home_of(profile: str | None) -> Path:
+    root = Path(os.environ["HERMES_HOME"])
+    return root if profile in (None, "default") else root / "profiles" / profile
+
+
+def write_state_db(home: Path, session_id: str, step: dict[str, Any], routes: list[list[str]], answer: str,
+                   prompt: str) -> None:
+    usage = step.get("usage", {})
+    failed = step.get("record") == "failed"
+    calls = 0 if failed else 1
+    db = sqlite3.connect(home / "state.db")
+    with db:
+        db.executescript(SCHEMA)
+        first = routes[0] if routes else [None, None]
+        db.execute("INSERT INTO sessions (id, source, model, billing_provider, input_tokens, output_tokens,"
+                   " estimated_cost_usd, cost_status, api_call_count, started_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                   (session_id, "tool", first[1], None if failed else first[0], 0 if failed else usage.get("input", 100),
+                    0 if failed else usage.get("output", 20), usage.get("cost"),
+                    "estimated" if usage.get("cost") is not None else "unknown", calls, time.time()))
+        if not failed:
+            for provider, model in routes:
+                db.execute("INSERT INTO session_model_usage (session_id, model, billing_provider, api_call_count,"
+                           " input_tokens, output_tokens) VALUES (?,?,?,?,?,?)",
+                           (session_id, model, provider, 1, usage.get("input", 100), usage.get("output", 20)))
+        db.execute("INSERT INTO messages (session_id, role, content) VALUES (?,?,?)", (session_id, "user", prompt))
+        if not failed:
+            db.execute("INSERT INTO messages (session_id, role, content) VALUES (?,?,?)",
+                       (session_id, "assistant", answer))
+    db.close()
+
+
+def write_usage_file(path: Path, step: dict[str, Any], routes: list[list[str]], session_id: str) -> None:
+    usage = step.get("usage", {})
+    failed = step.get("record") == "failed"
+    first = routes[0] if routes else [None, None]
+    report = {"estimated_cost_usd": None if failed else usage.get("cost", 0.0), "cost_status": "unknown",
+              "input_tokens": None if failed else usage.get("input", 100),
+              "output_tokens": None if failed else usage.get("output", 20), "api_calls": 1,
+              "model": None if failed else first[1], "provider": None if failed else first[0],
+              "session_id": None if failed else session_id, "completed": not failed, "failed": failed}
+    path.write_text(json.dumps(report))
+
+
+def hang(step: dict[str, Any]) -> None:
+    blocker = [sys.executable, "-c", "import signal; signal.pause()"]
+    same_group = subprocess.Popen(blocker)
+    own_session = subprocess.Popen(blocker, start_new_session=True)
+    Path(step["pids_file"]).write_text(json.dumps([os.getpid(), same_group.pid, own_session.pid]))
+    signal.pause()
+
+
+def gate(step: dict[str, Any]) -> None:
+    """Open the release FIFO first (so the test can always write to it), announce, then wait for it."""
+    release = os.open(step["gate"]["release"], os.O_RDONLY | os.O_NONBLOCK)
+    with open(step["gate"]["started"], "w") as started:
+        started.write("started\n")
+    poller = select.poll()
+    poller.register(release, select.POLLIN)
+    poller.poll()
+    os.close(release)
+
+
+def nested_answer(step: dict[str, Any]) -> str:
+    result = subprocess.run([sys.executable, "-m", "harness", "delegate", "--intent-file", step["nested"],
+                             "--compact"], capture_output=True, text=True, timeout=60, check=False)
+    return result.stdout.strip() or f"(nested exited {result.returncode}: {result.stderr.strip()})"
+
+
+def main(argv: list[str]) -> int:
+    parsed = parse_argv(argv)
+    step = load_step(log_invocation(parsed, argv))
+    home = home_of(parsed["profile"])
+    if not home.is_dir():
+        print(f"Error: Profile '{parsed['profile']}' does not exist. Create it with: hermes profile create "
+              f"{parsed['profile']}", file=sys.stderr)
+        return 1
+    if "hang" in step:
+        hang(step)
+    if "gate" in step:
+        gate(step)
+    flags = parsed["flags"]
+    routes = step.get("routes") or [[flags.get("provider", "minimax"), flags.get("model", "MiniMax-M3")]]
+    answer = nested_answer(step) if "nested" in step else step.get("stdout", "fake answer")
+    session_id = f"fake_{os.getpid()}_{time.monotonic_ns()}"
+    if step.get("record", "ok") != "none":
+        if parsed["mode"] == "oneshot":
+            if "usage-file" in flags:
+                write_usage_file(Path(flags["usage-file"]), step, routes, session_id)
+        else:
+            write_state_db(home, session_id, step, routes, answer, parsed["prompt"] or "")
+    if "huge" in step:
+        chunk = b"x" * 65536
+        for _ in range(step["huge"] // len(chunk)):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(answer + ("\n" if answer else ""))
+    sys.stderr.write(step.get("stderr", ""))
+    if parsed["mode"] == "chat" and step.get("record", "ok") != "none":
+        sys.stderr.write(f"\nsession_id: {session_id}\n")
+    return step.get("exit", 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
