@@ -1,6 +1,6 @@
 with Ada.Characters.Handling;
 with Interfaces;
-with Session_Keys;
+with Fnv_Hash;
 
 package body Organs.Cognition is
 
@@ -50,9 +50,15 @@ package body Organs.Cognition is
             end if;
          elsif Start /= 0 then
             exit when Count = Max_Words;
-            Insert (Session_Keys.Hash64
-                      (Ada.Characters.Handling.To_Lower
-                         (Text (Start .. Index - 1))));
+            declare
+               Word_Hash : Fnv_Hash.Hash := Fnv_Hash.Basis;
+            begin
+               for C of Text (Start .. Index - 1) loop
+                  Word_Hash := Fnv_Hash.Step
+                    (Word_Hash, Ada.Characters.Handling.To_Lower (C));
+               end loop;
+               Insert (Word_Hash);
+            end;
             Start := 0;
          end if;
       end loop;

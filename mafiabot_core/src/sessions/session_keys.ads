@@ -2,7 +2,7 @@
 --  control characters (the protocol refuses them), so a unit separator
 --  joins them into one text without any possible collision.
 
-with Interfaces;
+with Fnv_Hash;
 
 package Session_Keys is
 
@@ -11,8 +11,8 @@ package Session_Keys is
    function Key_Of (Uid, Channel, Server : String) return String is
      (Uid & Separator & Channel & Separator & Server);
 
-   function Hash64 (Text : String) return Interfaces.Unsigned_64;
-   --  FNV-1a: stable across runs and platforms, so per-session draws are
-   --  reproducible from the key alone
+   function Hash64 (Text : String) return Fnv_Hash.Hash
+     renames Fnv_Hash.Of_Text;
+   --  Per-session draws and table slots are reproducible from the key alone
 
 end Session_Keys;
