@@ -5,7 +5,8 @@ Modes:
 - stale: answers every request twice: first with id 999999 (a stale reply), then with its id.
 - long N: answers every request with a result holding a string of N bytes.
 - die: reads one line, writes "fake body: boom" to stderr, exits 3.
-- stubborn: ignores SIGTERM and stdin EOF; only SIGKILL ends it.
+- stubborn: ignores SIGTERM and stdin EOF; only SIGKILL ends it. Says `ready` (a notification on
+  stdout) once SIGTERM is ignored, so a test never signals it before that.
 """
 
 import json
@@ -41,6 +42,8 @@ def main(mode, *rest):
         sys.exit(3)
     elif mode == "stubborn":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.stdout.buffer.write(b'{"jsonrpc":"2.0","method":"ready"}\n')
+        sys.stdout.buffer.flush()
         sys.stdin.buffer.read()
         threading.Event().wait()
     else:

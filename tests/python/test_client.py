@@ -21,6 +21,10 @@ FAKE = str(Path(__file__).with_name("fake_body.py"))
 SHORT_BOUND = 0.5
 
 
+# A Python child starts in well under a second even on a loaded machine.
+READY_BOUND = 10.0
+
+
 def fake(mode: str, *args: str, **kwargs) -> BodyClient:
     return BodyClient([sys.executable, FAKE, mode, *args], **kwargs).start()
 
@@ -82,6 +86,7 @@ def test_a_reply_line_of_several_megabytes_is_read_whole():
 
 def test_close_escalates_to_sigkill_for_a_body_that_ignores_eof_and_sigterm():
     client = fake("stubborn")
+    assert client.read_message(timeout=READY_BOUND, awaiting="the stubborn fake's ready")["method"] == "ready"
     started = time.monotonic()
     assert client.close(stdin_grace=0.2, term_grace=0.2) == -signal.SIGKILL
     assert time.monotonic() - started < 0.2 + 0.2 + 2.0
