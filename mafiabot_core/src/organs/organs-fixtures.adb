@@ -1,9 +1,10 @@
 with Ada.Characters.Handling;
 with Ada.Directories;
-with Ada.Streams.Stream_IO;
+with Ada.IO_Exceptions;
 with GNATCOLL.JSON;
 with Input_Guard;
 with Session_Keys;
+with Text_Files;
 
 package body Organs.Fixtures is
 
@@ -19,8 +20,6 @@ package body Organs.Fixtures is
      (Max_Depth => 16, Max_Elements => 100_000);
 
    function Read_File (Path : String) return String is
-      use Ada.Streams.Stream_IO;
-      File : File_Type;
    begin
       if not Ada.Directories.Exists (Path)
         or else Ada.Directories.Kind (Path) /= Ada.Directories.Ordinary_File
@@ -30,17 +29,10 @@ package body Organs.Fixtures is
       if Ada.Directories.Size (Path) > Max_Fixture_Bytes then
          raise Fixture_Error with "organ fixture " & Path & ": larger than 1 MiB";
       end if;
-      Open (File, In_File, Path);
-      declare
-         Content : String (1 .. Natural (Size (File)));
-      begin
-         String'Read (Stream (File), Content);
-         Close (File);
-         return Content;
-      end;
+      return Text_Files.Read (Path);
    exception
-      when Ada.Streams.Stream_IO.Name_Error | Ada.Streams.Stream_IO.Use_Error
-         | Ada.Streams.Stream_IO.End_Error =>
+      when Ada.IO_Exceptions.Name_Error | Ada.IO_Exceptions.Use_Error
+         | Ada.IO_Exceptions.End_Error | Ada.IO_Exceptions.Device_Error =>
          raise Fixture_Error with "organ fixture " & Path & ": cannot be read";
    end Read_File;
 

@@ -1,7 +1,8 @@
 with Ada.Directories;
-with Ada.Streams.Stream_IO;
+with Ada.IO_Exceptions;
 with GNAT.OS_Lib;
 with Body_Log;
+with Text_Files;
 
 package body Soul_Writer is
 
@@ -9,29 +10,6 @@ package body Soul_Writer is
 
    Soul_Name   : constant String := "SOUL.md";
    Backup_Name : constant String := "SOUL.md.before-mafiabot";
-
-   function Content_Of (Path : String) return String is
-      use Ada.Streams.Stream_IO;
-      File : File_Type;
-   begin
-      Open (File, In_File, Path);
-      declare
-         Content : String (1 .. Natural (Size (File)));
-      begin
-         String'Read (Stream (File), Content);
-         Close (File);
-         return Content;
-      end;
-   end Content_Of;
-
-   procedure Put_File (Path : String; Content : String) is
-      use Ada.Streams.Stream_IO;
-      File : File_Type;
-   begin
-      Create (File, Out_File, Path);
-      String'Write (Stream (File), Content);
-      Close (File);
-   end Put_File;
 
    procedure Write (Home : String; Document : String) is
       Soul : constant String := Compose (Home, Soul_Name);
@@ -44,27 +22,30 @@ package body Soul_Writer is
    begin
       Create_Path (Home);
       if Exists (Soul) then
-         declare
-            Existing : constant String := Content_Of (Soul);
-         begin
-            if Existing = Document then
-               return;
-            end if;
-            if not Exists (Compose (Home, Backup_Name)) then
-               Put_File (Compose (Home, Backup_Name), Existing);
-            end if;
-         end;
+         --  Only a file of the document's size can hold the document: a
+         --  larger one is never read onto the stack just to compare.
+         if Size (Soul) = File_Size (Document'Length)
+           and then Text_Files.Read (Soul) = Document
+         then
+            return;
+         end if;
+         if not Exists (Compose (Home, Backup_Name)) then
+            --  Whole or absent, like SOUL.md itself; a racing boot may
+            --  replace it with its own copy of the same file.
+            Copy_File (Soul, Temporary);
+            GNAT.OS_Lib.Rename_File
+              (Temporary, Compose (Home, Backup_Name), Renamed);
+         end if;
       end if;
-      Put_File (Temporary, Document);
+      Text_Files.Write (Temporary, Document);
       GNAT.OS_Lib.Rename_File (Temporary, Soul, Renamed);
       if not Renamed then
          GNAT.OS_Lib.Delete_File (Temporary, Renamed);
          Body_Log.Warning ("could not replace " & Soul & "; left as it was");
       end if;
    exception
-      when Ada.Directories.Name_Error | Ada.Directories.Use_Error
-         | Ada.Streams.Stream_IO.Name_Error | Ada.Streams.Stream_IO.Use_Error
-         | Ada.Streams.Stream_IO.Device_Error =>
+      when Ada.IO_Exceptions.Name_Error | Ada.IO_Exceptions.Use_Error
+         | Ada.IO_Exceptions.Device_Error | Ada.IO_Exceptions.End_Error =>
          Body_Log.Warning ("could not write " & Soul
                            & " (the body serves without it)");
    end Write;
