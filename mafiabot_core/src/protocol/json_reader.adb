@@ -141,39 +141,26 @@ package body Json_Reader is
       return Result (1 .. Length);
    end Decoded;
 
+   --  A literal's inside as text: decoded when it holds escapes, else the
+   --  slice itself.
+   function Inside (Line : String; First : Positive; Last : Natural;
+                    Escaped : Boolean) return String is
+     (if Escaped then Decoded (Line, First, Last) else Line (First .. Last));
+
    function Text (Self : Document; Line : String; Node : Node_Id)
-     return String
-   is
-      Found : Json_Reader.Node renames Self.Nodes (Node);
-   begin
-      if Found.Has_Escapes then
-         return Decoded (Line, Found.First, Found.Last);
-      end if;
-      return Line (Found.First .. Found.Last);
-   end Text;
+     return String is
+     (Inside (Line, Self.Nodes (Node).First, Self.Nodes (Node).Last,
+              Self.Nodes (Node).Has_Escapes));
 
    function Text_Equals
      (Self : Document; Line : String; Node : Node_Id; Value : String)
-      return Boolean
-   is
-      Found : Json_Reader.Node renames Self.Nodes (Node);
-   begin
-      if Found.Has_Escapes then
-         return Decoded (Line, Found.First, Found.Last) = Value;
-      end if;
-      return Line (Found.First .. Found.Last) = Value;
-   end Text_Equals;
+      return Boolean is
+     (Text (Self, Line, Node) = Value);
 
    function Key (Self : Document; Line : String; Node : Node_Id)
-     return String
-   is
-      Found : Json_Reader.Node renames Self.Nodes (Node);
-   begin
-      if Found.Key_Escaped then
-         return Decoded (Line, Found.Key_First, Found.Key_Last);
-      end if;
-      return Line (Found.Key_First .. Found.Key_Last);
-   end Key;
+     return String is
+     (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,
+              Self.Nodes (Node).Key_Escaped));
 
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
@@ -186,9 +173,8 @@ package body Json_Reader is
          declare
             Item : Json_Reader.Node renames Self.Nodes (Child);
          begin
-            if (if Item.Key_Escaped
-                then Decoded (Line, Item.Key_First, Item.Key_Last) = Name
-                else Line (Item.Key_First .. Item.Key_Last) = Name)
+            if Inside (Line, Item.Key_First, Item.Key_Last, Item.Key_Escaped)
+               = Name
             then
                Found := Child;
             end if;
