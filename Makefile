@@ -20,7 +20,7 @@ DEMO_HOME    := .demo/hermes-home
 HERMES_VENV  := .hermes-venv
 HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test test-ada test-python clean
+.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test test-ada test-python bench profile fuzz clean
 
 all: build
 
@@ -77,6 +77,18 @@ test-python: deps build build-unchecked
 	$(VENV)/bin/pytest tests/python -q
 
 test: test-ada test-python
+
+# Figures against the floor and the peers, one run: bench/results/latest.{md,json,png}.
+bench: venv build
+	$(VENV)/bin/python -m bench
+
+# Where the body's time goes (callgrind, perf): bench/results/profile.md.
+profile: venv build
+	$(VENV)/bin/python -m bench.profile
+
+# The fuzz properties with a random seed and 20,000 cases each (MAFIABOT_FUZZ_EXAMPLES=N to change).
+fuzz: venv build
+	MAFIABOT_FUZZ=long $(VENV)/bin/pytest tests/python/test_fuzz_protocol.py tests/python/test_fuzz_sessions.py -q
 
 clean:
 	rm -rf mafiabot_core/obj mafiabot_core/bin tests/ada/obj tests/ada/bin .demo
