@@ -162,6 +162,19 @@ def test_a_body_blocked_writing_to_a_client_that_goes_away_exits_with_status_0(b
     assert cpu < CPU_SPIN_LIMIT, f"{cpu:.2f} s of CPU: the body spun while its stdout was full"
 
 
+def test_sigterm_ends_a_body_blocked_writing_to_a_client_that_stopped_reading(body_exe):
+    proc = raw_body(body_exe)
+    try:
+        requests = [INITIALIZE] + [turn_request(n) for n in range(1, STALL_REQUESTS)]
+        assert write_until_stalled(proc, requests) < len(requests)
+        proc.send_signal(signal.SIGTERM)
+        status, _ = reap_with_cpu(proc)
+        assert status == 0
+    finally:
+        proc.kill()
+        proc.wait(timeout=EXIT_BOUND)
+
+
 def test_the_harness_reports_a_body_that_dies_between_turns_on_the_next_request(spawn_body):
     client = spawn_body()
     client.initialize()

@@ -123,7 +123,8 @@ package body Stdio_Channel is
    end Serve_Lines;
 
    procedure Send (Message : String) is
-      Done : Natural := 0;
+      EINTR : constant := 4;
+      Done  : Natural := 0;
    begin
       Writing := True;
       while Done < Message'Length loop
@@ -133,10 +134,19 @@ package body Stdio_Channel is
                                  Message (Message'First + Done)'Address,
                                  Message'Length - Done);
          begin
-            if Wrote <= 0 then
+            --  A SIGTERM interrupts a write blocked on a client that stopped
+            --  reading (the handler is installed without SA_RESTART): the
+            --  client is going away, so leave now rather than wait on it.
+            if Term_Pending then
+               C_Exit (0);
+            elsif Wrote > 0 then
+               Done := Done + Wrote;
+            elsif Wrote < 0 and then GNAT.OS_Lib.Errno = EINTR then
+               null;
+            else
+               --  stdout is closed: nobody is left to answer
                C_Exit (0);
             end if;
-            Done := Done + Wrote;
          end;
       end loop;
       Writing := False;
@@ -149,6 +159,12 @@ package body Stdio_Channel is
      (Signal : Interfaces.C.int; Handler : System.Address)
       return System.Address
    with Import, Convention => C, External_Name => "signal";
+
+   function C_Siginterrupt
+     (Signal : Interfaces.C.int; Interrupt : Interfaces.C.int)
+      return Interfaces.C.int
+   with Import, Convention => C, External_Name => "siginterrupt";
+   --  Clears SA_RESTART for Signal, so a blocked write returns EINTR
 
    SIGPIPE : constant Interfaces.C.int := 13;
    SIGTERM : constant Interfaces.C.int := 15;
@@ -170,7 +186,8 @@ package body Stdio_Channel is
       Old_Pipe_Action : constant System.Address := C_Signal (SIGPIPE, Ignore);
       Old_Term_Action : constant System.Address :=
         C_Signal (SIGTERM, On_Term'Address);
-      pragma Unreferenced (Old_Pipe_Action, Old_Term_Action);
+      Interrupting    : constant Interfaces.C.int := C_Siginterrupt (SIGTERM, 1);
+      pragma Unreferenced (Old_Pipe_Action, Old_Term_Action, Interrupting);
    begin
       null;
    end Install_Signal_Handlers;

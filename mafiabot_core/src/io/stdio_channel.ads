@@ -26,7 +26,8 @@ package Stdio_Channel is
 
    procedure Install_Signal_Handlers;
    --  SIGPIPE is ignored (a closed stdout shows up as a failed write), and
-   --  SIGTERM exits with status 0, at once between messages or right after
-   --  the message being written, so a reply is never torn
+   --  SIGTERM exits with status 0: at once between messages, right after
+   --  the message being written, or, when the client has stopped reading
+   --  and the write is blocked, as soon as the signal interrupts it
 
 end Stdio_Channel;
