@@ -125,7 +125,9 @@ def build_variant(link: str, contracts: str = "on") -> Path | Unavailable:
         [gprbuild, "-j0", "-p", "-q", "-P", str(GPR), f"-XMAFIABOT_LINK={link}",
          f"-XMAFIABOT_CONTRACTS={contracts}", f"--relocate-build-tree={root}"],
         cwd=ROOT, capture_output=True, text=True, timeout=VARIANT_BUILD_TIMEOUT)
-    exe = root / "bin" / ("mafiabot" if contracts == "on" else "mafiabot-unchecked")
+    # The names mafiabot_core.gpr gives its variants
+    exe = root / "bin" / ("mafiabot" + ("-dynamic" if link == "dynamic" else "")
+                          + ("-unchecked" if contracts == "off" else ""))
     if result.returncode != 0 or not exe.is_file():
         return Unavailable(name, f"build failed: {result.stderr.strip()[-300:]}")
     return exe

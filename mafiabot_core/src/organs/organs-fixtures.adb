@@ -1,14 +1,14 @@
 with Ada.Characters.Handling;
 with Ada.Directories;
 with Ada.IO_Exceptions;
-with GNATCOLL.JSON;
 with Input_Guard;
+with Json_Reader;
 with Session_Keys;
 with Text_Files;
 
 package body Organs.Fixtures is
 
-   use GNATCOLL.JSON;
+   use Json_Reader;
    use type Ada.Directories.File_Kind;
    use type Ada.Directories.File_Size;
    use type Energy_Gate.Pass_Index;
@@ -36,10 +36,19 @@ package body Organs.Fixtures is
          raise Fixture_Error with "organ fixture " & Path & ": cannot be read";
    end Read_File;
 
-   --  Checks of one fixture document; every failure names its field path.
-   type Reader is record
+   --  Checks of one parsed fixture document; every failure names its field
+   --  path.  The document is read with the body's own Json_Reader, after
+   --  the same guard as protocol lines.
+   type Reader
+     (Document : not null access constant Json_Reader.Document;
+      Text     : not null access constant String)
+   is limited record
       Path : Unbounded_String;
    end record;
+
+   type Expected_Kind is (An_Object, A_List, A_Text, An_Integer, A_Number);
+
+   type Node_List is array (Positive range <>) of Node_Id;
 
    procedure Fail (Self : Reader; Field, Problem : String)
    with No_Return;
@@ -51,104 +60,139 @@ package body Organs.Fixtures is
         & Problem;
    end Fail;
 
+   function Path_Of (Field, Name : String) return String is
+     (if Field = "" then Name else Field & "." & Name);
+
+   function Kind_Is (Self : Reader; Node : Node_Id; Expected : Expected_Kind)
+     return Boolean is
+     (case Expected is
+         when An_Object => Kind (Self.Document.all, Node) = Object_Value,
+         when A_List => Kind (Self.Document.all, Node) = Array_Value,
+         when A_Text => Kind (Self.Document.all, Node) = String_Value,
+         when An_Integer | A_Number =>
+            Kind (Self.Document.all, Node) = Number_Value);
+
    function Member
-     (Self : Reader; Parent : JSON_Value; Field, Name : String;
-      Kind : JSON_Value_Type) return JSON_Value
+     (Self : Reader; Parent : Node_Id; Field, Name : String;
+      Expected : Expected_Kind) return Node_Id
    is
+      Value : constant Node_Id :=
+        Json_Reader.Member (Self.Document.all, Self.Text.all, Parent, Name);
    begin
-      if not Parent.Has_Field (Name) then
-         Fail (Self, Field & "." & Name, "missing");
+      if Value = No_Node then
+         Fail (Self, Path_Of (Field, Name), "missing");
+      elsif not Kind_Is (Self, Value, Expected) then
+         Fail (Self, Path_Of (Field, Name), "expected "
+               & (case Expected is
+                     when An_Object => "an object",
+                     when A_List => "an array",
+                     when A_Text => "a string",
+                     when An_Integer => "an integer",
+                     when A_Number => "a number"));
       end if;
-      declare
-         Value : constant JSON_Value := Parent.Get (Name);
-      begin
-         if Value.Kind /= Kind
-           and then not (Kind = JSON_Float_Type
-                         and then Value.Kind = JSON_Int_Type)
-         then
-            Fail (Self, Field & "." & Name, "expected "
-                  & (case Kind is
-                        when JSON_Object_Type => "an object",
-                        when JSON_Array_Type => "an array",
-                        when JSON_String_Type => "a string",
-                        when JSON_Int_Type => "an integer",
-                        when JSON_Float_Type => "a number",
-                        when others => "another kind of value"));
-         end if;
-         return Value;
-      end;
+      return Value;
    end Member;
 
-   function To_Millis (Self : Reader; Value : JSON_Value; Field : String)
+   function Has_Member (Self : Reader; Parent : Node_Id; Name : String)
+     return Boolean is
+     (Json_Reader.Member (Self.Document.all, Self.Text.all, Parent, Name)
+      /= No_Node);
+
+   function Items (Self : Reader; List : Node_Id) return Node_List is
+      Count : Natural := 0;
+      Item  : Node_Id := First_Child (Self.Document.all, List);
+   begin
+      while Item /= No_Node loop
+         Count := Count + 1;
+         Item := Next_Sibling (Self.Document.all, Item);
+      end loop;
+      return Result : Node_List (1 .. Count) do
+         Item := First_Child (Self.Document.all, List);
+         for Slot of Result loop
+            Slot := Item;
+            Item := Next_Sibling (Self.Document.all, Item);
+         end loop;
+      end return;
+   end Items;
+
+   function To_Millis (Self : Reader; Value : Node_Id; Field : String)
      return Millis
    is
-      Number : constant Long_Float :=
-        (if Value.Kind = JSON_Int_Type
-         then Long_Float (Long_Long_Integer'(Value.Get))
-         else Value.Get_Long_Float);
+      Number : Long_Float;
    begin
+      begin
+         Number := Long_Float'Value (Raw (Self.Document.all, Self.Text.all, Value));
+      exception
+         when Constraint_Error =>
+            Fail (Self, Field, "not a number this body can read");
+      end;
       if Number not in 0.0 .. 1.0 then
-         Fail (Self, Field, "must lie in [0, 1], is" & Number'Image);
+         Fail (Self, Field, "must lie in [0, 1], is "
+               & Raw (Self.Document.all, Self.Text.all, Value));
       end if;
       return Millis (Long_Float'Rounding (Number * 1000.0));
    end To_Millis;
 
    function Number_Field
-     (Self : Reader; Parent : JSON_Value; Field, Name : String) return Millis
-   is (To_Millis (Self, Member (Self, Parent, Field, Name, JSON_Float_Type),
-                  Field & "." & Name));
+     (Self : Reader; Parent : Node_Id; Field, Name : String) return Millis
+   is (To_Millis (Self, Member (Self, Parent, Field, Name, A_Number),
+                  Path_Of (Field, Name)));
 
    function Integer_Field
-     (Self : Reader; Parent : JSON_Value; Field, Name : String;
+     (Self : Reader; Parent : Node_Id; Field, Name : String;
       Low, High : Long_Long_Integer) return Long_Long_Integer
    is
-      Value : constant Long_Long_Integer :=
-        Member (Self, Parent, Field, Name, JSON_Int_Type).Get;
+      Node  : constant Node_Id := Member (Self, Parent, Field, Name, An_Integer);
+      Value : Long_Long_Integer;
    begin
+      begin
+         Value := Long_Long_Integer'Value
+           (Raw (Self.Document.all, Self.Text.all, Node));
+      exception
+         when Constraint_Error =>
+            Fail (Self, Path_Of (Field, Name), "expected an integer");
+      end;
       if Value not in Low .. High then
-         Fail (Self, Field & "." & Name, "must lie in" & Low'Image & " .."
+         Fail (Self, Path_Of (Field, Name), "must lie in" & Low'Image & " .."
                & High'Image);
       end if;
       return Value;
    end Integer_Field;
 
    function Text_Field
-     (Self : Reader; Parent : JSON_Value; Field, Name : String) return String
+     (Self : Reader; Parent : Node_Id; Field, Name : String) return String
    is
       Value : constant String :=
-        Member (Self, Parent, Field, Name, JSON_String_Type).Get;
+        Text (Self.Document.all, Self.Text.all,
+              Member (Self, Parent, Field, Name, A_Text));
    begin
       if Value'Length = 0 then
-         Fail (Self, Field & "." & Name, "must not be empty");
+         Fail (Self, Path_Of (Field, Name), "must not be empty");
       end if;
       return Value;
    end Text_Field;
 
    --  An array of exactly Count non-empty strings (any count when 0).
    function Text_List
-     (Self : Reader; Parent : JSON_Value; Field, Name : String;
+     (Self : Reader; Parent : Node_Id; Field, Name : String;
       Count : Natural) return Text_Vectors.Vector
    is
-      List  : constant JSON_Array :=
-        Member (Self, Parent, Field, Name, JSON_Array_Type).Get;
+      List  : constant Node_List :=
+        Items (Self, Member (Self, Parent, Field, Name, A_List));
       Texts : Text_Vectors.Vector;
    begin
-      if Count > 0 and then Length (List) /= Count then
-         Fail (Self, Field & "." & Name, "needs exactly" & Count'Image
-               & " entries, has" & Length (List)'Image);
+      if Count > 0 and then List'Length /= Count then
+         Fail (Self, Path_Of (Field, Name), "needs exactly" & Count'Image
+               & " entries, has" & List'Length'Image);
       end if;
-      for Index in 1 .. Length (List) loop
-         declare
-            Item : constant JSON_Value := Get (List, Index);
-         begin
-            if Item.Kind /= JSON_String_Type
-              or else String'(Item.Get)'Length = 0
-            then
-               Fail (Self, Field & "." & Name & "[" & Index'Image & " ]",
-                     "expected a non-empty string");
-            end if;
-            Texts.Append (String'(Item.Get));
-         end;
+      for Index in List'Range loop
+         if not Kind_Is (Self, List (Index), A_Text)
+           or else Text (Self.Document.all, Self.Text.all, List (Index)) = ""
+         then
+            Fail (Self, Path_Of (Field, Name) & "[" & Index'Image & " ]",
+                  "expected a non-empty string");
+         end if;
+         Texts.Append (Text (Self.Document.all, Self.Text.all, List (Index)));
       end loop;
       return Texts;
    end Text_List;
@@ -166,22 +210,24 @@ package body Organs.Fixtures is
    end Intent_Named;
 
    function Curve_From
-     (Self : Reader; Values : JSON_Array; Field : String)
+     (Self : Reader; Values : Node_Id; Field : String)
       return Energy_Gate.Threshold_Curve
    is
+      List  : constant Node_List := Items (Self, Values);
       Curve : Energy_Gate.Threshold_Curve;
    begin
-      if Length (Values) /= 8 then
-         Fail (Self, Field, "needs 8 thresholds, has" & Length (Values)'Image);
+      if List'Length /= 8 then
+         Fail (Self, Field, "needs 8 thresholds, has" & List'Length'Image);
       end if;
       for Pass in Energy_Gate.Pass_Index loop
          declare
-            Item : constant JSON_Value := Get (Values, Positive (Pass));
+            Item  : constant Node_Id := List (Positive (Pass));
+            Where : constant String := Field & "[" & Pass'Image & " ]";
          begin
-            if Item.Kind not in JSON_Int_Type | JSON_Float_Type then
-               Fail (Self, Field & "[" & Pass'Image & " ]", "expected a number");
+            if not Kind_Is (Self, Item, A_Number) then
+               Fail (Self, Where, "expected a number");
             end if;
-            Curve (Pass) := To_Millis (Self, Item, Field & "[" & Pass'Image & " ]");
+            Curve (Pass) := To_Millis (Self, Item, Where);
          end;
       end loop;
       if not Energy_Gate.Is_Valid (Curve) then
@@ -199,190 +245,196 @@ package body Organs.Fixtures is
       return Curve;
    end Curve_From;
 
-   function Load (Path : String) return Fixture is
-      Self   : constant Reader := (Path => To_Unbounded_String (Path));
-      Text   : constant String := Read_File (Path);
-      Result : Fixture;
+   --  Parse Text as one JSON document after the guard, or fail naming why.
+   procedure Parse_Checked
+     (Self : Reader; Document : in out Json_Reader.Document; Text : String)
+   is
    begin
       if Input_Guard.Inspect (Text, Fixture_Limits).Kind /= Input_Guard.Clean
       then
          Fail (Self, "(document)", "not UTF-8 JSON within 16 levels");
       end if;
+      Document.Parse (Text);
+      if not Document.Is_Valid then
+         Fail (Self, "(document)", Document.Error_Message & " at column"
+               & Document.Error_Column'Image);
+      end if;
+   end Parse_Checked;
+
+   function Load (Path : String) return Fixture is
+      Text     : aliased constant String := Read_File (Path);
+      Document : aliased Json_Reader.Document;
+      Self     : constant Reader :=
+        (Document => Document'Access, Text => Text'Access,
+         Path     => To_Unbounded_String (Path));
+      Result   : Fixture;
+   begin
+      Parse_Checked (Self, Document, Text);
+      if Kind (Document, Document.Root) /= Object_Value then
+         Fail (Self, "(document)", "expected an object");
+      end if;
       declare
-         Parsed : constant Read_Result := Read (Text);
+         Root      : constant Node_Id := Document.Root;
+         Deck      : constant Node_Id :=
+           Member (Self, Root, "", "deck", An_Object);
+         Identity  : constant Node_Id :=
+           Member (Self, Root, "", "identity", An_Object);
+         Cross     : constant Node_Id :=
+           Member (Self, Root, "", "celtic_cross", An_Object);
+         Drive     : constant Node_Id :=
+           Member (Self, Root, "", "drive_box", An_Object);
+         Gate      : constant Node_Id :=
+           Member (Self, Root, "", "energy_curve", An_Object);
+         Cognition : constant Node_Id :=
+           Member (Self, Root, "", "cognition", An_Object);
+         Morag     : constant Node_Id :=
+           Member (Self, Root, "", "morag", An_Object);
+         Intent    : constant Node_Id :=
+           Member (Self, Root, "", "intent", An_Object);
       begin
-         if not Parsed.Success then
-            Fail (Self, "(document)", Format_Parsing_Error (Parsed.Error));
-         elsif Parsed.Value.Kind /= JSON_Object_Type then
-            Fail (Self, "(document)", "expected an object");
+         Result.Name := To_Unbounded_String
+           (Text_Field (Self, Root, "", "fixture"));
+         Result.Cards := Text_List (Self, Deck, "deck", "cards", 0);
+         if Natural (Result.Cards.Length) < 3 then
+            Fail (Self, "deck.cards", "needs at least 3 cards");
          end if;
+         Result.Identity_Seed := Interfaces.Unsigned_64
+           (Integer_Field (Self, Identity, "identity", "seed",
+                           0, Long_Long_Integer'Last));
          declare
-            Root      : constant JSON_Value := Parsed.Value;
-            Deck      : constant JSON_Value :=
-              Member (Self, Root, "", "deck", JSON_Object_Type);
-            Identity  : constant JSON_Value :=
-              Member (Self, Root, "", "identity", JSON_Object_Type);
-            Cross     : constant JSON_Value :=
-              Member (Self, Root, "", "celtic_cross", JSON_Object_Type);
-            Drive     : constant JSON_Value :=
-              Member (Self, Root, "", "drive_box", JSON_Object_Type);
-            Gate      : constant JSON_Value :=
-              Member (Self, Root, "", "energy_curve", JSON_Object_Type);
-            Cognition : constant JSON_Value :=
-              Member (Self, Root, "", "cognition", JSON_Object_Type);
-            Morag     : constant JSON_Value :=
-              Member (Self, Root, "", "morag", JSON_Object_Type);
-            Intent    : constant JSON_Value :=
-              Member (Self, Root, "", "intent", JSON_Object_Type);
+            Roles : constant Text_Vectors.Vector :=
+              Text_List (Self, Identity, "identity", "roles", 3);
          begin
-            Result.Name := To_Unbounded_String
-              (Text_Field (Self, Root, "", "fixture"));
-            Result.Cards := Text_List (Self, Deck, "deck", "cards", 0);
-            if Natural (Result.Cards.Length) < 3 then
-               Fail (Self, "deck.cards", "needs at least 3 cards");
-            end if;
-            Result.Identity_Seed := Interfaces.Unsigned_64
-              (Integer_Field (Self, Identity, "identity", "seed",
-                              0, Long_Long_Integer'Last));
-            declare
-               Roles : constant Text_Vectors.Vector :=
-                 Text_List (Self, Identity, "identity", "roles", 3);
-            begin
-               for Index in Result.Roles'Range loop
-                  Result.Roles (Index) := To_Unbounded_String (Roles (Index));
-               end loop;
-            end;
-            Result.Draw_Seed := Interfaces.Unsigned_64
-              (Integer_Field (Self, Cross, "celtic_cross", "seed",
-                              0, Long_Long_Integer'Last));
-            declare
-               Positions : constant Text_Vectors.Vector :=
-                 Text_List (Self, Cross, "celtic_cross", "positions", 8);
-            begin
-               for Pass in Result.Positions'Range loop
-                  Result.Positions (Pass) :=
-                    To_Unbounded_String (Positions (Positive (Pass)));
-               end loop;
-            end;
-
-            Result.Initial_Energy :=
-              Number_Field (Self, Drive, "drive_box", "initial_energy");
-            Result.Cost_Per_Pass :=
-              Number_Field (Self, Drive, "drive_box", "cost_per_pass");
-            Result.Recharge_Per_Turn :=
-              Number_Field (Self, Drive, "drive_box", "recharge_per_turn");
-            declare
-               Pins : constant JSON_Array :=
-                 Member (Self, Drive, "drive_box", "pinned",
-                         JSON_Array_Type).Get;
-            begin
-               for Index in 1 .. Length (Pins) loop
-                  declare
-                     Field : constant String :=
-                       "drive_box.pinned[" & Index'Image & " ]";
-                     Pin   : constant JSON_Value := Get (Pins, Index);
-                  begin
-                     if Pin.Kind /= JSON_Object_Type then
-                        Fail (Self, Field, "expected an object");
-                     end if;
-                     Result.Pins.Append
-                       (Pinned_Energy'(Key    => To_Unbounded_String
-                           (Session_Keys.Key_Of
-                              (Text_Field (Self, Pin, Field, "uid"),
-                               Text_Field (Self, Pin, Field, "channel"),
-                               Text_Field (Self, Pin, Field, "server"))),
-                         Energy => Number_Field (Self, Pin, Field, "energy")));
-                  end;
-               end loop;
-            end;
-
-            Result.Curve := Curve_From
-              (Self,
-               Member (Self, Gate, "energy_curve", "thresholds",
-                       JSON_Array_Type).Get,
-               "energy_curve.thresholds");
-
-            declare
-               Down : constant Text_Vectors.Vector :=
-                 Text_List (Self, Cognition, "cognition", "descent", 4);
-               Up   : constant Text_Vectors.Vector :=
-                 Text_List (Self, Cognition, "cognition", "ascent", 4);
-            begin
-               for Rank in Quarter loop
-                  Result.Descent_Moves (Rank) := To_Unbounded_String (Down (Rank));
-                  Result.Ascent_Moves (Rank) := To_Unbounded_String (Up (Rank));
-               end loop;
-            end;
-
-            Result.Recall_Depth := Recall_Count
-              (Integer_Field (Self, Morag, "morag", "recall_depth",
-                              Long_Long_Integer (Recall_Count'First),
-                              Long_Long_Integer (Recall_Count'Last)));
-            Result.Excerpt_Bytes := Excerpt_Size
-              (Integer_Field (Self, Morag, "morag", "excerpt_bytes",
-                              Long_Long_Integer (Excerpt_Size'First),
-                              Long_Long_Integer (Excerpt_Size'Last)));
-
-            declare
-               Rules : constant JSON_Array :=
-                 Member (Self, Intent, "intent", "rules", JSON_Array_Type).Get;
-            begin
-               for Index in 1 .. Length (Rules) loop
-                  declare
-                     Field : constant String :=
-                       "intent.rules[" & Index'Image & " ]";
-                     Rule  : constant JSON_Value := Get (Rules, Index);
-                     Found : Natural := 0;
-                     Made  : Intent_Rule;
-                  begin
-                     if Rule.Kind /= JSON_Object_Type then
-                        Fail (Self, Field, "expected an object");
-                     end if;
-                     Made.Intent := Intent_Named
-                       (Self, Text_Field (Self, Rule, Field, "intent"),
-                        Field & ".intent");
-                     for Match in Match_Kind loop
-                        declare
-                           Name : constant String :=
-                             Ada.Characters.Handling.To_Lower (Match'Image);
-                        begin
-                           if Rule.Has_Field (Name) then
-                              Found := Found + 1;
-                              Made.Match := Match;
-                              Made.Word := To_Unbounded_String
-                                (Ada.Characters.Handling.To_Lower
-                                   (Text_Field (Self, Rule, Field, Name)));
-                           end if;
-                        end;
-                     end loop;
-                     if Found /= 1 then
-                        Fail (Self, Field, "needs exactly one of contains, "
-                              & "starts_with, ends_with");
-                     end if;
-                     Result.Rules.Append (Made);
-                  end;
-               end loop;
-            end;
-            Result.Default_Intent := Intent_Named
-              (Self, Text_Field (Self, Intent, "intent", "default"),
-               "intent.default");
+            for Index in Result.Roles'Range loop
+               Result.Roles (Index) := To_Unbounded_String (Roles (Index));
+            end loop;
          end;
+         Result.Draw_Seed := Interfaces.Unsigned_64
+           (Integer_Field (Self, Cross, "celtic_cross", "seed",
+                           0, Long_Long_Integer'Last));
+         declare
+            Positions : constant Text_Vectors.Vector :=
+              Text_List (Self, Cross, "celtic_cross", "positions", 8);
+         begin
+            for Pass in Result.Positions'Range loop
+               Result.Positions (Pass) :=
+                 To_Unbounded_String (Positions (Positive (Pass)));
+            end loop;
+         end;
+
+         Result.Initial_Energy :=
+           Number_Field (Self, Drive, "drive_box", "initial_energy");
+         Result.Cost_Per_Pass :=
+           Number_Field (Self, Drive, "drive_box", "cost_per_pass");
+         Result.Recharge_Per_Turn :=
+           Number_Field (Self, Drive, "drive_box", "recharge_per_turn");
+         declare
+            Pins : constant Node_List :=
+              Items (Self, Member (Self, Drive, "drive_box", "pinned",
+                                   A_List));
+         begin
+            for Index in Pins'Range loop
+               declare
+                  Field : constant String :=
+                    "drive_box.pinned[" & Index'Image & " ]";
+                  Pin   : constant Node_Id := Pins (Index);
+               begin
+                  if not Kind_Is (Self, Pin, An_Object) then
+                     Fail (Self, Field, "expected an object");
+                  end if;
+                  Result.Pins.Append
+                    (Pinned_Energy'(Key    => To_Unbounded_String
+                        (Session_Keys.Key_Of
+                           (Text_Field (Self, Pin, Field, "uid"),
+                            Text_Field (Self, Pin, Field, "channel"),
+                            Text_Field (Self, Pin, Field, "server"))),
+                      Energy => Number_Field (Self, Pin, Field, "energy")));
+               end;
+            end loop;
+         end;
+
+         Result.Curve := Curve_From
+           (Self,
+            Member (Self, Gate, "energy_curve", "thresholds", A_List),
+            "energy_curve.thresholds");
+
+         declare
+            Down : constant Text_Vectors.Vector :=
+              Text_List (Self, Cognition, "cognition", "descent", 4);
+            Up   : constant Text_Vectors.Vector :=
+              Text_List (Self, Cognition, "cognition", "ascent", 4);
+         begin
+            for Rank in Quarter loop
+               Result.Descent_Moves (Rank) := To_Unbounded_String (Down (Rank));
+               Result.Ascent_Moves (Rank) := To_Unbounded_String (Up (Rank));
+            end loop;
+         end;
+
+         Result.Recall_Depth := Recall_Count
+           (Integer_Field (Self, Morag, "morag", "recall_depth",
+                           Long_Long_Integer (Recall_Count'First),
+                           Long_Long_Integer (Recall_Count'Last)));
+         Result.Excerpt_Bytes := Excerpt_Size
+           (Integer_Field (Self, Morag, "morag", "excerpt_bytes",
+                           Long_Long_Integer (Excerpt_Size'First),
+                           Long_Long_Integer (Excerpt_Size'Last)));
+
+         declare
+            Rules : constant Node_List :=
+              Items (Self, Member (Self, Intent, "intent", "rules", A_List));
+         begin
+            for Index in Rules'Range loop
+               declare
+                  Field : constant String :=
+                    "intent.rules[" & Index'Image & " ]";
+                  Rule  : constant Node_Id := Rules (Index);
+                  Found : Natural := 0;
+                  Made  : Intent_Rule;
+               begin
+                  if not Kind_Is (Self, Rule, An_Object) then
+                     Fail (Self, Field, "expected an object");
+                  end if;
+                  Made.Intent := Intent_Named
+                    (Self, Text_Field (Self, Rule, Field, "intent"),
+                     Field & ".intent");
+                  for Match in Match_Kind loop
+                     declare
+                        Name : constant String :=
+                          Ada.Characters.Handling.To_Lower (Match'Image);
+                     begin
+                        if Has_Member (Self, Rule, Name) then
+                           Found := Found + 1;
+                           Made.Match := Match;
+                           Made.Word := To_Unbounded_String
+                             (Ada.Characters.Handling.To_Lower
+                                (Text_Field (Self, Rule, Field, Name)));
+                        end if;
+                     end;
+                  end loop;
+                  if Found /= 1 then
+                     Fail (Self, Field, "needs exactly one of contains, "
+                           & "starts_with, ends_with");
+                  end if;
+                  Result.Rules.Append (Made);
+               end;
+            end loop;
+         end;
+         Result.Default_Intent := Intent_Named
+           (Self, Text_Field (Self, Intent, "intent", "default"),
+            "intent.default");
       end;
       return Result;
    end Load;
 
    function Parse_Curve (Text : String) return Energy_Gate.Threshold_Curve is
-      Self   : constant Reader :=
-        (Path => To_Unbounded_String ("(--thresholds)"));
-      Parsed : constant Read_Result := Read ("[" & Text & "]");
+      List     : aliased constant String := "[" & Text & "]";
+      Document : aliased Json_Reader.Document;
+      Self     : constant Reader :=
+        (Document => Document'Access, Text => List'Access,
+         Path     => To_Unbounded_String ("(--thresholds)"));
    begin
-      if Input_Guard.Inspect (Text, Fixture_Limits).Kind /= Input_Guard.Clean
-        or else not Parsed.Success
-        or else Parsed.Value.Kind /= JSON_Array_Type
-      then
-         Fail (Self, "thresholds", "expected 8 comma-separated numbers");
-      end if;
-      return Curve_From (Self, Parsed.Value.Get, "thresholds");
+      Parse_Checked (Self, Document, List);
+      return Curve_From (Self, Document.Root, "thresholds");
    end Parse_Curve;
 
 end Organs.Fixtures;

@@ -1,11 +1,13 @@
 with AUnit.Assertions;
 with GNATCOLL.JSON;
+with Input_Guard;
 with Json_Reader;
 
 package body Json_Reader_Tests is
 
    use AUnit.Assertions;
    use Json_Reader;
+   use type Input_Guard.Finding;
 
    --  The reader must accept exactly what RFC 8259 accepts, and agree with
    --  GNATCOLL.JSON (the reference the design names) on every value.
@@ -106,6 +108,47 @@ package body Json_Reader_Tests is
       end loop;
    end Test_Agrees_With_Gnatcoll;
 
+   --  Thousands of near-valid documents, made by mutating valid ones with
+   --  a fixed generator (delete, insert or replace a byte from a JSON-ish
+   --  alphabet): the reader and GNATCOLL.JSON accept and refuse the same
+   --  ones.  Lines the input guard refuses never reach the reader in the
+   --  body, so they are not compared.
+   procedure Test_Mutants_Agree_With_Gnatcoll (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Alphabet : constant String := "{}[]:,""\ -+.0123456789eEtrufalsn/bx" & ASCII.HT;
+      State    : Long_Long_Integer := 20261129;
+      Reader   : Document;
+      Compared : Natural := 0;
+
+      function Next (Bound : Positive) return Natural is
+      begin
+         State := (State * 69069 + 1442695041) mod 2**40;
+         return Natural ((State / 256) mod Long_Long_Integer (Bound));
+      end Next;
+   begin
+      for Round in 1 .. 4_000 loop
+         declare
+            Seed  : constant String := Valid_Lines (Round mod Valid_Lines'Length + 1).all;
+            Place : constant Positive := Seed'First + Next (Seed'Length);
+            Byte  : constant Character := Alphabet (Alphabet'First + Next (Alphabet'Length));
+            Line  : constant String :=
+              (case Next (3) is
+                  when 0 => Seed (Seed'First .. Place - 1) & Seed (Place + 1 .. Seed'Last),
+                  when 1 => Seed (Seed'First .. Place - 1) & Byte & Seed (Place .. Seed'Last),
+                  when others => Seed (Seed'First .. Place - 1) & Byte & Seed (Place + 1 .. Seed'Last));
+         begin
+            if Input_Guard.Inspect (Line, (Max_Depth => 64, Max_Elements => 10_000)).Kind = Input_Guard.Clean then
+               Reader.Parse (Line);
+               Assert (Reader.Is_Valid = GNATCOLL.JSON.Read (Line).Success,
+                       "the reader " & (if Reader.Is_Valid then "accepts" else "refuses")
+                       & " what GNATCOLL.JSON does not: '" & Line & "'");
+               Compared := Compared + 1;
+            end if;
+         end;
+      end loop;
+      Assert (Compared > 3_000, "most mutants reach the comparison:" & Compared'Image);
+   end Test_Mutants_Agree_With_Gnatcoll;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -113,6 +156,8 @@ package body Json_Reader_Tests is
       Register_Routine (T, Test_Invalid_Lines_Fail'Access, "malformed documents are refused with a column");
       Register_Routine (T, Test_Values_Read_Back'Access, "values read back exactly or decoded");
       Register_Routine (T, Test_Agrees_With_Gnatcoll'Access, "strings decode as GNATCOLL.JSON decodes them");
+      Register_Routine (T, Test_Mutants_Agree_With_Gnatcoll'Access,
+                        "mutated documents are accepted and refused as GNATCOLL.JSON does");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
