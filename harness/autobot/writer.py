@@ -47,17 +47,21 @@ def _memories_relative(target: Path, hermes_root: Path) -> Path | None:
     return None
 
 
-def resolve_write_target(write_to: str, project_root: Path, hermes_root: Path, approve_sensitive: bool) -> Path:
-    """The absolute file to write; IntentError on `payload.write_to` when policy refuses it."""
+def resolve_write_target(write_to: str, project_root: Path, hermes_root: Path, approve_sensitive: bool,
+                         allow_memories: bool = True) -> Path:
+    """The absolute file to write; IntentError on `payload.write_to` when policy refuses it.
+
+    `allow_memories=False` confines writes to the project root (auto-pilot's L2 band)."""
     given = Path(write_to).expanduser()
     target = (given if given.is_absolute() else project_root / given).resolve()
     root = project_root.resolve()
     inside = _under(target, root)
-    if inside is None:
+    if inside is None and allow_memories:
         inside = _memories_relative(target, hermes_root.expanduser().resolve())
     if inside is None or not inside.parts:
-        raise IntentError(FIELD, f"{write_to} resolves to {target}, outside the project root {root} and the "
-                                 f"Hermes memories folders; autobot writes nowhere else")
+        where = "the project root {root} and the Hermes memories folders" if allow_memories else "the project root {root}"
+        raise IntentError(FIELD, f"{write_to} resolves to {target}, outside {where.format(root=root)}; "
+                                 f"nothing is written anywhere else")
     if target.is_dir():
         raise IntentError(FIELD, f"{target} is a directory")
     if ".git" in inside.parts or _under(target, root / STATE_DIR) is not None:

@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.autobot_commands",
     "harness.cli.dispatch_commands",
     "harness.cli.ledger_commands",
+    "harness.cli.autopilot_commands",
 )
 
 # Most specific first: the first matching class decides the code.

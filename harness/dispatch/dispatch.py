@@ -176,7 +176,8 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         details = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
         return DispatchResult(_ledgered(ledger, record, error_envelope("transport_error", detail, False, details, echo)))
     request = RunRequest(prompt=build_prompt(inputs, settings.registry.sender), profile=agent.profile,
-                         toolsets=agent.toolsets, timeout_s=settings.timeout_s, parent_id=settings.parent_id,
+                         provider=agent.provider, model=agent.model, toolsets=agent.toolsets,
+                         max_turns=agent.max_turns, timeout_s=settings.timeout_s, parent_id=settings.parent_id,
                          label=f"dispatch:{inputs.target}:{inputs.reference_id}")
     outcome = (transport or HermesTransport(settings.transport)).run(request)
     if outcome.ok:

@@ -6,6 +6,12 @@ YAML shape (every key but `agents` optional):
     agents:
       andy:   {profile: career-manager, good_at: [career, email], toolsets: [web, todo]}
       cooper: health-coach            # a bare string is just the profile
+      judge:  {profile: tester, provider: minimax, model: MiniMax-M3, max_turns: 6}
+
+`good_at` is what the agent is strong at (auto-pilot's selection matches it against a task);
+`toolsets` the Hermes toolsets it may be given (auto-pilot narrows them further by autonomy band);
+`provider`/`model` pin the route a run must be answered by (the transport fails any other);
+`max_turns` caps its runs.
 
 Invariants:
 - Agent names and lookups are normalised the same way (surrounding whitespace dropped, inner runs
@@ -31,6 +37,7 @@ AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"
 DEFAULT_AGENTS = {"andy": "career-manager", "cooper": "health-coach"}
+AGENT_KEYS = frozenset({"profile", "good_at", "toolsets", "provider", "model", "max_turns"})
 
 
 class RegistryError(HarnessError):
@@ -43,6 +50,9 @@ class Agent:
     profile: str
     good_at: tuple[str, ...] = ()
     toolsets: tuple[str, ...] | None = None
+    provider: str | None = None
+    model: str | None = None
+    max_turns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,7 @@ def _parse_agent(name: str, entry: Any, where: str) -> Agent:
         entry = {"profile": entry}
     if not isinstance(entry, dict):
         raise RegistryError(f"{where}: must be a profile name or a mapping with 'profile'")
-    unknown = sorted(set(map(str, entry)) - {"profile", "good_at", "toolsets"})
+    unknown = sorted(set(map(str, entry)) - AGENT_KEYS)
     if unknown:
         raise RegistryError(f"{where}: unknown key(s): {', '.join(unknown)}")
     profile = entry.get("profile")
@@ -116,8 +126,21 @@ def _parse_agent(name: str, entry: Any, where: str) -> Agent:
         raise RegistryError(f"{where}.profile: must be a Hermes profile name, got {profile!r}")
     good_at = _names(entry.get("good_at", []), f"{where}.good_at")
     toolsets = entry.get("toolsets")
+    route = {key: _one_line(entry.get(key), f"{where}.{key}") for key in ("provider", "model")}
+    max_turns = entry.get("max_turns")
+    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+        raise RegistryError(f"{where}.max_turns: must be a positive integer, got {max_turns!r}")
     return Agent(name, profile, tuple(good_at),
-                 tuple(_names(toolsets, f"{where}.toolsets")) if toolsets is not None else None)
+                 tuple(_names(toolsets, f"{where}.toolsets")) if toolsets is not None else None,
+                 route["provider"], route["model"], max_turns)
+
+
+def _one_line(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or any(ch in value for ch in "\n\r\0"):
+        raise RegistryError(f"{where}: must be a non-empty one-line string, got {value!r}")
+    return value.strip()
 
 
 def _names(value: Any, where: str) -> list[str]:

@@ -33,7 +33,9 @@ class FakeHermes:
         self.log = root / "calls.jsonl"
 
     def script(self, *steps: dict[str, Any]) -> "FakeHermes":
-        self.scenario.write_text(json.dumps(list(steps) or [{}]))
+        """Steps played in invocation order; or one `{"by_prompt": [...], "steps": [...]}` routing document."""
+        routed = len(steps) == 1 and "by_prompt" in steps[0]
+        self.scenario.write_text(json.dumps(steps[0] if routed else (list(steps) or [{}])))
         return self
 
     def calls(self) -> list[dict[str, Any]]:

@@ -7,11 +7,20 @@ N of the scenario in `$FAKE_HERMES_SCENARIO` (the last step repeats). It writes 
 as Hermes does: a row in `<home>/state.db` plus `session_id:` on stderr in chat mode, the usage
 file in one-shot mode.
 
+A scenario is a list of steps (or one step), played by invocation number; or, for runs whose order
+is not fixed (parallel children), `{"by_prompt": [{"match": TEXT, "steps": [...]}, ...], "steps": [...]}`:
+the first entry whose `match` occurs in the prompt plays its steps by how many earlier invocations
+matched it; a prompt matching none plays `steps` by invocation number.
+
 Step keys (all optional): stdout, stderr, exit, record ("ok" | "failed" | "none"), usage {input,
 output, cost}, routes [[provider, model], ...] (who answered; default: what was asked for),
 huge (bytes of stdout), hang (spawn two grandchildren, one in its own session, write their pids
 to `pids_file`, then block), gate {started, release} (FIFOs: announce, then block until released),
-nested (run `python -m harness delegate --intent-file <nested>` and answer with its stdout).
+nested (run `python -m harness delegate --intent-file <nested>` and answer with its stdout),
+reenter (run `python -m harness autopilot run <plan> --compact`, the child re-entering auto-pilot as a
+real process, and answer with its stdout), block (wait until killed), work_s (simulated work: the
+bench's stand-in for a model's latency), concurrency (a JSON file {"now", "max"} counting the fakes
+running at once, under flock, so a test can read the highest concurrency afterwards).
 """
 
 from __future__ import annotations
@@ -65,24 +74,33 @@ def parse_argv(argv: list[str]) -> dict[str, Any]:
     return parsed
 
 
-def log_invocation(parsed: dict[str, Any], argv: list[str]) -> int:
-    """Append this call to the log; returns how many calls came before it."""
+def log_invocation(parsed: dict[str, Any], argv: list[str]) -> list[str]:
+    """Append this call to the log; returns the prompts of the calls that came before it."""
     log = Path(os.environ["FAKE_HERMES_LOG"])
     entry = {"argv": argv, "cwd": os.getcwd(), "pid": os.getpid(), **parsed,
-             "env": {k: os.environ.get(k) for k in ("HERMES_HOME", "HERMES_AUTOBOT_DELEGATED", "FAKE_MARK")}}
+             "env": {k: os.environ.get(k) for k in ("HERMES_HOME", "HERMES_AUTOBOT_DELEGATED", "FAKE_MARK")},
+             "autopilot_dna": os.environ.get("MAFIABOT_AUTOPILOT_DNA")}
     fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        before = os.pread(fd, os.fstat(fd).st_size, 0).count(b"\n")
+        earlier = os.pread(fd, os.fstat(fd).st_size, 0).decode().splitlines()
         os.write(fd, (json.dumps(entry) + "\n").encode())
     finally:
         os.close(fd)
-    return before
+    return [json.loads(line).get("prompt") or "" for line in earlier]
 
 
-def load_step(number: int) -> dict[str, Any]:
+def load_step(prompt: str, earlier: list[str]) -> dict[str, Any]:
     scenario = json.loads(Path(os.environ["FAKE_HERMES_SCENARIO"]).read_text())
-    steps = scenario if isinstance(scenario, list) else [scenario]
+    if isinstance(scenario, dict) and "by_prompt" in scenario:
+        for route in scenario["by_prompt"]:
+            if route["match"] in prompt:
+                return _nth(route["steps"], sum(route["match"] in p for p in earlier))
+        return _nth(scenario.get("steps") or [{}], len(earlier))
+    return _nth(scenario if isinstance(scenario, list) else [scenario], len(earlier))
+
+
+def _nth(steps: list[dict[str, Any]], number: int) -> dict[str, Any]:
     return steps[min(number, len(steps) - 1)]
 
 
@@ -154,9 +172,39 @@ def nested_answer(step: dict[str, Any]) -> str:
     return result.stdout.strip() or f"(nested exited {result.returncode}: {result.stderr.strip()})"
 
 
+def reentered_answer(step: dict[str, Any]) -> str:
+    result = subprocess.run([sys.executable, "-m", "harness", "autopilot", "run", step["reenter"], "--compact"],
+                            capture_output=True, text=True, timeout=120, check=False)
+    return result.stdout.strip() or f"(autopilot exited {result.returncode}: {result.stderr.strip()})"
+
+
+def count_running(path: str, delta: int) -> None:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        raw = os.pread(fd, 4096, 0)
+        state = json.loads(raw) if raw else {"now": 0, "max": 0}
+        state["now"] += delta
+        state["max"] = max(state["max"], state["now"])
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(state).encode(), 0)
+    finally:
+        os.close(fd)
+
+
 def main(argv: list[str]) -> int:
     parsed = parse_argv(argv)
-    step = load_step(log_invocation(parsed, argv))
+    step = load_step(parsed["prompt"] or "", log_invocation(parsed, argv))
+    if "concurrency" not in step:
+        return play(parsed, step)
+    count_running(step["concurrency"], +1)
+    try:
+        return play(parsed, step)
+    finally:
+        count_running(step["concurrency"], -1)
+
+
+def play(parsed: dict[str, Any], step: dict[str, Any]) -> int:
     home = home_of(parsed["profile"])
     if not home.is_dir():
         print(f"Error: Profile '{parsed['profile']}' does not exist. Create it with: hermes profile create "
@@ -166,9 +214,18 @@ def main(argv: list[str]) -> int:
         hang(step)
     if "gate" in step:
         gate(step)
+    if step.get("block"):
+        signal.pause()
+    if "work_s" in step:
+        time.sleep(step["work_s"])
     flags = parsed["flags"]
     routes = step.get("routes") or [[flags.get("provider", "minimax"), flags.get("model", "MiniMax-M3")]]
-    answer = nested_answer(step) if "nested" in step else step.get("stdout", "fake answer")
+    if "nested" in step:
+        answer = nested_answer(step)
+    elif "reenter" in step:
+        answer = reentered_answer(step)
+    else:
+        answer = step.get("stdout", "fake answer")
     session_id = f"fake_{os.getpid()}_{time.monotonic_ns()}"
     if step.get("record", "ok") != "none":
         if parsed["mode"] == "oneshot":

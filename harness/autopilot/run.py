@@ -1,0 +1,118 @@
+"""One auto-pilot run, end to end: identify, lock, select, run the mode, finalize.
+
+Invariants:
+- A plan naming an unknown agent raises `PlanInvalid` before anything else; a run that may not
+  start (bad or forbidden DNA, nested without DNA, the same plan already running here) returns a
+  `refused` result, ledgered, with nothing spawned.
+- The same plan never runs twice at once for the same parent (a holder lock keyed by the plan's
+  hash and the parent agent), so a host agent that repeats itself gets `lock_held`, not a duplicate tree.
+- The run directory (`<state>/autopilot/<run id>/`) gets `run.json` before the first spawn (if it
+  cannot, `AutopilotError`, nothing spawned), each answer as it arrives, then `envelope.json` and
+  `report.md`. A run with `run.json` and no `envelope.json` is one whose kernel died.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.autopilot.errors import AutopilotError
+from harness.autopilot.identity import LOCK_HELD, Identity, Refusal, identify, new_run_id
+from harness.autopilot.kernel import Kernel, KernelSettings
+from harness.autopilot.modes import run_debate, run_ordered, run_side_by_side
+from harness.autopilot.plan import Plan
+from harness.autopilot.report import EXIT_CODES, build_envelope, refused_envelope, render_markdown
+from harness.autopilot.selection import check_agents, select_agents
+from harness.autopilot.tree import KIND
+from harness.hermes import HermesTransport, Transport
+from harness.ledger.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
+from harness.ledger.records import refusal_record
+from harness.ledger.store import Ledger, LedgerError, utc_now
+
+
+@dataclass(frozen=True)
+class RunResult:
+    envelope: dict[str, Any]
+    markdown: str
+
+    @property
+    def status(self) -> str:
+        return str(self.envelope["status"])
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None = None,
+             environ: Mapping[str, str] | None = None) -> RunResult:
+    check_agents(plan, settings.registry)
+    environ = settings.transport.env() if environ is None else environ
+    run_id, started_at, t0 = new_run_id(), utc_now(), time.monotonic()
+    ident = identify(plan, settings.project_root, environ, settings.sentinel, run_id)
+    if isinstance(ident, Refusal):
+        return _refused(settings, run_id, ident, started_at)
+    parent = ident.inherited.agent_id if ident.inherited else "root"
+    lock_key = hashlib.sha256(f"{plan.hash}\n{parent}".encode()).hexdigest()[:16]
+    lock = HolderLock(settings.state_dir / "locks" / f"plan.{lock_key}.lock", label=run_id)
+    try:
+        lock.acquire(started_at)
+    except LockHeld as exc:
+        return _refused(settings, run_id, Refusal(LOCK_HELD, f"the same plan is already running: {exc}",
+                                                  ident.inherited), started_at)
+    except DurableWriteError as exc:
+        raise AutopilotError(f"cannot take the plan lock: {exc}") from None
+    with lock:
+        return _run(plan, settings, ident, transport or HermesTransport(settings.transport), started_at, t0)
+
+
+def _run(plan: Plan, settings: KernelSettings, ident: Identity, transport: Transport, started_at: str,
+         t0: float) -> RunResult:
+    run_dir = settings.state_dir / ident.run_id
+    try:
+        atomic_write_json(run_dir / "run.json", {"run_id": ident.run_id, "tree_id": ident.tree_id,
+                                                  "agent_id": ident.agent_id, "depth": ident.depth,
+                                                  "plan": plan.source, "pid": os.getpid(), "started_at": started_at})
+    except DurableWriteError as exc:
+        raise AutopilotError(f"cannot write the run directory, so nothing is spawned: {exc}") from None
+    picks = select_agents(plan, settings.registry, ident.chain)
+    kernel = Kernel(plan, settings, ident, transport, run_dir, picks)
+    if plan.mode == "debate-converge":
+        run_debate(kernel)
+    elif plan.mode == "parallel":
+        run_side_by_side(kernel)
+    else:
+        run_ordered(kernel)
+    envelope = build_envelope(kernel, picks, started_at, int((time.monotonic() - t0) * 1000))
+    report_path = settings.report_path or run_dir / "report.md"
+    envelope["report"] = str(report_path)
+    markdown = render_markdown(envelope)
+    try:
+        atomic_write(report_path, markdown.encode("utf-8"))
+        atomic_write_json(run_dir / "envelope.json", envelope)
+    except DurableWriteError as exc:
+        envelope["warnings"] = [f"the report or envelope could not be saved: {exc}"]
+    return RunResult(envelope, markdown)
+
+
+def _refused(settings: KernelSettings, run_id: str, refusal: Refusal, started_at: str) -> RunResult:
+    dna = refusal.dna
+    context: dict[str, Any] = {"tree_id": dna.tree_id if dna else run_id, "depth": dna.depth if dna else 0,
+                               "parent_agent_id": dna.agent_id if dna else None}
+    record = refusal_record(KIND, status="refused", reason=refusal.reason, detail=refusal.detail,
+                            parent_id=dna.agent_id if dna else None, tree_id=context["tree_id"], run_id=run_id,
+                            child_id=None, depth=context["depth"], spawned=False, failed_attempt=False)
+    try:
+        entry = Ledger(settings.ledger_path).append(record)
+        context["ledger_entry"] = entry.ref(settings.project_root)
+    except LedgerError as exc:
+        context["ledger_error"] = str(exc)
+    envelope = refused_envelope(run_id, refusal.reason, refusal.detail, started_at, context)
+    return RunResult(envelope, render_markdown(envelope))
+
+
+__all__ = ["RunResult", "run_plan"]

@@ -1,0 +1,119 @@
+"""`autopilot run PLAN.yaml` (run a plan) and `autopilot check PLAN.yaml` (validate it and show the selection).
+
+`run` prints the JSON envelope on stdout for every outcome (or the markdown report with
+`--markdown`). Exit codes (auto-pilot's contract, returned directly): 0 completed, 1 partial, failed,
+stopped or no-convergence-possible, 2 invalid plan / registry / sentinel config, 3 escalate (a
+human is needed), 4 refused (nothing ran). `check` exits 0 or 2 and spawns nothing.
+
+Where things are: the registry is --registry, else the plan's `registry:`, else
+$MAFIABOT_AGENT_REGISTRY, else dispatch's defaults; the sentinel config --sentinel, else
+$MAFIABOT_AUTOPILOT_SENTINEL, else the contract's defaults; the ledger --ledger, else
+$MAFIABOT_AUTOPILOT_LEDGER (set by a parent kernel for its children), else the project's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
+from harness.autopilot.config import SENTINEL_ENV, load_sentinel
+from harness.autopilot.kernel import LEDGER_ENV
+from harness.autopilot.plan import ALIASES, MODES, Plan
+from harness.autopilot.selection import check_agents, select_agents
+from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
+from harness.dispatch.registry import REGISTRY_ENV, Registry, RegistryError, load_registry
+from harness.ledger import default_ledger_path
+
+BANDS = ("L1", "L2", "L3", "L1-cautious", "L2-bounded", "L3-extended")
+
+
+def registry_for(args: argparse.Namespace, plan: Plan) -> Registry:
+    if args.registry:
+        return load_registry(Path(args.registry))
+    if plan.registry is not None:
+        return load_registry(plan.registry)
+    return load_registry(None)
+
+
+def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
+    root = project_root(args)
+    ledger = args.ledger or os.environ.get(LEDGER_ENV)
+    return KernelSettings(project_root=root,
+                          ledger_path=Path(ledger).expanduser().resolve() if ledger else default_ledger_path(root),
+                          registry=registry_for(args, plan),
+                          sentinel=load_sentinel(Path(args.sentinel) if args.sentinel else None),
+                          transport=transport_settings(args),
+                          report_path=Path(args.report).expanduser().resolve() if getattr(args, "report", None) else None)
+
+
+def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> int:
+    print_json({"autopilot": 1, "status": "invalid", "exit_code": 2, "field": field_name, "detail": message}, args,
+               out)
+    print(f"mafiabot-harness: invalid plan: {field_name}: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_run(args: argparse.Namespace, out: Any) -> int:
+    try:
+        plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
+        settings = settings_for(args, plan)
+        result = run_plan(plan, settings)
+    except PlanInvalid as exc:
+        return invalid(exc.field, exc.message, args, out)
+    except RegistryError as exc:
+        return invalid("registry", str(exc), args, out)
+    if args.markdown:
+        print(result.markdown, file=out, end="")
+    else:
+        print_json(result.envelope, args, out)
+    return result.exit_code
+
+
+def cmd_check(args: argparse.Namespace, out: Any) -> int:
+    try:
+        plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
+        settings = settings_for(args, plan)
+        check_agents(plan, settings.registry)
+    except PlanInvalid as exc:
+        return invalid(exc.field, exc.message, args, out)
+    except RegistryError as exc:
+        return invalid("registry", str(exc), args, out)
+    picks = select_agents(plan, settings.registry, ())
+    print_json({"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
+                "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
+                "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
+                "selection": [p.to_dict() for p in picks]}, args, out)
+    return 0
+
+
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("plan", metavar="PLAN.yaml", help="the plan (goal, mode, band, subtasks, limits)")
+    parser.add_argument("--mode", choices=(*MODES, *ALIASES), help="override the plan's mode")
+    parser.add_argument("--band", choices=BANDS, help="override the plan's band (a child never widens its parent's)")
+    parser.add_argument("--registry", metavar="FILE", help=f"agent registry YAML (default: the plan's registry:, "
+                                                            f"else ${REGISTRY_ENV}, else dispatch's defaults)")
+    parser.add_argument("--sentinel", metavar="FILE", help=f"sentinel thresholds YAML/JSON (default: ${SENTINEL_ENV},"
+                                                            f" else the contract's defaults)")
+    parser.add_argument("--project-root", metavar="DIR",
+                        help="the worktree: writes stay under it (default: $MAFIABOT_PROJECT_ROOT, else the cwd)")
+    parser.add_argument("--ledger", metavar="FILE", help=f"the cost ledger (default: ${LEDGER_ENV}, else <project "
+                                                          f"root>/.agents/state/autobot-cost-ledger.jsonl)")
+
+
+def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `autopilot run` and `autopilot check`."""
+    parser = commands.add_parser("autopilot", help="drive a goal across Hermes sub-agents (auto-pilot)")
+    actions = parser.add_subparsers(dest="autopilot_action", required=True)
+    run = actions.add_parser("run", parents=[hermes_parent(), json_parent()], help="run a plan")
+    _plan_options(run)
+    run.add_argument("--report", metavar="FILE", help="write the markdown report here (default: the run directory)")
+    run.add_argument("--markdown", action="store_true", help="print the markdown report instead of the envelope")
+    run.set_defaults(handler=cmd_run)
+    check = actions.add_parser("check", parents=[hermes_parent(), json_parent()],
+                               help="validate a plan and show which agent each sub-task would get")
+    _plan_options(check)
+    check.set_defaults(handler=cmd_check)

@@ -1,0 +1,48 @@
+"""Fixtures of the auto-pilot suites: the delegation suites' Hermes root, project and fake `hermes`,
+plus an agent registry whose profiles exist in that root.
+
+Invariants:
+- Every state directory lives under tmp_path (inherited from the delegation fixtures: HERMES_HOME,
+  the project root that is also the cwd and $MAFIABOT_PROJECT_ROOT, the fake's scenario and log);
+  the auto-pilot variables a parent kernel sets for its children are removed, so a suite run from
+  inside an auto-pilot child still starts at the root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from delegation.conftest import FakeHermes, fake_hermes, hermes_root, project  # noqa: F401 (fixtures)
+from harness.dispatch.registry import Registry, load_registry
+
+REGISTRY = """
+agents:
+  andy:   {profile: career-manager, good_at: [career, email], toolsets: [web, todo, file, terminal, memory, delegation]}
+  cooper: {profile: health-coach, good_at: [health, sleep], toolsets: [web, todo]}
+  scribe: {profile: tester, good_at: [summary, report, draft], toolsets: [todo, file]}
+  judge:  {profile: cstar-hub, good_at: [converge, judge], toolsets: [todo]}
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_inherited_autopilot(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("MAFIABOT_AUTOPILOT_DNA", "MAFIABOT_AUTOPILOT_LEDGER", "MAFIABOT_AUTOPILOT_SENTINEL",
+                 "MAFIABOT_AGENT_REGISTRY", "HERMES_AUTOBOT_DELEGATED"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def registry_file(tmp_path: Path) -> Path:
+    path = tmp_path / "agents.yaml"
+    path.write_text(REGISTRY)
+    return path
+
+
+@pytest.fixture
+def registry(registry_file: Path) -> Registry:
+    return load_registry(registry_file)
+
+
+__all__ = ["FakeHermes"]
