@@ -300,7 +300,11 @@ class BodyClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise BodyTimeout(what, bound)
-            message = self.read_message(remaining, what)
+            try:
+                message = self.read_message(remaining, what)
+            except BodyTimeout:
+                # read_message knows only the time that was left; the caller's bound is the news
+                raise BodyTimeout(what, bound) from None
             reply_id = message.get("id")
             if type(reply_id) is int and reply_id == request_id:
                 return message
