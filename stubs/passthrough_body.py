@@ -173,7 +173,8 @@ def _string_finding(literal: bytes, start: int) -> tuple[int, Refusal] | None:
     pending_end = -1
     for escape in _ESCAPE.finditer(literal):
         body = escape.group(1)
-        unit = int(body[1:], 16) if body.startswith(b"u") else -1
+        # A \u cut short by the end of the line is the parser's to report, not a surrogate
+        unit = int(body[1:], 16) if body.startswith(b"u") and len(body) == 5 else -1
         at = start + escape.start()
         is_low = 0xDC00 <= unit <= 0xDFFF
         if pending_high is not None:
@@ -208,7 +209,7 @@ def raw_member(text: str, name: str) -> str | None:
     """The raw text of the last top-level member `name` of a JSON object text (already parsed once)."""
     decoder = json.JSONDecoder()
     ws = re.compile(r"[ \t\n\r]*")
-    index = ws.match(text, 1).end()
+    index = ws.match(text, ws.match(text).end() + 1).end()  # past the opening brace
     found = None
     while index < len(text) and text[index] != "}":
         key, index = json.decoder.scanstring(text, index + 1)

@@ -169,6 +169,8 @@ CASES: list[Case] = [
     Case("empty_line", b"", SILENT),
     Case("whitespace_only_line", b"  \t  ", SILENT),
     Case("trailing_cr_is_tolerated", ping() + b"\r", result(b"1")),
+    Case("whitespace_before_the_object", b"  \t" + ping(), result(b"1")),
+    Case("line_ends_inside_a_unicode_escape", b'{"jsonrpc":"2.0","id":8,"method":"ping","x":"\\u12', error(PARSE_ERROR)),
     Case("notification_unknown_method", P + b'"method":"notifications/whatever"}', SILENT),
     Case("notification_with_array_params", P + b'"method":"notifications/initialized","params":[]}', SILENT),
     # Without an id but not a valid notification: JSON-RPC 2.0 answers -32600 with id null.
