@@ -69,7 +69,10 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def render_trace(trace: Mapping[str, Any]) -> str:
-    """The whole trace: a heading, the 23-step table, then energy, passes, route, coherence, output."""
+    """The trace: a heading, the 23-step table, then energy, passes, route and coherence.
+
+    The output is not repeated here: the CLI prints it first, above its trace.
+    """
     session = trace.get("session", {})
     route = trace.get("route", {})
     coherence = trace.get("coherence", {})
@@ -80,7 +83,6 @@ def render_trace(trace: Mapping[str, Any]) -> str:
         ("passes_run", f"{trace.get('passes_run')} of 8"),
         ("route", f"{route.get('intent')} -> {route.get('target')}"),
         ("coherence", f"score {_number(coherence.get('score'))}, drift {_number(coherence.get('drift'))}"),
-        ("output", one_line(str(trace.get("output", "")))),
     ]
     label_width = max(len(label) for label, _ in summary)
     footer = [f"{label.ljust(label_width)}  {value}" for label, value in summary]
