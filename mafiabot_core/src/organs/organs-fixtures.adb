@@ -60,6 +60,9 @@ package body Organs.Fixtures is
         & Problem;
    end Fail;
 
+   function Image_Of (Number : Natural) return String is
+     (Number'Image (2 .. Number'Image'Last));
+
    function Path_Of (Field, Name : String) return String is
      (if Field = "" then Name else Field & "." & Name);
 
@@ -189,7 +192,7 @@ package body Organs.Fixtures is
          if not Kind_Is (Self, List (Index), A_Text)
            or else Text (Self.Document.all, Self.Text.all, List (Index)) = ""
          then
-            Fail (Self, Path_Of (Field, Name) & "[" & Index'Image & " ]",
+            Fail (Self, Path_Of (Field, Name) & "[" & Image_Of (Natural (Index)) & "]",
                   "expected a non-empty string");
          end if;
          Texts.Append (Text (Self.Document.all, Self.Text.all, List (Index)));
@@ -222,7 +225,7 @@ package body Organs.Fixtures is
       for Pass in Energy_Gate.Pass_Index loop
          declare
             Item  : constant Node_Id := List (Positive (Pass));
-            Where : constant String := Field & "[" & Pass'Image & " ]";
+            Where : constant String := Field & "[" & Image_Of (Natural (Pass)) & "]";
          begin
             if not Kind_Is (Self, Item, A_Number) then
                Fail (Self, Where, "expected a number");
@@ -261,6 +264,150 @@ package body Organs.Fixtures is
       end if;
    end Parse_Checked;
 
+   --  One reader per section of the document, each filling its part of
+   --  the fixture.
+
+   procedure Read_Deck (Self : Reader; Deck : Node_Id; Result : in out Fixture)
+   is
+   begin
+      Result.Cards := Text_List (Self, Deck, "deck", "cards", 0);
+      if Natural (Result.Cards.Length) < 3 then
+         Fail (Self, "deck.cards", "needs at least 3 cards");
+      end if;
+   end Read_Deck;
+
+   procedure Read_Identity
+     (Self : Reader; Identity : Node_Id; Result : in out Fixture)
+   is
+      Roles : constant Text_Vectors.Vector :=
+        Text_List (Self, Identity, "identity", "roles", 3);
+   begin
+      Result.Identity_Seed := Interfaces.Unsigned_64
+        (Integer_Field (Self, Identity, "identity", "seed",
+                        0, Long_Long_Integer'Last));
+      for Index in Result.Roles'Range loop
+         Result.Roles (Index) := To_Unbounded_String (Roles (Index));
+      end loop;
+   end Read_Identity;
+
+   procedure Read_Cross (Self : Reader; Cross : Node_Id; Result : in out Fixture)
+   is
+      Positions : constant Text_Vectors.Vector :=
+        Text_List (Self, Cross, "celtic_cross", "positions", 8);
+   begin
+      Result.Draw_Seed := Interfaces.Unsigned_64
+        (Integer_Field (Self, Cross, "celtic_cross", "seed",
+                        0, Long_Long_Integer'Last));
+      for Pass in Result.Positions'Range loop
+         Result.Positions (Pass) :=
+           To_Unbounded_String (Positions (Positive (Pass)));
+      end loop;
+   end Read_Cross;
+
+   procedure Read_Drive_Box
+     (Self : Reader; Drive : Node_Id; Result : in out Fixture)
+   is
+      Pins : constant Node_List :=
+        Items (Self, Member (Self, Drive, "drive_box", "pinned", A_List));
+   begin
+      Result.Initial_Energy :=
+        Number_Field (Self, Drive, "drive_box", "initial_energy");
+      Result.Cost_Per_Pass :=
+        Number_Field (Self, Drive, "drive_box", "cost_per_pass");
+      Result.Recharge_Per_Turn :=
+        Number_Field (Self, Drive, "drive_box", "recharge_per_turn");
+      for Index in Pins'Range loop
+         declare
+            Field : constant String := "drive_box.pinned[" & Image_Of (Index) & "]";
+            Pin   : constant Node_Id := Pins (Index);
+         begin
+            if not Kind_Is (Self, Pin, An_Object) then
+               Fail (Self, Field, "expected an object");
+            end if;
+            Result.Pins.Append
+              (Pinned_Energy'
+                 (Key    => To_Unbounded_String
+                    (Session_Keys.Key_Of
+                       (Text_Field (Self, Pin, Field, "uid"),
+                        Text_Field (Self, Pin, Field, "channel"),
+                        Text_Field (Self, Pin, Field, "server"))),
+                  Energy => Number_Field (Self, Pin, Field, "energy")));
+         end;
+      end loop;
+   end Read_Drive_Box;
+
+   procedure Read_Cognition
+     (Self : Reader; Cognition : Node_Id; Result : in out Fixture)
+   is
+      Down : constant Text_Vectors.Vector :=
+        Text_List (Self, Cognition, "cognition", "descent", 4);
+      Up   : constant Text_Vectors.Vector :=
+        Text_List (Self, Cognition, "cognition", "ascent", 4);
+   begin
+      for Rank in Quarter loop
+         Result.Descent_Moves (Rank) := To_Unbounded_String (Down (Rank));
+         Result.Ascent_Moves (Rank) := To_Unbounded_String (Up (Rank));
+      end loop;
+   end Read_Cognition;
+
+   procedure Read_Morag (Self : Reader; Morag : Node_Id; Result : in out Fixture)
+   is
+   begin
+      Result.Recall_Depth := Recall_Count
+        (Integer_Field (Self, Morag, "morag", "recall_depth",
+                        Long_Long_Integer (Recall_Count'First),
+                        Long_Long_Integer (Recall_Count'Last)));
+      Result.Excerpt_Bytes := Excerpt_Size
+        (Integer_Field (Self, Morag, "morag", "excerpt_bytes",
+                        Long_Long_Integer (Excerpt_Size'First),
+                        Long_Long_Integer (Excerpt_Size'Last)));
+   end Read_Morag;
+
+   procedure Read_Intent
+     (Self : Reader; Intent : Node_Id; Result : in out Fixture)
+   is
+      Rules : constant Node_List :=
+        Items (Self, Member (Self, Intent, "intent", "rules", A_List));
+   begin
+      for Index in Rules'Range loop
+         declare
+            Field : constant String := "intent.rules[" & Image_Of (Index) & "]";
+            Rule  : constant Node_Id := Rules (Index);
+            Found : Natural := 0;
+            Made  : Intent_Rule;
+         begin
+            if not Kind_Is (Self, Rule, An_Object) then
+               Fail (Self, Field, "expected an object");
+            end if;
+            Made.Intent := Intent_Named
+              (Self, Text_Field (Self, Rule, Field, "intent"),
+               Field & ".intent");
+            for Match in Match_Kind loop
+               declare
+                  Name : constant String :=
+                    Ada.Characters.Handling.To_Lower (Match'Image);
+               begin
+                  if Has_Member (Self, Rule, Name) then
+                     Found := Found + 1;
+                     Made.Match := Match;
+                     Made.Word := To_Unbounded_String
+                       (Ada.Characters.Handling.To_Lower
+                          (Text_Field (Self, Rule, Field, Name)));
+                  end if;
+               end;
+            end loop;
+            if Found /= 1 then
+               Fail (Self, Field, "needs exactly one of contains, "
+                     & "starts_with, ends_with");
+            end if;
+            Result.Rules.Append (Made);
+         end;
+      end loop;
+      Result.Default_Intent := Intent_Named
+        (Self, Text_Field (Self, Intent, "intent", "default"),
+         "intent.default");
+   end Read_Intent;
+
    function Load (Path : String) return Fixture is
       Text     : aliased constant String := Read_File (Path);
       Document : aliased Json_Reader.Document;
@@ -274,154 +421,25 @@ package body Organs.Fixtures is
          Fail (Self, "(document)", "expected an object");
       end if;
       declare
-         Root      : constant Node_Id := Document.Root;
-         Deck      : constant Node_Id :=
-           Member (Self, Root, "", "deck", An_Object);
-         Identity  : constant Node_Id :=
-           Member (Self, Root, "", "identity", An_Object);
-         Cross     : constant Node_Id :=
-           Member (Self, Root, "", "celtic_cross", An_Object);
-         Drive     : constant Node_Id :=
-           Member (Self, Root, "", "drive_box", An_Object);
-         Gate      : constant Node_Id :=
-           Member (Self, Root, "", "energy_curve", An_Object);
-         Cognition : constant Node_Id :=
-           Member (Self, Root, "", "cognition", An_Object);
-         Morag     : constant Node_Id :=
-           Member (Self, Root, "", "morag", An_Object);
-         Intent    : constant Node_Id :=
-           Member (Self, Root, "", "intent", An_Object);
+         Root : constant Node_Id := Document.Root;
+
+         function Section (Name : String) return Node_Id is
+           (Member (Self, Root, "", Name, An_Object));
       begin
          Result.Name := To_Unbounded_String
            (Text_Field (Self, Root, "", "fixture"));
-         Result.Cards := Text_List (Self, Deck, "deck", "cards", 0);
-         if Natural (Result.Cards.Length) < 3 then
-            Fail (Self, "deck.cards", "needs at least 3 cards");
-         end if;
-         Result.Identity_Seed := Interfaces.Unsigned_64
-           (Integer_Field (Self, Identity, "identity", "seed",
-                           0, Long_Long_Integer'Last));
-         declare
-            Roles : constant Text_Vectors.Vector :=
-              Text_List (Self, Identity, "identity", "roles", 3);
-         begin
-            for Index in Result.Roles'Range loop
-               Result.Roles (Index) := To_Unbounded_String (Roles (Index));
-            end loop;
-         end;
-         Result.Draw_Seed := Interfaces.Unsigned_64
-           (Integer_Field (Self, Cross, "celtic_cross", "seed",
-                           0, Long_Long_Integer'Last));
-         declare
-            Positions : constant Text_Vectors.Vector :=
-              Text_List (Self, Cross, "celtic_cross", "positions", 8);
-         begin
-            for Pass in Result.Positions'Range loop
-               Result.Positions (Pass) :=
-                 To_Unbounded_String (Positions (Positive (Pass)));
-            end loop;
-         end;
-
-         Result.Initial_Energy :=
-           Number_Field (Self, Drive, "drive_box", "initial_energy");
-         Result.Cost_Per_Pass :=
-           Number_Field (Self, Drive, "drive_box", "cost_per_pass");
-         Result.Recharge_Per_Turn :=
-           Number_Field (Self, Drive, "drive_box", "recharge_per_turn");
-         declare
-            Pins : constant Node_List :=
-              Items (Self, Member (Self, Drive, "drive_box", "pinned",
-                                   A_List));
-         begin
-            for Index in Pins'Range loop
-               declare
-                  Field : constant String :=
-                    "drive_box.pinned[" & Index'Image & " ]";
-                  Pin   : constant Node_Id := Pins (Index);
-               begin
-                  if not Kind_Is (Self, Pin, An_Object) then
-                     Fail (Self, Field, "expected an object");
-                  end if;
-                  Result.Pins.Append
-                    (Pinned_Energy'(Key    => To_Unbounded_String
-                        (Session_Keys.Key_Of
-                           (Text_Field (Self, Pin, Field, "uid"),
-                            Text_Field (Self, Pin, Field, "channel"),
-                            Text_Field (Self, Pin, Field, "server"))),
-                      Energy => Number_Field (Self, Pin, Field, "energy")));
-               end;
-            end loop;
-         end;
-
+         Read_Deck (Self, Section ("deck"), Result);
+         Read_Identity (Self, Section ("identity"), Result);
+         Read_Cross (Self, Section ("celtic_cross"), Result);
+         Read_Drive_Box (Self, Section ("drive_box"), Result);
          Result.Curve := Curve_From
            (Self,
-            Member (Self, Gate, "energy_curve", "thresholds", A_List),
+            Member (Self, Section ("energy_curve"), "energy_curve",
+                    "thresholds", A_List),
             "energy_curve.thresholds");
-
-         declare
-            Down : constant Text_Vectors.Vector :=
-              Text_List (Self, Cognition, "cognition", "descent", 4);
-            Up   : constant Text_Vectors.Vector :=
-              Text_List (Self, Cognition, "cognition", "ascent", 4);
-         begin
-            for Rank in Quarter loop
-               Result.Descent_Moves (Rank) := To_Unbounded_String (Down (Rank));
-               Result.Ascent_Moves (Rank) := To_Unbounded_String (Up (Rank));
-            end loop;
-         end;
-
-         Result.Recall_Depth := Recall_Count
-           (Integer_Field (Self, Morag, "morag", "recall_depth",
-                           Long_Long_Integer (Recall_Count'First),
-                           Long_Long_Integer (Recall_Count'Last)));
-         Result.Excerpt_Bytes := Excerpt_Size
-           (Integer_Field (Self, Morag, "morag", "excerpt_bytes",
-                           Long_Long_Integer (Excerpt_Size'First),
-                           Long_Long_Integer (Excerpt_Size'Last)));
-
-         declare
-            Rules : constant Node_List :=
-              Items (Self, Member (Self, Intent, "intent", "rules", A_List));
-         begin
-            for Index in Rules'Range loop
-               declare
-                  Field : constant String :=
-                    "intent.rules[" & Index'Image & " ]";
-                  Rule  : constant Node_Id := Rules (Index);
-                  Found : Natural := 0;
-                  Made  : Intent_Rule;
-               begin
-                  if not Kind_Is (Self, Rule, An_Object) then
-                     Fail (Self, Field, "expected an object");
-                  end if;
-                  Made.Intent := Intent_Named
-                    (Self, Text_Field (Self, Rule, Field, "intent"),
-                     Field & ".intent");
-                  for Match in Match_Kind loop
-                     declare
-                        Name : constant String :=
-                          Ada.Characters.Handling.To_Lower (Match'Image);
-                     begin
-                        if Has_Member (Self, Rule, Name) then
-                           Found := Found + 1;
-                           Made.Match := Match;
-                           Made.Word := To_Unbounded_String
-                             (Ada.Characters.Handling.To_Lower
-                                (Text_Field (Self, Rule, Field, Name)));
-                        end if;
-                     end;
-                  end loop;
-                  if Found /= 1 then
-                     Fail (Self, Field, "needs exactly one of contains, "
-                           & "starts_with, ends_with");
-                  end if;
-                  Result.Rules.Append (Made);
-               end;
-            end loop;
-         end;
-         Result.Default_Intent := Intent_Named
-           (Self, Text_Field (Self, Intent, "intent", "default"),
-            "intent.default");
+         Read_Cognition (Self, Section ("cognition"), Result);
+         Read_Morag (Self, Section ("morag"), Result);
+         Read_Intent (Self, Section ("intent"), Result);
       end;
       return Result;
    end Load;
