@@ -35,7 +35,7 @@ from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunReque
                             delegated_marker)
 from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import NESTED_DELEGATION, is_transient
-from harness.ledger.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, state_dir, utc_now
 

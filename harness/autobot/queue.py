@@ -31,7 +31,7 @@ from typing import Any
 
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
-from harness.ledger.durable import atomic_write_json, flocked, lock_exclusive
+from harness.durable import atomic_write_json, flocked, lock_exclusive
 from harness.ledger.store import STATE_DIR, iso_utc
 
 STATES = ("pending", "running", "done", "dead_letter")

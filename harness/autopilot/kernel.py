@@ -54,7 +54,7 @@ from harness.errors import HarnessError
 from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings
 from harness.hermes import outcome as reasons
 from harness.hermes.locate import hermes_root
-from harness.ledger.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 

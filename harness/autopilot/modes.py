@@ -33,7 +33,7 @@ from harness.autopilot.selection import select_consolidator
 from harness.autopilot.sentinel import similarity
 from harness.autopilot.steps import Child, Step
 from harness.hermes.locate import hermes_root
-from harness.ledger.durable import DurableWriteError
+from harness.durable import DurableWriteError
 
 VERDICTS = ("converged", "needs-another-round", "no-convergence-possible")
 

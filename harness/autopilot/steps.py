@@ -19,7 +19,7 @@ from harness.autopilot.plan import Subtask
 from harness.autopilot.prompt import Quoted
 from harness.autopilot.selection import Pick
 from harness.dispatch.registry import Agent
-from harness.ledger.durable import HolderLock
+from harness.durable import HolderLock
 
 MAX_INLINE_ANSWER = 32 * 1024
 

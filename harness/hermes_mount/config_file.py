@@ -20,9 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import io
-import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from harness.durable import DurableWriteError, atomic_write
 from harness.errors import ConfigError
 
 # (mapping, sequence, offset) layouts tried in order; the first is Hermes's and PyYAML's.
@@ -150,14 +149,7 @@ def write_config(doc: ConfigDocument, text: str) -> Path | None:
 
 
 def _atomic_write(path: Path, text: str, mode: int) -> None:
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        atomic_write(path, text.encode("utf-8"), mode)
+    except DurableWriteError as exc:
+        raise HermesConfigError(f"{exc}; the file was left as it was") from None

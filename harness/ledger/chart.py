@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.ledger.durable import atomic_write
+from harness.durable import atomic_write
 from harness.ledger.report import Summary
 
 

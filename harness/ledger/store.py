@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.ledger.durable import DurableWriteError, append_line
+from harness.durable import DurableWriteError, append_line
 
 STATE_DIR = Path(".agents") / "state"
 LEDGER_NAME = "autobot-cost-ledger.jsonl"

@@ -82,7 +82,7 @@ def test_l3_may_write_into_hermes_memories_and_l2_may_not(fake_hermes, project, 
 def test_a_write_target_held_by_another_run_is_a_worktree_collision(fake_hermes, project, registry) -> None:
     import hashlib
 
-    from harness.ledger.durable import HolderLock
+    from harness.durable import HolderLock
     target = (project / "out" / "r.md").resolve()
     digest = hashlib.sha256(str(target).encode()).hexdigest()[:16]
     with HolderLock(project / ".agents" / "state" / "autopilot" / "locks" / f"write.{digest}.lock").acquire("now"):

@@ -8,7 +8,7 @@ import os
 
 from harness.autopilot import load_plan
 from harness.cli import main
-from harness.ledger.durable import HolderLock
+from harness.durable import HolderLock
 
 from .autopilot_support import command, write_yaml
 

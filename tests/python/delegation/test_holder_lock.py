@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.ledger.durable import HolderLock, LockHeld, read_holder
+from harness.durable import HolderLock, LockHeld, read_holder
 
 from .delegation_support import PROCESS_BOUND_S
 
 DIE_HOLDING = """
 import os, signal, sys
 from pathlib import Path
-from harness.ledger.durable import HolderLock
+from harness.durable import HolderLock
 HolderLock(Path(sys.argv[1]), label="doomed").acquire("2026-01-01T00:00:00Z")
 os.kill(os.getpid(), signal.SIGKILL)
 """

@@ -87,11 +87,15 @@ def atomic_write(target: Path, data: bytes, mode: int = 0o644) -> None:
         temp = directory / f"{temp_prefix(target)}{os.getpid()}-{time.monotonic_ns()}"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, target)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, target)
+        except OSError:
+            temp.unlink(missing_ok=True)  # a half-written temp helps no one
+            raise
         fsync_dir(directory)
     except OSError as exc:
         raise DurableWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
