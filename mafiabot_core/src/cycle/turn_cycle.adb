@@ -1,3 +1,4 @@
+with Ada.Strings.Unbounded;
 with Input_Guard;
 with Json_Text;
 with Organs.Celtic_Cross;
@@ -10,6 +11,8 @@ with Organs.Router;
 with Session_Keys;
 
 package body Turn_Cycle is
+
+   use Ada.Strings.Unbounded;
 
    use type Cycle_Order.Phase_Kind;
    use type Energy_Gate.Pass_Index;
@@ -33,17 +36,41 @@ package body Turn_Cycle is
       Trace       : out Turn_Trace)
    is
       Focus     : constant String := Focus_Of (Input);
-      Recalled  : Unbounded_String;
-      Last_Draw : Unbounded_String;
-      Thought   : Unbounded_String;
+      Recalled  : Span;
+      Last_Draw : Span;
+      Thought   : Span;
       Moves     : Unbounded_String;
       Stated    : Organs.Intender.Stated_Intent;
 
+      --  Keep Part in the trace's text.  The text has room for everything
+      --  a turn says (see Text_Capacity); were it ever full, a part is cut
+      --  at a character boundary rather than the turn failing.
+      function Kept (Part : String) return Span is
+         Room  : constant Natural := Text_Capacity - Trace.Text_Last;
+         Taken : constant Natural :=
+           (if Part'Length <= Room then Part'Length
+            else Input_Guard.Utf8_Prefix_Length (Part, Room));
+         First : constant Positive := Trace.Text_Last + 1;
+      begin
+         Trace.Text (First .. First + Taken - 1) :=
+           Part (Part'First .. Part'First + Taken - 1);
+         Trace.Text_Last := Trace.Text_Last + Taken;
+         return (First => First, Last => Trace.Text_Last);
+      end Kept;
+
+      function Text (Part : Span) return String is (Text_Of (Trace, Part));
+
       procedure Record_Step (Step : Cycle_Order.Step_Index; Detail : String) is
       begin
-         Trace.Steps (Step) :=
-           (Status => Ran, Detail => To_Unbounded_String (Detail));
+         Trace.Steps (Step) := (Status => Ran, Detail => Kept (Detail));
       end Record_Step;
+
+      procedure Record_Step (Step : Cycle_Order.Step_Index; Detail : Span) is
+      begin
+         Trace.Steps (Step) := (Status => Ran, Detail => Detail);
+      end Record_Step;
+
+      function Is_Empty (Part : Span) return Boolean is (Part.Last < Part.First);
 
       function Pretty_Key return String is
       begin
@@ -56,7 +83,8 @@ package body Turn_Cycle is
          end return;
       end Pretty_Key;
    begin
-      Trace := (others => <>);
+      Trace.Text_Last := 0;
+      Trace.Steps := [others => (Status => Skipped, Detail => (1, 0))];
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
             when Cycle_Order.Scope =>
@@ -71,15 +99,14 @@ package body Turn_Cycle is
             when Cycle_Order.Sense =>
                Trace.Energy := Organs.Drive_Box.Energy (Session.Reservoir);
                Trace.Passes := Energy_Gate.Passes_For (Stub.Curve, Trace.Energy);
-               Recalled := To_Unbounded_String
-                 (Organs.Morag.Recall (Session.Memory, Input));
+               Recalled := Kept (Organs.Morag.Recall (Session.Memory, Input));
                Record_Step
                  (Step, "energy " & Json_Text.Fraction_Image (Trace.Energy)
                   & " (" & Organs.Drive_Box.Terrain (Session.Reservoir)
                   & "), " & Trace.Passes'Image (2 .. Trace.Passes'Image'Last)
                   & " of 8 passes; recall: "
-                  & (if Length (Recalled) = 0 then "nothing"
-                     else "'" & To_String (Recalled) & "'"));
+                  & (if Is_Empty (Recalled) then "nothing"
+                     else "'" & Text (Recalled) & "'"));
 
             when Cycle_Order.Pass_Phase =>
                declare
@@ -93,9 +120,9 @@ package body Turn_Cycle is
                         begin
                            Organs.Celtic_Cross.Next
                              (Session.Draws, Stub, Drawn);
-                           Last_Draw := To_Unbounded_String
+                           Last_Draw := Kept
                              (Organs.Celtic_Cross.Describe (Stub, Drawn, Pass));
-                           Record_Step (Step, To_String (Last_Draw));
+                           Record_Step (Step, Last_Draw);
                         end;
                      else
                         declare
@@ -105,16 +132,15 @@ package body Turn_Cycle is
                            Rank : constant Organs.Quarter :=
                              Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1);
                         begin
-                           Thought := To_Unbounded_String
+                           Thought := Kept
                              (Organs.Cognition.Reason
-                                (Stub, Way, Rank, Focus,
-                                 To_String (Last_Draw)));
+                                (Stub, Way, Rank, Focus, Text (Last_Draw)));
                            if Length (Moves) > 0 then
                               Append (Moves, ", ");
                            end if;
                            Append (Moves, Organs.Cognition.Move_Name
                                      (Stub, Way, Rank));
-                           Record_Step (Step, To_String (Thought));
+                           Record_Step (Step, Thought);
                         end;
                      end if;
                   end if;
@@ -133,29 +159,29 @@ package body Turn_Cycle is
                      else " (fixture rule" & Stated.Rule'Image & ")"));
 
             when Cycle_Order.Route =>
-               Trace.Route := To_Unbounded_String
-                 (Organs.Router.Route_Of (Trace.Intent));
+               Trace.Route := Kept (Organs.Router.Route_Of (Trace.Intent));
                Record_Step (Step, Organs.Intent_Name (Trace.Intent) & " -> "
-                            & To_String (Trace.Route) & " (static Ada table)");
+                            & Text (Trace.Route) & " (static Ada table)");
 
             when Cycle_Order.Synthesize =>
-               Trace.Output := To_Unbounded_String
-                 ("[" & To_String (Trace.Route) & "] On '" & Focus & "': "
+               Trace.Output := Kept
+                 ("[" & Text (Trace.Route) & "] On '" & Focus & "': "
                   & To_String (Moves) & " ("
                   & Trace.Passes'Image (2 .. Trace.Passes'Image'Last)
                   & "/8 passes)"
-                  & (if Length (Recalled) = 0 then ""
-                     else "; recalled '" & To_String (Recalled) & "'")
+                  & (if Is_Empty (Recalled) then ""
+                     else "; recalled '" & Text (Recalled) & "'")
                   & ".");
-               Record_Step (Step, "output of" & Length (Trace.Output)'Image
+               Record_Step (Step, "output of"
+                            & Natural'Image (Text (Trace.Output)'Length)
                             & " bytes from" & Trace.Passes'Image
-                            & " passes and route " & To_String (Trace.Route));
+                            & " passes and route " & Text (Trace.Route));
 
             when Cycle_Order.Cohere =>
                declare
                   Check : constant Organs.Cognition.Coherence :=
                     Organs.Cognition.Cohere
-                      (To_String (Trace.Output), To_String (Thought));
+                      (Text (Trace.Output), Text (Thought));
                begin
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;

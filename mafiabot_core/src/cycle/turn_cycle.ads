@@ -3,7 +3,6 @@
 --  did.  The session record is the only state read or written (law L1), and
 --  the coherence result is only reported (law L4).
 
-with Ada.Strings.Unbounded;
 with Cycle_Order;
 with Energy_Gate;
 with Organs;
@@ -11,13 +10,23 @@ with Session_Table;
 
 package Turn_Cycle is
 
-   use Ada.Strings.Unbounded;
-
    type Step_Status is (Ran, Skipped);
+
+   Text_Capacity : constant := 16 * 1024;
+   --  Room for every text a turn produces.  What goes in is bounded by
+   --  construction: key parts of 256 bytes, quoted input of 48, recall of
+   --  at most 1,024, card and move names from the fixture; about 6.5 kB at
+   --  the very worst.
+
+   type Span is record
+      First : Positive := 1;
+      Last  : Natural := 0;
+   end record;
+   --  A piece of a trace's Text; empty when Last < First
 
    type Step_Trace is record
       Status : Step_Status := Skipped;
-      Detail : Unbounded_String;
+      Detail : Span;
       --  What the organ did; empty when the step was skipped
    end record;
 
@@ -29,11 +38,19 @@ package Turn_Cycle is
       Passes    : Energy_Gate.Pass_Count := 1;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
-      Route     : Unbounded_String;
+      Route     : Span;
       Coherence : Organs.Millis := 0;
       Drift     : Organs.Millis := 0;
-      Output    : Unbounded_String;
+      Output    : Span;
+      Text      : String (1 .. Text_Capacity);
+      Text_Last : Natural := 0;
+      --  Every text of the turn, back to back: a turn allocates nothing
+      --  for its trace
    end record;
+
+   function Text_Of (Trace : Turn_Trace; Part : Span) return String is
+     (Trace.Text (Part.First .. Part.Last))
+   with Pre => Part.Last <= Trace.Text_Last;
 
    procedure Run
      (Stub        : Organs.Fixture;

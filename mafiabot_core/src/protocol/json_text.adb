@@ -142,6 +142,7 @@ package body Json_Text is
                --  The checks would double this loop's cost.
                pragma Suppress (Index_Check);
                pragma Suppress (Overflow_Check);
+               pragma Suppress (Range_Check);
                Data     : String renames Self.Data.all;
                Out_Last : Natural := Self.Last;
             begin

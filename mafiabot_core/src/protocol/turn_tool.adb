@@ -250,7 +250,8 @@ package body Turn_Tool is
          Json.Members (Step_Head (Step).all);
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
             Json.Members ("""status"":""ran""");
-            Json.Text_Field ("detail", To_String (Trace.Steps (Step).Detail));
+            Json.Text_Field
+              ("detail", Turn_Cycle.Text_Of (Trace, Trace.Steps (Step).Detail));
          else
             Json.Members ("""status"":""skipped""");
          end if;
@@ -260,7 +261,7 @@ package body Turn_Tool is
       Json.Key ("route");
       Json.Start_Object;
       Json.Text_Field ("intent", Organs.Intent_Name (Trace.Intent));
-      Json.Text_Field ("target", To_String (Trace.Route));
+      Json.Text_Field ("target", Turn_Cycle.Text_Of (Trace, Trace.Route));
       Json.End_Object;
       Json.Key ("coherence");
       Json.Start_Object;
@@ -269,7 +270,7 @@ package body Turn_Tool is
       Json.Key ("drift");
       Json.Fraction (Trace.Drift);
       Json.End_Object;
-      Json.Text_Field ("output", To_String (Trace.Output));
+      Json.Text_Field ("output", Turn_Cycle.Text_Of (Trace, Trace.Output));
       Json.Key ("identity");
       Json.Start_Object;
       Json.Key ("roles");
@@ -304,7 +305,7 @@ package body Turn_Tool is
       Json.Text_Field ("type", "text");
       Json.Key ("text");
       Json.Start_Text;
-      Json.Text_Part (To_String (Trace.Output));
+      Json.Text_Part (Turn_Cycle.Text_Of (Trace, Trace.Output));
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
       Json.Text_Part_Document (Structured);
       Json.End_Text;
