@@ -39,7 +39,7 @@ HERMES_DEFAULT_DISCOVERY = 1.5
 DEFAULT_NAME = "mafiabot"
 # A turn takes milliseconds; 60 s per call leaves room for real organs later (Hermes default 300).
 DEFAULT_TIMEOUT = 60
-# The body starts in ~10 ms; 30 s is Hermes's `mcp test` default and generous for a cold disk.
+# The body starts in ~1 ms; 30 s is Hermes's `mcp test` default and generous for a cold disk.
 DEFAULT_CONNECT_TIMEOUT = 30
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TOOL = "turn"
