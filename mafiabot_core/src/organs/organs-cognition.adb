@@ -1,4 +1,3 @@
-with Ada.Characters.Handling;
 with Interfaces;
 with Fnv_Hash;
 
@@ -42,8 +41,7 @@ package body Organs.Cognition is
    begin
       for Index in Text'First .. Text'Last + 1 loop
          if Index <= Text'Last
-           and then (Ada.Characters.Handling.Is_Alphanumeric (Text (Index))
-                     or else Text (Index) >= Character'Val (128))
+           and then Is_Word_Byte (Text (Index))
          then
             if Start = 0 then
                Start := Index;
@@ -55,7 +53,7 @@ package body Organs.Cognition is
             begin
                for C of Text (Start .. Index - 1) loop
                   Word_Hash := Fnv_Hash.Step
-                    (Word_Hash, Ada.Characters.Handling.To_Lower (C));
+                    (Word_Hash, Folded (C));
                end loop;
                Insert (Word_Hash);
             end;

@@ -1,4 +1,3 @@
-with Ada.Characters.Handling;
 with Input_Guard;
 
 package body Organs.Morag is
@@ -7,16 +6,22 @@ package body Organs.Morag is
      (Input (Input'First .. Input'First - 1
              + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
 
-   function Is_Word_Char (C : Character) return Boolean is
-     (Ada.Characters.Handling.Is_Alphanumeric (C) or else C >= Character'Val (128));
+   function Folded (Text : String) return String is
+   begin
+      return Result : String := Text do
+         for C of Result loop
+            C := Organs.Folded (C);
+         end loop;
+      end return;
+   end Folded;
 
    --  Whether some word of three or more bytes of Left occurs in Right.
    function Shares_Word (Left, Right : String) return Boolean is
-      Lower_Right : constant String := Ada.Characters.Handling.To_Lower (Right);
+      Lower_Right : constant String := Folded (Right);
       Start       : Natural := 0;
    begin
       for Index in Left'First .. Left'Last + 1 loop
-         if Index <= Left'Last and then Is_Word_Char (Left (Index)) then
+         if Index <= Left'Last and then Is_Word_Byte (Left (Index)) then
             if Start = 0 then
                Start := Index;
             end if;
@@ -24,7 +29,7 @@ package body Organs.Morag is
             if Index - Start >= 3 then
                declare
                   Word : constant String :=
-                    Ada.Characters.Handling.To_Lower (Left (Start .. Index - 1));
+                    Folded (Left (Start .. Index - 1));
                begin
                   for At_Byte in Lower_Right'First
                                  .. Lower_Right'Last - Word'Length + 1

@@ -25,6 +25,16 @@ package Organs is
      (Ada.Characters.Handling.To_Lower (Intent'Image));
    --  The intent as the wire and the fixture spell it: ask, act, ...
 
+   function Is_Word_Byte (C : Character) return Boolean is
+     (C in 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' or else C >= Character'Val (128));
+   --  Part of a word, for the organs that compare texts by their words:
+   --  ASCII letters and digits, and every byte of a non-ASCII character
+
+   function Folded (C : Character) return Character is
+     (if C in 'A' .. 'Z' then Character'Val (Character'Pos (C) + 32) else C);
+   --  ASCII case folding; bytes of UTF-8 sequences are left alone (Latin-1
+   --  folding would rewrite them)
+
    type Direction is (Descent, Ascent);
 
    subtype Quarter is Positive range 1 .. 4;
