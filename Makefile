@@ -73,7 +73,7 @@ test-ada: build
 	@# The units under test log to stderr (evictions...); keep it beside the objects.
 	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
-test-python: deps build build-unchecked
+test-python: deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q
 
 test: test-ada test-python

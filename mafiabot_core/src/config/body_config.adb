@@ -77,7 +77,7 @@ package body Body_Config is
    function Default_Organs_Path return String is
       use Ada.Directories;
       use type GNAT.OS_Lib.String_Access;
-      Executable : constant GNAT.OS_Lib.String_Access :=
+      Executable : GNAT.OS_Lib.String_Access :=
         GNAT.OS_Lib.Locate_Exec_On_Path (Ada.Command_Line.Command_Name);
    begin
       if Executable = null then
@@ -90,6 +90,7 @@ package body Body_Config is
          Prefix : constant String :=
            Containing_Directory (Containing_Directory (Bin));
       begin
+         GNAT.OS_Lib.Free (Executable);
          return Compose (Compose (Compose (Prefix, "stubs"), "organs"),
                          "default.json");
       end;
