@@ -119,6 +119,14 @@ def test_stdin_closed_in_the_middle_of_a_message_ends_the_body_with_status_0(spa
     assert len(leftovers) <= 1
 
 
+def stall(proc: subprocess.Popen[bytes]) -> int:
+    """Send turns until the body blocks writing replies nobody reads; how many were sent."""
+    requests = [INITIALIZE] + [turn_request(n) for n in range(1, STALL_REQUESTS)]
+    sent = write_until_stalled(proc, requests)
+    assert sent < len(requests), "the body never blocked: the pipes held every reply"
+    return sent
+
+
 def test_a_body_whose_stdout_the_client_closed_exits_with_status_0_without_spinning(body_exe):
     proc = raw_body(body_exe)
     proc.stdout.close()
@@ -132,9 +140,7 @@ def test_a_body_whose_stdout_the_client_closed_exits_with_status_0_without_spinn
 def test_a_client_that_stops_reading_stalls_only_its_own_writes_and_every_reply_comes_once_it_reads(body_exe):
     proc = raw_body(body_exe)
     try:
-        requests = [INITIALIZE] + [turn_request(n) for n in range(1, STALL_REQUESTS)]
-        sent = write_until_stalled(proc, requests)
-        assert sent < len(requests), "the body never blocked: the pipes held every reply"
+        sent = stall(proc)
         assert proc.poll() is None
         os.set_blocking(proc.stdin.fileno(), True)
         replies = read_lines(proc, sent)
@@ -150,8 +156,7 @@ def test_a_client_that_stops_reading_stalls_only_its_own_writes_and_every_reply_
 
 def test_a_body_blocked_writing_to_a_client_that_goes_away_exits_with_status_0(body_exe):
     proc = raw_body(body_exe)
-    requests = [INITIALIZE] + [turn_request(n) for n in range(1, STALL_REQUESTS)]
-    assert write_until_stalled(proc, requests) < len(requests)
+    stall(proc)
     proc.stdout.close()
     try:
         proc.stdin.close()
@@ -165,8 +170,7 @@ def test_a_body_blocked_writing_to_a_client_that_goes_away_exits_with_status_0(b
 def test_sigterm_ends_a_body_blocked_writing_to_a_client_that_stopped_reading(body_exe):
     proc = raw_body(body_exe)
     try:
-        requests = [INITIALIZE] + [turn_request(n) for n in range(1, STALL_REQUESTS)]
-        assert write_until_stalled(proc, requests) < len(requests)
+        stall(proc)
         proc.send_signal(signal.SIGTERM)
         status, _ = reap_with_cpu(proc)
         assert status == 0

@@ -54,7 +54,7 @@ package Input_Guard with SPARK_Mode => On is
 
    function Is_Valid_Utf8 (Text : String) return Boolean
    with Pre => Text'Last < Integer'Last;
-   --  Whether Text is well-formed UTF-8 (used for key parts and by tests)
+   --  Whether Text is well-formed UTF-8, by the same decoder Inspect uses
 
    function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
      return Natural

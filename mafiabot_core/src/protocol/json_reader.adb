@@ -152,11 +152,6 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).First, Self.Nodes (Node).Last,
               Self.Nodes (Node).Has_Escapes));
 
-   function Text_Equals
-     (Self : Document; Line : String; Node : Node_Id; Value : String)
-      return Boolean is
-     (Text (Self, Line, Node) = Value);
-
    function Key (Self : Document; Line : String; Node : Node_Id)
      return String is
      (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,

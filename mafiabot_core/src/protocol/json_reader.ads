@@ -69,12 +69,6 @@ package Json_Reader is
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
    --  The decoded string, as UTF-8
 
-   function Text_Equals
-     (Self : Document; Line : String; Node : Node_Id; Value : String)
-      return Boolean
-   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
-   --  Whether the decoded string is Value, without building it
-
    function Raw (Self : Document; Line : String; Node : Node_Id) return String
    with Pre => Is_Line_Of (Self, Line);
    --  The value exactly as it stands in the line

@@ -267,11 +267,6 @@ package body Json_Text is
       Raw (Self, (if Value then "true" else "false"));
    end Bool;
 
-   procedure Null_Value (Self : in out Builder) is
-   begin
-      Raw (Self, "null");
-   end Null_Value;
-
    function Fraction_Image (Value : Millis) return String is
       Digits_3 : constant String :=
         [1 => Character'Val (Character'Pos ('0') + Value / 100 mod 10),

@@ -36,7 +36,6 @@ package Json_Text is
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
    procedure Bool (Self : in out Builder; Value : Boolean);
-   procedure Null_Value (Self : in out Builder);
    procedure Fraction (Self : in out Builder; Value : Millis);
    --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
    procedure Raw (Self : in out Builder; Json : String);
