@@ -204,3 +204,22 @@ def test_coherence_never_feeds_the_next_turn(ready_body):
     assert all(len(next_energy) == 1 for next_energy in transitions.values()), transitions
     assert any(len(scores) > 1 for scores in coherences.values()), \
         "the sample should hold equal (energy, passes) with differing coherence"
+
+
+def test_intent_rules_fold_ascii_case_only_and_never_match_inside_another_character(spawn_body, tmp_path):
+    """Routing compares words by ASCII case: a UTF-8 rule word matches itself, whatever the ASCII
+    around it, and never the bytes of a different character (Latin-1 folding turned the lead byte
+    of "Ó", C3 93, into E3 93, the start of "㓀")."""
+    fixture = json.loads(DEFAULT_ORGANS.read_text(encoding="utf-8"))
+    fixture["intent"]["rules"] = [{"intent": "remember", "contains": "Ó"}]
+    organs = tmp_path / "organs.json"
+    organs.write_text(json.dumps(fixture, ensure_ascii=False), encoding="utf-8")
+    client = spawn_body(organs=organs)
+    client.initialize()
+
+    def intent(text: str) -> str:
+        return client.call_turn(text, "u", "c", "s")["route"]["intent"]
+
+    assert intent("SEÑOR Ó") == "remember"
+    assert intent("rule word in lower case: ó") != "remember", "Ó and ó differ outside ASCII"
+    assert intent("a different character: 㓀") != "remember"

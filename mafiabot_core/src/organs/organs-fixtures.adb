@@ -391,8 +391,7 @@ package body Organs.Fixtures is
                      Found := Found + 1;
                      Made.Match := Match;
                      Made.Word := To_Unbounded_String
-                       (Ada.Characters.Handling.To_Lower
-                          (Text_Field (Self, Rule, Field, Name)));
+                       (Folded (Text_Field (Self, Rule, Field, Name)));
                   end if;
                end;
             end loop;

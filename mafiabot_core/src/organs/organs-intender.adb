@@ -1,10 +1,11 @@
-with Ada.Characters.Handling;
 with Ada.Strings.Fixed;
 
 package body Organs.Intender is
 
    function Intent_Of (Stub : Fixture; Input : String) return Stated_Intent is
-      Lower : constant String := Ada.Characters.Handling.To_Lower (Input);
+      --  ASCII folding, as the other organs compare words: Latin-1 folding
+      --  would rewrite the lead bytes of UTF-8 characters into other ones
+      Lower : constant String := Folded (Input);
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare

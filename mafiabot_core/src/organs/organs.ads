@@ -35,6 +35,9 @@ package Organs is
    --  ASCII case folding; bytes of UTF-8 sequences are left alone (Latin-1
    --  folding would rewrite them)
 
+   function Folded (Text : String) return String is
+     ([for Index in Text'Range => Folded (Text (Index))]);
+
    type Direction is (Descent, Ascent);
 
    subtype Quarter is Positive range 1 .. 4;
