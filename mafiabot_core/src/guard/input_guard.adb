@@ -7,6 +7,10 @@ package body Input_Guard with SPARK_Mode => On is
    function Is_Continuation (C : Character) return Boolean is
      (Code (C) in 16#80# .. 16#BF#);
 
+   function Is_Plain_Text (C : Character) return Boolean is
+     (Code (C) in 16#20# .. 16#7F# and then C not in '"' | '\');
+   --  A byte a JSON string holds as it is, one character long
+
    --  Length of the well-formed UTF-8 sequence starting at Text (From), or 0
    --  when none starts there.  The second-byte ranges exclude overlong
    --  forms, UTF-16 surrogates and code points above U+10FFFF (RFC 3629,
@@ -107,6 +111,14 @@ package body Input_Guard with SPARK_Mode => On is
          pragma Loop_Invariant (Index in Line'Range);
          pragma Loop_Invariant (Depth <= Within.Max_Depth);
          pragma Loop_Invariant (Elements <= Within.Max_Elements);
+         if In_Text then
+            --  Plain ASCII within a string, most of a turn's line, changes
+            --  no state: it is passed over without the decoder
+            while Index < Line'Last and then Is_Plain_Text (Line (Index)) loop
+               pragma Loop_Invariant (Index in Line'Range);
+               Index := Index + 1;
+            end loop;
+         end if;
          declare
             C      : constant Character := Line (Index);
             --  ASCII, nearly every byte of a protocol line, is a sequence
@@ -211,8 +223,10 @@ package body Input_Guard with SPARK_Mode => On is
       while Taken < Text'Length loop
          pragma Loop_Invariant (Taken <= Max_Bytes);
          declare
+            Lead   : constant Character := Text (Text'First + Taken);
             Length : constant Natural :=
-              Sequence_Length (Text, Text'First + Taken);
+              (if Code (Lead) < 16#80# then 1
+               else Sequence_Length (Text, Text'First + Taken));
          begin
             --  A broken sequence ends the prefix: it is never cut into.
             exit when Length = 0 or else Length > Max_Bytes - Taken;

@@ -19,9 +19,10 @@ package body Organs.Cognition is
    --  word iff they share its hash, barring a 2**-64 collision.
    function Words_Of (Text : String) return Word_Hashes is
       use type Interfaces.Unsigned_64;
-      Hashes : Word_Hashes (1 .. Max_Words);
-      Count  : Natural := 0;
-      Start  : Natural := 0;
+      Hashes    : Word_Hashes (1 .. Max_Words);
+      Count     : Natural := 0;
+      Word_Hash : Fnv_Hash.Hash := Fnv_Hash.Basis;
+      In_Word   : Boolean := False;
 
       procedure Insert (Hash : Interfaces.Unsigned_64) is
          Place : Positive := Count + 1;
@@ -39,27 +40,21 @@ package body Organs.Cognition is
          Count := Count + 1;
       end Insert;
    begin
-      for Index in Text'First .. Text'Last + 1 loop
-         if Index <= Text'Last
-           and then Is_Word_Byte (Text (Index))
-         then
-            if Start = 0 then
-               Start := Index;
-            end if;
-         elsif Start /= 0 then
+      --  Each word is hashed as it is read, and inserted where it ends
+      for C of Text loop
+         if Is_Word_Byte (C) then
+            Word_Hash := Fnv_Hash.Step (Word_Hash, Folded (C));
+            In_Word := True;
+         elsif In_Word then
             exit when Count = Max_Words;
-            declare
-               Word_Hash : Fnv_Hash.Hash := Fnv_Hash.Basis;
-            begin
-               for C of Text (Start .. Index - 1) loop
-                  Word_Hash := Fnv_Hash.Step
-                    (Word_Hash, Folded (C));
-               end loop;
-               Insert (Word_Hash);
-            end;
-            Start := 0;
+            Insert (Word_Hash);
+            Word_Hash := Fnv_Hash.Basis;
+            In_Word := False;
          end if;
       end loop;
+      if In_Word and then Count < Max_Words then
+         Insert (Word_Hash);
+      end if;
       return Hashes (1 .. Count);
    end Words_Of;
 

@@ -3,7 +3,6 @@ with Ada.Strings.Unbounded;
 with Body_Log;
 with Session_Keys;
 with Turn_Cycle;
-with Turn_Tool;
 
 package body Hermes_Protocol is
 
@@ -318,7 +317,7 @@ package body Hermes_Protocol is
                Turn_Cycle.Run (Self.Stub, Session.all, Key,
                                To_String (Request.Input), Trace);
                Turn_Tool.Write_Result
-                 (Json, Self.Structured, Request, Trace, Self.Stub,
+                 (Json, Self.Trace_Json, Request, Trace, Self.Stub,
                   Self.Identity);
             end;
          end if;

@@ -15,6 +15,7 @@ with Json_Text;
 with Organs;
 with Organs.Identity;
 with Session_Table;
+with Turn_Tool;
 
 package Hermes_Protocol is
 
@@ -52,9 +53,9 @@ private
       --  A legacy `initialize` has been answered
       Reader      : Json_Reader.Document;
       Answer      : Json_Text.Builder;
-      Structured  : Json_Text.Builder;
+      Trace_Json  : Turn_Tool.Trace_Copies;
       --  Reused for every message: the parsed line, the reply, and a turn's
-      --  trace before it is copied into the reply twice
+      --  structured result before it is copied into the reply
    end record;
 
 end Hermes_Protocol;

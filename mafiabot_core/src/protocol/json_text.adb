@@ -14,11 +14,15 @@ package body Json_Text is
       Free (Self.Data);
    end Finalize;
 
-   procedure Reserve (Self : in out Builder; More : Natural) is
+   --  Room for More bytes after Last, found by moving to a buffer twice as
+   --  large: kept apart from Reserve, since a builder that has seen its
+   --  largest document never comes here again
+   procedure Grow (Self : in out Builder; More : Natural) is
    begin
       if Self.Data = null then
          Self.Data := new String (1 .. Natural'Max (Initial_Capacity, More));
-      elsif Self.Last + More > Self.Data'Length then
+         Self.Capacity := Self.Data'Length;
+      else
          declare
             Grown : constant Text_Access := new String
               (1 .. Natural'Max (2 * Self.Data'Length, Self.Last + More));
@@ -26,20 +30,36 @@ package body Json_Text is
             Grown (1 .. Self.Last) := Self.Data (1 .. Self.Last);
             Free (Self.Data);
             Self.Data := Grown;
+            Self.Capacity := Grown'Length;
          end;
+      end if;
+   end Grow;
+
+   procedure Reserve (Self : in out Builder; More : Natural) with Inline is
+   begin
+      --  ">=" rather than ">": a builder never written to (Capacity 0)
+      --  gets its buffer even for an empty part
+      if Self.Last + More >= Self.Capacity then
+         Grow (Self, More);
       end if;
    end Reserve;
 
-   procedure Put (Self : in out Builder; Part : String) is
+   procedure Put (Self : in out Builder; Part : String) with Inline is
+      --  Reserve has made room for Part: the checks would cost more than
+      --  the copy of the short parts most calls bring
+      pragma Suppress (Index_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+      First : constant Positive := Self.Last + 1;
    begin
       Reserve (Self, Part'Length);
-      Self.Data (Self.Last + 1 .. Self.Last + Part'Length) := Part;
+      Self.Data (First .. First + Part'Length - 1) := Part;
       Self.Last := Self.Last + Part'Length;
    end Put;
 
-   pragma Inline (Reserve, Put);
-
-   procedure Put (Self : in out Builder; C : Character) is
+   procedure Put (Self : in out Builder; C : Character) with Inline is
+      pragma Suppress (Index_Check);
+      pragma Suppress (Range_Check);
    begin
       Reserve (Self, 1);
       Self.Last := Self.Last + 1;
@@ -120,29 +140,40 @@ package body Json_Text is
    --  control characters that need the \u00XX form
 
    Chunk_Bytes : constant := 4096;
-   --  Escaping reserves room for the worst case (6 bytes a byte) one chunk
-   --  at a time, so a long text never makes the buffer six times its size
+   --  Escaping reserves room for the worst case (7 bytes a byte) one chunk
+   --  at a time, so a long text never makes the buffer seven times its size
 
-   --  Quote Value's characters (no surrounding quotes).  This loop carries
-   --  every byte of every reply.  Runs between escapes are short in JSON
-   --  text (a quote every few bytes), so bytes are copied one by one into
-   --  room reserved for the worst case, rather than a run at a time.
-   procedure Put_Escaped (Self : in out Builder; Value : String) is
-      Chunk_First : Natural := Value'First;
+   --  Quote Value's characters (no surrounding quotes); Twice, for a builder
+   --  Inside_String, quotes the quoted form again: a"b is written a\\\"b.
+   --  Most texts of a reply need no escape at all, so the run before the
+   --  first byte that does is copied at once.  After it, runs between
+   --  escapes are short (a quote every few bytes in JSON text), so bytes
+   --  are copied one by one into room reserved for the worst case.
+   procedure Put_Escaped
+     (Self : in out Builder; Value : String; Twice : Boolean)
+   is
+      --  Every index below stays within Value or within the room Reserve
+      --  made.  The checks would double the cost of these loops.
+      pragma Suppress (Index_Check);
+      pragma Suppress (Overflow_Check);
+      pragma Suppress (Range_Check);
+      Clean_Last  : Natural := Value'First - 1;
+      Chunk_First : Natural;
    begin
+      while Clean_Last < Value'Last
+        and then not Needs_Escape (Value (Clean_Last + 1))
+      loop
+         Clean_Last := Clean_Last + 1;
+      end loop;
+      Put (Self, Value (Value'First .. Clean_Last));
+      Chunk_First := Clean_Last + 1;
       while Chunk_First <= Value'Last loop
          declare
             Chunk_Last : constant Natural :=
               Natural'Min (Value'Last, Chunk_First + Chunk_Bytes - 1);
          begin
-            Reserve (Self, 6 * (Chunk_Last - Chunk_First + 1));
+            Reserve (Self, 7 * (Chunk_Last - Chunk_First + 1));
             declare
-               --  Every index below stays within Data: Reserve made room
-               --  for six bytes per input byte, the most one escape takes.
-               --  The checks would double this loop's cost.
-               pragma Suppress (Index_Check);
-               pragma Suppress (Overflow_Check);
-               pragma Suppress (Range_Check);
                Data     : String renames Self.Data.all;
                Out_Last : Natural := Self.Last;
             begin
@@ -154,15 +185,26 @@ package body Json_Text is
                      declare
                         Short : constant Character := Short_Escape (C);
                      begin
-                        Data (Out_Last + 1) := '\';
+                        --  The escape's own backslash, itself escaped when
+                        --  the escape is quoted again
+                        Out_Last := Out_Last + 1;
+                        Data (Out_Last) := '\';
+                        if Twice then
+                           Out_Last := Out_Last + 1;
+                           Data (Out_Last) := '\';
+                        end if;
                         if Short /= C or else C in '"' | '\' then
-                           Data (Out_Last + 2) := Short;
-                           Out_Last := Out_Last + 2;
+                           if Twice and then C in '"' | '\' then
+                              Out_Last := Out_Last + 1;
+                              Data (Out_Last) := '\';
+                           end if;
+                           Data (Out_Last + 1) := Short;
+                           Out_Last := Out_Last + 1;
                         else
-                           Data (Out_Last + 2 .. Out_Last + 6) :=
+                           Data (Out_Last + 1 .. Out_Last + 5) :=
                              "u00" & Hex (Character'Pos (C) / 16 + 1)
                              & Hex (Character'Pos (C) mod 16 + 1);
-                           Out_Last := Out_Last + 6;
+                           Out_Last := Out_Last + 5;
                         end if;
                      end;
                   end if;
@@ -174,6 +216,39 @@ package body Json_Text is
       end loop;
    end Put_Escaped;
 
+   --  Text as a string value's characters, in this builder's form
+   procedure Put_Text (Self : in out Builder; Value : String) is
+   begin
+      Put_Escaped (Self, Value, Twice => Self.Inside_String);
+   end Put_Text;
+
+   --  JSON text (already valid, already escaped where it holds strings) in
+   --  this builder's form
+   procedure Put_Json (Self : in out Builder; Json : String) is
+   begin
+      if Self.Inside_String then
+         Put_Escaped (Self, Json, Twice => False);
+      else
+         Put (Self, Json);
+      end if;
+   end Put_Json;
+
+   procedure Put_Quote (Self : in out Builder) is
+   begin
+      if Self.Inside_String then
+         Put (Self, "\""");
+      else
+         Put (Self, '"');
+      end if;
+   end Put_Quote;
+
+   --  A value whose text is the same in both forms: a number, true, false
+   procedure Literal (Self : in out Builder; Text : String) is
+   begin
+      Before_Value (Self);
+      Put (Self, Text);
+   end Literal;
+
    function Quoted (Value : String) return String is
       Scratch : Builder;
    begin
@@ -181,65 +256,113 @@ package body Json_Text is
       return Image (Scratch);
    end Quoted;
 
+   function To_Fragment (Json : String) return Fragment is
+      Scratch : Builder (Inside_String => True);
+   begin
+      Put_Json (Scratch, Json);
+      return (Plain => new String'(Json), Quoted => new String'(Scratch.Image));
+   end To_Fragment;
+
    procedure Key (Self : in out Builder; Name : String) is
+      --  Reserve makes room for the longest form: the checks would cost
+      --  more than these few stores
+      pragma Suppress (Index_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+      Last : Natural;
    begin
       Before_Value (Self);
-      Put (Self, '"');
-      Put (Self, Name);
-      Put (Self, """:");
+      Reserve (Self, Name'Length + 5);
+      Last := Self.Last;
+      if Self.Inside_String then
+         Self.Data (Last + 1) := '\';
+         Last := Last + 1;
+      end if;
+      Self.Data (Last + 1) := '"';
+      Self.Data (Last + 2 .. Last + 1 + Name'Length) := Name;
+      Last := Last + 1 + Name'Length;
+      if Self.Inside_String then
+         Self.Data (Last + 1) := '\';
+         Last := Last + 1;
+      end if;
+      Self.Data (Last + 1 .. Last + 2) := """:";
+      Self.Last := Last + 2;
       Self.After_Key := True;
    end Key;
 
    procedure Text (Self : in out Builder; Value : String) is
    begin
       Before_Value (Self);
-      Put (Self, '"');
-      Put_Escaped (Self, Value);
-      Put (Self, '"');
+      Put_Quote (Self);
+      Put_Text (Self, Value);
+      Put_Quote (Self);
    end Text;
 
    procedure Start_Text (Self : in out Builder) is
    begin
       Before_Value (Self);
-      Put (Self, '"');
+      Put_Quote (Self);
    end Start_Text;
 
    procedure Text_Part (Self : in out Builder; Value : String) is
    begin
-      Put_Escaped (Self, Value);
+      Put_Text (Self, Value);
    end Text_Part;
 
    procedure Text_Part_Document (Self : in out Builder; Other : Builder) is
    begin
-      if Other.Last > 0 then
-         Put_Escaped (Self, Other.Data (1 .. Other.Last));
+      if Other.Last = 0 then
+         return;
+      elsif not Other.Inside_String then
+         Put_Text (Self, Other.Data (1 .. Other.Last));
+      elsif Self.Inside_String then
+         Put_Escaped (Self, Other.Data (1 .. Other.Last), Twice => False);
+      else
+         --  Other holds the text this part needs, already quoted
+         Put (Self, Other.Data (1 .. Other.Last));
       end if;
    end Text_Part_Document;
 
    procedure End_Text (Self : in out Builder) is
    begin
-      Put (Self, '"');
+      Put_Quote (Self);
    end End_Text;
 
    procedure Raw (Self : in out Builder; Json : String) is
    begin
       Before_Value (Self);
-      Put (Self, Json);
+      Put_Json (Self, Json);
    end Raw;
 
    procedure Raw_Document (Self : in out Builder; Other : Builder) is
    begin
       Before_Value (Self);
-      if Other.Last > 0 then
+      if Other.Last = 0 then
+         return;
+      elsif Self.Inside_String = Other.Inside_String then
          Put (Self, Other.Data (1 .. Other.Last));
+      else
+         Put_Json (Self, Other.Data (1 .. Other.Last));
       end if;
    end Raw_Document;
 
    procedure Members (Self : in out Builder; Json : String) is
    begin
       Before_Value (Self);
-      Put (Self, Json);
+      Put_Json (Self, Json);
    end Members;
+
+   procedure Raw (Self : in out Builder; Part : Fragment) is
+   begin
+      Before_Value (Self);
+      if Self.Inside_String then
+         Put (Self, Part.Quoted.all);
+      else
+         Put (Self, Part.Plain.all);
+      end if;
+   end Raw;
+
+   procedure Members (Self : in out Builder; Part : Fragment) renames Raw;
 
    procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
       --  Digits are produced from the least significant one, into the end
@@ -259,12 +382,12 @@ package body Json_Text is
          First := First - 1;
          Image (First) := '-';
       end if;
-      Raw (Self, Image (First .. Image'Last));
+      Literal (Self, Image (First .. Image'Last));
    end Int;
 
    procedure Bool (Self : in out Builder; Value : Boolean) is
    begin
-      Raw (Self, (if Value then "true" else "false"));
+      Literal (Self, (if Value then "true" else "false"));
    end Bool;
 
    function Fraction_Image (Value : Millis) return String is
@@ -285,7 +408,7 @@ package body Json_Text is
 
    procedure Fraction (Self : in out Builder; Value : Millis) is
    begin
-      Raw (Self, Fraction_Image (Value));
+      Literal (Self, Fraction_Image (Value));
    end Fraction;
 
    procedure Text_Field (Self : in out Builder; Name, Value : String) is

@@ -7,6 +7,12 @@
 --  it has seen its largest one.  Strings are written as UTF-8 with only the
 --  escapes JSON requires; callers hand in text that the input guard has
 --  already found to be valid UTF-8.
+--
+--  A builder Inside_String writes its document already quoted, as the inside
+--  of a JSON string ({\"a\":1} for {"a":1}).  A turn's reply carries its
+--  trace twice, as structuredContent and as JSON text in a text block; the
+--  trace is cheaper to write twice than to escape a second time, byte by
+--  byte, from the first copy.
 
 private with Ada.Finalization;
 
@@ -14,8 +20,15 @@ package Json_Text is
 
    subtype Millis is Natural range 0 .. 1000;
 
-   type Builder is tagged limited private;
+   type Builder (Inside_String : Boolean := False) is
+     tagged limited private;
    --  One JSON document being written, compact, in call order
+
+   type Fragment is private;
+   --  JSON text in both of a builder's forms, quoted once, at elaboration
+
+   function To_Fragment (Json : String) return Fragment;
+   --  Json: a value, or members ("a":1,"b":2), already written as JSON text
 
    procedure Reset (Self : in out Builder);
    --  Start a new document, keeping the buffer
@@ -40,19 +53,24 @@ package Json_Text is
    --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
    procedure Raw (Self : in out Builder; Json : String);
    --  A value that is already JSON text (an id echoed as it was sent)
-   procedure Raw_Document (Self : in out Builder; Other : Builder);
+   procedure Raw (Self : in out Builder; Part : Fragment);
+   --  The same, with nothing left to escape
+   procedure Raw_Document (Self : in out Builder; Other : Builder)
+   with Pre => Self.Inside_String or else not Other.Inside_String;
    --  The document Other holds, as a value
    procedure Members (Self : in out Builder; Json : String);
    --  Members already written as JSON text ("a":1,"b":2), appended to the
    --  enclosing object
-   --  The document Other holds, as a value
+   procedure Members (Self : in out Builder; Part : Fragment);
+   --  The same, with nothing left to escape
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
    procedure Text_Part_Document (Self : in out Builder; Other : Builder);
    procedure End_Text (Self : in out Builder);
    --  A string value written in parts: Start_Text, any number of parts (the
-   --  JSON text of Other's document is quoted as it is copied), End_Text
+   --  JSON text of Other's document, quoted as it is copied unless Other
+   --  was written Inside_String), End_Text
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field
@@ -60,7 +78,8 @@ package Json_Text is
    procedure Bool_Field (Self : in out Builder; Name : String; Value : Boolean);
    procedure Raw_Field (Self : in out Builder; Name, Json : String);
 
-   procedure End_Line (Self : in out Builder);
+   procedure End_Line (Self : in out Builder)
+   with Pre => not Self.Inside_String;
    --  Append the LF that ends a protocol message
 
    function Length (Self : Builder) return Natural;
@@ -88,8 +107,17 @@ private
 
    type Text_Access is access String;
 
-   type Builder is new Ada.Finalization.Limited_Controlled with record
+   type Constant_Text is access constant String;
+
+   type Fragment is record
+      Plain, Quoted : Constant_Text;
+   end record;
+
+   type Builder (Inside_String : Boolean := False) is
+     new Ada.Finalization.Limited_Controlled with record
       Data      : Text_Access;
+      Capacity  : Natural := 0;
+      --  Data'Length, or 0 before Data is first allocated
       Last      : Natural := 0;
       --  Data (1 .. Last) is the document
       Level     : Natural range 0 .. Max_Nesting := 0;

@@ -201,27 +201,39 @@ package body Turn_Tool is
       Json.Bool_Field ("isError", True);
    end Write_Refusal;
 
-   type Text_Access is access constant String;
-
-   --  The members every trace gives a step whatever happens, written once
-   --  at elaboration: "index":N,"name":"...","organ":"..."
-   function Head_Of (Step : Cycle_Order.Step_Index) return Text_Access is
+   --  A step as the trace gives it, up to its detail, written once at
+   --  elaboration: {"index":N,"name":"...","organ":"...","status":"..."
+   function Step_Opening
+     (Step : Cycle_Order.Step_Index; Status : String) return String
+   is
       Json : Json_Text.Builder;
    begin
       Json.Start_Object;
       Json.Int_Field ("index", Long_Long_Integer (Step));
       Json.Text_Field ("name", Cycle_Order.Name (Step));
       Json.Text_Field ("organ", Cycle_Order.Organ (Step));
+      Json.Text_Field ("status", Status);
       Json.End_Object;
       declare
-         Members : constant String := Json.Image;
+         Whole : constant String := Json.Image;
       begin
-         return new String'(Members (Members'First + 1 .. Members'Last - 1));
+         return Whole (Whole'First .. Whole'Last - 1);
       end;
-   end Head_Of;
+   end Step_Opening;
 
-   Step_Head : constant array (Cycle_Order.Step_Index) of Text_Access :=
-     [for Step in Cycle_Order.Step_Index => Head_Of (Step)];
+   type Step_Fragments is array (Cycle_Order.Step_Index)
+     of Json_Text.Fragment;
+
+   Ran_Step_Members : constant Step_Fragments :=
+     [for Step in Cycle_Order.Step_Index =>
+        Json_Text.To_Fragment
+          (Step_Opening (Step, "ran") (2 .. Step_Opening (Step, "ran")'Last))];
+   --  The members before the detail of a step that ran
+
+   Skipped_Step : constant Step_Fragments :=
+     [for Step in Cycle_Order.Step_Index =>
+        Json_Text.To_Fragment (Step_Opening (Step, "skipped") & "}")];
+   --  A step that did not run, whole: it has no detail
 
    procedure Write_Structured
      (Json     : in out Json_Text.Builder;
@@ -246,16 +258,15 @@ package body Turn_Tool is
       Json.Key ("steps");
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
-         Json.Start_Object;
-         Json.Members (Step_Head (Step).all);
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Members ("""status"":""ran""");
+            Json.Start_Object;
+            Json.Members (Ran_Step_Members (Step));
             Json.Text_Field
               ("detail", Turn_Cycle.Text_Of (Trace, Trace.Steps (Step).Detail));
+            Json.End_Object;
          else
-            Json.Members ("""status"":""skipped""");
+            Json.Raw (Skipped_Step (Step));
          end if;
-         Json.End_Object;
       end loop;
       Json.End_Array;
       Json.Key ("route");
@@ -290,15 +301,17 @@ package body Turn_Tool is
    end Write_Structured;
 
    procedure Write_Result
-     (Json       : in out Json_Text.Builder;
-      Structured : in out Json_Text.Builder;
-      Request    : Turn_Request;
-      Trace      : Turn_Cycle.Turn_Trace;
-      Stub       : Organs.Fixture;
-      Identity   : Organs.Identity.Big_Three) is
+     (Json     : in out Json_Text.Builder;
+      Scratch  : in out Trace_Copies;
+      Request  : Turn_Request;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three) is
    begin
-      Structured.Reset;
-      Write_Structured (Structured, Request, Trace, Stub, Identity);
+      Scratch.Plain.Reset;
+      Write_Structured (Scratch.Plain, Request, Trace, Stub, Identity);
+      Scratch.Quoted.Reset;
+      Write_Structured (Scratch.Quoted, Request, Trace, Stub, Identity);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
@@ -307,12 +320,12 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Text_Part (Turn_Cycle.Text_Of (Trace, Trace.Output));
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Json.Text_Part_Document (Structured);
+      Json.Text_Part_Document (Scratch.Quoted);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Json.Raw_Document (Structured);
+      Json.Raw_Document (Scratch.Plain);
       Json.Bool_Field ("isError", False);
    end Write_Result;
 

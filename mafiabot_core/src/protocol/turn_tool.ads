@@ -44,15 +44,21 @@ package Turn_Tool is
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
 
+   type Trace_Copies is limited record
+      Plain  : Json_Text.Builder;
+      Quoted : Json_Text.Builder (Inside_String => True);
+   end record;
+   --  Scratch space for a turn's structured result: written once as JSON and
+   --  once already quoted as a string's text, then each copied into a reply
+
    procedure Write_Result
-     (Json       : in out Json_Text.Builder;
-      Structured : in out Json_Text.Builder;
-      Request    : Turn_Request;
+     (Json     : in out Json_Text.Builder;
+      Scratch  : in out Trace_Copies;
+      Request  : Turn_Request;
       Trace    : Turn_Cycle.Turn_Trace;
       Stub     : Organs.Fixture;
       Identity : Organs.Identity.Big_Three);
    --  The members of a successful tools/call result: content (the output,
-   --  then the structured result as JSON text), structuredContent, isError.
-   --  Structured is scratch space for the trace, written once, copied twice.
+   --  then the structured result as JSON text), structuredContent, isError
 
 end Turn_Tool;

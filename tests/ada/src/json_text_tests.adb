@@ -46,12 +46,64 @@ package body Json_Text_Tests is
               "compact, commas only between items: " & Json.Image);
    end Test_Builder;
 
+   --  The same document, once plain and once Inside_String: the second must
+   --  be exactly the first quoted as a JSON string's characters.
+   procedure Test_Inside_String (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Plain  : Json_Text.Builder;
+      Quoted : Json_Text.Builder (Inside_String => True);
+      Tricky : constant String :=
+        "say ""hi"" \ tab" & ASCII.HT & " nul" & ASCII.NUL & " lf" & ASCII.LF & " del" & Character'Val (127)
+        & " caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
+      Members : constant Json_Text.Fragment := Json_Text.To_Fragment ("""m"":""a""b"",""n"":[1,2]");
+      Value   : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\""}");
+
+      procedure Write (Json : in out Json_Text.Builder) is
+      begin
+         Json.Start_Object;
+         Json.Text_Field ("t", Tricky);
+         Json.Members (Members);
+         Json.Key ("a");
+         Json.Start_Array;
+         Json.Raw (Value);
+         Json.Raw ("{""r"":""x""y""}");
+         Json.Int (-42);
+         Json.Bool (True);
+         Json.Fraction (875);
+         Json.Start_Text;
+         Json.Text_Part ("part """);
+         Json.Text_Part (Tricky);
+         Json.End_Text;
+         Json.End_Array;
+         Json.Members ("""s"":""\n""");
+         Json.End_Object;
+      end Write;
+
+      Reply : Json_Text.Builder;
+   begin
+      Write (Plain);
+      Write (Quoted);
+      Assert (Json_Text.Quoted (Plain.Image) = '"' & Quoted.Image & '"',
+              "inside a string, the document is the plain one quoted: " & Quoted.Image);
+      Reply.Start_Text;
+      Reply.Text_Part_Document (Quoted);
+      Reply.End_Text;
+      Assert (Reply.Image = Json_Text.Quoted (Plain.Image),
+              "a quoted document is copied into a text as it is");
+      Reply.Reset;
+      Reply.Start_Text;
+      Reply.Text_Part_Document (Plain);
+      Reply.End_Text;
+      Assert (Reply.Image = Json_Text.Quoted (Plain.Image), "a plain document is quoted as it is copied");
+   end Test_Inside_String;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Quoting'Access, "strings are quoted as JSON requires");
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
+      Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
