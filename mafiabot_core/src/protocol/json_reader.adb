@@ -168,8 +168,12 @@ package body Json_Reader is
          declare
             Item : Json_Reader.Node renames Self.Nodes (Child);
          begin
-            if Inside (Line, Item.Key_First, Item.Key_Last, Item.Key_Escaped)
-               = Name
+            --  Most keys hold no escape: compared where they stand, they
+            --  cost no copy
+            if (if Item.Key_Escaped
+                then Decoded (Line, Item.Key_First, Item.Key_Last) = Name
+                else Item.Key_Last - Item.Key_First + 1 = Name'Length
+                     and then Line (Item.Key_First .. Item.Key_Last) = Name)
             then
                Found := Child;
             end if;

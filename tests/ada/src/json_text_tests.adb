@@ -16,6 +16,41 @@ package body Json_Text_Tests is
               "UTF-8 passes through as it is");
    end Test_Quoting;
 
+   --  Every byte at every offset of a run longer than the eight bytes the
+   --  writer tests at once, against an escaper written the plain way.
+   procedure Test_Quoting_At_Every_Offset (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Hex : constant String := "0123456789abcdef";
+
+      function Escape_Of (C : Character) return String is
+        (case C is
+            when '"' => "\""",
+            when '\' => "\\",
+            when ASCII.LF => "\n",
+            when ASCII.CR => "\r",
+            when ASCII.HT => "\t",
+            when ASCII.BS => "\b",
+            when ASCII.FF => "\f",
+            when others =>
+              (if C < ' ' then "\u00" & Hex (Character'Pos (C) / 16 + 1) & Hex (Character'Pos (C) mod 16 + 1)
+               else [1 => C]));
+
+      function Plainly (Text : String) return String is
+        (if Text = "" then "" else Escape_Of (Text (Text'First)) & Plainly (Text (Text'First + 1 .. Text'Last)));
+   begin
+      for Code in 0 .. 255 loop
+         for Offset in 0 .. 20 loop
+            declare
+               Text : constant String :=
+                 [1 .. Offset => 'a'] & Character'Val (Code) & [1 .. 9 => Character'Val (16#C3#)];
+            begin
+               Assert (Json_Text.Quoted (Text) = '"' & Plainly (Text) & '"',
+                       "byte" & Code'Image & " after" & Offset'Image & " clean bytes");
+            end;
+         end loop;
+      end loop;
+   end Test_Quoting_At_Every_Offset;
+
    procedure Test_Fractions (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
    begin
@@ -101,6 +136,7 @@ package body Json_Text_Tests is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Quoting'Access, "strings are quoted as JSON requires");
+      Register_Routine (T, Test_Quoting_At_Every_Offset'Access, "every byte is quoted alike at every offset");
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
