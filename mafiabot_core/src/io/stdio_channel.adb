@@ -23,7 +23,11 @@ package body Stdio_Channel is
       On_Line        : not null Line_Handler;
       On_Overflow    : not null Overflow_Handler)
    is
-      Chunk : String (1 .. Chunk_Bytes);
+      --  On the heap, not the stack: a frame this large is probed page by
+      --  page on entry (-fstack-check), sixteen page faults at start-up,
+      --  while read touches only the pages a message fills
+      Chunk_Space : Heap_Text := new String (1 .. Chunk_Bytes);
+      Chunk       : String renames Chunk_Space.all;
 
       --  The part of the current line seen in earlier chunks.  It grows by
       --  doubling and is reused from line to line.
@@ -120,6 +124,7 @@ package body Stdio_Channel is
          Finish ("");
       end if;
       Free (Pending);
+      Free (Chunk_Space);
    end Serve_Lines;
 
    procedure Send (Message : String) is

@@ -284,6 +284,15 @@ package body Hermes_Protocol is
      (Self : in out Server; Line : String; Params : Node_Id; Id : String;
       Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
+   with No_Inline;
+   --  Its frame holds a turn's trace (16 KB), probed page by page on entry
+   --  (-fstack-check): inlined, every request would enter it, and start-up
+   --  (spawn to initialize answered) would take four more page faults
+
+   procedure Answer_Tools_Call
+     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
+      Modern : Boolean; Problem : out Outcome;
+      Json : in out Json_Text.Builder)
    is
       Tool : constant String := Text_Member (Self, Line, Params, "name");
    begin

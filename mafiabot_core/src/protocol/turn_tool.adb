@@ -224,10 +224,15 @@ package body Turn_Tool is
    type Step_Fragments is array (Cycle_Order.Step_Index)
      of Json_Text.Fragment;
 
+   function Ran_Members (Step : Cycle_Order.Step_Index) return String is
+      Opening : constant String := Step_Opening (Step, "ran");
+   begin
+      return Opening (Opening'First + 1 .. Opening'Last);
+   end Ran_Members;
+
    Ran_Step_Members : constant Step_Fragments :=
      [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Fragment
-          (Step_Opening (Step, "ran") (2 .. Step_Opening (Step, "ran")'Last))];
+        Json_Text.To_Fragment (Ran_Members (Step))];
    --  The members before the detail of a step that ran
 
    Skipped_Step : constant Step_Fragments :=
