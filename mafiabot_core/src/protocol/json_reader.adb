@@ -157,6 +157,20 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,
               Self.Nodes (Node).Key_Escaped));
 
+   function Key_Is
+     (Self : Document; Line : String; Node : Node_Id; Name : String)
+      return Boolean
+   is
+      Item : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Item.Key_Escaped then
+         return Decoded (Line, Item.Key_First, Item.Key_Last) = Name;
+      else
+         return Item.Key_Last - Item.Key_First + 1 = Name'Length
+           and then Line (Item.Key_First .. Item.Key_Last) = Name;
+      end if;
+   end Key_Is;
+
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
       return Node_Id
@@ -168,13 +182,7 @@ package body Json_Reader is
          declare
             Item : Json_Reader.Node renames Self.Nodes (Child);
          begin
-            --  Most keys hold no escape: compared where they stand, they
-            --  cost no copy
-            if (if Item.Key_Escaped
-                then Decoded (Line, Item.Key_First, Item.Key_Last) = Name
-                else Item.Key_Last - Item.Key_First + 1 = Name'Length
-                     and then Line (Item.Key_First .. Item.Key_Last) = Name)
-            then
+            if Key_Is (Self, Line, Child, Name) then
                Found := Child;
             end if;
             Child := Item.Next_Sibling;

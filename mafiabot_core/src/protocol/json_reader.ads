@@ -64,6 +64,13 @@ package Json_Reader is
    with Pre => Is_Line_Of (Self, Line);
    --  The decoded member name of a member value
 
+   function Key_Is
+     (Self : Document; Line : String; Node : Node_Id; Name : String)
+      return Boolean
+   with Pre => Is_Line_Of (Self, Line);
+   --  Whether Key (Self, Line, Node) = Name, without a copy of the key when
+   --  it holds no escape (nearly always)
+
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;

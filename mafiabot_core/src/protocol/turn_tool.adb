@@ -6,8 +6,12 @@ package body Turn_Tool is
    use Json_Reader;
    use type Organs.Intent_Kind;
 
-   Key_Parts : constant array (1 .. 3) of access constant String :=
-     [new String'("uid"), new String'("channel"), new String'("server")];
+   type Argument is (Input, Uid, Channel, Server);
+   subtype Key_Part is Argument range Uid .. Server;
+
+   Argument_Name : constant array (Argument) of access constant String :=
+     [new String'("input"), new String'("uid"), new String'("channel"),
+      new String'("server")];
 
    function Schema_Of_String (Description : String) return String is
      ("{""type"":""string"",""description"":" & Json_Text.Quoted (Description)
@@ -102,29 +106,22 @@ package body Turn_Tool is
       Arguments : Json_Reader.Node_Id) return Turn_Request
    is
       Request : Turn_Request;
+      Given   : array (Argument) of Node_Id := [others => No_Node];
+      --  Each argument's value; of duplicates the last, as Member finds
 
       function Refuse (Problem : String) return Turn_Request is
         ((Valid => False, Problem => To_Unbounded_String (Problem),
           others => <>));
 
-      --  Why Field is not a usable string, or "" with its value in Target.
-      function Text_Of (Field : String; Target : out Unbounded_String)
-        return String
-      is
-         Value : constant Node_Id :=
-           (if Arguments = No_Node then No_Node
-            else Member (Message, Line, Arguments, Field));
-      begin
-         Target := Null_Unbounded_String;
-         if Value = No_Node then
-            return "invalid argument '" & Field & "': missing (a string is"
-              & " required)";
-         elsif Kind (Message, Value) /= String_Value then
-            return "invalid argument '" & Field & "': expected a string";
-         end if;
-         Target := To_Unbounded_String (Text (Message, Line, Value));
-         return "";
-      end Text_Of;
+      --  Why an argument is not a usable string, or "" when it is
+      function Problem_Of (Field : Argument) return String is
+        (if Given (Field) = No_Node then
+            "invalid argument '" & Argument_Name (Field).all
+            & "': missing (a string is required)"
+         elsif Kind (Message, Given (Field)) /= String_Value then
+            "invalid argument '" & Argument_Name (Field).all
+            & "': expected a string"
+         else "");
    begin
       if Arguments /= No_Node then
          if Kind (Message, Arguments) /= Object_Value then
@@ -136,51 +133,60 @@ package body Turn_Tool is
          begin
             while Item /= No_Node loop
                declare
-                  Field : constant String := Key (Message, Line, Item);
+                  Known : Boolean := False;
                begin
-                  if Field /= "input"
-                    and then (for all Part of Key_Parts => Field /= Part.all)
-                  then
+                  for Field in Argument loop
+                     if Key_Is (Message, Line, Item, Argument_Name (Field).all)
+                     then
+                        Given (Field) := Item;
+                        Known := True;
+                        exit;
+                     end if;
+                  end loop;
+                  if not Known then
                      return Refuse
-                       ("invalid argument '" & Field & "': unknown (the tool"
-                        & " takes input, uid, channel and server)");
+                       ("invalid argument '" & Key (Message, Line, Item)
+                        & "': unknown (the tool takes input, uid, channel"
+                        & " and server)");
                   end if;
                end;
                Item := Next_Sibling (Message, Item);
             end loop;
          end;
       end if;
-      declare
-         Problem : constant String := Text_Of ("input", Request.Input);
-      begin
-         if Problem /= "" then
-            return Refuse (Problem);
-         end if;
-      end;
-      for Index in Key_Parts'Range loop
+      for Field in Argument loop
          declare
-            Field   : constant String := Key_Parts (Index).all;
-            Target  : Unbounded_String;
-            Problem : constant String := Text_Of (Field, Target);
+            Problem : constant String := Problem_Of (Field);
          begin
             if Problem /= "" then
                return Refuse (Problem);
-            elsif Length (Target) = 0 then
-               return Refuse ("invalid argument '" & Field
-                              & "': must not be empty");
-            elsif Length (Target) > Max_Key_Part_Bytes then
-               return Refuse ("invalid argument '" & Field & "': longer than"
-                              & Max_Key_Part_Bytes'Image & " bytes");
-            elsif (for some C of To_String (Target) =>
-                     C < ' ' or else C = Character'Val (127))
-            then
-               return Refuse ("invalid argument '" & Field
-                              & "': control characters are not allowed");
             end if;
-            case Index is
-               when 1 => Request.Uid := Target;
-               when 2 => Request.Channel := Target;
-               when 3 => Request.Server := Target;
+         end;
+         declare
+            Value : constant String := Text (Message, Line, Given (Field));
+            Name  : String renames Argument_Name (Field).all;
+         begin
+            if Field in Key_Part then
+               if Value'Length = 0 then
+                  return Refuse ("invalid argument '" & Name
+                                 & "': must not be empty");
+               elsif Value'Length > Max_Key_Part_Bytes then
+                  return Refuse ("invalid argument '" & Name
+                                 & "': longer than"
+                                 & Max_Key_Part_Bytes'Image & " bytes");
+               elsif (for some C of Value =>
+                        C < ' ' or else C = Character'Val (127))
+               then
+                  return Refuse ("invalid argument '" & Name
+                                 & "': control characters are not"
+                                 & " allowed");
+               end if;
+            end if;
+            case Field is
+               when Input => Request.Input := To_Unbounded_String (Value);
+               when Uid => Request.Uid := To_Unbounded_String (Value);
+               when Channel => Request.Channel := To_Unbounded_String (Value);
+               when Server => Request.Server := To_Unbounded_String (Value);
             end case;
          end;
       end loop;
