@@ -21,8 +21,15 @@ package Organs is
    --  What the model means to do with a turn (step 20); the router maps
    --  each to a route by a static table (law L2)
 
+   type Intent_Spelling is access constant String;
+
+   Intent_Spellings : constant array (Intent_Kind) of Intent_Spelling :=
+     [for Intent in Intent_Kind =>
+        new String'(Ada.Characters.Handling.To_Lower (Intent'Image))];
+   --  Spelled once: every turn names its intent several times
+
    function Intent_Name (Intent : Intent_Kind) return String is
-     (Ada.Characters.Handling.To_Lower (Intent'Image));
+     (Intent_Spellings (Intent).all);
    --  The intent as the wire and the fixture spell it: ask, act, ...
 
    function Is_Word_Byte (C : Character) return Boolean is

@@ -92,7 +92,7 @@ package body Hermes_Protocol is
                       Max_Elements => Settings.Max_Elements);
       Self.Max_Line := Settings.Max_Line_Bytes;
       Self.Stub := Stub;
-      Self.Identity := Identity;
+      Turn_Tool.Set_Identity (Self.Trace_Json, Stub, Identity);
       Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
@@ -325,9 +325,7 @@ package body Hermes_Protocol is
                Self.Sessions.Open (Self.Stub, Key, Session);
                Turn_Cycle.Run (Self.Stub, Session.all, Key,
                                To_String (Request.Input), Trace);
-               Turn_Tool.Write_Result
-                 (Json, Self.Trace_Json, Request, Trace, Self.Stub,
-                  Self.Identity);
+               Turn_Tool.Write_Result (Json, Self.Trace_Json, Request, Trace);
             end;
          end if;
          Close_Result (Json, Modern);

@@ -47,7 +47,6 @@ private
       Limits      : Input_Guard.Limits := (64, 1_000_000);
       Max_Line    : Positive := 4 * 1024 * 1024;
       Stub        : Organs.Fixture;
-      Identity    : Organs.Identity.Big_Three;
       Sessions    : Session_Table.Table;
       Initialized : Boolean := False;
       --  A legacy `initialize` has been answered

@@ -246,12 +246,44 @@ package body Turn_Tool is
         Json_Text.To_Fragment (Step_Opening (Step, "skipped") & "}")];
    --  A step that did not run, whole: it has no detail
 
+   procedure Write_Identity
+     (Json     : in out Json_Text.Builder;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three) is
+   begin
+      Json.Reset;
+      Json.Start_Object;
+      Json.Key ("roles");
+      Json.Start_Array;
+      for Role of Stub.Roles loop
+         Json.Text (To_String (Role));
+      end loop;
+      Json.End_Array;
+      Json.Key ("cards");
+      Json.Start_Array;
+      for Card of Identity loop
+         Json.Text (Organs.Deck.Name (Stub, Card));
+      end loop;
+      Json.End_Array;
+      Json.End_Object;
+   end Write_Identity;
+
+   procedure Set_Identity
+     (Scratch  : in out Trace_Copies;
+      Stub     : Organs.Fixture;
+      Identity : Organs.Identity.Big_Three) is
+   begin
+      Write_Identity (Scratch.Identity_Plain, Stub, Identity);
+      Write_Identity (Scratch.Identity_Quoted, Stub, Identity);
+   end Set_Identity;
+
+   --  Json and Identity are in the same form: both plain, or both written
+   --  Inside_String
    procedure Write_Structured
      (Json     : in out Json_Text.Builder;
+      Identity : Json_Text.Builder;
       Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace;
-      Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three)
+      Trace    : Turn_Cycle.Turn_Trace)
    is
       use type Turn_Cycle.Step_Status;
    begin
@@ -270,11 +302,17 @@ package body Turn_Tool is
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Start_Object;
-            Json.Members (Ran_Step_Members (Step));
-            Json.Text_Field
-              ("detail", Turn_Cycle.Text_Of (Trace, Trace.Steps (Step).Detail));
-            Json.End_Object;
+            declare
+               --  Sliced where it stands: Turn_Cycle.Text_Of would copy it
+               --  onto the secondary stack, for each of the two writings
+               Detail : Turn_Cycle.Span renames Trace.Steps (Step).Detail;
+            begin
+               Json.Start_Object;
+               Json.Members (Ran_Step_Members (Step));
+               Json.Text_Field
+                 ("detail", Trace.Text (Detail.First .. Detail.Last));
+               Json.End_Object;
+            end;
          else
             Json.Raw (Skipped_Step (Step));
          end if;
@@ -283,7 +321,8 @@ package body Turn_Tool is
       Json.Key ("route");
       Json.Start_Object;
       Json.Text_Field ("intent", Organs.Intent_Name (Trace.Intent));
-      Json.Text_Field ("target", Turn_Cycle.Text_Of (Trace, Trace.Route));
+      Json.Text_Field
+        ("target", Trace.Text (Trace.Route.First .. Trace.Route.Last));
       Json.End_Object;
       Json.Key ("coherence");
       Json.Start_Object;
@@ -292,44 +331,31 @@ package body Turn_Tool is
       Json.Key ("drift");
       Json.Fraction (Trace.Drift);
       Json.End_Object;
-      Json.Text_Field ("output", Turn_Cycle.Text_Of (Trace, Trace.Output));
+      Json.Text_Field
+        ("output", Trace.Text (Trace.Output.First .. Trace.Output.Last));
       Json.Key ("identity");
-      Json.Start_Object;
-      Json.Key ("roles");
-      Json.Start_Array;
-      for Role of Stub.Roles loop
-         Json.Text (To_String (Role));
-      end loop;
-      Json.End_Array;
-      Json.Key ("cards");
-      Json.Start_Array;
-      for Card of Identity loop
-         Json.Text (Organs.Deck.Name (Stub, Card));
-      end loop;
-      Json.End_Array;
-      Json.End_Object;
+      Json.Raw_Document (Identity);
       Json.End_Object;
    end Write_Structured;
 
    procedure Write_Result
-     (Json     : in out Json_Text.Builder;
-      Scratch  : in out Trace_Copies;
-      Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace;
-      Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three) is
+     (Json    : in out Json_Text.Builder;
+      Scratch : in out Trace_Copies;
+      Request : Turn_Request;
+      Trace   : Turn_Cycle.Turn_Trace) is
    begin
       Scratch.Plain.Reset;
-      Write_Structured (Scratch.Plain, Request, Trace, Stub, Identity);
+      Write_Structured (Scratch.Plain, Scratch.Identity_Plain, Request, Trace);
       Scratch.Quoted.Reset;
-      Write_Structured (Scratch.Quoted, Request, Trace, Stub, Identity);
+      Write_Structured
+        (Scratch.Quoted, Scratch.Identity_Quoted, Request, Trace);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
       Json.Text_Field ("type", "text");
       Json.Key ("text");
       Json.Start_Text;
-      Json.Text_Part (Turn_Cycle.Text_Of (Trace, Trace.Output));
+      Json.Text_Part (Trace.Text (Trace.Output.First .. Trace.Output.Last));
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
       Json.Text_Part_Document (Scratch.Quoted);
       Json.End_Text;

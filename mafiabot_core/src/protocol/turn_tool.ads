@@ -44,21 +44,33 @@ package Turn_Tool is
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
 
-   type Trace_Copies is limited record
-      Plain  : Json_Text.Builder;
-      Quoted : Json_Text.Builder (Inside_String => True);
-   end record;
+   type Trace_Copies is limited private;
    --  Scratch space for a turn's structured result: written once as JSON and
    --  once already quoted as a string's text, then each copied into a reply
 
-   procedure Write_Result
-     (Json     : in out Json_Text.Builder;
-      Scratch  : in out Trace_Copies;
-      Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace;
+   procedure Set_Identity
+     (Scratch  : in out Trace_Copies;
       Stub     : Organs.Fixture;
       Identity : Organs.Identity.Big_Three);
+   --  The identity every result carries (drawn at boot, never changed),
+   --  written once for all the results written with Scratch
+
+   procedure Write_Result
+     (Json    : in out Json_Text.Builder;
+      Scratch : in out Trace_Copies;
+      Request : Turn_Request;
+      Trace   : Turn_Cycle.Turn_Trace);
    --  The members of a successful tools/call result: content (the output,
-   --  then the structured result as JSON text), structuredContent, isError
+   --  then the structured result as JSON text), structuredContent, isError.
+   --  Set_Identity must have been called on Scratch.
+
+private
+
+   type Trace_Copies is limited record
+      Plain           : Json_Text.Builder;
+      Quoted          : Json_Text.Builder (Inside_String => True);
+      Identity_Plain  : Json_Text.Builder;
+      Identity_Quoted : Json_Text.Builder (Inside_String => True);
+   end record;
 
 end Turn_Tool;
