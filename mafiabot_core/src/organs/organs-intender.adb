@@ -1,5 +1,3 @@
-with Ada.Strings.Fixed;
-
 package body Organs.Intender is
 
    function Intent_Of (Stub : Fixture; Input : String) return Stated_Intent is
@@ -9,14 +7,20 @@ package body Organs.Intender is
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare
-            Rule : constant Intent_Rule := Stub.Rules (Index);
+            --  A reference, not a copy: a copy of the rule would adjust and
+            --  finalize its word
+            Rule : Intent_Rule renames Stub.Rules.Constant_Reference (Index);
             Word : constant String := To_String (Rule.Word);
             Hit  : constant Boolean :=
               Lower'Length >= Word'Length
               and then
                 (case Rule.Match is
                     when Contains =>
-                       Ada.Strings.Fixed.Index (Lower, Word) > 0,
+                       (for some Start in
+                          Lower'First .. Lower'Last - Word'Length + 1 =>
+                          Lower (Start) = Word (Word'First)
+                          and then Lower (Start .. Start + Word'Length - 1)
+                                   = Word),
                     when Starts_With =>
                        Lower (Lower'First .. Lower'First + Word'Length - 1)
                        = Word,
