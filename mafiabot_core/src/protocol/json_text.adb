@@ -319,6 +319,16 @@ package body Json_Text is
       Self.After_Key := True;
    end Key;
 
+   function To_Member_Name (Name : String) return Member_Name is
+     (Plain  => new String'('"' & Name & """:"),
+      Quoted => new String'("\""" & Name & "\"":"));
+
+   procedure Key (Self : in out Builder; Name : Member_Name) is
+   begin
+      Raw (Self, Fragment (Name));
+      Self.After_Key := True;
+   end Key;
+
    procedure Text (Self : in out Builder; Value : String) is
    begin
       Before_Value (Self);
@@ -465,6 +475,20 @@ package body Json_Text is
       Key (Self, Name);
       Raw (Self, Json);
    end Raw_Field;
+
+   procedure Text_Field
+     (Self : in out Builder; Name : Member_Name; Value : String) is
+   begin
+      Key (Self, Name);
+      Text (Self, Value);
+   end Text_Field;
+
+   procedure Int_Field
+     (Self : in out Builder; Name : Member_Name; Value : Long_Long_Integer) is
+   begin
+      Key (Self, Name);
+      Int (Self, Value);
+   end Int_Field;
 
    procedure End_Line (Self : in out Builder) is
    begin

@@ -46,6 +46,15 @@ package Json_Text is
    --  Begin a member of the enclosing object; its value comes next.  Member
    --  names are the body's own words, written as they are.
 
+   type Member_Name is private;
+   --  A member name in both of a builder's forms, spelled once: the names
+   --  of a turn's result are written some fifty times a turn
+
+   function To_Member_Name (Name : String) return Member_Name
+   with Pre => Is_Plain (Name);
+
+   procedure Key (Self : in out Builder; Name : Member_Name);
+
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
    procedure Bool (Self : in out Builder; Value : Boolean);
@@ -77,6 +86,10 @@ package Json_Text is
      (Self : in out Builder; Name : String; Value : Long_Long_Integer);
    procedure Bool_Field (Self : in out Builder; Name : String; Value : Boolean);
    procedure Raw_Field (Self : in out Builder; Name, Json : String);
+   procedure Text_Field
+     (Self : in out Builder; Name : Member_Name; Value : String);
+   procedure Int_Field
+     (Self : in out Builder; Name : Member_Name; Value : Long_Long_Integer);
 
    procedure End_Line (Self : in out Builder)
    with Pre => not Self.Inside_String;
@@ -112,6 +125,9 @@ private
    type Fragment is record
       Plain, Quoted : Constant_Text;
    end record;
+
+   type Member_Name is new Fragment;
+   --  "name": and \"name\":
 
    type Builder (Inside_String : Boolean := False) is
      new Ada.Finalization.Limited_Controlled with record

@@ -279,6 +279,34 @@ package body Turn_Tool is
 
    --  Json and Identity are in the same form: both plain, or both written
    --  Inside_String
+   --  The member names of a turn's result
+   package Names is
+      function Name (Text : String) return Json_Text.Member_Name
+        renames Json_Text.To_Member_Name;
+      Session    : constant Json_Text.Member_Name := Name ("session");
+      Uid        : constant Json_Text.Member_Name := Name ("uid");
+      Channel    : constant Json_Text.Member_Name := Name ("channel");
+      Server     : constant Json_Text.Member_Name := Name ("server");
+      Turn       : constant Json_Text.Member_Name := Name ("turn");
+      Energy     : constant Json_Text.Member_Name := Name ("energy");
+      Passes_Run : constant Json_Text.Member_Name := Name ("passes_run");
+      Steps      : constant Json_Text.Member_Name := Name ("steps");
+      Detail     : constant Json_Text.Member_Name := Name ("detail");
+      Route      : constant Json_Text.Member_Name := Name ("route");
+      Intent     : constant Json_Text.Member_Name := Name ("intent");
+      Target     : constant Json_Text.Member_Name := Name ("target");
+      Coherence  : constant Json_Text.Member_Name := Name ("coherence");
+      Score      : constant Json_Text.Member_Name := Name ("score");
+      Drift      : constant Json_Text.Member_Name := Name ("drift");
+      Output     : constant Json_Text.Member_Name := Name ("output");
+      Identity   : constant Json_Text.Member_Name := Name ("identity");
+      Content    : constant Json_Text.Member_Name := Name ("content");
+      Kind       : constant Json_Text.Member_Name := Name ("type");
+      Text       : constant Json_Text.Member_Name := Name ("text");
+      Structured : constant Json_Text.Member_Name :=
+        Name ("structuredContent");
+   end Names;
+
    procedure Write_Structured
      (Json     : in out Json_Text.Builder;
       Identity : Json_Text.Builder;
@@ -288,17 +316,17 @@ package body Turn_Tool is
       use type Turn_Cycle.Step_Status;
    begin
       Json.Start_Object;
-      Json.Key ("session");
+      Json.Key (Names.Session);
       Json.Start_Object;
-      Json.Text_Field ("uid", To_String (Request.Uid));
-      Json.Text_Field ("channel", To_String (Request.Channel));
-      Json.Text_Field ("server", To_String (Request.Server));
+      Json.Text_Field (Names.Uid, To_String (Request.Uid));
+      Json.Text_Field (Names.Channel, To_String (Request.Channel));
+      Json.Text_Field (Names.Server, To_String (Request.Server));
       Json.End_Object;
-      Json.Int_Field ("turn", Long_Long_Integer (Trace.Turn));
-      Json.Key ("energy");
+      Json.Int_Field (Names.Turn, Long_Long_Integer (Trace.Turn));
+      Json.Key (Names.Energy);
       Json.Fraction (Trace.Energy);
-      Json.Int_Field ("passes_run", Long_Long_Integer (Trace.Passes));
-      Json.Key ("steps");
+      Json.Int_Field (Names.Passes_Run, Long_Long_Integer (Trace.Passes));
+      Json.Key (Names.Steps);
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
@@ -310,7 +338,7 @@ package body Turn_Tool is
                Json.Start_Object;
                Json.Members (Ran_Step_Members (Step));
                Json.Text_Field
-                 ("detail", Trace.Text (Detail.First .. Detail.Last));
+                 (Names.Detail, Trace.Text (Detail.First .. Detail.Last));
                Json.End_Object;
             end;
          else
@@ -318,22 +346,22 @@ package body Turn_Tool is
          end if;
       end loop;
       Json.End_Array;
-      Json.Key ("route");
+      Json.Key (Names.Route);
       Json.Start_Object;
-      Json.Text_Field ("intent", Organs.Intent_Name (Trace.Intent));
+      Json.Text_Field (Names.Intent, Organs.Intent_Name (Trace.Intent));
       Json.Text_Field
-        ("target", Trace.Text (Trace.Route.First .. Trace.Route.Last));
+        (Names.Target, Trace.Text (Trace.Route.First .. Trace.Route.Last));
       Json.End_Object;
-      Json.Key ("coherence");
+      Json.Key (Names.Coherence);
       Json.Start_Object;
-      Json.Key ("score");
+      Json.Key (Names.Score);
       Json.Fraction (Trace.Coherence);
-      Json.Key ("drift");
+      Json.Key (Names.Drift);
       Json.Fraction (Trace.Drift);
       Json.End_Object;
       Json.Text_Field
-        ("output", Trace.Text (Trace.Output.First .. Trace.Output.Last));
-      Json.Key ("identity");
+        (Names.Output, Trace.Text (Trace.Output.First .. Trace.Output.Last));
+      Json.Key (Names.Identity);
       Json.Raw_Document (Identity);
       Json.End_Object;
    end Write_Structured;
@@ -349,11 +377,11 @@ package body Turn_Tool is
       Scratch.Quoted.Reset;
       Write_Structured
         (Scratch.Quoted, Scratch.Identity_Quoted, Request, Trace);
-      Json.Key ("content");
+      Json.Key (Names.Content);
       Json.Start_Array;
       Json.Start_Object;
-      Json.Text_Field ("type", "text");
-      Json.Key ("text");
+      Json.Text_Field (Names.Kind, "text");
+      Json.Key (Names.Text);
       Json.Start_Text;
       Json.Text_Part (Trace.Text (Trace.Output.First .. Trace.Output.Last));
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
@@ -361,7 +389,7 @@ package body Turn_Tool is
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
-      Json.Key ("structuredContent");
+      Json.Key (Names.Structured);
       Json.Raw_Document (Scratch.Plain);
       Json.Bool_Field ("isError", False);
    end Write_Result;
