@@ -2,7 +2,7 @@ with Organs.Router;
 
 package body Organs.Mini_Rag is
 
-   function Packed_Schema return String is
+   function Packing return String is
       Packed : Unbounded_String;
    begin
       for Intent in Intent_Kind loop
@@ -13,6 +13,11 @@ package body Organs.Mini_Rag is
                  & "->" & Organs.Router.Route_Of (Intent));
       end loop;
       return To_String (Packed);
-   end Packed_Schema;
+   end Packing;
+
+   Packed : constant String := Packing;
+   --  The router's table is static: packed once, not on every turn
+
+   function Packed_Schema return String is (Packed);
 
 end Organs.Mini_Rag;

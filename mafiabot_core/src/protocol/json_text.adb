@@ -75,7 +75,7 @@ package body Json_Text is
    end Reset;
 
    --  Separate this value from the previous item of the same container.
-   procedure Before_Value (Self : in out Builder) is
+   procedure Before_Value (Self : in out Builder) with Inline is
    begin
       if Self.After_Key then
          Self.After_Key := False;
@@ -262,7 +262,7 @@ package body Json_Text is
       end if;
    end Put_Json;
 
-   procedure Put_Quote (Self : in out Builder) is
+   procedure Put_Quote (Self : in out Builder) with Inline is
    begin
       if Self.Inside_String then
          Put (Self, "\""");
