@@ -27,8 +27,10 @@ package Json_Text is
    type Fragment is private;
    --  JSON text in both of a builder's forms, quoted once, at elaboration
 
-   function To_Fragment (Json : String) return Fragment;
+   function To_Fragment (Json : String) return Fragment
+   with Pre => (for all C of Json => C >= ' ');
    --  Json: a value, or members ("a":1,"b":2), already written as JSON text
+   --  (which never holds a raw control character)
 
    procedure Reset (Self : in out Builder);
    --  Start a new document, keeping the buffer
