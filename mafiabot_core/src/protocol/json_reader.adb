@@ -1,5 +1,6 @@
 with Ada.Unchecked_Deallocation;
 with Interfaces;
+with Json_Bytes;
 
 package body Json_Reader is
 
@@ -287,6 +288,12 @@ package body Json_Reader is
          Index : Natural := Position + 1;
       begin
          Escapes := False;
+         --  Most of a string is plain text: passed eight bytes at a time
+         while Index + 7 <= Line'Last
+           and then Json_Bytes.Is_Plain_Run (Line (Index .. Index + 7))
+         loop
+            Index := Index + 8;
+         end loop;
          loop
             if Index > Line'Last then
                Fail ("unterminated string", Position);

@@ -1,5 +1,5 @@
-with Ada.Unchecked_Conversion;
 with Ada.Unchecked_Deallocation;
+with Json_Bytes;
 
 package body Json_Text is
 
@@ -140,28 +140,6 @@ package body Json_Text is
    --  The letter after the backslash; C itself for '"' and '\', and for the
    --  control characters that need the \u00XX form
 
-   --  Eight bytes tested at once for one that needs an escape (the bit
-   --  tricks of "has a zero byte" and "has a byte less than n"): the texts
-   --  of a trace are mostly clean, and long runs of them pass eight at a
-   --  time.  Byte order does not matter: only whether any byte matches.
-   type Word is mod 2**64;
-   subtype Word_Bytes is String (1 .. 8);
-   function To_Word is new Ada.Unchecked_Conversion (Word_Bytes, Word);
-
-   Ones  : constant Word := 16#0101_0101_0101_0101#;
-   Highs : constant Word := 16#8080_8080_8080_8080#;
-
-   function Has_Byte_Below (X : Word; Bound : Word) return Boolean is
-     (((X - Ones * Bound) and not X and Highs) /= 0)
-   with Pre => Bound <= 128;
-
-   function Has_Byte (X : Word; C : Character) return Boolean is
-     (Has_Byte_Below (X xor (Ones * Character'Pos (C)), 1));
-
-   function Word_Needs_Escape (X : Word) return Boolean is
-     (Has_Byte_Below (X, 16#20#) or else Has_Byte (X, '"')
-      or else Has_Byte (X, '\'));
-
    Chunk_Bytes : constant := 4096;
    --  Escaping reserves room for the worst case (7 bytes a byte) one chunk
    --  at a time, so a long text never makes the buffer seven times its size
@@ -184,8 +162,8 @@ package body Json_Text is
       Chunk_First : Natural;
    begin
       while Clean_Last + 8 <= Value'Last
-        and then not Word_Needs_Escape
-          (To_Word (Value (Clean_Last + 1 .. Clean_Last + 8)))
+        and then Json_Bytes.Is_Plain_Run
+          (Value (Clean_Last + 1 .. Clean_Last + 8))
       loop
          Clean_Last := Clean_Last + 8;
       end loop;

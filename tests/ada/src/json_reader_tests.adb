@@ -108,6 +108,33 @@ package body Json_Reader_Tests is
       end loop;
    end Test_Agrees_With_Gnatcoll;
 
+   --  A string's end, an escape or a control byte at every offset of a
+   --  run longer than the eight bytes the reader passes at once.
+   procedure Test_Strings_At_Every_Offset (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+   begin
+      for Offset in 0 .. 20 loop
+         declare
+            Run     : constant String := [1 .. Offset => 'a'];
+            Escaped : constant String := "[""" & Run & "\""" & Run & """]";
+            Ended   : constant String := "[""" & Run & """,""" & Run & "x""]";
+            Control : constant String := "[""" & Run & ASCII.HT & Run & """]";
+            Reader  : Document;
+         begin
+            Reader.Parse (Escaped);
+            Assert (Reader.Is_Valid
+                    and then Text (Reader, Escaped, First_Child (Reader, Reader.Root)) = Run & '"' & Run,
+                    "an escaped quote after" & Offset'Image & " plain bytes");
+            Reader.Parse (Ended);
+            Assert (Reader.Is_Valid
+                    and then Text (Reader, Ended, First_Child (Reader, Reader.Root)) = Run,
+                    "a string ending after" & Offset'Image & " plain bytes");
+            Reader.Parse (Control);
+            Assert (not Reader.Is_Valid, "a raw tab after" & Offset'Image & " plain bytes is refused");
+         end;
+      end loop;
+   end Test_Strings_At_Every_Offset;
+
    --  Thousands of near-valid documents, made by mutating valid ones with
    --  a fixed generator (delete, insert or replace a byte from a JSON-ish
    --  alphabet): the reader and GNATCOLL.JSON accept and refuse the same
@@ -156,6 +183,7 @@ package body Json_Reader_Tests is
       Register_Routine (T, Test_Invalid_Lines_Fail'Access, "malformed documents are refused with a column");
       Register_Routine (T, Test_Values_Read_Back'Access, "values read back exactly or decoded");
       Register_Routine (T, Test_Agrees_With_Gnatcoll'Access, "strings decode as GNATCOLL.JSON decodes them");
+      Register_Routine (T, Test_Strings_At_Every_Offset'Access, "a string's end is found at every offset");
       Register_Routine (T, Test_Mutants_Agree_With_Gnatcoll'Access,
                         "mutated documents are accepted and refused as GNATCOLL.JSON does");
    end Register_Tests;
