@@ -25,7 +25,8 @@ package Json_Text is
    --  One JSON document being written, compact, in call order
 
    type Fragment is private;
-   --  JSON text in both of a builder's forms, quoted once, at elaboration
+   --  JSON text in both of a builder's forms, quoted once.  Its texts live
+   --  as long as the program: fragments are made for constants.
 
    function To_Fragment (Json : String) return Fragment
    with Pre => (for all C of Json => C >= ' ');
