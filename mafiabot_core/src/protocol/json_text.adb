@@ -98,6 +98,16 @@ package body Json_Text is
       Put (Self, Bracket);
    end Open;
 
+   --  Open an object whose first bytes are Head's, in this builder's form
+   procedure Open (Self : in out Builder; Head : Object_Head) is
+   begin
+      Raw (Self, Fragment (Head));
+      if Self.Level = Max_Nesting then
+         raise Nesting_Overflow;
+      end if;
+      Self.Level := Self.Level + 1;
+   end Open;
+
    procedure Close (Self : in out Builder; Bracket : Character) is
    begin
       Put (Self, Bracket);
@@ -329,6 +339,17 @@ package body Json_Text is
      (Plain  => new String'('"' & Name & """:"),
       Quoted => new String'("\""" & Name & "\"":"));
 
+   function To_Object_Head (Members, Next_Name : String) return Object_Head
+   is (Object_Head (Fragment'(To_Fragment
+                      ("{" & Members & ",""" & Next_Name & """:"))));
+
+   procedure Start_Object (Self : in out Builder; Head : Object_Head) is
+   begin
+      Open (Self, Head);
+      Self.Has_Items (Self.Level) := True;
+      Self.After_Key := True;
+   end Start_Object;
+
    procedure Key (Self : in out Builder; Name : Member_Name) is
    begin
       Raw (Self, Fragment (Name));
@@ -391,12 +412,6 @@ package body Json_Text is
       end if;
    end Raw_Document;
 
-   procedure Members (Self : in out Builder; Json : String) is
-   begin
-      Before_Value (Self);
-      Put_Json (Self, Json);
-   end Members;
-
    procedure Raw (Self : in out Builder; Part : Fragment) is
    begin
       Before_Value (Self);
@@ -406,8 +421,6 @@ package body Json_Text is
          Put (Self, Part.Plain.all);
       end if;
    end Raw;
-
-   procedure Members (Self : in out Builder; Part : Fragment) renames Raw;
 
    procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
       --  Digits are produced from the least significant one, into the end

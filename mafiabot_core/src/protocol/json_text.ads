@@ -58,6 +58,19 @@ package Json_Text is
 
    procedure Key (Self : in out Builder; Name : Member_Name);
 
+   type Object_Head is private;
+   --  The start of an object up to the name of the member written next, in
+   --  both forms: {"a":1,"b":
+
+   function To_Object_Head (Members, Next_Name : String) return Object_Head
+   with Pre => Is_Plain (Next_Name)
+               and then (for all C of Members => C >= ' ');
+   --  Members: the object's first members as JSON text ("a":1), not empty
+
+   procedure Start_Object (Self : in out Builder; Head : Object_Head);
+   --  Start_Object, Head's members and the next Key at once: the value of
+   --  that member comes next
+
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
    procedure Bool (Self : in out Builder; Value : Boolean);
@@ -70,11 +83,6 @@ package Json_Text is
    procedure Raw_Document (Self : in out Builder; Other : Builder)
    with Pre => Self.Inside_String or else not Other.Inside_String;
    --  The document Other holds, as a value
-   procedure Members (Self : in out Builder; Json : String);
-   --  Members already written as JSON text ("a":1,"b":2), appended to the
-   --  enclosing object
-   procedure Members (Self : in out Builder; Part : Fragment);
-   --  The same, with nothing left to escape
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
@@ -128,6 +136,8 @@ private
    type Fragment is record
       Plain, Quoted : Constant_Text;
    end record;
+
+   type Object_Head is new Fragment;
 
    type Member_Name is new Fragment;
    --  "name": and \"name\":

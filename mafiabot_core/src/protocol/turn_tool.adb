@@ -232,10 +232,11 @@ package body Turn_Tool is
       return Opening (Opening'First + 1 .. Opening'Last);
    end Ran_Members;
 
-   Ran_Step_Members : constant Step_Fragments :=
+   Ran_Step_Head : constant array (Cycle_Order.Step_Index)
+     of Json_Text.Object_Head :=
      [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Fragment (Ran_Members (Step))];
-   --  The members before the detail of a step that ran
+        Json_Text.To_Object_Head (Ran_Members (Step), "detail")];
+   --  A step that ran, up to the value of its detail
 
    Skipped_Step : constant Step_Fragments :=
      [for Step in Cycle_Order.Step_Index =>
@@ -287,7 +288,6 @@ package body Turn_Tool is
       Energy     : constant Json_Text.Member_Name := Name ("energy");
       Passes_Run : constant Json_Text.Member_Name := Name ("passes_run");
       Steps      : constant Json_Text.Member_Name := Name ("steps");
-      Detail     : constant Json_Text.Member_Name := Name ("detail");
       Route      : constant Json_Text.Member_Name := Name ("route");
       Intent     : constant Json_Text.Member_Name := Name ("intent");
       Target     : constant Json_Text.Member_Name := Name ("target");
@@ -331,10 +331,8 @@ package body Turn_Tool is
                --  onto the secondary stack, for each of the two writings
                Detail : Turn_Cycle.Span renames Trace.Steps (Step).Detail;
             begin
-               Json.Start_Object;
-               Json.Members (Ran_Step_Members (Step));
-               Json.Text_Field
-                 (Names.Detail, Trace.Text (Detail.First .. Detail.Last));
+               Json.Start_Object (Ran_Step_Head (Step));
+               Json.Text (Trace.Text (Detail.First .. Detail.Last));
                Json.End_Object;
             end;
          else

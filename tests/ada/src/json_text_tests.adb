@@ -90,18 +90,18 @@ package body Json_Text_Tests is
       Tricky : constant String :=
         "say ""hi"" \ tab" & ASCII.HT & " nul" & ASCII.NUL & " lf" & ASCII.LF & " del" & Character'Val (127)
         & " caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
-      Members : constant Json_Text.Fragment := Json_Text.To_Fragment ("""m"":""a""b"",""n"":[1,2]");
-      Value   : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\""}");
+      Head    : constant Json_Text.Object_Head :=
+        Json_Text.To_Object_Head ("""m"":""a\""b"",""n"":[1,2]", "t");
+      Value   : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\\""}");
 
       procedure Write (Json : in out Json_Text.Builder) is
       begin
-         Json.Start_Object;
-         Json.Text_Field ("t", Tricky);
-         Json.Members (Members);
+         Json.Start_Object (Head);
+         Json.Text (Tricky);
          Json.Key ("a");
          Json.Start_Array;
          Json.Raw (Value);
-         Json.Raw ("{""r"":""x""y""}");
+         Json.Raw ("{""r"":""x\""y""}");
          Json.Int (-42);
          Json.Bool (True);
          Json.Fraction (875);
@@ -110,7 +110,7 @@ package body Json_Text_Tests is
          Json.Text_Part (Tricky);
          Json.End_Text;
          Json.End_Array;
-         Json.Members ("""s"":""\n""");
+         Json.Raw_Field ("s", """\n""");
          Json.End_Object;
       end Write;
 
