@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from support import check_text_block
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -533,6 +535,7 @@ def check_reply(raw: bytes, expect: Expect, label: str) -> dict:
         assert outcome["content"][0]["text"].startswith("invalid argument"), outcome
     elif shape == "turn":
         assert outcome["isError"] is False and "structuredContent" in outcome, f"{label}: {outcome}"
+        check_text_block(outcome)
     else:
         raise AssertionError(f"unknown shape {shape!r}")
     return reply

@@ -65,6 +65,17 @@ def step_of_pass(pass_number: int) -> tuple[int, int]:
     return first, first + 1
 
 
+def check_text_block(result: dict[str, Any]) -> None:
+    """A turn's text block is its output, a blank line, then its structured result as JSON text. The body
+    writes that copy separately, already quoted, so it is compared with structuredContent value for value."""
+    [block] = result["content"]
+    assert block["type"] == "text"
+    output, _, serialized = block["text"].rpartition("\n\n")
+    trace = result["structuredContent"]
+    assert output == trace["output"]
+    assert json.loads(serialized) == trace
+
+
 def check_trace(trace: dict[str, Any]) -> None:
     """The shape the contract promises for every turn (L3 included)."""
     assert list(trace) == TRACE_KEYS

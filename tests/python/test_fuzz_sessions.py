@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from fuzz_driver import FuzzBody
 from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
 from harness.body import DEFAULT_ORGANS
-from support import check_trace, turn_fingerprint
+from support import check_text_block, check_trace, turn_fingerprint
 
 THRESHOLDS = json.loads(DEFAULT_ORGANS.read_text(encoding="utf-8"))["energy_curve"]["thresholds"]
 SECRET = re.compile(r"pw\d{5}q\d[0-9a-f]{8}")
@@ -62,6 +62,7 @@ def test_interleaved_sessions_never_share_state_and_noise_never_changes_a_trace(
     for line in lines:
         reply = mixed.send(line)
         if line.session is not None:
+            check_text_block(reply["result"])
             trace = reply["result"]["structuredContent"]
             check_turn(trace, sessions[line.session], len(history[line.session]) + 1)
             leaked = set(SECRET.findall(json.dumps(reply, ensure_ascii=False))) - {secrets[line.session]}

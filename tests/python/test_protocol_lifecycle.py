@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from harness.client import MODERN_PROTOCOL_VERSION, modern_params
 from harness.errors import RpcError
-from support import LATEST_LEGACY, LEGACY_VERSIONS, turn_arguments
+from support import LATEST_LEGACY, LEGACY_VERSIONS, check_text_block, turn_arguments
 
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -96,12 +94,7 @@ def test_legacy_turn_returns_output_then_json_text_and_structured_content(ready_
     result = ready_body.call_tool("turn", turn_arguments("hello there"))
     assert list(result) == ["content", "structuredContent", "isError"]
     assert result["isError"] is False
-    [block] = result["content"]
-    assert block["type"] == "text"
-    output, _, serialized = block["text"].rpartition("\n\n")
-    trace = result["structuredContent"]
-    assert output == trace["output"]
-    assert json.loads(serialized) == trace
+    check_text_block(result)
 
 
 # -- modern era (2026-07-28): stateless, no handshake -------------------------------------------
