@@ -1,9 +1,37 @@
+with Ada.Strings.Unbounded;
 with AUnit.Assertions;
 with Json_Text;
 
 package body Json_Text_Tests is
 
+   use Ada.Strings.Unbounded;
    use AUnit.Assertions;
+
+   Hex : constant String := "0123456789abcdef";
+
+   --  JSON's escape of one character, written the plain way: the oracle the
+   --  writer's fast paths are held to
+   function Escape_Of (C : Character) return String is
+     (case C is
+         when '"' => "\""",
+         when '\' => "\\",
+         when ASCII.LF => "\n",
+         when ASCII.CR => "\r",
+         when ASCII.HT => "\t",
+         when ASCII.BS => "\b",
+         when ASCII.FF => "\f",
+         when others =>
+           (if C < ' ' then "\u00" & Hex (Character'Pos (C) / 16 + 1) & Hex (Character'Pos (C) mod 16 + 1)
+            else [1 => C]));
+
+   function Plainly (Text : String) return String is
+      Result : Unbounded_String;
+   begin
+      for C of Text loop
+         Append (Result, Escape_Of (C));
+      end loop;
+      return To_String (Result);
+   end Plainly;
 
    procedure Test_Quoting (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
@@ -20,23 +48,6 @@ package body Json_Text_Tests is
    --  writer tests at once, against an escaper written the plain way.
    procedure Test_Quoting_At_Every_Offset (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Hex : constant String := "0123456789abcdef";
-
-      function Escape_Of (C : Character) return String is
-        (case C is
-            when '"' => "\""",
-            when '\' => "\\",
-            when ASCII.LF => "\n",
-            when ASCII.CR => "\r",
-            when ASCII.HT => "\t",
-            when ASCII.BS => "\b",
-            when ASCII.FF => "\f",
-            when others =>
-              (if C < ' ' then "\u00" & Hex (Character'Pos (C) / 16 + 1) & Hex (Character'Pos (C) mod 16 + 1)
-               else [1 => C]));
-
-      function Plainly (Text : String) return String is
-        (if Text = "" then "" else Escape_Of (Text (Text'First)) & Plainly (Text (Text'First + 1 .. Text'Last)));
    begin
       for Code in 0 .. 255 loop
          for Offset in 0 .. 20 loop
@@ -81,8 +92,11 @@ package body Json_Text_Tests is
               "compact, commas only between items: " & Json.Image);
    end Test_Builder;
 
-   --  The same document, once plain and once Inside_String: the second must
-   --  be exactly the first quoted as a JSON string's characters.
+   --  The same document, once plain and once Inside_String: the plain one is
+   --  what a plain escaper makes of its parts, and the other is exactly the
+   --  plain one quoted as a JSON string's characters.  A text longer than the
+   --  escaper's 4096-byte chunks, in a document larger than a builder's first
+   --  buffer, runs the chunk loop and the growth under suppressed checks.
    procedure Test_Inside_String (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       Plain  : Json_Text.Builder;
@@ -90,11 +104,22 @@ package body Json_Text_Tests is
       Tricky : constant String :=
         "say ""hi"" \ tab" & ASCII.HT & " nul" & ASCII.NUL & " lf" & ASCII.LF & " del" & Character'Val (127)
         & " caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
-      Head    : constant Json_Text.Object_Head :=
-        Json_Text.To_Object_Head ("""m"":""a\""b"",""n"":[1,2]", "t");
-      Value   : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\\""}");
+      Long   : constant String := '"' & [1 .. 5_000 => 'x'] & ASCII.LF & [1 .. 12_000 => 'y'] & '\';
+      Head   : constant Json_Text.Object_Head := Json_Text.To_Object_Head ("""m"":""a\""b"",""n"":[1,2]", "t");
+      Value  : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\\""}");
+      Long_Name  : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("long");
+      Inner_Name : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("inner");
+      Inner_Plain  : Json_Text.Builder;
+      Inner_Quoted : Json_Text.Builder (Inside_String => True);
 
-      procedure Write (Json : in out Json_Text.Builder) is
+      procedure Write_Inner (Json : in out Json_Text.Builder) is
+      begin
+         Json.Start_Object;
+         Json.Text_Field ("k", "v""w");
+         Json.End_Object;
+      end Write_Inner;
+
+      procedure Write (Json : in out Json_Text.Builder; Inner : Json_Text.Builder) is
       begin
          Json.Start_Object (Head);
          Json.Text (Tricky);
@@ -110,26 +135,41 @@ package body Json_Text_Tests is
          Json.Text_Part (Tricky);
          Json.End_Text;
          Json.End_Array;
+         Json.Text_Field (Long_Name, Long);
+         Json.Key (Inner_Name);
+         Json.Raw_Document (Inner);
          Json.Raw_Field ("s", """\n""");
          Json.End_Object;
       end Write;
 
-      Reply : Json_Text.Builder;
+      Expected : constant String :=
+        "{""m"":""a\""b"",""n"":[1,2],""t"":""" & Plainly (Tricky)
+        & """,""a"":[{""v"":""\\""},{""r"":""x\""y""},-42,true,0.875,""" & Plainly ("part """ & Tricky)
+        & """],""long"":""" & Plainly (Long) & """,""inner"":{""k"":""v\""w""},""s"":""\n""}";
+
+      Reply        : Json_Text.Builder;
+      Reply_Quoted : Json_Text.Builder (Inside_String => True);
    begin
-      Write (Plain);
-      Write (Quoted);
-      Assert (Json_Text.Quoted (Plain.Image) = '"' & Quoted.Image & '"',
-              "inside a string, the document is the plain one quoted: " & Quoted.Image);
+      Write_Inner (Inner_Plain);
+      Write_Inner (Inner_Quoted);
+      Write (Plain, Inner_Plain);
+      Write (Quoted, Inner_Quoted);
+      Assert (Plain.Image = Expected, "the plain document is its parts, escaped the plain way");
+      Assert (Quoted.Image = Plainly (Plain.Image), "inside a string, the document is the plain one quoted");
       Reply.Start_Text;
       Reply.Text_Part_Document (Quoted);
       Reply.End_Text;
-      Assert (Reply.Image = Json_Text.Quoted (Plain.Image),
-              "a quoted document is copied into a text as it is");
+      Assert (Reply.Image = '"' & Plainly (Plain.Image) & '"', "a quoted document is copied into a text as it is");
       Reply.Reset;
       Reply.Start_Text;
       Reply.Text_Part_Document (Plain);
       Reply.End_Text;
-      Assert (Reply.Image = Json_Text.Quoted (Plain.Image), "a plain document is quoted as it is copied");
+      Assert (Reply.Image = '"' & Plainly (Plain.Image) & '"', "a plain document is quoted as it is copied");
+      Reply_Quoted.Start_Text;
+      Reply_Quoted.Text_Part_Document (Quoted);
+      Reply_Quoted.End_Text;
+      Assert (Reply_Quoted.Image = Plainly (Reply.Image),
+              "into a builder inside a string, a quoted document is quoted once more");
    end Test_Inside_String;
 
    overriding procedure Register_Tests (T : in out Test) is
