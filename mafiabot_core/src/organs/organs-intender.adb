@@ -7,8 +7,9 @@ package body Organs.Intender is
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare
-            --  A reference, not a copy: a copy of the rule would adjust and
-            --  finalize its word
+            --  A reference, not a copy: a copy of the rule would also adjust
+            --  and finalize its word (the reference is still a controlled
+            --  object; the word is still copied out, once per rule)
             Rule : Intent_Rule renames Stub.Rules.Constant_Reference (Index);
             Word : constant String := To_String (Rule.Word);
             Hit  : constant Boolean :=

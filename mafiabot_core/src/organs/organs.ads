@@ -21,15 +21,7 @@ package Organs is
    --  What the model means to do with a turn (step 20); the router maps
    --  each to a route by a static table (law L2)
 
-   type Intent_Spelling is access constant String;
-
-   Intent_Spellings : constant array (Intent_Kind) of Intent_Spelling :=
-     [for Intent in Intent_Kind =>
-        new String'(Ada.Characters.Handling.To_Lower (Intent'Image))];
-   --  Spelled once: every turn names its intent several times
-
-   function Intent_Name (Intent : Intent_Kind) return String is
-     (Intent_Spellings (Intent).all);
+   function Intent_Name (Intent : Intent_Kind) return String;
    --  The intent as the wire and the fixture spell it: ask, act, ...
 
    function Is_Word_Byte (C : Character) return Boolean is
@@ -104,5 +96,17 @@ package Organs is
 
    Fixture_Error : exception;
    --  A fixture that cannot be used; the message names the file and field
+
+private
+
+   type Intent_Spelling is access constant String;
+
+   Intent_Spellings : constant array (Intent_Kind) of Intent_Spelling :=
+     [for Intent in Intent_Kind =>
+        new String'(Ada.Characters.Handling.To_Lower (Intent'Image))];
+   --  Spelled once: every turn names its intent several times
+
+   function Intent_Name (Intent : Intent_Kind) return String is
+     (Intent_Spellings (Intent).all);
 
 end Organs;

@@ -288,7 +288,9 @@ package body Json_Reader is
          Index : Natural := Position + 1;
       begin
          Escapes := False;
-         --  Most of a string is plain text: passed eight bytes at a time
+         --  The plain run a string starts with (most of its text, as a
+         --  rule) is passed eight bytes at a time; after the first escape
+         --  the loop below reads byte by byte
          while Index + 7 <= Line'Last
            and then Json_Bytes.Is_Plain_Run (Line (Index .. Index + 7))
          loop

@@ -39,7 +39,8 @@ package body Json_Text is
    procedure Reserve (Self : in out Builder; More : Natural) with Inline is
    begin
       --  ">=" rather than ">": a builder never written to (Capacity 0)
-      --  gets its buffer even for an empty part
+      --  gets its buffer even for an empty part; the price is that a part
+      --  filling the buffer exactly grows it
       if Self.Last + More >= Self.Capacity then
          Grow (Self, More);
       end if;
@@ -101,10 +102,10 @@ package body Json_Text is
    --  Open an object whose first bytes are Head's, in this builder's form
    procedure Open (Self : in out Builder; Head : Object_Head) is
    begin
-      Raw (Self, Fragment (Head));
       if Self.Level = Max_Nesting then
          raise Nesting_Overflow;
       end if;
+      Raw (Self, Fragment (Head));
       Self.Level := Self.Level + 1;
    end Open;
 

@@ -63,9 +63,9 @@ package Json_Text is
    --  both forms: {"a":1,"b":
 
    function To_Object_Head (Members, Next_Name : String) return Object_Head
-   with Pre => Is_Plain (Next_Name)
+   with Pre => Members'Length > 0 and then Is_Plain (Next_Name)
                and then (for all C of Members => C >= ' ');
-   --  Members: the object's first members as JSON text ("a":1), not empty
+   --  Members: the object's first members as JSON text ("a":1)
 
    procedure Start_Object (Self : in out Builder; Head : Object_Head);
    --  Start_Object, Head's members and the next Key at once: the value of
@@ -81,7 +81,8 @@ package Json_Text is
    procedure Raw (Self : in out Builder; Part : Fragment);
    --  The same, with nothing left to escape
    procedure Raw_Document (Self : in out Builder; Other : Builder)
-   with Pre => Self.Inside_String or else not Other.Inside_String;
+   with Pre => Length (Other) > 0
+               and then (Self.Inside_String or else not Other.Inside_String);
    --  The document Other holds, as a value
 
    procedure Start_Text (Self : in out Builder);
@@ -89,8 +90,8 @@ package Json_Text is
    procedure Text_Part_Document (Self : in out Builder; Other : Builder);
    procedure End_Text (Self : in out Builder);
    --  A string value written in parts: Start_Text, any number of parts (the
-   --  JSON text of Other's document, quoted as it is copied unless Other
-   --  was written Inside_String), End_Text
+   --  JSON text of Other's document, quoted as this builder's form needs:
+   --  a document written Inside_String is already quoted once), End_Text
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field

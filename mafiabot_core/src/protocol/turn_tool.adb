@@ -274,8 +274,6 @@ package body Turn_Tool is
       Write_Identity (Scratch.Identity_Quoted, Stub, Identity);
    end Set_Identity;
 
-   --  Json and Identity are in the same form: both plain, or both written
-   --  Inside_String
    --  The member names of a turn's result
    package Names is
       function Name (Text : String) return Json_Text.Member_Name
@@ -297,11 +295,19 @@ package body Turn_Tool is
       Output     : constant Json_Text.Member_Name := Name ("output");
       Identity   : constant Json_Text.Member_Name := Name ("identity");
       Content    : constant Json_Text.Member_Name := Name ("content");
-      Kind       : constant Json_Text.Member_Name := Name ("type");
+      Type_Name  : constant Json_Text.Member_Name := Name ("type");
       Text       : constant Json_Text.Member_Name := Name ("text");
       Structured : constant Json_Text.Member_Name :=
         Name ("structuredContent");
    end Names;
+
+   procedure Write_Structured
+     (Json     : in out Json_Text.Builder;
+      Identity : Json_Text.Builder;
+      Request  : Turn_Request;
+      Trace    : Turn_Cycle.Turn_Trace)
+   with Pre => Json.Inside_String = Identity.Inside_String;
+   --  Identity in Json's form is copied as it stands
 
    procedure Write_Structured
      (Json     : in out Json_Text.Builder;
@@ -374,7 +380,7 @@ package body Turn_Tool is
       Json.Key (Names.Content);
       Json.Start_Array;
       Json.Start_Object;
-      Json.Text_Field (Names.Kind, "text");
+      Json.Text_Field (Names.Type_Name, "text");
       Json.Key (Names.Text);
       Json.Start_Text;
       Json.Text_Part (Trace.Text (Trace.Output.First .. Trace.Output.Last));
