@@ -6,15 +6,6 @@ package body Organs.Morag is
      (Input (Input'First .. Input'First - 1
              + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
 
-   function Folded (Text : String) return String is
-   begin
-      return Result : String := Text do
-         for C of Result loop
-            C := Organs.Folded (C);
-         end loop;
-      end return;
-   end Folded;
-
    --  Whether some word of three or more bytes of Left occurs in Right.
    function Shares_Word (Left, Right : String) return Boolean is
       Lower_Right : constant String := Folded (Right);

@@ -207,10 +207,10 @@ package body Turn_Tool is
       Json.Bool_Field ("isError", True);
    end Write_Refusal;
 
-   --  A step as the trace gives it, up to its detail, written once at
-   --  elaboration: {"index":N,"name":"...","organ":"...","status":"..."
+   --  The members a step's trace opens with, up to its detail, written once
+   --  at elaboration: "index":N,"name":"...","organ":"...","status":"..."
    --  The names are the body's own plain words: nothing in them is escaped.
-   function Step_Opening
+   function Step_Members
      (Step : Cycle_Order.Step_Index; Status : String) return String
    is
       Index : constant String := Step'Image;
@@ -218,29 +218,23 @@ package body Turn_Tool is
       Organ : constant String := Cycle_Order.Organ (Step);
       pragma Assert (Json_Text.Is_Plain (Name & Organ & Status));
    begin
-      return "{""index"":" & Index (Index'First + 1 .. Index'Last)
+      return """index"":" & Index (Index'First + 1 .. Index'Last)
         & ",""name"":""" & Name & """,""organ"":""" & Organ
         & """,""status"":""" & Status & """";
-   end Step_Opening;
+   end Step_Members;
 
    type Step_Fragments is array (Cycle_Order.Step_Index)
      of Json_Text.Fragment;
 
-   function Ran_Members (Step : Cycle_Order.Step_Index) return String is
-      Opening : constant String := Step_Opening (Step, "ran");
-   begin
-      return Opening (Opening'First + 1 .. Opening'Last);
-   end Ran_Members;
-
    Ran_Step_Head : constant array (Cycle_Order.Step_Index)
      of Json_Text.Object_Head :=
      [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Object_Head (Ran_Members (Step), "detail")];
+        Json_Text.To_Object_Head (Step_Members (Step, "ran"), "detail")];
    --  A step that ran, up to the value of its detail
 
    Skipped_Step : constant Step_Fragments :=
      [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Fragment (Step_Opening (Step, "skipped") & "}")];
+        Json_Text.To_Fragment ("{" & Step_Members (Step, "skipped") & "}")];
    --  A step that did not run, whole: it has no detail
 
    procedure Write_Identity
