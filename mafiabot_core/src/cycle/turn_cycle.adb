@@ -1,6 +1,5 @@
 with Ada.Strings.Unbounded;
 with Input_Guard;
-with Json_Text;
 with Organs.Celtic_Cross;
 with Organs.Cognition;
 with Organs.Drive_Box;
@@ -46,16 +45,16 @@ package body Turn_Cycle is
       --  a turn says (see Text_Capacity); were it ever full, a part is cut
       --  at a character boundary rather than the turn failing.
       function Kept (Part : String) return Span is
-         Room  : constant Natural := Text_Capacity - Trace.Text_Last;
+         Room  : constant Natural := Json_Text.Room (Trace.Texts);
          Taken : constant Natural :=
            (if Part'Length <= Room then Part'Length
             else Input_Guard.Utf8_Prefix_Length (Part, Room));
-         First : constant Positive := Trace.Text_Last + 1;
       begin
-         Trace.Text (First .. First + Taken - 1) :=
-           Part (Part'First .. Part'First + Taken - 1);
-         Trace.Text_Last := Trace.Text_Last + Taken;
-         return (First => First, Last => Trace.Text_Last);
+         return Result : Span do
+            Json_Text.Keep
+              (Trace.Texts, Part (Part'First .. Part'First + Taken - 1),
+               Result);
+         end return;
       end Kept;
 
       function Text (Part : Span) return String is (Text_Of (Trace, Part));
@@ -70,7 +69,8 @@ package body Turn_Cycle is
          Trace.Steps (Step) := (Status => Ran, Detail => Detail);
       end Record_Step;
 
-      function Is_Empty (Part : Span) return Boolean is (Part.Last < Part.First);
+      function Is_Empty (Part : Span) return Boolean
+        renames Json_Text.Is_Empty;
 
       function Pretty_Key return String is
       begin
@@ -83,8 +83,8 @@ package body Turn_Cycle is
          end return;
       end Pretty_Key;
    begin
-      Trace.Text_Last := 0;
-      Trace.Steps := [others => (Status => Skipped, Detail => (1, 0))];
+      Json_Text.Clear (Trace.Texts);
+      Trace.Steps := [others => (Status => Skipped, Detail => <>)];
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
             when Cycle_Order.Scope =>

@@ -5,6 +5,7 @@
 
 with Cycle_Order;
 with Energy_Gate;
+with Json_Text;
 with Organs;
 with Session_Table;
 
@@ -18,11 +19,8 @@ package Turn_Cycle is
    --  at most 1,024, card and move names from the fixture; about 6.5 kB at
    --  the very worst.
 
-   type Span is record
-      First : Positive := 1;
-      Last  : Natural := 0;
-   end record;
-   --  A piece of a trace's Text; empty when Last < First
+   subtype Span is Json_Text.Stored_Text;
+   --  A piece of a trace's Texts; empty by default
 
    type Step_Trace is record
       Status : Step_Status := Skipped;
@@ -42,15 +40,15 @@ package Turn_Cycle is
       Coherence : Organs.Millis := 0;
       Drift     : Organs.Millis := 0;
       Output    : Span;
-      Text      : String (1 .. Text_Capacity);
-      Text_Last : Natural := 0;
+      Texts     : Json_Text.Text_Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing
-      --  for its trace
+      --  for its trace, and the trace, written twice as JSON, tests each
+      --  text for escapes once
    end record;
 
    function Text_Of (Trace : Turn_Trace; Part : Span) return String is
-     (Trace.Text (Part.First .. Part.Last))
-   with Pre => Part.Last <= Trace.Text_Last;
+     (Json_Text.Text_Of (Trace.Texts, Part))
+   with Pre => Json_Text.Is_Kept (Trace.Texts, Part);
 
    procedure Run
      (Stub        : Organs.Fixture;

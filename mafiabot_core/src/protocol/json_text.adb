@@ -365,6 +365,68 @@ package body Json_Text is
       Put_Quote (Self);
    end Text;
 
+   --  No byte of Value needs an escape: eight bytes tested at a time, the
+   --  last eight again where its length is not a multiple of eight
+   function Is_Clean (Value : String) return Boolean is
+      pragma Suppress (Index_Check);
+      pragma Suppress (Overflow_Check);
+      pragma Suppress (Range_Check);
+      First : Natural := Value'First;
+   begin
+      if Value'Length < 8 then
+         return (for all C of Value => not Needs_Escape (C));
+      end if;
+      while First + 7 < Value'Last loop
+         if not Json_Bytes.Is_Plain_Run (Value (First .. First + 7)) then
+            return False;
+         end if;
+         First := First + 8;
+      end loop;
+      return Json_Bytes.Is_Plain_Run (Value (Value'Last - 7 .. Value'Last));
+   end Is_Clean;
+
+   procedure Clear (Store : in out Text_Store) is
+   begin
+      Store.Last := 0;
+   end Clear;
+
+   procedure Keep
+     (Store : in out Text_Store; Value : String; Part : out Stored_Text)
+   is
+      First : constant Positive := Store.Last + 1;
+   begin
+      Store.Data (First .. First + Value'Length - 1) := Value;
+      Store.Last := Store.Last + Value'Length;
+      Part := (First => First, Last => Store.Last, Clean => Is_Clean (Value));
+   end Keep;
+
+   --  A stored text's characters, in this builder's form
+   procedure Put_Stored
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
+   with Inline is
+   begin
+      if Part.Clean then
+         Put (Self, Store.Data (Part.First .. Part.Last));
+      else
+         Put_Text (Self, Store.Data (Part.First .. Part.Last));
+      end if;
+   end Put_Stored;
+
+   procedure Text
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
+   begin
+      Before_Value (Self);
+      Put_Quote (Self);
+      Put_Stored (Self, Store, Part);
+      Put_Quote (Self);
+   end Text;
+
+   procedure Text_Part
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
+   begin
+      Put_Stored (Self, Store, Part);
+   end Text_Part;
+
    procedure Start_Text (Self : in out Builder) is
    begin
       Before_Value (Self);

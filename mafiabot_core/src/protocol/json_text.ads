@@ -85,8 +85,44 @@ package Json_Text is
                and then (Self.Inside_String or else not Other.Inside_String);
    --  The document Other holds, as a value
 
+   type Text_Store (Capacity : Natural) is limited private;
+   --  Texts kept back to back to be written later, some of them many times.
+   --  Each is tested once, when it is kept, for a byte a JSON string must
+   --  escape: a builder copies a clean one as it stands, in either form.
+
+   type Stored_Text is private;
+   --  One text of a store (empty by default)
+
+   procedure Clear (Store : in out Text_Store);
+   --  Forget every text: parts kept before are no longer the store's
+
+   function Room (Store : Text_Store) return Natural;
+   --  How many more bytes the store can keep
+
+   procedure Keep
+     (Store : in out Text_Store; Value : String; Part : out Stored_Text)
+   with Pre  => Value'Length <= Room (Store),
+        Post => Room (Store) = Room (Store)'Old - Value'Length
+                and then Is_Kept (Store, Part);
+
+   function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean;
+   --  Part is one of Store's texts since it was last cleared (or empty)
+
+   function Is_Empty (Part : Stored_Text) return Boolean;
+
+   function Text_Of (Store : Text_Store; Part : Stored_Text) return String
+   with Pre => Is_Kept (Store, Part);
+
+   procedure Text
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
+   with Pre => Is_Kept (Store, Part);
+   --  Text (Self, Text_Of (Store, Part)), without testing it again
+
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
+   procedure Text_Part
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
+   with Pre => Is_Kept (Store, Part);
    procedure Text_Part_Document (Self : in out Builder; Other : Builder);
    procedure End_Text (Self : in out Builder);
    --  A string value written in parts: Start_Text, any number of parts (the
@@ -156,5 +192,30 @@ private
    end record;
 
    overriding procedure Finalize (Self : in out Builder);
+
+   type Text_Store (Capacity : Natural) is limited record
+      Data : String (1 .. Capacity);
+      Last : Natural := 0;
+      --  Data (1 .. Last) holds the texts kept since the last Clear
+   end record;
+
+   type Stored_Text is record
+      First : Positive := 1;
+      Last  : Natural := 0;
+      Clean : Boolean := True;
+      --  No byte of Data (First .. Last) needs an escape
+   end record;
+
+   function Room (Store : Text_Store) return Natural is
+     (Store.Capacity - Store.Last);
+
+   function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean is
+     (Part.Last < Part.First or else Part.Last <= Store.Last);
+
+   function Is_Empty (Part : Stored_Text) return Boolean is
+     (Part.Last < Part.First);
+
+   function Text_Of (Store : Text_Store; Part : Stored_Text) return String is
+     (Store.Data (Part.First .. Part.Last));
 
 end Json_Text;

@@ -326,15 +326,9 @@ package body Turn_Tool is
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            declare
-               --  Sliced where it stands: Turn_Cycle.Text_Of would copy it
-               --  onto the secondary stack, for each of the two writings
-               Detail : Turn_Cycle.Span renames Trace.Steps (Step).Detail;
-            begin
-               Json.Start_Object (Ran_Step_Head (Step));
-               Json.Text (Trace.Text (Detail.First .. Detail.Last));
-               Json.End_Object;
-            end;
+            Json.Start_Object (Ran_Step_Head (Step));
+            Json.Text (Trace.Texts, Trace.Steps (Step).Detail);
+            Json.End_Object;
          else
             Json.Raw (Skipped_Step (Step));
          end if;
@@ -343,8 +337,8 @@ package body Turn_Tool is
       Json.Key (Names.Route);
       Json.Start_Object;
       Json.Text_Field (Names.Intent, Organs.Intent_Name (Trace.Intent));
-      Json.Text_Field
-        (Names.Target, Trace.Text (Trace.Route.First .. Trace.Route.Last));
+      Json.Key (Names.Target);
+      Json.Text (Trace.Texts, Trace.Route);
       Json.End_Object;
       Json.Key (Names.Coherence);
       Json.Start_Object;
@@ -353,8 +347,8 @@ package body Turn_Tool is
       Json.Key (Names.Drift);
       Json.Fraction (Trace.Drift);
       Json.End_Object;
-      Json.Text_Field
-        (Names.Output, Trace.Text (Trace.Output.First .. Trace.Output.Last));
+      Json.Key (Names.Output);
+      Json.Text (Trace.Texts, Trace.Output);
       Json.Key (Names.Identity);
       Json.Raw_Document (Identity);
       Json.End_Object;
@@ -377,7 +371,7 @@ package body Turn_Tool is
       Json.Text_Field (Names.Type_Name, "text");
       Json.Key (Names.Text);
       Json.Start_Text;
-      Json.Text_Part (Trace.Text (Trace.Output.First .. Trace.Output.Last));
+      Json.Text_Part (Trace.Texts, Trace.Output);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
       Json.Text_Part_Document (Scratch.Quoted);
       Json.End_Text;

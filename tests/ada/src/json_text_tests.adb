@@ -172,6 +172,52 @@ package body Json_Text_Tests is
               "into a builder inside a string, a quoted document is quoted once more");
    end Test_Inside_String;
 
+   --  A stored text is written as Text writes the same string, in both forms,
+   --  whatever byte sits at whatever offset: the store's escape test reads
+   --  eight bytes at a time and the last eight again, so every length from
+   --  empty past two words and every position of the one byte that needs an
+   --  escape is tried, among clean texts kept before and after it.
+   procedure Test_Stored_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Store : Json_Text.Text_Store (4096);
+      Codes : constant array (Positive range <>) of Natural := [0, 9, 31, 32, 34, 92, 127, 16#C3#];
+   begin
+      for Code of Codes loop
+         for Length in 0 .. 20 loop
+            for Offset in 0 .. Integer'Max (Length - 1, 0) loop
+               Json_Text.Clear (Store);
+               declare
+                  Text : String := [1 .. Length => 'a'];
+                  Before, Part, After : Json_Text.Stored_Text;
+                  By_Text, By_Part    : Json_Text.Builder;
+                  Quoted_By_Text, Quoted_By_Part : Json_Text.Builder (Inside_String => True);
+               begin
+                  if Length > 0 then
+                     Text (Text'First + Offset) := Character'Val (Code);
+                  end if;
+                  Json_Text.Keep (Store, "clean before", Before);
+                  Json_Text.Keep (Store, Text, Part);
+                  Json_Text.Keep (Store, "clean after", After);
+                  Assert (Json_Text.Text_Of (Store, Part) = Text, "a kept text reads back as it was");
+                  Assert (Json_Text.Is_Empty (Part) = (Length = 0), "only an empty text is empty");
+                  By_Text.Text (Text);
+                  By_Part.Text (Store, Part);
+                  Quoted_By_Text.Text (Text);
+                  Quoted_By_Part.Text (Store, Part);
+                  By_Part.Text (Store, After);
+                  By_Text.Text ("clean after");
+                  Assert (By_Part.Image = By_Text.Image,
+                          "byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image & ": " & By_Part.Image);
+                  Assert (Quoted_By_Part.Image = Quoted_By_Text.Image,
+                          "quoted, byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image);
+               end;
+            end loop;
+         end loop;
+      end loop;
+      Json_Text.Clear (Store);
+      Assert (Json_Text.Room (Store) = 4096, "a cleared store has all its room again");
+   end Test_Stored_Texts;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -180,6 +226,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
+      Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, tested once");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
