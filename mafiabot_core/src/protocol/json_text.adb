@@ -99,16 +99,6 @@ package body Json_Text is
       Put (Self, Bracket);
    end Open;
 
-   --  Open an object whose first bytes are Head's, in this builder's form
-   procedure Open (Self : in out Builder; Head : Object_Head) is
-   begin
-      if Self.Level = Max_Nesting then
-         raise Nesting_Overflow;
-      end if;
-      Raw (Self, Fragment (Head));
-      Self.Level := Self.Level + 1;
-   end Open;
-
    procedure Close (Self : in out Builder; Bracket : Character) is
    begin
       Put (Self, Bracket);
@@ -344,13 +334,6 @@ package body Json_Text is
    is (Object_Head (Fragment'(To_Fragment
                       ("{" & Members & ",""" & Next_Name & """:"))));
 
-   procedure Start_Object (Self : in out Builder; Head : Object_Head) is
-   begin
-      Open (Self, Head);
-      Self.Has_Items (Self.Level) := True;
-      Self.After_Key := True;
-   end Start_Object;
-
    procedure Key (Self : in out Builder; Name : Member_Name) is
    begin
       Raw (Self, Fragment (Name));
@@ -420,6 +403,20 @@ package body Json_Text is
       Put_Stored (Self, Store, Part);
       Put_Quote (Self);
    end Text;
+
+   procedure Object
+     (Self : in out Builder; Head : Object_Head; Store : Text_Store;
+      Last : Stored_Text) is
+   begin
+      if Self.Level = Max_Nesting then
+         raise Nesting_Overflow;
+      end if;
+      Raw (Self, Fragment (Head));
+      Put_Quote (Self);
+      Put_Stored (Self, Store, Last);
+      Put_Quote (Self);
+      Put (Self, '}');
+   end Object;
 
    procedure Text_Part
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is

@@ -59,17 +59,13 @@ package Json_Text is
    procedure Key (Self : in out Builder; Name : Member_Name);
 
    type Object_Head is private;
-   --  The start of an object up to the name of the member written next, in
-   --  both forms: {"a":1,"b":
+   --  The start of an object up to the name of its last member, in both
+   --  forms: {"a":1,"b": (see Object)
 
    function To_Object_Head (Members, Next_Name : String) return Object_Head
    with Pre => Members'Length > 0 and then Is_Plain (Next_Name)
                and then (for all C of Members => C >= ' ');
    --  Members: the object's first members as JSON text ("a":1)
-
-   procedure Start_Object (Self : in out Builder; Head : Object_Head);
-   --  Start_Object, Head's members and the next Key at once: the value of
-   --  that member comes next
 
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
@@ -117,6 +113,13 @@ package Json_Text is
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
    with Pre => Is_Kept (Store, Part);
    --  Text (Self, Text_Of (Store, Part)), without testing it again
+
+   procedure Object
+     (Self : in out Builder; Head : Object_Head; Store : Text_Store;
+      Last : Stored_Text)
+   with Pre => Is_Kept (Store, Last);
+   --  A whole object at once: Start_Object (Head), Text (Store, Last),
+   --  End_Object (a step of a turn's trace, written some forty times a turn)
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);

@@ -326,9 +326,8 @@ package body Turn_Tool is
       Json.Start_Array;
       for Step in Cycle_Order.Step_Index loop
          if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Start_Object (Ran_Step_Head (Step));
-            Json.Text (Trace.Texts, Trace.Steps (Step).Detail);
-            Json.End_Object;
+            Json.Object
+              (Ran_Step_Head (Step), Trace.Texts, Trace.Steps (Step).Detail);
          else
             Json.Raw (Skipped_Step (Step));
          end if;

@@ -109,6 +109,8 @@ package body Json_Text_Tests is
       Value  : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\\""}");
       Long_Name  : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("long");
       Inner_Name : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("inner");
+      Store        : Json_Text.Text_Store (64);
+      Tricky_Part  : Json_Text.Stored_Text;
       Inner_Plain  : Json_Text.Builder;
       Inner_Quoted : Json_Text.Builder (Inside_String => True);
 
@@ -121,10 +123,12 @@ package body Json_Text_Tests is
 
       procedure Write (Json : in out Json_Text.Builder; Inner : Json_Text.Builder) is
       begin
-         Json.Start_Object (Head);
-         Json.Text (Tricky);
+         Json.Start_Object;
+         Json.Key ("h");
+         Json.Object (Head, Store, Tricky_Part);
          Json.Key ("a");
          Json.Start_Array;
+         Json.Text (Tricky);
          Json.Raw (Value);
          Json.Raw ("{""r"":""x\""y""}");
          Json.Int (-42);
@@ -143,13 +147,14 @@ package body Json_Text_Tests is
       end Write;
 
       Expected : constant String :=
-        "{""m"":""a\""b"",""n"":[1,2],""t"":""" & Plainly (Tricky)
-        & """,""a"":[{""v"":""\\""},{""r"":""x\""y""},-42,true,0.875,""" & Plainly ("part """ & Tricky)
+        "{""h"":{""m"":""a\""b"",""n"":[1,2],""t"":""" & Plainly (Tricky)
+        & """},""a"":[""" & Plainly (Tricky) & """,{""v"":""\\""},{""r"":""x\""y""},-42,true,0.875,""" & Plainly ("part """ & Tricky)
         & """],""long"":""" & Plainly (Long) & """,""inner"":{""k"":""v\""w""},""s"":""\n""}";
 
       Reply        : Json_Text.Builder;
       Reply_Quoted : Json_Text.Builder (Inside_String => True);
    begin
+      Json_Text.Keep (Store, Tricky, Tricky_Part);
       Write_Inner (Inner_Plain);
       Write_Inner (Inner_Quoted);
       Write (Plain, Inner_Plain);
