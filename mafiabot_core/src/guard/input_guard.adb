@@ -1,3 +1,5 @@
+with Json_Bytes;
+
 package body Input_Guard with SPARK_Mode => On is
 
    subtype Byte is Natural range 0 .. 255;
@@ -10,6 +12,14 @@ package body Input_Guard with SPARK_Mode => On is
    function Is_Plain_Text (C : Character) return Boolean is
      (Code (C) in 16#20# .. 16#7F# and then C not in '"' | '\');
    --  A byte a JSON string holds as it is, one character long
+
+   type Byte_Set is array (Character) of Boolean;
+
+   Passive_Between_Texts : constant Byte_Set :=
+     [for C in Character =>
+        Code (C) < 16#80# and then C not in '"' | '[' | ']' | '{' | '}' | ','];
+   --  Bytes outside strings that change no state of the scan: blanks,
+   --  colons, numbers, literals (and stray ASCII, which the parser refuses)
 
    --  Length of the well-formed UTF-8 sequence starting at Text (From), or 0
    --  when none starts there.  The second-byte ranges exclude overlong
@@ -111,10 +121,26 @@ package body Input_Guard with SPARK_Mode => On is
          pragma Loop_Invariant (Index in Line'Range);
          pragma Loop_Invariant (Depth <= Within.Max_Depth);
          pragma Loop_Invariant (Elements <= Within.Max_Elements);
+         --  Bytes that change no state, most of a line, are passed over
+         --  without the decoder: plain ASCII within a string, eight bytes at
+         --  a time where it runs long, and blanks, colons and numbers
+         --  between strings.  The last byte always takes the full path.
          if In_Text then
-            --  Plain ASCII within a string, most of a turn's line, changes
-            --  no state: it is passed over without the decoder
+            while Line'Last - Index > 8
+              and then Json_Bytes.Is_Plain_Ascii_Run
+                (Line (Index .. Index + 7))
+            loop
+               pragma Loop_Invariant (Index in Line'Range);
+               Index := Index + 8;
+            end loop;
             while Index < Line'Last and then Is_Plain_Text (Line (Index)) loop
+               pragma Loop_Invariant (Index in Line'Range);
+               Index := Index + 1;
+            end loop;
+         else
+            while Index < Line'Last
+              and then Passive_Between_Texts (Line (Index))
+            loop
                pragma Loop_Invariant (Index in Line'Range);
                Index := Index + 1;
             end loop;

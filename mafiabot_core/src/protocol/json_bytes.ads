@@ -13,6 +13,9 @@ package Json_Bytes is
    function Is_Plain_Run (Bytes : Eight_Bytes) return Boolean;
    --  No quote, no backslash and no byte below 16#20# among Bytes
 
+   function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
+   --  Is_Plain_Run, and every byte ASCII: eight whole characters
+
 private
 
    type Word is mod 2**64;
@@ -32,5 +35,8 @@ private
      (not (Has_Byte_Below (To_Word (Bytes), 16#20#)
            or else Has_Byte (To_Word (Bytes), '"')
            or else Has_Byte (To_Word (Bytes), '\')));
+
+   function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean is
+     ((To_Word (Bytes) and Highs) = 0 and then Is_Plain_Run (Bytes));
 
 end Json_Bytes;

@@ -94,10 +94,54 @@ package body Input_Guard_Tests is
       Assert (Utf8_Prefix_Length (Bytes ("abc"), 2) = 2, "ASCII is cut anywhere");
    end Test_Helpers;
 
+   --  One finding at every offset after a run of plain bytes, in a string
+   --  and between strings: the guard passes plain runs eight bytes at a
+   --  time, so each finding must be found where it is whatever its
+   --  alignment, with clean bytes after it too.
+   procedure Test_Findings_At_Every_Offset (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      type Case_Kind is (Control, Bad_Byte, Cut_Sequence, Surrogate, Good_Sequence, Escaped_Quote);
+      function Inserted (Kind : Case_Kind) return String is
+        (case Kind is
+            when Control       => Char (1),
+            when Bad_Byte      => Char (16#FF#),
+            when Cut_Sequence  => Char (16#E2#) & Char (16#82#) & "z",
+            when Surrogate     => "\udc00",
+            when Good_Sequence => Char (16#E2#) & Char (16#98#) & Char (16#83#),
+            when Escaped_Quote => "\""[{");
+      Expected : constant array (Case_Kind) of Finding :=
+        [Control => Control_In_String, Bad_Byte | Cut_Sequence => Invalid_Utf8,
+         Surrogate => Lone_Surrogate, Good_Sequence | Escaped_Quote => Clean];
+   begin
+      for Kind in Case_Kind loop
+         for Before in 0 .. 20 loop
+            declare
+               Head : constant String := "{""key"" :  ""input"":""" & [1 .. Before => 'a'];
+               Line : constant String := Head & Inserted (Kind) & [1 .. 17 => 'b'] & """}";
+            begin
+               Expect (Line, Expected (Kind), (if Expected (Kind) = Clean then 0 else Head'Length + 1),
+                       Kind'Image & " after" & Before'Image & " plain bytes");
+            end;
+         end loop;
+      end loop;
+      for Before in 0 .. 20 loop
+         declare
+            Blanks : constant String := [1 .. Before => ' '];
+         begin
+            Expect ("[" & Blanks & "1," & Blanks & "[" & Blanks & "2" & Blanks & "]" & Blanks & "]"
+                    & Blanks & Char (16#C3#), Invalid_Utf8, 8 + 6 * Before,
+                    "a cut sequence after" & Before'Image & " blanks between each bracket");
+            Expect ([1 .. 64 => '['] & Blanks & "[", Too_Deep, 65 + Before,
+                    "the 65th level after" & Before'Image & " blanks");
+         end;
+      end loop;
+   end Test_Findings_At_Every_Offset;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Clean_Lines'Access, "clean lines pass");
+      Register_Routine (T, Test_Findings_At_Every_Offset'Access, "a finding is found where it is at every offset");
       Register_Routine (T, Test_Invalid_Utf8'Access, "ill-formed UTF-8 is found at its first byte");
       Register_Routine (T, Test_Control_In_String'Access, "raw control bytes in strings are found");
       Register_Routine (T, Test_Lone_Surrogates'Access, "lone surrogate escapes are found");
