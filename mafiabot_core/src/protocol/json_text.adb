@@ -73,6 +73,8 @@ package body Json_Text is
       Self.Last := 0;
       Self.Level := 0;
       Self.After_Key := False;
+      Self.Hole_Last := 0;
+      Self.Pattern := No_Template;
    end Reset;
 
    --  Separate this value from the previous item of the same container.
@@ -264,41 +266,6 @@ package body Json_Text is
       return Image (Scratch);
    end Quoted;
 
-   function To_Fragment (Json : String) return Fragment is
-      --  JSON text holds no raw control character, so its quoted form only
-      --  puts a backslash before each quote and backslash: counted, then
-      --  written into a string of its exact size, without a builder (a
-      --  few dozen fragments are made while the body starts)
-      --  Last never passes the count of bytes Marks made room for
-      pragma Suppress (Index_Check);
-      pragma Suppress (Overflow_Check);
-      pragma Suppress (Range_Check);
-
-      function Marks return Natural is
-         Count : Natural := 0;
-      begin
-         for C of Json loop
-            if C in '"' | '\' then
-               Count := Count + 1;
-            end if;
-         end loop;
-         return Count;
-      end Marks;
-
-      Quoted : String (1 .. Json'Length + Marks);
-      Last   : Natural := 0;
-   begin
-      for C of Json loop
-         if C in '"' | '\' then
-            Last := Last + 1;
-            Quoted (Last) := '\';
-         end if;
-         Last := Last + 1;
-         Quoted (Last) := C;
-      end loop;
-      return (Plain => new String'(Json), Quoted => new String'(Quoted));
-   end To_Fragment;
-
    procedure Key (Self : in out Builder; Name : String) is
       --  Reserve makes room for the longest form: the checks would cost
       --  more than these few stores
@@ -323,20 +290,6 @@ package body Json_Text is
       end if;
       Self.Data (Last + 1 .. Last + 2) := """:";
       Self.Last := Last + 2;
-      Self.After_Key := True;
-   end Key;
-
-   function To_Member_Name (Name : String) return Member_Name is
-     (Plain  => new String'('"' & Name & """:"),
-      Quoted => new String'("\""" & Name & "\"":"));
-
-   function To_Object_Head (Members, Next_Name : String) return Object_Head
-   is (Object_Head (Fragment'(To_Fragment
-                      ("{" & Members & ",""" & Next_Name & """:"))));
-
-   procedure Key (Self : in out Builder; Name : Member_Name) is
-   begin
-      Raw (Self, Fragment (Name));
       Self.After_Key := True;
    end Key;
 
@@ -404,20 +357,6 @@ package body Json_Text is
       Put_Quote (Self);
    end Text;
 
-   procedure Object
-     (Self : in out Builder; Head : Object_Head; Store : Text_Store;
-      Last : Stored_Text) is
-   begin
-      if Self.Level = Max_Nesting then
-         raise Nesting_Overflow;
-      end if;
-      Raw (Self, Fragment (Head));
-      Put_Quote (Self);
-      Put_Stored (Self, Store, Last);
-      Put_Quote (Self);
-      Put (Self, '}');
-   end Object;
-
    procedure Text_Part
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
@@ -472,17 +411,7 @@ package body Json_Text is
       end if;
    end Raw_Document;
 
-   procedure Raw (Self : in out Builder; Part : Fragment) is
-   begin
-      Before_Value (Self);
-      if Self.Inside_String then
-         Put (Self, Part.Quoted.all);
-      else
-         Put (Self, Part.Plain.all);
-      end if;
-   end Raw;
-
-   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
+   procedure Put_Int (Self : in out Builder; Value : Long_Long_Integer) is
       --  Digits are produced from the least significant one, into the end
       --  of a buffer long enough for Long_Long_Integer'First.
       Image     : String (1 .. 20);
@@ -500,7 +429,13 @@ package body Json_Text is
          First := First - 1;
          Image (First) := '-';
       end if;
-      Literal (Self, Image (First .. Image'Last));
+      Put (Self, Image (First .. Image'Last));
+   end Put_Int;
+
+   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
+   begin
+      Before_Value (Self);
+      Put_Int (Self, Value);
    end Int;
 
    procedure Bool (Self : in out Builder; Value : Boolean) is
@@ -555,19 +490,86 @@ package body Json_Text is
       Raw (Self, Json);
    end Raw_Field;
 
-   procedure Text_Field
-     (Self : in out Builder; Name : Member_Name; Value : String) is
+   procedure Hole (Self : in out Builder; Kind : Hole_Kind) is
    begin
-      Key (Self, Name);
-      Text (Self, Value);
-   end Text_Field;
+      Before_Value (Self);
+      if Kind = Text_Hole then
+         Put_Quote (Self);
+      end if;
+      Self.Hole_Last := Self.Hole_Last + 1;
+      Self.Holes (Self.Hole_Last) := (Position => Self.Last, Kind => Kind);
+      if Kind = Text_Hole then
+         Put_Quote (Self);
+      end if;
+   end Hole;
 
-   procedure Int_Field
-     (Self : in out Builder; Name : Member_Name; Value : Long_Long_Integer) is
+   function To_Template (Self : Builder) return Template is
+      Pattern : constant Template := new Template_Text (Self.Hole_Last);
+      First   : Positive := 1;
    begin
-      Key (Self, Name);
-      Int (Self, Value);
-   end Int_Field;
+      Pattern.Inside_String := Self.Inside_String;
+      for K in 1 .. Self.Hole_Last loop
+         Pattern.Kinds (K) := Self.Holes (K).Kind;
+         Pattern.Segments (K - 1) :=
+           new String'(Self.Data (First .. Self.Holes (K).Position));
+         First := Self.Holes (K).Position + 1;
+      end loop;
+      Pattern.Segments (Self.Hole_Last) :=
+        new String'(Self.Data (First .. Self.Last));
+      return Pattern;
+   end To_Template;
+
+   procedure Free (Pattern : in out Template) is
+      procedure Free_Template is new Ada.Unchecked_Deallocation
+        (Template_Text, Template);
+   begin
+      if Pattern /= null then
+         for Segment of Pattern.Segments loop
+            Free (Segment);
+         end loop;
+         Free_Template (Pattern);
+      end if;
+   end Free;
+
+   --  After a hole's value: the template's text up to the next hole
+   procedure Put_Next_Segment (Self : in out Builder) with Inline is
+   begin
+      Put (Self, Self.Pattern.Segments (Self.Next).all);
+      Self.Next := Self.Next + 1;
+   end Put_Next_Segment;
+
+   procedure Start_Filling (Self : in out Builder; Pattern : Template) is
+   begin
+      Before_Value (Self);
+      Self.Pattern := Pattern;
+      Put (Self, Pattern.Segments (0).all);
+      Self.Next := 1;
+   end Start_Filling;
+
+   procedure Fill_Text
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
+   begin
+      Put_Stored (Self, Store, Part);
+      Put_Next_Segment (Self);
+   end Fill_Text;
+
+   procedure Fill_Text (Self : in out Builder; Value : String) is
+   begin
+      Put_Text (Self, Value);
+      Put_Next_Segment (Self);
+   end Fill_Text;
+
+   procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer) is
+   begin
+      Put_Int (Self, Value);
+      Put_Next_Segment (Self);
+   end Fill_Int;
+
+   procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
+   begin
+      Put (Self, Fraction_Image (Value));
+      Put_Next_Segment (Self);
+   end Fill_Fraction;
 
    procedure End_Line (Self : in out Builder) is
    begin

@@ -24,15 +24,6 @@ package Json_Text is
      tagged limited private;
    --  One JSON document being written, compact, in call order
 
-   type Fragment is private;
-   --  JSON text in both of a builder's forms, quoted once.  Its texts live
-   --  as long as the program: fragments are made for constants.
-
-   function To_Fragment (Json : String) return Fragment
-   with Pre => (for all C of Json => C >= ' ');
-   --  Json: a value, or members ("a":1,"b":2), already written as JSON text
-   --  (which never holds a raw control character)
-
    procedure Reset (Self : in out Builder);
    --  Start a new document, keeping the buffer
 
@@ -49,24 +40,6 @@ package Json_Text is
    --  Begin a member of the enclosing object; its value comes next.  Member
    --  names are the body's own words, written as they are.
 
-   type Member_Name is private;
-   --  A member name in both of a builder's forms, spelled once: the names
-   --  of a turn's result are written some fifty times a turn
-
-   function To_Member_Name (Name : String) return Member_Name
-   with Pre => Is_Plain (Name);
-
-   procedure Key (Self : in out Builder; Name : Member_Name);
-
-   type Object_Head is private;
-   --  The start of an object up to the name of its last member, in both
-   --  forms: {"a":1,"b": (see Object)
-
-   function To_Object_Head (Members, Next_Name : String) return Object_Head
-   with Pre => Members'Length > 0 and then Is_Plain (Next_Name)
-               and then (for all C of Members => C >= ' ');
-   --  Members: the object's first members as JSON text ("a":1)
-
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
    procedure Bool (Self : in out Builder; Value : Boolean);
@@ -74,8 +47,6 @@ package Json_Text is
    --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
    procedure Raw (Self : in out Builder; Json : String);
    --  A value that is already JSON text (an id echoed as it was sent)
-   procedure Raw (Self : in out Builder; Part : Fragment);
-   --  The same, with nothing left to escape
    procedure Raw_Document (Self : in out Builder; Other : Builder)
    with Pre => Length (Other) > 0
                and then (Self.Inside_String or else not Other.Inside_String);
@@ -114,13 +85,6 @@ package Json_Text is
    with Pre => Is_Kept (Store, Part);
    --  Text (Self, Text_Of (Store, Part)), without testing it again
 
-   procedure Object
-     (Self : in out Builder; Head : Object_Head; Store : Text_Store;
-      Last : Stored_Text)
-   with Pre => Is_Kept (Store, Last);
-   --  A whole object at once: Start_Object (Head), Text (Store, Last),
-   --  End_Object (a step of a turn's trace, written some forty times a turn)
-
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
    procedure Text_Part
@@ -137,10 +101,6 @@ package Json_Text is
      (Self : in out Builder; Name : String; Value : Long_Long_Integer);
    procedure Bool_Field (Self : in out Builder; Name : String; Value : Boolean);
    procedure Raw_Field (Self : in out Builder; Name, Json : String);
-   procedure Text_Field
-     (Self : in out Builder; Name : Member_Name; Value : String);
-   procedure Int_Field
-     (Self : in out Builder; Name : Member_Name; Value : Long_Long_Integer);
 
    procedure End_Line (Self : in out Builder)
    with Pre => not Self.Inside_String;
@@ -154,6 +114,67 @@ package Json_Text is
 
    function Image (Self : Builder) return String;
    --  A copy of the document written so far
+
+   --  Templates.  A turn's result has the same members, names and steps on
+   --  every turn of one shape; only some thirty values change.  Such a
+   --  document is written once with holes where its values go, cut into a
+   --  template, then filled in: a fill copies the text between two holes
+   --  at once, in the form of the builder the template was written with.
+
+   type Hole_Kind is (Text_Hole, Number_Hole);
+
+   Max_Holes : constant := 64;
+
+   function Hole_Count (Self : Builder) return Natural;
+   --  Holes written since the last Reset
+
+   procedure Hole (Self : in out Builder; Kind : Hole_Kind)
+   with Pre  => Hole_Count (Self) < Max_Holes and then not Is_Filling (Self),
+        Post => Hole_Count (Self) = Hole_Count (Self)'Old + 1;
+   --  A value left to fill in: a string (its quotes written, its text left
+   --  out) or a number
+
+   type Template is private;
+   --  A document cut at its holes; it lives until freed
+
+   No_Template : constant Template;
+
+   function To_Template (Self : Builder) return Template
+   with Pre  => Length (Self) > 0 and then not Is_Filling (Self),
+        Post => To_Template'Result /= No_Template;
+   --  The document written so far, in Self's form
+
+   procedure Free (Pattern : in out Template)
+   with Post => Pattern = No_Template;
+
+   function Is_Filling (Self : Builder) return Boolean;
+   --  A template is being filled in and has holes left
+
+   function Next_Hole (Self : Builder) return Hole_Kind
+   with Pre => Is_Filling (Self);
+
+   procedure Start_Filling (Self : in out Builder; Pattern : Template)
+   with Pre => Pattern /= No_Template and then not Is_Filling (Self)
+               and then Is_Inside_String (Pattern) = Self.Inside_String;
+   --  Pattern as a value, up to its first hole
+
+   function Is_Inside_String (Pattern : Template) return Boolean
+   with Pre => Pattern /= No_Template;
+   --  The form Pattern was written in
+
+   procedure Fill_Text
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole
+               and then Is_Kept (Store, Part);
+   procedure Fill_Text (Self : in out Builder; Value : String)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
+   procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
+   procedure Fill_Fraction (Self : in out Builder; Value : Millis)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
+   --  The next hole's value, then the template's text up to the hole after
+   --  it; once the last hole is filled, the rest of the template, and
+   --  Is_Filling is False
 
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included
@@ -171,16 +192,28 @@ private
 
    type Text_Access is access String;
 
-   type Constant_Text is access constant String;
-
-   type Fragment is record
-      Plain, Quoted : Constant_Text;
+   type Hole_Mark is record
+      Position : Natural := 0;
+      --  The hole's value goes after Data (Position)
+      Kind     : Hole_Kind := Text_Hole;
    end record;
 
-   type Object_Head is new Fragment;
+   type Hole_Marks is array (1 .. Max_Holes) of Hole_Mark;
 
-   type Member_Name is new Fragment;
-   --  "name": and \"name\":
+   type Text_Array is array (Natural range <>) of Text_Access;
+
+   type Hole_Kinds is array (Positive range <>) of Hole_Kind;
+
+   type Template_Text (Holes : Natural) is record
+      Inside_String : Boolean;
+      Kinds         : Hole_Kinds (1 .. Holes);
+      Segments      : Text_Array (0 .. Holes);
+      --  The text before the first hole, then after each hole
+   end record;
+
+   type Template is access Template_Text;
+
+   No_Template : constant Template := null;
 
    type Builder (Inside_String : Boolean := False) is
      new Ada.Finalization.Limited_Controlled with record
@@ -192,9 +225,26 @@ private
       Level     : Natural range 0 .. Max_Nesting := 0;
       Has_Items : Comma_Flags := [others => False];
       After_Key : Boolean := False;
+      Holes     : Hole_Marks;
+      Hole_Last : Natural range 0 .. Max_Holes := 0;
+      --  Holes (1 .. Hole_Last) are the holes written since Reset
+      Pattern   : Template := No_Template;
+      Next      : Positive := 1;
+      --  Filling Pattern: Next is the hole to fill next
    end record;
 
    overriding procedure Finalize (Self : in out Builder);
+
+   function Hole_Count (Self : Builder) return Natural is (Self.Hole_Last);
+
+   function Is_Filling (Self : Builder) return Boolean is
+     (Self.Pattern /= null and then Self.Next <= Self.Pattern.Holes);
+
+   function Next_Hole (Self : Builder) return Hole_Kind is
+     (Self.Pattern.Kinds (Self.Next));
+
+   function Is_Inside_String (Pattern : Template) return Boolean is
+     (Pattern.Inside_String);
 
    type Text_Store (Capacity : Natural) is limited record
       Data : String (1 .. Capacity);

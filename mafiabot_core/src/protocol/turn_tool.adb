@@ -207,36 +207,6 @@ package body Turn_Tool is
       Json.Bool_Field ("isError", True);
    end Write_Refusal;
 
-   --  The members a step's trace opens with, up to its detail, written once
-   --  at elaboration: "index":N,"name":"...","organ":"...","status":"..."
-   --  The names are the body's own plain words: nothing in them is escaped.
-   function Step_Members
-     (Step : Cycle_Order.Step_Index; Status : String) return String
-   is
-      Index : constant String := Step'Image;
-      Name  : constant String := Cycle_Order.Name (Step);
-      Organ : constant String := Cycle_Order.Organ (Step);
-      pragma Assert (Json_Text.Is_Plain (Name & Organ & Status));
-   begin
-      return """index"":" & Index (Index'First + 1 .. Index'Last)
-        & ",""name"":""" & Name & """,""organ"":""" & Organ
-        & """,""status"":""" & Status & """";
-   end Step_Members;
-
-   type Step_Fragments is array (Cycle_Order.Step_Index)
-     of Json_Text.Fragment;
-
-   Ran_Step_Head : constant array (Cycle_Order.Step_Index)
-     of Json_Text.Object_Head :=
-     [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Object_Head (Step_Members (Step, "ran"), "detail")];
-   --  A step that ran, up to the value of its detail
-
-   Skipped_Step : constant Step_Fragments :=
-     [for Step in Cycle_Order.Step_Index =>
-        Json_Text.To_Fragment ("{" & Step_Members (Step, "skipped") & "}")];
-   --  A step that did not run, whole: it has no detail
-
    procedure Write_Identity
      (Json     : in out Json_Text.Builder;
       Stub     : Organs.Fixture;
@@ -259,6 +229,117 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Identity;
 
+   --  Whether Step runs in a turn of Passes passes: every step outside the
+   --  passes, and the passes within the prefix (Turn_Cycle.Run's promise)
+   function Runs
+     (Step : Cycle_Order.Step_Index; Passes : Energy_Gate.Pass_Count)
+      return Boolean is
+     (Cycle_Order.Phase (Step) not in Cycle_Order.Pass_Phase
+      or else Natural (Cycle_Order.Pass_Of (Step)) <= Passes);
+
+   --  The structured result of every turn of Passes passes, with a hole for
+   --  each value that changes from turn to turn.  Fill_Structured fills the
+   --  holes in the order written here.
+   procedure Write_Shape
+     (Json     : in out Json_Text.Builder;
+      Identity : Json_Text.Builder;
+      Passes   : Energy_Gate.Pass_Count)
+   with Pre => Json.Inside_String = Identity.Inside_String;
+
+   procedure Write_Shape
+     (Json     : in out Json_Text.Builder;
+      Identity : Json_Text.Builder;
+      Passes   : Energy_Gate.Pass_Count)
+   is
+      use Json_Text;
+   begin
+      Json.Start_Object;
+      Json.Key ("session");
+      Json.Start_Object;
+      Json.Key ("uid");
+      Json.Hole (Text_Hole);
+      Json.Key ("channel");
+      Json.Hole (Text_Hole);
+      Json.Key ("server");
+      Json.Hole (Text_Hole);
+      Json.End_Object;
+      Json.Key ("turn");
+      Json.Hole (Number_Hole);
+      Json.Key ("energy");
+      Json.Hole (Number_Hole);
+      Json.Int_Field ("passes_run", Long_Long_Integer (Passes));
+      Json.Key ("steps");
+      Json.Start_Array;
+      for Step in Cycle_Order.Step_Index loop
+         Json.Start_Object;
+         Json.Int_Field ("index", Long_Long_Integer (Step));
+         Json.Text_Field ("name", Cycle_Order.Name (Step));
+         Json.Text_Field ("organ", Cycle_Order.Organ (Step));
+         if Runs (Step, Passes) then
+            Json.Text_Field ("status", "ran");
+            Json.Key ("detail");
+            Json.Hole (Text_Hole);
+         else
+            Json.Text_Field ("status", "skipped");
+         end if;
+         Json.End_Object;
+      end loop;
+      Json.End_Array;
+      Json.Key ("route");
+      Json.Start_Object;
+      Json.Key ("intent");
+      Json.Hole (Text_Hole);
+      Json.Key ("target");
+      Json.Hole (Text_Hole);
+      Json.End_Object;
+      Json.Key ("coherence");
+      Json.Start_Object;
+      Json.Key ("score");
+      Json.Hole (Number_Hole);
+      Json.Key ("drift");
+      Json.Hole (Number_Hole);
+      Json.End_Object;
+      Json.Key ("output");
+      Json.Hole (Text_Hole);
+      Json.Key ("identity");
+      Json.Raw_Document (Identity);
+      Json.End_Object;
+   end Write_Shape;
+
+   procedure Fill_Structured
+     (Json    : in out Json_Text.Builder;
+      Shape   : Json_Text.Template;
+      Request : Turn_Request;
+      Trace   : Turn_Cycle.Turn_Trace)
+   with Post => not Json.Is_Filling;
+   --  Shape, Write_Shape's template for Trace.Passes, filled with Trace
+
+   procedure Fill_Structured
+     (Json    : in out Json_Text.Builder;
+      Shape   : Json_Text.Template;
+      Request : Turn_Request;
+      Trace   : Turn_Cycle.Turn_Trace)
+   is
+      use type Turn_Cycle.Step_Status;
+   begin
+      Json.Start_Filling (Shape);
+      Json.Fill_Text (To_String (Request.Uid));
+      Json.Fill_Text (To_String (Request.Channel));
+      Json.Fill_Text (To_String (Request.Server));
+      Json.Fill_Int (Long_Long_Integer (Trace.Turn));
+      Json.Fill_Fraction (Trace.Energy);
+      for Step in Cycle_Order.Step_Index loop
+         if Trace.Steps (Step).Status = Turn_Cycle.Ran then
+            Json.Fill_Text (Trace.Texts, Trace.Steps (Step).Detail);
+         end if;
+      end loop;
+      Json.Fill_Text (Organs.Intent_Name (Trace.Intent));
+      Json.Fill_Text (Trace.Texts, Trace.Route);
+      Json.Fill_Fraction (Trace.Coherence);
+      Json.Fill_Fraction (Trace.Drift);
+      Json.Fill_Text (Trace.Texts, Trace.Output);
+   end Fill_Structured;
+
    procedure Set_Identity
      (Scratch  : in out Trace_Copies;
       Stub     : Organs.Fixture;
@@ -266,92 +347,36 @@ package body Turn_Tool is
    begin
       Write_Identity (Scratch.Identity_Plain, Stub, Identity);
       Write_Identity (Scratch.Identity_Quoted, Stub, Identity);
+      --  The shapes carry the identity: they are written again
+      for Passes in Energy_Gate.Pass_Count loop
+         Json_Text.Free (Scratch.Plain_Shapes (Passes));
+         Json_Text.Free (Scratch.Quoted_Shapes (Passes));
+      end loop;
    end Set_Identity;
 
-   --  The member names of a turn's result
-   package Names is
-      function Name (Text : String) return Json_Text.Member_Name
-        renames Json_Text.To_Member_Name;
-      Session    : constant Json_Text.Member_Name := Name ("session");
-      Uid        : constant Json_Text.Member_Name := Name ("uid");
-      Channel    : constant Json_Text.Member_Name := Name ("channel");
-      Server     : constant Json_Text.Member_Name := Name ("server");
-      Turn       : constant Json_Text.Member_Name := Name ("turn");
-      Energy     : constant Json_Text.Member_Name := Name ("energy");
-      Passes_Run : constant Json_Text.Member_Name := Name ("passes_run");
-      Steps      : constant Json_Text.Member_Name := Name ("steps");
-      Route      : constant Json_Text.Member_Name := Name ("route");
-      Intent     : constant Json_Text.Member_Name := Name ("intent");
-      Target     : constant Json_Text.Member_Name := Name ("target");
-      Coherence  : constant Json_Text.Member_Name := Name ("coherence");
-      Score      : constant Json_Text.Member_Name := Name ("score");
-      Drift      : constant Json_Text.Member_Name := Name ("drift");
-      Output     : constant Json_Text.Member_Name := Name ("output");
-      Identity   : constant Json_Text.Member_Name := Name ("identity");
-      Content    : constant Json_Text.Member_Name := Name ("content");
-      Type_Name  : constant Json_Text.Member_Name := Name ("type");
-      Text       : constant Json_Text.Member_Name := Name ("text");
-      Structured : constant Json_Text.Member_Name :=
-        Name ("structuredContent");
-   end Names;
-
-   procedure Write_Structured
-     (Json     : in out Json_Text.Builder;
+   --  The template of Passes's shape in Json's form, written the first time
+   --  a turn of that shape is answered
+   procedure Find_Shape
+     (Shapes   : in out Shape_Templates;
+      Json     : in out Json_Text.Builder;
       Identity : Json_Text.Builder;
-      Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace)
+      Passes   : Energy_Gate.Pass_Count)
    with Pre => Json.Inside_String = Identity.Inside_String;
-   --  Identity in Json's form is copied as it stands
 
-   procedure Write_Structured
-     (Json     : in out Json_Text.Builder;
+   procedure Find_Shape
+     (Shapes   : in out Shape_Templates;
+      Json     : in out Json_Text.Builder;
       Identity : Json_Text.Builder;
-      Request  : Turn_Request;
-      Trace    : Turn_Cycle.Turn_Trace)
+      Passes   : Energy_Gate.Pass_Count)
    is
-      use type Turn_Cycle.Step_Status;
+      use type Json_Text.Template;
    begin
-      Json.Start_Object;
-      Json.Key (Names.Session);
-      Json.Start_Object;
-      Json.Text_Field (Names.Uid, To_String (Request.Uid));
-      Json.Text_Field (Names.Channel, To_String (Request.Channel));
-      Json.Text_Field (Names.Server, To_String (Request.Server));
-      Json.End_Object;
-      Json.Int_Field (Names.Turn, Long_Long_Integer (Trace.Turn));
-      Json.Key (Names.Energy);
-      Json.Fraction (Trace.Energy);
-      Json.Int_Field (Names.Passes_Run, Long_Long_Integer (Trace.Passes));
-      Json.Key (Names.Steps);
-      Json.Start_Array;
-      for Step in Cycle_Order.Step_Index loop
-         if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Object
-              (Ran_Step_Head (Step), Trace.Texts, Trace.Steps (Step).Detail);
-         else
-            Json.Raw (Skipped_Step (Step));
-         end if;
-      end loop;
-      Json.End_Array;
-      Json.Key (Names.Route);
-      Json.Start_Object;
-      Json.Text_Field (Names.Intent, Organs.Intent_Name (Trace.Intent));
-      Json.Key (Names.Target);
-      Json.Text (Trace.Texts, Trace.Route);
-      Json.End_Object;
-      Json.Key (Names.Coherence);
-      Json.Start_Object;
-      Json.Key (Names.Score);
-      Json.Fraction (Trace.Coherence);
-      Json.Key (Names.Drift);
-      Json.Fraction (Trace.Drift);
-      Json.End_Object;
-      Json.Key (Names.Output);
-      Json.Text (Trace.Texts, Trace.Output);
-      Json.Key (Names.Identity);
-      Json.Raw_Document (Identity);
-      Json.End_Object;
-   end Write_Structured;
+      if Shapes (Passes) = Json_Text.No_Template then
+         Json.Reset;
+         Write_Shape (Json, Identity, Passes);
+         Shapes (Passes) := Json.To_Template;
+      end if;
+   end Find_Shape;
 
    procedure Write_Result
      (Json    : in out Json_Text.Builder;
@@ -359,16 +384,21 @@ package body Turn_Tool is
       Request : Turn_Request;
       Trace   : Turn_Cycle.Turn_Trace) is
    begin
+      Find_Shape (Scratch.Plain_Shapes, Scratch.Plain, Scratch.Identity_Plain,
+                  Trace.Passes);
+      Find_Shape (Scratch.Quoted_Shapes, Scratch.Quoted,
+                  Scratch.Identity_Quoted, Trace.Passes);
       Scratch.Plain.Reset;
-      Write_Structured (Scratch.Plain, Scratch.Identity_Plain, Request, Trace);
+      Fill_Structured
+        (Scratch.Plain, Scratch.Plain_Shapes (Trace.Passes), Request, Trace);
       Scratch.Quoted.Reset;
-      Write_Structured
-        (Scratch.Quoted, Scratch.Identity_Quoted, Request, Trace);
-      Json.Key (Names.Content);
+      Fill_Structured
+        (Scratch.Quoted, Scratch.Quoted_Shapes (Trace.Passes), Request, Trace);
+      Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
-      Json.Text_Field (Names.Type_Name, "text");
-      Json.Key (Names.Text);
+      Json.Text_Field ("type", "text");
+      Json.Key ("text");
       Json.Start_Text;
       Json.Text_Part (Trace.Texts, Trace.Output);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
@@ -376,7 +406,7 @@ package body Turn_Tool is
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
-      Json.Key (Names.Structured);
+      Json.Key ("structuredContent");
       Json.Raw_Document (Scratch.Plain);
       Json.Bool_Field ("isError", False);
    end Write_Result;

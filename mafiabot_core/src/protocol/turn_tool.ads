@@ -5,6 +5,7 @@
 --  other.
 
 with Ada.Strings.Unbounded;
+with Energy_Gate;
 with Json_Reader;
 with Json_Text;
 with Organs;
@@ -66,11 +67,18 @@ package Turn_Tool is
 
 private
 
+   type Shape_Templates is array (Energy_Gate.Pass_Count)
+     of Json_Text.Template;
+   --  The structured result of a turn by how many passes ran, with holes
+   --  for its values: written the first time such a turn is answered
+
    type Trace_Copies is limited record
       Plain           : Json_Text.Builder;
       Quoted          : Json_Text.Builder (Inside_String => True);
       Identity_Plain  : Json_Text.Builder;
       Identity_Quoted : Json_Text.Builder (Inside_String => True);
+      Plain_Shapes    : Shape_Templates := [others => Json_Text.No_Template];
+      Quoted_Shapes   : Shape_Templates := [others => Json_Text.No_Template];
    end record;
 
 end Turn_Tool;

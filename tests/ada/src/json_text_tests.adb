@@ -105,10 +105,6 @@ package body Json_Text_Tests is
         "say ""hi"" \ tab" & ASCII.HT & " nul" & ASCII.NUL & " lf" & ASCII.LF & " del" & Character'Val (127)
         & " caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
       Long   : constant String := '"' & [1 .. 5_000 => 'x'] & ASCII.LF & [1 .. 12_000 => 'y'] & '\';
-      Head   : constant Json_Text.Object_Head := Json_Text.To_Object_Head ("""m"":""a\""b"",""n"":[1,2]", "t");
-      Value  : constant Json_Text.Fragment := Json_Text.To_Fragment ("{""v"":""\\""}");
-      Long_Name  : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("long");
-      Inner_Name : constant Json_Text.Member_Name := Json_Text.To_Member_Name ("inner");
       Store        : Json_Text.Text_Store (64);
       Tricky_Part  : Json_Text.Stored_Text;
       Inner_Plain  : Json_Text.Builder;
@@ -125,11 +121,10 @@ package body Json_Text_Tests is
       begin
          Json.Start_Object;
          Json.Key ("h");
-         Json.Object (Head, Store, Tricky_Part);
+         Json.Text (Store, Tricky_Part);
          Json.Key ("a");
          Json.Start_Array;
          Json.Text (Tricky);
-         Json.Raw (Value);
          Json.Raw ("{""r"":""x\""y""}");
          Json.Int (-42);
          Json.Bool (True);
@@ -139,16 +134,16 @@ package body Json_Text_Tests is
          Json.Text_Part (Tricky);
          Json.End_Text;
          Json.End_Array;
-         Json.Text_Field (Long_Name, Long);
-         Json.Key (Inner_Name);
+         Json.Text_Field ("long", Long);
+         Json.Key ("inner");
          Json.Raw_Document (Inner);
          Json.Raw_Field ("s", """\n""");
          Json.End_Object;
       end Write;
 
       Expected : constant String :=
-        "{""h"":{""m"":""a\""b"",""n"":[1,2],""t"":""" & Plainly (Tricky)
-        & """},""a"":[""" & Plainly (Tricky) & """,{""v"":""\\""},{""r"":""x\""y""},-42,true,0.875,""" & Plainly ("part """ & Tricky)
+        "{""h"":""" & Plainly (Tricky)
+        & """,""a"":[""" & Plainly (Tricky) & """,{""r"":""x\""y""},-42,true,0.875,""" & Plainly ("part """ & Tricky)
         & """],""long"":""" & Plainly (Long) & """,""inner"":{""k"":""v\""w""},""s"":""\n""}";
 
       Reply        : Json_Text.Builder;
@@ -176,6 +171,95 @@ package body Json_Text_Tests is
       Assert (Reply_Quoted.Image = Plainly (Reply.Image),
               "into a builder inside a string, a quoted document is quoted once more");
    end Test_Inside_String;
+
+   --  A template filled in is the document written directly, in both forms,
+   --  as a whole document and as an item after another; Is_Filling says
+   --  when every hole has its value; a template without holes is copied.
+   procedure Test_Templates (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Json_Text;
+      Tricky : constant String := "say ""hi"" \ " & ASCII.LF & "caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
+      Store  : Text_Store (256);
+      Part   : Stored_Text;
+
+      --  The document, each hole's value written by Direct or left as a hole
+      procedure Write (Json : in out Builder; Direct : Boolean) is
+      begin
+         Json.Start_Object;
+         Json.Key ("a");
+         if Direct then
+            Json.Text (Tricky);
+         else
+            Json.Hole (Text_Hole);
+         end if;
+         Json.Key ("n");
+         if Direct then
+            Json.Int (-42);
+         else
+            Json.Hole (Number_Hole);
+         end if;
+         Json.Key ("l");
+         Json.Start_Array;
+         if Direct then
+            Json.Text (Tricky);
+         else
+            Json.Hole (Text_Hole);
+         end if;
+         if Direct then
+            Json.Fraction (875);
+         else
+            Json.Hole (Number_Hole);
+         end if;
+         Json.End_Array;
+         Json.Text_Field ("t", "x""y");
+         Json.End_Object;
+      end Write;
+
+      procedure Check (Inside_String : Boolean) is
+         Skeleton, Direct, Filled : Builder (Inside_String);
+         Pattern : Template;
+         Form    : constant String := (if Inside_String then "quoted: " else "plain: ");
+      begin
+         Write (Skeleton, Direct => False);
+         Assert (Skeleton.Hole_Count = 4, Form & "four holes written");
+         Pattern := Skeleton.To_Template;
+         Assert (Is_Inside_String (Pattern) = Inside_String, Form & "the template keeps its form");
+         for Round in 1 .. 2 loop
+            Direct.Reset;
+            Filled.Reset;
+            Direct.Start_Array;
+            Filled.Start_Array;
+            Direct.Int (1);
+            Filled.Int (1);
+            Write (Direct, Direct => True);
+            Filled.Start_Filling (Pattern);
+            Assert (Filled.Is_Filling and then Filled.Next_Hole = Text_Hole, Form & "the first hole is a text");
+            Filled.Fill_Text (Tricky);
+            Filled.Fill_Int (-42);
+            Filled.Fill_Text (Store, Part);
+            Assert (Filled.Next_Hole = Number_Hole, Form & "the last hole is a number");
+            Filled.Fill_Fraction (875);
+            Assert (not Filled.Is_Filling, Form & "no hole is left");
+            Direct.End_Array;
+            Filled.End_Array;
+            Assert (Filled.Image = Direct.Image, Form & "filled as written, round" & Round'Image & ": " & Filled.Image);
+         end loop;
+         Free (Pattern);
+         Assert (Pattern = No_Template, Form & "a freed template is none");
+         Skeleton.Reset;
+         Skeleton.Text_Field ("k", Tricky);
+         Assert (Skeleton.Hole_Count = 0, Form & "Reset forgets the holes");
+         Pattern := Skeleton.To_Template;
+         Filled.Reset;
+         Filled.Start_Filling (Pattern);
+         Assert (not Filled.Is_Filling and then Filled.Image = Skeleton.Image, Form & "no holes: copied whole");
+         Free (Pattern);
+      end Check;
+   begin
+      Keep (Store, Tricky, Part);
+      Check (Inside_String => False);
+      Check (Inside_String => True);
+   end Test_Templates;
 
    --  A stored text is written as Text writes the same string, in both forms,
    --  whatever byte sits at whatever offset: the store's escape test reads
@@ -231,6 +315,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
+      Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
       Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, tested once");
    end Register_Tests;
 
