@@ -315,17 +315,21 @@ package body Hermes_Protocol is
             Turn_Tool.Write_Refusal (Json, To_String (Request.Problem));
          else
             declare
+               function Value (Field : Turn_Tool.Argument) return String is
+                 (Turn_Tool.Value (Self.Reader, Line, Request, Field));
+               Uid     : constant String := Value (Turn_Tool.Uid);
+               Channel : constant String := Value (Turn_Tool.Channel);
+               Server  : constant String := Value (Turn_Tool.Server);
+               Key     : constant String :=
+                 Session_Keys.Key_Of (Uid, Channel, Server);
                Session : Session_Table.Session_Access;
                Trace   : Turn_Cycle.Turn_Trace;
-               Key     : constant String :=
-                 Session_Keys.Key_Of (To_String (Request.Uid),
-                                      To_String (Request.Channel),
-                                      To_String (Request.Server));
             begin
                Self.Sessions.Open (Self.Stub, Key, Session);
                Turn_Cycle.Run (Self.Stub, Session.all, Key,
-                               To_String (Request.Input), Trace);
-               Turn_Tool.Write_Result (Json, Self.Trace_Json, Request, Trace);
+                               Value (Turn_Tool.Input), Trace);
+               Turn_Tool.Write_Result
+                 (Json, Self.Trace_Json, Uid, Channel, Server, Trace);
             end;
          end if;
          Close_Result (Json, Modern);

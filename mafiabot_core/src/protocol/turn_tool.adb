@@ -6,7 +6,6 @@ package body Turn_Tool is
    use Json_Reader;
    use type Organs.Intent_Kind;
 
-   type Argument is (Input, Uid, Channel, Server);
    subtype Key_Part is Argument range Uid .. Server;
 
    Argument_Name : constant array (Argument) of access constant String :=
@@ -105,8 +104,7 @@ package body Turn_Tool is
       Line      : String;
       Arguments : Json_Reader.Node_Id) return Turn_Request
    is
-      Request : Turn_Request;
-      Given   : array (Argument) of Node_Id := [others => No_Node];
+      Given : Argument_Nodes := [others => No_Node];
       --  Each argument's value; of duplicates the last, as Member finds
 
       function Refuse (Problem : String) return Turn_Request is
@@ -162,11 +160,11 @@ package body Turn_Tool is
                return Refuse (Problem);
             end if;
          end;
-         declare
-            Value : constant String := Text (Message, Line, Given (Field));
-            Name  : String renames Argument_Name (Field).all;
-         begin
-            if Field in Key_Part then
+         if Field in Key_Part then
+            declare
+               Value : constant String := Text (Message, Line, Given (Field));
+               Name  : String renames Argument_Name (Field).all;
+            begin
                if Value'Length = 0 then
                   return Refuse ("invalid argument '" & Name
                                  & "': must not be empty");
@@ -181,18 +179,19 @@ package body Turn_Tool is
                                  & "': control characters are not"
                                  & " allowed");
                end if;
-            end if;
-            case Field is
-               when Input => Request.Input := To_Unbounded_String (Value);
-               when Uid => Request.Uid := To_Unbounded_String (Value);
-               when Channel => Request.Channel := To_Unbounded_String (Value);
-               when Server => Request.Server := To_Unbounded_String (Value);
-            end case;
-         end;
+            end;
+         end if;
       end loop;
-      Request.Valid := True;
-      return Request;
+      return (Valid => True, Problem => Null_Unbounded_String,
+              Given => Given);
    end Check_Arguments;
+
+   function Value
+     (Message : Json_Reader.Document;
+      Line    : String;
+      Request : Turn_Request;
+      Field   : Argument) return String is
+     (Text (Message, Line, Request.Given (Field)));
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String)
    is
@@ -307,25 +306,25 @@ package body Turn_Tool is
    end Write_Shape;
 
    procedure Fill_Structured
-     (Json    : in out Json_Text.Builder;
-      Shape   : Json_Text.Template;
-      Request : Turn_Request;
-      Trace   : Turn_Cycle.Turn_Trace)
+     (Json                 : in out Json_Text.Builder;
+      Shape                : Json_Text.Template;
+      Uid, Channel, Server : String;
+      Trace                : Turn_Cycle.Turn_Trace)
    with Post => not Json.Is_Filling;
    --  Shape, Write_Shape's template for Trace.Passes, filled with Trace
 
    procedure Fill_Structured
-     (Json    : in out Json_Text.Builder;
-      Shape   : Json_Text.Template;
-      Request : Turn_Request;
-      Trace   : Turn_Cycle.Turn_Trace)
+     (Json                 : in out Json_Text.Builder;
+      Shape                : Json_Text.Template;
+      Uid, Channel, Server : String;
+      Trace                : Turn_Cycle.Turn_Trace)
    is
       use type Turn_Cycle.Step_Status;
    begin
       Json.Start_Filling (Shape);
-      Json.Fill_Text (To_String (Request.Uid));
-      Json.Fill_Text (To_String (Request.Channel));
-      Json.Fill_Text (To_String (Request.Server));
+      Json.Fill_Text (Uid);
+      Json.Fill_Text (Channel);
+      Json.Fill_Text (Server);
       Json.Fill_Int (Long_Long_Integer (Trace.Turn));
       Json.Fill_Fraction (Trace.Energy);
       for Step in Cycle_Order.Step_Index loop
@@ -379,10 +378,10 @@ package body Turn_Tool is
    end Find_Shape;
 
    procedure Write_Result
-     (Json    : in out Json_Text.Builder;
-      Scratch : in out Trace_Copies;
-      Request : Turn_Request;
-      Trace   : Turn_Cycle.Turn_Trace) is
+     (Json                 : in out Json_Text.Builder;
+      Scratch              : in out Trace_Copies;
+      Uid, Channel, Server : String;
+      Trace                : Turn_Cycle.Turn_Trace) is
    begin
       Find_Shape (Scratch.Plain_Shapes, Scratch.Plain, Scratch.Identity_Plain,
                   Trace.Passes);
@@ -390,10 +389,12 @@ package body Turn_Tool is
                   Scratch.Identity_Quoted, Trace.Passes);
       Scratch.Plain.Reset;
       Fill_Structured
-        (Scratch.Plain, Scratch.Plain_Shapes (Trace.Passes), Request, Trace);
+        (Scratch.Plain, Scratch.Plain_Shapes (Trace.Passes), Uid, Channel,
+         Server, Trace);
       Scratch.Quoted.Reset;
       Fill_Structured
-        (Scratch.Quoted, Scratch.Quoted_Shapes (Trace.Passes), Request, Trace);
+        (Scratch.Quoted, Scratch.Quoted_Shapes (Trace.Passes), Uid, Channel,
+         Server, Trace);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;

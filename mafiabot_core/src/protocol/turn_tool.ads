@@ -23,14 +23,17 @@ package Turn_Tool is
    procedure Write_Definition (Json : in out Json_Text.Builder);
    --  The tool object of tools/list
 
+   type Argument is (Input, Uid, Channel, Server);
+
+   type Argument_Nodes is array (Argument) of Json_Reader.Node_Id;
+
    type Turn_Request is record
       Valid   : Boolean := False;
       Problem : Unbounded_String;
       --  Why the arguments were refused, naming the field
-      Input   : Unbounded_String;
-      Uid     : Unbounded_String;
-      Channel : Unbounded_String;
-      Server  : Unbounded_String;
+      Given   : Argument_Nodes := [others => Json_Reader.No_Node];
+      --  Each argument's string in the message, once Valid: read where it
+      --  stands rather than copied
    end record;
 
    function Check_Arguments
@@ -41,6 +44,14 @@ package Turn_Tool is
    --  Exactly the strings input, uid, channel and server; key parts
    --  non-empty, at most 256 bytes, free of control characters.  Absent
    --  arguments (No_Node) read as an empty object.
+
+   function Value
+     (Message : Json_Reader.Document;
+      Line    : String;
+      Request : Turn_Request;
+      Field   : Argument) return String
+   with Pre => Request.Valid and then Json_Reader.Is_Line_Of (Message, Line);
+   --  The argument's string, decoded
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
@@ -57,10 +68,10 @@ package Turn_Tool is
    --  written once for all the results written with Scratch
 
    procedure Write_Result
-     (Json    : in out Json_Text.Builder;
-      Scratch : in out Trace_Copies;
-      Request : Turn_Request;
-      Trace   : Turn_Cycle.Turn_Trace);
+     (Json                 : in out Json_Text.Builder;
+      Scratch              : in out Trace_Copies;
+      Uid, Channel, Server : String;
+      Trace                : Turn_Cycle.Turn_Trace);
    --  The members of a successful tools/call result: content (the output,
    --  then the structured result as JSON text), structuredContent, isError.
    --  Set_Identity must have been called on Scratch.
