@@ -73,6 +73,7 @@ package body Json_Text is
       Self.Last := 0;
       Self.Level := 0;
       Self.After_Key := False;
+      Self.In_Text := False;
       Self.Hole_Last := 0;
       Self.Pattern := No_Template;
    end Reset;
@@ -367,6 +368,7 @@ package body Json_Text is
    begin
       Before_Value (Self);
       Put_Quote (Self);
+      Self.In_Text := True;
    end Start_Text;
 
    procedure Text_Part (Self : in out Builder; Value : String) is
@@ -391,6 +393,7 @@ package body Json_Text is
    procedure End_Text (Self : in out Builder) is
    begin
       Put_Quote (Self);
+      Self.In_Text := False;
    end End_Text;
 
    procedure Raw (Self : in out Builder; Json : String) is
@@ -546,16 +549,32 @@ package body Json_Text is
       Self.Next := 1;
    end Start_Filling;
 
+   procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
+   is
+   begin
+      Self.Pattern := Pattern;
+      Put (Self, Pattern.Segments (0).all);
+      Self.Next := 1;
+   end Start_Filling_Part;
+
+   --  A text hole's value is escaped as the template's form needs: once
+   --  more than its own builder's form when an Inside_String template is
+   --  filled within a plain builder's text
    procedure Fill_Text
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
-      Put_Stored (Self, Store, Part);
+      if Part.Clean then
+         Put (Self, Store.Data (Part.First .. Part.Last));
+      else
+         Put_Escaped (Self, Store.Data (Part.First .. Part.Last),
+                      Twice => Self.Pattern.Inside_String);
+      end if;
       Put_Next_Segment (Self);
    end Fill_Text;
 
    procedure Fill_Text (Self : in out Builder; Value : String) is
    begin
-      Put_Text (Self, Value);
+      Put_Escaped (Self, Value, Twice => Self.Pattern.Inside_String);
       Put_Next_Segment (Self);
    end Fill_Text;
 

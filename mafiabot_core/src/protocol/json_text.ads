@@ -162,6 +162,17 @@ package Json_Text is
    with Pre => Pattern /= No_Template;
    --  The form Pattern was written in
 
+   function Is_In_Text (Self : Builder) return Boolean;
+   --  Between Start_Text and End_Text
+
+   procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
+   with Pre => Pattern /= No_Template and then Is_Inside_String (Pattern)
+               and then not Self.Inside_String and then Is_In_Text (Self)
+               and then not Is_Filling (Self);
+   --  Pattern's document as JSON text within the text being written, up to
+   --  its first hole: a document written Inside_String is already quoted
+   --  as a string's characters, and its holes are filled the same way
+
    procedure Fill_Text
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole
@@ -225,6 +236,7 @@ private
       Level     : Natural range 0 .. Max_Nesting := 0;
       Has_Items : Comma_Flags := [others => False];
       After_Key : Boolean := False;
+      In_Text   : Boolean := False;
       Holes     : Hole_Marks;
       Hole_Last : Natural range 0 .. Max_Holes := 0;
       --  Holes (1 .. Hole_Last) are the holes written since Reset
@@ -245,6 +257,8 @@ private
 
    function Is_Inside_String (Pattern : Template) return Boolean is
      (Pattern.Inside_String);
+
+   function Is_In_Text (Self : Builder) return Boolean is (Self.In_Text);
 
    type Text_Store (Capacity : Natural) is limited record
       Data : String (1 .. Capacity);

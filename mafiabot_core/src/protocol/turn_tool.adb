@@ -307,21 +307,20 @@ package body Turn_Tool is
 
    procedure Fill_Structured
      (Json                 : in out Json_Text.Builder;
-      Shape                : Json_Text.Template;
       Uid, Channel, Server : String;
       Trace                : Turn_Cycle.Turn_Trace)
-   with Post => not Json.Is_Filling;
-   --  Shape, Write_Shape's template for Trace.Passes, filled with Trace
+   with Pre  => Json.Is_Filling,
+        Post => not Json.Is_Filling;
+   --  The holes of Write_Shape's template for Trace.Passes, being filled
+   --  in Json, filled with Trace
 
    procedure Fill_Structured
      (Json                 : in out Json_Text.Builder;
-      Shape                : Json_Text.Template;
       Uid, Channel, Server : String;
       Trace                : Turn_Cycle.Turn_Trace)
    is
       use type Turn_Cycle.Step_Status;
    begin
-      Json.Start_Filling (Shape);
       Json.Fill_Text (Uid);
       Json.Fill_Text (Channel);
       Json.Fill_Text (Server);
@@ -387,14 +386,6 @@ package body Turn_Tool is
                   Trace.Passes);
       Find_Shape (Scratch.Quoted_Shapes, Scratch.Quoted,
                   Scratch.Identity_Quoted, Trace.Passes);
-      Scratch.Plain.Reset;
-      Fill_Structured
-        (Scratch.Plain, Scratch.Plain_Shapes (Trace.Passes), Uid, Channel,
-         Server, Trace);
-      Scratch.Quoted.Reset;
-      Fill_Structured
-        (Scratch.Quoted, Scratch.Quoted_Shapes (Trace.Passes), Uid, Channel,
-         Server, Trace);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
@@ -403,12 +394,14 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Text_Part (Trace.Texts, Trace.Output);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Json.Text_Part_Document (Scratch.Quoted);
+      Json.Start_Filling_Part (Scratch.Quoted_Shapes (Trace.Passes));
+      Fill_Structured (Json, Uid, Channel, Server, Trace);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Json.Raw_Document (Scratch.Plain);
+      Json.Start_Filling (Scratch.Plain_Shapes (Trace.Passes));
+      Fill_Structured (Json, Uid, Channel, Server, Trace);
       Json.Bool_Field ("isError", False);
    end Write_Result;
 

@@ -173,8 +173,10 @@ package body Json_Text_Tests is
    end Test_Inside_String;
 
    --  A template filled in is the document written directly, in both forms,
-   --  as a whole document and as an item after another; Is_Filling says
-   --  when every hole has its value; a template without holes is copied.
+   --  as a whole document and as an item after another, and a quoted one
+   --  within a plain builder's text is the same document quoted there;
+   --  Is_Filling says when every hole has its value; a template without
+   --  holes is copied.
    procedure Test_Templates (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       use Json_Text;
@@ -244,6 +246,37 @@ package body Json_Text_Tests is
             Filled.End_Array;
             Assert (Filled.Image = Direct.Image, Form & "filled as written, round" & Round'Image & ": " & Filled.Image);
          end loop;
+         if Inside_String then
+            --  Filled as part of a plain builder's text: the text a
+            --  filled quoted document would make there
+            declare
+               By_Document, By_Part : Builder;
+            begin
+               Filled.Reset;
+               Filled.Start_Filling (Pattern);
+               Filled.Fill_Text (Tricky);
+               Filled.Fill_Int (-42);
+               Filled.Fill_Text (Store, Part);
+               Filled.Fill_Fraction (875);
+               By_Document.Start_Text;
+               By_Document.Text_Part ("before ");
+               By_Document.Text_Part_Document (Filled);
+               By_Document.End_Text;
+               By_Part.Start_Text;
+               Assert (By_Part.Is_In_Text, "Start_Text opens a text");
+               By_Part.Text_Part ("before ");
+               By_Part.Start_Filling_Part (Pattern);
+               By_Part.Fill_Text (Tricky);
+               By_Part.Fill_Int (-42);
+               By_Part.Fill_Text (Store, Part);
+               By_Part.Fill_Fraction (875);
+               Assert (not By_Part.Is_Filling, "no hole is left in the part");
+               By_Part.End_Text;
+               Assert (not By_Part.Is_In_Text, "End_Text closes it");
+               Assert (By_Part.Image = By_Document.Image,
+                       "a quoted template filled within a text: " & By_Part.Image);
+            end;
+         end if;
          Free (Pattern);
          Assert (Pattern = No_Template, Form & "a freed template is none");
          Skeleton.Reset;
