@@ -1,6 +1,7 @@
 with Ada.Unchecked_Deallocation;
 with Interfaces.C;
 with System;
+with System.Storage_Elements;
 with GNAT.OS_Lib;
 
 package body Stdio_Channel is
@@ -15,6 +16,29 @@ package body Stdio_Channel is
    --  _exit, not exit: safe inside a signal handler
 
    type Heap_Text is access String;
+
+   function C_Memchr
+     (From : System.Address; Byte : Interfaces.C.int; Count : Interfaces.C.size_t)
+      return System.Address
+   with Import, Convention => C, External_Name => "memchr";
+
+   --  The index of the first LF in Text, or 0: libc's memchr reads a word
+   --  or a vector at a time, where a loop would test each byte of a line
+   function LF_Index (Text : String) return Natural is
+      use type System.Address;
+      use type System.Storage_Elements.Storage_Offset;
+      Found : System.Address;
+   begin
+      if Text'Length = 0 then
+         return 0;
+      end if;
+      Found := C_Memchr (Text (Text'First)'Address, Character'Pos (ASCII.LF),
+                         Interfaces.C.size_t (Text'Length));
+      if Found = System.Null_Address then
+         return 0;
+      end if;
+      return Text'First + Natural (Found - Text (Text'First)'Address);
+   end LF_Index;
 
    procedure Free is new Ada.Unchecked_Deallocation (String, Heap_Text);
 
@@ -109,11 +133,14 @@ package body Stdio_Channel is
             Start : Positive := 1;
          begin
             exit when Got <= 0;
-            for Index in 1 .. Got loop
-               if Chunk (Index) = ASCII.LF then
-                  Finish (Chunk (Start .. Index - 1));
-                  Start := Index + 1;
-               end if;
+            loop
+               declare
+                  LF : constant Natural := LF_Index (Chunk (Start .. Got));
+               begin
+                  exit when LF = 0;
+                  Finish (Chunk (Start .. LF - 1));
+                  Start := LF + 1;
+               end;
             end loop;
             if Start <= Got then
                Keep (Chunk (Start .. Got));
