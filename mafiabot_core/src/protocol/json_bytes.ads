@@ -1,8 +1,10 @@
---  Eight bytes of a JSON text tested at once for one that ends a plain run
---  inside a string: a quote, a backslash or a control character.  The bit
---  tricks of "has a zero byte" and "has a byte less than n" answer exactly
---  whether such a byte is among the eight, whatever the byte order; the
+--  The bytes of a JSON text tested many at once for one that ends a plain
+--  run inside a string: a quote, a backslash or a control character.  The
+--  bit tricks of "has a zero byte" and "has a byte less than n" answer
+--  exactly whether such a byte is among eight, whatever the byte order; the
 --  writer's escaper and the reader's string scan pass clean text with them.
+--  Is_Plain tests a whole text, sixteen bytes an instruction: its body is
+--  compiled with the vectorizer (see mafiabot_core.gpr).
 
 private with Ada.Unchecked_Conversion;
 
@@ -15,6 +17,9 @@ package Json_Bytes is
 
    function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
    --  Is_Plain_Run, and every byte ASCII: eight whole characters
+
+   function Is_Plain (Text : String) return Boolean;
+   --  No quote, no backslash and no byte below 16#20# in Text
 
 private
 

@@ -302,25 +302,6 @@ package body Json_Text is
       Put_Quote (Self);
    end Text;
 
-   --  No byte of Value needs an escape: eight bytes tested at a time, the
-   --  last eight again where its length is not a multiple of eight
-   function Is_Clean (Value : String) return Boolean is
-      pragma Suppress (Index_Check);
-      pragma Suppress (Overflow_Check);
-      pragma Suppress (Range_Check);
-      First : Natural := Value'First;
-   begin
-      if Value'Length < 8 then
-         return (for all C of Value => not Needs_Escape (C));
-      end if;
-      while First + 7 < Value'Last loop
-         if not Json_Bytes.Is_Plain_Run (Value (First .. First + 7)) then
-            return False;
-         end if;
-         First := First + 8;
-      end loop;
-      return Json_Bytes.Is_Plain_Run (Value (Value'Last - 7 .. Value'Last));
-   end Is_Clean;
 
    procedure Clear (Store : in out Text_Store) is
    begin
@@ -334,7 +315,7 @@ package body Json_Text is
    begin
       Store.Data (First .. First + Value'Length - 1) := Value;
       Store.Last := Store.Last + Value'Length;
-      Part := (First => First, Last => Store.Last, Clean => Is_Clean (Value));
+      Part := (First => First, Last => Store.Last, Clean => Json_Bytes.Is_Plain (Value));
    end Keep;
 
    --  A stored text's characters, in this builder's form

@@ -295,9 +295,9 @@ package body Json_Text_Tests is
    end Test_Templates;
 
    --  A stored text is written as Text writes the same string, in both forms,
-   --  whatever byte sits at whatever offset: the store's escape test reads
-   --  eight bytes at a time and the last eight again, so every length from
-   --  empty past two words and every position of the one byte that needs an
+   --  whatever byte sits at whatever offset: the store's escape test runs
+   --  sixteen bytes a step, then byte by byte, so every length from empty
+   --  past two steps and every position of the one byte that needs an
    --  escape is tried, among clean texts kept before and after it.
    procedure Test_Stored_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
@@ -305,7 +305,7 @@ package body Json_Text_Tests is
       Codes : constant array (Positive range <>) of Natural := [0, 9, 31, 32, 34, 92, 127, 16#C3#];
    begin
       for Code of Codes loop
-         for Length in 0 .. 20 loop
+         for Length in 0 .. 40 loop
             for Offset in 0 .. Integer'Max (Length - 1, 0) loop
                Json_Text.Clear (Store);
                declare
