@@ -53,9 +53,7 @@ package body Organs.Cognition is
                end if;
             end;
          end loop;
-         for K in reverse Low .. Count loop
-            Hashes (K + 1) := Hashes (K);
-         end loop;
+         Hashes (Low + 1 .. Count + 1) := Hashes (Low .. Count);
          Hashes (Low) := Hash;
          Count := Count + 1;
       end Insert;
