@@ -197,6 +197,7 @@ package body Turn_Cycle is
       --  session's next turns only.
       Organs.Drive_Box.Spend (Session.Reservoir, Stub, Trace.Passes);
       Organs.Morag.Remember (Session.Memory, Stub, Input);
+      Json_Text.Seal (Trace.Texts);
    end Run;
 
 end Turn_Cycle;

@@ -42,8 +42,8 @@ package Turn_Cycle is
       Output    : Span;
       Texts     : Json_Text.Text_Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing
-      --  for its trace, and the trace, written twice as JSON, tests each
-      --  text for escapes once
+      --  for its trace, and the trace, written twice as JSON, is tested
+      --  for escapes once, in one pass, when the turn is over (sealed)
    end record;
 
    function Text_Of (Trace : Turn_Trace; Part : Span) return String is
@@ -59,6 +59,7 @@ package Turn_Cycle is
    with
      Post =>
        Trace.Turn = Session.Turns
+       and then Json_Text.Is_Sealed (Trace.Texts)
        and then
          (for all Step in Cycle_Order.Step_Index =>
             (if Cycle_Order.Phase (Step) in Cycle_Order.Pass_Phase then

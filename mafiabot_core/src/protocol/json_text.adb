@@ -306,6 +306,8 @@ package body Json_Text is
    procedure Clear (Store : in out Text_Store) is
    begin
       Store.Last := 0;
+      Store.Sealed := 0;
+      Store.Plain_Last := 0;
    end Clear;
 
    procedure Keep
@@ -315,15 +317,28 @@ package body Json_Text is
    begin
       Store.Data (First .. First + Value'Length - 1) := Value;
       Store.Last := Store.Last + Value'Length;
-      Part := (First => First, Last => Store.Last, Clean => Json_Bytes.Is_Plain (Value));
+      Part := (First => First, Last => Store.Last);
    end Keep;
+
+   --  A turn's texts are short and many: one pass over them all costs less
+   --  than a test of each, and nearly always finds nothing to escape
+   procedure Seal (Store : in out Text_Store) is
+   begin
+      if Store.Plain_Last = Store.Sealed
+        and then Json_Bytes.Is_Plain
+                   (Store.Data (Store.Sealed + 1 .. Store.Last))
+      then
+         Store.Plain_Last := Store.Last;
+      end if;
+      Store.Sealed := Store.Last;
+   end Seal;
 
    --  A stored text's characters, in this builder's form
    procedure Put_Stored
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
    with Inline is
    begin
-      if Part.Clean then
+      if Part.Last <= Store.Plain_Last then
          Put (Self, Store.Data (Part.First .. Part.Last));
       else
          Put_Text (Self, Store.Data (Part.First .. Part.Last));
@@ -544,7 +559,7 @@ package body Json_Text is
    procedure Fill_Text
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
-      if Part.Clean then
+      if Part.Last <= Store.Plain_Last then
          Put (Self, Store.Data (Part.First .. Part.Last));
       else
          Put_Escaped (Self, Store.Data (Part.First .. Part.Last),

@@ -54,8 +54,9 @@ package Json_Text is
 
    type Text_Store (Capacity : Natural) is limited private;
    --  Texts kept back to back to be written later, some of them many times.
-   --  Each is tested once, when it is kept, for a byte a JSON string must
-   --  escape: a builder copies a clean one as it stands, in either form.
+   --  Sealed, the store tests all its texts at once for a byte a JSON
+   --  string must escape: while it holds none, a builder copies each text
+   --  as it stands, in either form, and only tests each otherwise.
 
    type Stored_Text is private;
    --  One text of a store (empty by default)
@@ -71,6 +72,13 @@ package Json_Text is
    with Pre  => Value'Length <= Room (Store),
         Post => Room (Store) = Room (Store)'Old - Value'Length
                 and then Is_Kept (Store, Part);
+
+   procedure Seal (Store : in out Text_Store)
+   with Post => Is_Sealed (Store);
+   --  Test every text kept so far, in one pass over them all
+
+   function Is_Sealed (Store : Text_Store) return Boolean;
+   --  Nothing was kept since the last Seal (or Clear)
 
    function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean;
    --  Part is one of Store's texts since it was last cleared (or empty)
@@ -261,17 +269,22 @@ private
    function Is_In_Text (Self : Builder) return Boolean is (Self.In_Text);
 
    type Text_Store (Capacity : Natural) is limited record
-      Data : String (1 .. Capacity);
-      Last : Natural := 0;
+      Data       : String (1 .. Capacity);
+      Last       : Natural := 0;
       --  Data (1 .. Last) holds the texts kept since the last Clear
+      Sealed     : Natural := 0;
+      --  Data (1 .. Sealed) was tested by the last Seal
+      Plain_Last : Natural := 0;
+      --  No byte of Data (1 .. Plain_Last) needs an escape
    end record;
 
    type Stored_Text is record
       First : Positive := 1;
       Last  : Natural := 0;
-      Clean : Boolean := True;
-      --  No byte of Data (First .. Last) needs an escape
    end record;
+
+   function Is_Sealed (Store : Text_Store) return Boolean is
+     (Store.Sealed = Store.Last);
 
    function Room (Store : Text_Store) return Natural is
      (Store.Capacity - Store.Last);

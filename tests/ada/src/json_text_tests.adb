@@ -295,43 +295,68 @@ package body Json_Text_Tests is
    end Test_Templates;
 
    --  A stored text is written as Text writes the same string, in both forms,
-   --  whatever byte sits at whatever offset: the store's escape test runs
-   --  sixteen bytes a step, then byte by byte, so every length from empty
-   --  past two steps and every position of the one byte that needs an
-   --  escape is tried, among clean texts kept before and after it.
+   --  whatever byte sits at whatever offset, before and after the store is
+   --  sealed: the seal tests sixteen bytes a step, then byte by byte, so
+   --  every length from empty past two steps and every position of the one
+   --  byte that needs an escape is tried, among plain texts kept before and
+   --  after it, and in a second sealing after a first one.
    procedure Test_Stored_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       Store : Json_Text.Text_Store (4096);
       Codes : constant array (Positive range <>) of Natural := [0, 9, 31, 32, 34, 92, 127, 16#C3#];
+
+      procedure Check (Text : String; What : String) is
+         Part, After, Later : Json_Text.Stored_Text;
+      begin
+         Json_Text.Keep (Store, Text, Part);
+         Json_Text.Keep (Store, "plain after", After);
+         Assert (Json_Text.Text_Of (Store, Part) = Text, What & ": a kept text reads back as it was");
+         Assert (Json_Text.Is_Empty (Part) = (Text'Length = 0), What & ": only an empty text is empty");
+         for Seals in 0 .. 2 loop
+            --  The second seal tests only a plain text kept since the first
+            if Seals = 2 then
+               Json_Text.Keep (Store, "plain later", Later);
+            end if;
+            if Seals > 0 then
+               Json_Text.Seal (Store);
+               Assert (Json_Text.Is_Sealed (Store), What & ": sealed");
+            end if;
+            declare
+               By_Text, By_Part : Json_Text.Builder;
+               Quoted_By_Text, Quoted_By_Part : Json_Text.Builder (Inside_String => True);
+            begin
+               By_Text.Text (Text);
+               By_Text.Text ("plain after");
+               By_Part.Text (Store, Part);
+               By_Part.Text (Store, After);
+               Quoted_By_Text.Text (Text);
+               Quoted_By_Part.Text (Store, Part);
+               Assert (By_Part.Image = By_Text.Image,
+                       What & "," & Seals'Image & " seals: " & By_Part.Image);
+               Assert (Quoted_By_Part.Image = Quoted_By_Text.Image,
+                       What & "," & Seals'Image & " seals, quoted");
+            end;
+         end loop;
+      end Check;
    begin
       for Code of Codes loop
          for Length in 0 .. 40 loop
             for Offset in 0 .. Integer'Max (Length - 1, 0) loop
-               Json_Text.Clear (Store);
                declare
-                  Text : String := [1 .. Length => 'a'];
-                  Before, Part, After : Json_Text.Stored_Text;
-                  By_Text, By_Part    : Json_Text.Builder;
-                  Quoted_By_Text, Quoted_By_Part : Json_Text.Builder (Inside_String => True);
+                  Text  : String := [1 .. Length => 'a'];
+                  Plain : Json_Text.Stored_Text;
+                  What  : constant String := "byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image;
                begin
                   if Length > 0 then
                      Text (Text'First + Offset) := Character'Val (Code);
                   end if;
-                  Json_Text.Keep (Store, "clean before", Before);
-                  Json_Text.Keep (Store, Text, Part);
-                  Json_Text.Keep (Store, "clean after", After);
-                  Assert (Json_Text.Text_Of (Store, Part) = Text, "a kept text reads back as it was");
-                  Assert (Json_Text.Is_Empty (Part) = (Length = 0), "only an empty text is empty");
-                  By_Text.Text (Text);
-                  By_Part.Text (Store, Part);
-                  Quoted_By_Text.Text (Text);
-                  Quoted_By_Part.Text (Store, Part);
-                  By_Part.Text (Store, After);
-                  By_Text.Text ("clean after");
-                  Assert (By_Part.Image = By_Text.Image,
-                          "byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image & ": " & By_Part.Image);
-                  Assert (Quoted_By_Part.Image = Quoted_By_Text.Image,
-                          "quoted, byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image);
+                  Json_Text.Clear (Store);
+                  Json_Text.Keep (Store, "plain before", Plain);
+                  Check (Text, What);
+                  Json_Text.Clear (Store);
+                  Json_Text.Keep (Store, "plain, sealed first", Plain);
+                  Json_Text.Seal (Store);
+                  Check (Text, What & " after a first seal");
                end;
             end loop;
          end loop;
@@ -349,7 +374,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
-      Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, tested once");
+      Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
