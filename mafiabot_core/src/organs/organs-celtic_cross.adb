@@ -31,6 +31,6 @@ package body Organs.Celtic_Cross is
       return String is
      (Organs.Deck.Name (Stub, Result.Card)
       & (if Result.Reversed then ", reversed" else "")
-      & ", in " & To_String (Stub.Positions (Pass)));
+      & ", in " & Stub.Positions (Pass).all);
 
 end Organs.Celtic_Cross;

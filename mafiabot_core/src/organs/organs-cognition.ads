@@ -9,8 +9,8 @@ package Organs.Cognition is
 
    function Move_Name (Stub : Fixture; Way : Direction; Rank : Quarter)
      return String is
-     (To_String (if Way = Descent then Stub.Descent_Moves (Rank)
-                 else Stub.Ascent_Moves (Rank)));
+     (if Way = Descent then Stub.Descent_Moves (Rank).all
+      else Stub.Ascent_Moves (Rank).all);
    --  The fixture's name for the move of a pass: abstract, ..., commit
 
    function Reason

@@ -11,7 +11,7 @@ package Organs.Deck is
      (Positive (Stub.Cards.Length));
 
    function Name (Stub : Fixture; Which : Card) return String is
-     (Stub.Cards.Element (Which))
+     (Stub.Cards.Element (Which).all)
    with Pre => Which <= Size (Stub);
 
 end Organs.Deck;

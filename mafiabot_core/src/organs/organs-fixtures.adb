@@ -175,7 +175,8 @@ package body Organs.Fixtures is
       return Value;
    end Text_Field;
 
-   --  An array of exactly Count non-empty strings (any count when 0).
+   --  An array of exactly Count non-empty strings (any count when 0), each
+   --  made a fixture text
    function Text_List
      (Self : Reader; Parent : Node_Id; Field, Name : String;
       Count : Natural) return Text_Vectors.Vector
@@ -195,7 +196,8 @@ package body Organs.Fixtures is
             Fail (Self, Path_Of (Field, Name) & "[" & Image_Of (Natural (Index)) & "]",
                   "expected a non-empty string");
          end if;
-         Texts.Append (Text (Self.Document.all, Self.Text.all, List (Index)));
+         Texts.Append
+           (new String'(Text (Self.Document.all, Self.Text.all, List (Index))));
       end loop;
       return Texts;
    end Text_List;
@@ -286,7 +288,7 @@ package body Organs.Fixtures is
         (Integer_Field (Self, Identity, "identity", "seed",
                         0, Long_Long_Integer'Last));
       for Index in Result.Roles'Range loop
-         Result.Roles (Index) := To_Unbounded_String (Roles (Index));
+         Result.Roles (Index) := Roles (Index);
       end loop;
    end Read_Identity;
 
@@ -299,8 +301,7 @@ package body Organs.Fixtures is
         (Integer_Field (Self, Cross, "celtic_cross", "seed",
                         0, Long_Long_Integer'Last));
       for Pass in Result.Positions'Range loop
-         Result.Positions (Pass) :=
-           To_Unbounded_String (Positions (Positive (Pass)));
+         Result.Positions (Pass) := Positions (Positive (Pass));
       end loop;
    end Read_Cross;
 
@@ -345,8 +346,8 @@ package body Organs.Fixtures is
         Text_List (Self, Cognition, "cognition", "ascent", 4);
    begin
       for Rank in Quarter loop
-         Result.Descent_Moves (Rank) := To_Unbounded_String (Down (Rank));
-         Result.Ascent_Moves (Rank) := To_Unbounded_String (Up (Rank));
+         Result.Descent_Moves (Rank) := Down (Rank);
+         Result.Ascent_Moves (Rank) := Up (Rank);
       end loop;
    end Read_Cognition;
 
@@ -390,7 +391,7 @@ package body Organs.Fixtures is
                   if Has_Member (Self, Rule, Name) then
                      Found := Found + 1;
                      Made.Match := Match;
-                     Made.Word := To_Unbounded_String
+                     Made.Word := new String'
                        (Folded (Text_Field (Self, Rule, Field, Name)));
                   end if;
                end;

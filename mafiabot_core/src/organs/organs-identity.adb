@@ -33,7 +33,7 @@ package body Organs.Identity is
          & "## Big-3" & LF & LF);
    begin
       for Role in Cards'Range loop
-         Append (Text, "- " & To_String (Stub.Roles (Role)) & ": "
+         Append (Text, "- " & Stub.Roles (Role).all & ": "
                  & Organs.Deck.Name (Stub, Cards (Role)) & LF);
       end loop;
       Append (Text, LF & "(drawn from the " & To_String (Stub.Name)

@@ -11,7 +11,7 @@ package body Organs.Intender is
             --  and finalize its word (the reference is still a controlled
             --  object; the word is still copied out, once per rule)
             Rule : Intent_Rule renames Stub.Rules.Constant_Reference (Index);
-            Word : constant String := To_String (Rule.Word);
+            Word : String renames Rule.Word.all;
             Hit  : constant Boolean :=
               Lower'Length >= Word'Length
               and then

@@ -5,7 +5,6 @@
 --  start-up and read-only afterwards.
 
 with Ada.Characters.Handling;
-with Ada.Containers.Indefinite_Vectors;
 with Ada.Containers.Vectors;
 with Ada.Strings.Unbounded;
 with Interfaces;
@@ -42,16 +41,21 @@ package Organs is
    subtype Quarter is Positive range 1 .. 4;
    --  A pass's rank within its direction
 
-   type Move_Names is array (Quarter) of Unbounded_String;
-   type Position_Names is array (Energy_Gate.Pass_Index) of Unbounded_String;
-   type Role_Names is array (1 .. 3) of Unbounded_String;
+   type Fixture_Text is access constant String;
+   --  A text of the fixture, made once by the loader and read where it
+   --  stands, with no copy, for as long as the body runs (the fixture is
+   --  never freed: it lives as long)
+
+   type Move_Names is array (Quarter) of Fixture_Text;
+   type Position_Names is array (Energy_Gate.Pass_Index) of Fixture_Text;
+   type Role_Names is array (1 .. 3) of Fixture_Text;
 
    type Match_Kind is (Contains, Starts_With, Ends_With);
 
    type Intent_Rule is record
       Intent : Intent_Kind;
       Match  : Match_Kind;
-      Word   : Unbounded_String;
+      Word   : Fixture_Text;
    end record;
    --  One line of the C3 stub's table: lower-cased input matching Word
 
@@ -61,8 +65,8 @@ package Organs is
    end record;
    --  A session whose Drive-Box energy the fixture holds fixed
 
-   package Text_Vectors is new Ada.Containers.Indefinite_Vectors
-     (Positive, String);
+   package Text_Vectors is new Ada.Containers.Vectors
+     (Positive, Fixture_Text);
    package Rule_Vectors is new Ada.Containers.Vectors
      (Positive, Intent_Rule);
    package Pin_Vectors is new Ada.Containers.Vectors

@@ -216,7 +216,7 @@ package body Turn_Tool is
       Json.Key ("roles");
       Json.Start_Array;
       for Role of Stub.Roles loop
-         Json.Text (To_String (Role));
+         Json.Text (Role.all);
       end loop;
       Json.End_Array;
       Json.Key ("cards");
