@@ -530,8 +530,13 @@ package body Json_Text is
       end if;
    end Free;
 
-   --  After a hole's value: the template's text up to the next hole
+   --  After a hole's value: the template's text up to the next hole.  The
+   --  fills' precondition, Is_Filling, keeps Next within the segments of a
+   --  template that exists: the checks would repeat it some sixty times a
+   --  turn.
    procedure Put_Next_Segment (Self : in out Builder) with Inline is
+      pragma Suppress (Index_Check);
+      pragma Suppress (Access_Check);
    begin
       Put (Self, Self.Pattern.Segments (Self.Next).all);
       Self.Next := Self.Next + 1;
@@ -557,7 +562,10 @@ package body Json_Text is
    --  more than its own builder's form when an Inside_String template is
    --  filled within a plain builder's text
    procedure Fill_Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
+   is
+      --  Part is kept (the precondition): its bounds lie within Data
+      pragma Suppress (Index_Check);
    begin
       if Part.Last <= Store.Plain_Last then
          Put (Self, Store.Data (Part.First .. Part.Last));
