@@ -47,11 +47,14 @@ package body Json_Text is
    end Reserve;
 
    procedure Put (Self : in out Builder; Part : String) with Inline is
-      --  Reserve has made room for Part: the checks would cost more than
-      --  the copy of the short parts most calls bring
+      --  Reserve has made room for Part (and a buffer to hold it): the
+      --  checks would cost more than the copy of the short parts most calls
+      --  bring
       pragma Suppress (Index_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);
+      pragma Suppress (Length_Check);
+      pragma Suppress (Access_Check);
       First : constant Positive := Self.Last + 1;
    begin
       Reserve (Self, Part'Length);
