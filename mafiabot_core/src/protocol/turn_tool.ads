@@ -57,8 +57,9 @@ package Turn_Tool is
    --  A tool execution error (isError: true) saying Problem
 
    type Trace_Copies is limited private;
-   --  Scratch space for a turn's structured result: written once as JSON and
-   --  once already quoted as a string's text, then each copied into a reply
+   --  The structured result's templates, one for each number of passes, in
+   --  both forms (as JSON, and already quoted as a string's text), with the
+   --  space they are written in the first time a turn needs them
 
    procedure Set_Identity
      (Scratch  : in out Trace_Copies;
@@ -86,6 +87,7 @@ private
    type Trace_Copies is limited record
       Plain           : Json_Text.Builder;
       Quoted          : Json_Text.Builder (Inside_String => True);
+      --  Where the shapes are written, once each
       Identity_Plain  : Json_Text.Builder;
       Identity_Quoted : Json_Text.Builder (Inside_String => True);
       Plain_Shapes    : Shape_Templates := [others => Json_Text.No_Template];
