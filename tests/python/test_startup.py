@@ -113,3 +113,32 @@ def test_the_body_reads_hermes_home_from_the_environment(body_exe, tmp_path):
     with BodyClient.from_options(BodyOptions(body=body_exe), env=env) as client:
         assert client.ping() == {}
     assert (home / "SOUL.md").is_file()
+
+
+def test_a_missing_hermes_home_is_made_with_its_parents(spawn_body, tmp_path):
+    home = tmp_path / "a" / "b" / "hermes"
+    assert spawn_body(hermes_home=home).ping() == {}
+    assert (home / "SOUL.md").is_file()
+    assert sorted(p.name for p in home.iterdir()) == ["SOUL.md"]
+
+
+@pytest.mark.parametrize("kind", ["a directory", "missing", "over 1 MiB"])
+def test_an_organ_fixture_that_cannot_be_used_refuses_to_start_saying_why(body_exe, tmp_path, kind):
+    fixture = tmp_path / "organs.json"
+    if kind == "a directory":
+        fixture.mkdir()
+    elif kind == "over 1 MiB":
+        fixture.write_bytes(b" " * (1024 * 1024 + 1))
+    run = run_body(body_exe, "--organs", str(fixture), "--hermes-home", str(tmp_path / "h"))
+    assert run.returncode != 0 and run.stdout == b""
+    said = run.stderr.decode()
+    assert str(fixture) in said
+    assert ("larger than 1 MiB" if kind == "over 1 MiB" else "no such file") in said
+
+
+def test_without_organs_the_body_finds_the_shipped_fixture_beside_its_own_directory(body_exe, tmp_path):
+    """bin/mafiabot looks for ../../stubs/organs/default.json from the directory it runs in."""
+    run = subprocess.run([str(body_exe), "--no-soul"], input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+                         capture_output=True, timeout=STARTUP_BOUND, cwd=tmp_path, check=False)
+    assert run.returncode == 0, run.stderr.decode()
+    assert b'"id":1' in run.stdout

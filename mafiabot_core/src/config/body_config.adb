@@ -1,7 +1,7 @@
 with Ada.Command_Line;
-with Ada.Directories;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
+with Text_Files;
 
 package body Body_Config is
 
@@ -75,24 +75,22 @@ package body Body_Config is
    end From_Command_Line;
 
    function Default_Organs_Path return String is
-      use Ada.Directories;
+      use Text_Files;
       use type GNAT.OS_Lib.String_Access;
       Executable : GNAT.OS_Lib.String_Access :=
         GNAT.OS_Lib.Locate_Exec_On_Path (Ada.Command_Line.Command_Name);
    begin
       if Executable = null then
-         return Compose (Compose ("stubs", "organs"), "default.json");
+         return Joined (Joined ("stubs", "organs"), "default.json");
       end if;
       declare
          Bin    : constant String :=
-           Containing_Directory (GNAT.OS_Lib.Normalize_Pathname
-                                   (Executable.all));
-         Prefix : constant String :=
-           Containing_Directory (Containing_Directory (Bin));
+           Parent_Of (GNAT.OS_Lib.Normalize_Pathname (Executable.all));
+         Prefix : constant String := Parent_Of (Parent_Of (Bin));
       begin
          GNAT.OS_Lib.Free (Executable);
-         return Compose (Compose (Compose (Prefix, "stubs"), "organs"),
-                         "default.json");
+         return Joined (Joined (Joined (Prefix, "stubs"), "organs"),
+                        "default.json");
       end;
    end Default_Organs_Path;
 
@@ -104,7 +102,7 @@ package body Body_Config is
       elsif Exists ("HERMES_HOME") and then Value ("HERMES_HOME") /= "" then
          return Value ("HERMES_HOME");
       elsif Exists ("HOME") and then Value ("HOME") /= "" then
-         return Ada.Directories.Compose (Value ("HOME"), ".hermes");
+         return Text_Files.Joined (Value ("HOME"), ".hermes");
       else
          return "";
       end if;

@@ -1,5 +1,3 @@
-with Ada.Characters.Handling;
-with Ada.Directories;
 with Ada.IO_Exceptions;
 with Input_Guard;
 with Json_Reader;
@@ -9,8 +7,6 @@ with Text_Files;
 package body Organs.Fixtures is
 
    use Json_Reader;
-   use type Ada.Directories.File_Kind;
-   use type Ada.Directories.File_Size;
    use type Energy_Gate.Pass_Index;
    use type Input_Guard.Finding;
 
@@ -21,12 +17,10 @@ package body Organs.Fixtures is
 
    function Read_File (Path : String) return String is
    begin
-      if not Ada.Directories.Exists (Path)
-        or else Ada.Directories.Kind (Path) /= Ada.Directories.Ordinary_File
-      then
+      if not Text_Files.Is_File (Path) then
          raise Fixture_Error with "organ fixture " & Path & ": no such file";
       end if;
-      if Ada.Directories.Size (Path) > Max_Fixture_Bytes then
+      if Text_Files.Size (Path) > Max_Fixture_Bytes then
          raise Fixture_Error with "organ fixture " & Path & ": larger than 1 MiB";
       end if;
       return Text_Files.Read (Path);
@@ -386,7 +380,7 @@ package body Organs.Fixtures is
             for Match in Match_Kind loop
                declare
                   Name : constant String :=
-                    Ada.Characters.Handling.To_Lower (Match'Image);
+                    Folded (Match'Image);
                begin
                   if Has_Member (Self, Rule, Name) then
                      Found := Found + 1;

@@ -4,7 +4,6 @@
 --  This root package holds what they share: the fixture, loaded once at
 --  start-up and read-only afterwards.
 
-with Ada.Characters.Handling;
 with Ada.Containers.Vectors;
 with Ada.Strings.Unbounded;
 with Interfaces;
@@ -107,7 +106,7 @@ private
 
    Intent_Spellings : constant array (Intent_Kind) of Intent_Spelling :=
      [for Intent in Intent_Kind =>
-        new String'(Ada.Characters.Handling.To_Lower (Intent'Image))];
+        new String'(Folded (Intent'Image))];
    --  Spelled once: every turn names its intent several times
 
    function Intent_Name (Intent : Intent_Kind) return String is

@@ -1,4 +1,3 @@
-with Ada.Directories;
 with Ada.IO_Exceptions;
 with GNAT.OS_Lib;
 with Body_Log;
@@ -6,10 +5,11 @@ with Text_Files;
 
 package body Soul_Writer is
 
-   use Ada.Directories;
-
    Soul_Name   : constant String := "SOUL.md";
    Backup_Name : constant String := "SOUL.md.before-mafiabot";
+
+   function Compose (Home, Name : String) return String
+     renames Text_Files.Joined;
 
    procedure Write (Home : String; Document : String) is
       Soul : constant String := Compose (Home, Soul_Name);
@@ -18,23 +18,36 @@ package body Soul_Writer is
       --  Unique per process, so racing boots never share a temporary file
       Temporary : constant String :=
         Compose (Home, "." & Soul_Name & ".tmp." & Pid (Pid'First + 1 .. Pid'Last));
-      Renamed : Boolean;
+      Backup : constant String := Compose (Home, Backup_Name);
+      Copied, Linked, Deleted, Renamed : Boolean;
    begin
-      Create_Path (Home);
-      if Exists (Soul) then
+      Text_Files.Make_Directories (Home);
+      if Text_Files.Is_File (Soul) then
          --  Only a file of the document's size can hold the document: a
          --  larger one is never read onto the stack just to compare.
-         if Size (Soul) = File_Size (Document'Length)
+         if Text_Files.Size (Soul) = Document'Length
            and then Text_Files.Read (Soul) = Document
          then
             return;
          end if;
-         if not Exists (Compose (Home, Backup_Name)) then
-            --  Whole or absent, like SOUL.md itself; a racing boot may
-            --  replace it with its own copy of the same file.
-            Copy_File (Soul, Temporary);
-            GNAT.OS_Lib.Rename_File
-              (Temporary, Compose (Home, Backup_Name), Renamed);
+         if not Text_Files.Is_File (Backup) then
+            --  The backup is made whole under another name, then linked
+            --  to its own: of racing boots only the first to link makes
+            --  it, and that one linked a copy taken before any boot
+            --  replaced SOUL.md (a boot replaces it only once a backup
+            --  stands).  Without a backup, SOUL.md is left as it is.
+            GNAT.OS_Lib.Copy_File
+              (Soul, Temporary, Copied, Mode => GNAT.OS_Lib.Overwrite,
+               Preserve => GNAT.OS_Lib.None);
+            if Copied then
+               Text_Files.Link_New (Temporary, Backup, Linked);
+            end if;
+            GNAT.OS_Lib.Delete_File (Temporary, Deleted);
+            if not Text_Files.Is_File (Backup) then
+               Body_Log.Warning ("could not back up " & Soul
+                                 & "; left as it was");
+               return;
+            end if;
          end if;
       end if;
       Text_Files.Write (Temporary, Document);
