@@ -46,6 +46,19 @@ package Turn_Cycle is
       --  for escapes once, in one pass, when the turn is over (sealed)
    end record;
 
+   function Runs
+     (Step : Cycle_Order.Step_Index; Passes : Energy_Gate.Pass_Count)
+      return Boolean is
+     (Cycle_Order.Phase (Step) not in Cycle_Order.Pass_Phase
+      or else Natural (Cycle_Order.Pass_Of (Step)) <= Passes);
+   --  Whether Step runs in a turn of Passes passes: every step outside the
+   --  passes, and the passes within the prefix the energy gate allowed
+
+   function Is_Consistent (Trace : Turn_Trace) return Boolean is
+     (for all Step in Cycle_Order.Step_Index =>
+        (Trace.Steps (Step).Status = Ran) = Runs (Step, Trace.Passes));
+   --  The steps that ran are exactly those a turn of Trace.Passes runs
+
    function Text_Of (Trace : Turn_Trace; Part : Span) return String is
      (Json_Text.Text_Of (Trace.Texts, Part))
    with Pre => Json_Text.Is_Kept (Trace.Texts, Part);
@@ -60,13 +73,8 @@ package Turn_Cycle is
      Post =>
        Trace.Turn = Session.Turns
        and then Json_Text.Is_Sealed (Trace.Texts)
-       and then
-         (for all Step in Cycle_Order.Step_Index =>
-            (if Cycle_Order.Phase (Step) in Cycle_Order.Pass_Phase then
-               (Trace.Steps (Step).Status = Ran)
-               = (Natural (Cycle_Order.Pass_Of (Step)) <= Trace.Passes)
-             else Trace.Steps (Step).Status = Ran));
+       and then Is_Consistent (Trace);
    --  Every step outside the passes runs; a pass runs iff it is within the
-   --  prefix the energy gate allowed
+   --  prefix the energy gate allowed (law L3)
 
 end Turn_Cycle;

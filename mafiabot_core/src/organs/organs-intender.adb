@@ -7,10 +7,7 @@ package body Organs.Intender is
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare
-            --  A reference, not a copy: a copy of the rule would also adjust
-            --  and finalize its word (the reference is still a controlled
-            --  object; the word is still copied out, once per rule)
-            Rule : Intent_Rule renames Stub.Rules.Constant_Reference (Index);
+            Rule : constant Intent_Rule := Stub.Rules.Element (Index);
             Word : String renames Rule.Word.all;
             Hit  : constant Boolean :=
               Lower'Length >= Word'Length

@@ -92,7 +92,7 @@ package body Hermes_Protocol is
                       Max_Elements => Settings.Max_Elements);
       Self.Max_Line := Settings.Max_Line_Bytes;
       Self.Stub := Stub;
-      Turn_Tool.Set_Identity (Self.Trace_Json, Stub, Identity);
+      Turn_Tool.Set_Identity (Self.Result_Shapes, Stub, Identity);
       Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
@@ -329,7 +329,7 @@ package body Hermes_Protocol is
                Turn_Cycle.Run (Self.Stub, Session.all, Key,
                                Value (Turn_Tool.Input), Trace);
                Turn_Tool.Write_Result
-                 (Json, Self.Trace_Json, Uid, Channel, Server, Trace);
+                 (Json, Self.Result_Shapes, Uid, Channel, Server, Trace);
             end;
          end if;
          Close_Result (Json, Modern);

@@ -44,17 +44,17 @@ package Hermes_Protocol is
 private
 
    type Server is tagged limited record
-      Limits      : Input_Guard.Limits := (64, 1_000_000);
-      Max_Line    : Positive := 4 * 1024 * 1024;
-      Stub        : Organs.Fixture;
-      Sessions    : Session_Table.Table;
-      Initialized : Boolean := False;
+      Limits        : Input_Guard.Limits := (64, 1_000_000);
+      Max_Line      : Positive := 4 * 1024 * 1024;
+      Stub          : Organs.Fixture;
+      Sessions      : Session_Table.Table;
+      Initialized   : Boolean := False;
       --  A legacy `initialize` has been answered
-      Reader      : Json_Reader.Document;
-      Answer      : Json_Text.Builder;
-      Trace_Json  : Turn_Tool.Trace_Copies;
-      --  Reused for every message: the parsed line, the reply, and a turn's
-      --  structured result before it is copied into the reply
+      Reader        : Json_Reader.Document;
+      Answer        : Json_Text.Builder;
+      --  Reused for every message: the parsed line and the reply
+      Result_Shapes : Turn_Tool.Result_Shapes;
+      --  The templates every turn's result is filled into
    end record;
 
 end Hermes_Protocol;

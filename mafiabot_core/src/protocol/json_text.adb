@@ -1,5 +1,4 @@
 with Ada.Unchecked_Deallocation;
-with Json_Bytes;
 
 package body Json_Text is
 
@@ -135,6 +134,9 @@ package body Json_Text is
 
    Needs_Escape : constant Character_Set :=
      [ASCII.NUL .. ASCII.US | '"' | '\' => True, others => False];
+   --  The bytes a JSON string escapes, looked up one at a time: the set
+   --  Json_Bytes tests many at once, spelled as a static table so that it
+   --  costs nothing at boot (the Ada tests hold the two to each other)
 
    function Short_Escape (C : Character) return Character is
      (case C is
@@ -336,15 +338,23 @@ package body Json_Text is
       Store.Sealed := Store.Last;
    end Seal;
 
-   --  A stored text's characters, in this builder's form
+   --  A stored text's characters, quoted once more when Twice: copied as
+   --  they stand where a seal found them plain
    procedure Put_Stored
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
-   with Inline is
+     (Self  : in out Builder;
+      Store : Text_Store;
+      Part  : Stored_Text;
+      Twice : Boolean)
+   with Inline
+   is
+      --  Part is kept (every caller's precondition): its bounds lie within
+      --  the store's data
+      pragma Suppress (Index_Check);
    begin
       if Part.Last <= Store.Plain_Last then
          Put (Self, Store.Data (Part.First .. Part.Last));
       else
-         Put_Text (Self, Store.Data (Part.First .. Part.Last));
+         Put_Escaped (Self, Store.Data (Part.First .. Part.Last), Twice);
       end if;
    end Put_Stored;
 
@@ -353,14 +363,14 @@ package body Json_Text is
    begin
       Before_Value (Self);
       Put_Quote (Self);
-      Put_Stored (Self, Store, Part);
+      Put_Stored (Self, Store, Part, Twice => Self.Inside_String);
       Put_Quote (Self);
    end Text;
 
    procedure Text_Part
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
-      Put_Stored (Self, Store, Part);
+      Put_Stored (Self, Store, Part, Twice => Self.Inside_String);
    end Text_Part;
 
    procedure Start_Text (Self : in out Builder) is
@@ -533,49 +543,48 @@ package body Json_Text is
       end if;
    end Free;
 
-   --  After a hole's value: the template's text up to the next hole.  The
-   --  fills' precondition, Is_Filling, keeps Next within the segments of a
-   --  template that exists: the checks would repeat it some sixty times a
-   --  turn.
+   --  After a hole's value: the template's text up to the next hole, or
+   --  to its end after the last one.  The fills' precondition, Is_Filling,
+   --  keeps Next within the segments of a template that exists: the checks
+   --  would repeat it some sixty times a turn.
    procedure Put_Next_Segment (Self : in out Builder) with Inline is
       pragma Suppress (Index_Check);
       pragma Suppress (Access_Check);
    begin
       Put (Self, Self.Pattern.Segments (Self.Next).all);
-      Self.Next := Self.Next + 1;
+      if Self.Next = Self.Pattern.Holes then
+         Self.Pattern := No_Template;
+      else
+         Self.Next := Self.Next + 1;
+      end if;
    end Put_Next_Segment;
+
+   --  Pattern up to its first hole: filling starts
+   procedure Open_Pattern (Self : in out Builder; Pattern : Template) is
+   begin
+      Put (Self, Pattern.Segments (0).all);
+      if Pattern.Holes > 0 then
+         Self.Pattern := Pattern;
+         Self.Next := 1;
+      end if;
+   end Open_Pattern;
 
    procedure Start_Filling (Self : in out Builder; Pattern : Template) is
    begin
       Before_Value (Self);
-      Self.Pattern := Pattern;
-      Put (Self, Pattern.Segments (0).all);
-      Self.Next := 1;
+      Open_Pattern (Self, Pattern);
    end Start_Filling;
 
    procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
-   is
-   begin
-      Self.Pattern := Pattern;
-      Put (Self, Pattern.Segments (0).all);
-      Self.Next := 1;
-   end Start_Filling_Part;
+   renames Open_Pattern;
 
    --  A text hole's value is escaped as the template's form needs: once
    --  more than its own builder's form when an Inside_String template is
    --  filled within a plain builder's text
    procedure Fill_Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
-   is
-      --  Part is kept (the precondition): its bounds lie within Data
-      pragma Suppress (Index_Check);
+     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
-      if Part.Last <= Store.Plain_Last then
-         Put (Self, Store.Data (Part.First .. Part.Last));
-      else
-         Put_Escaped (Self, Store.Data (Part.First .. Part.Last),
-                      Twice => Self.Pattern.Inside_String);
-      end if;
+      Put_Stored (Self, Store, Part, Twice => Self.Pattern.Inside_String);
       Put_Next_Segment (Self);
    end Fill_Text;
 

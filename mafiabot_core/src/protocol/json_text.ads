@@ -15,6 +15,7 @@
 --  byte, from the first copy.
 
 private with Ada.Finalization;
+with Json_Bytes;
 
 package Json_Text is
 
@@ -32,8 +33,8 @@ package Json_Text is
    procedure Start_Array (Self : in out Builder);
    procedure End_Array (Self : in out Builder);
 
-   function Is_Plain (Name : String) return Boolean is
-     (for all C of Name => C >= ' ' and then C not in '"' | '\');
+   function Is_Plain (Name : String) return Boolean
+     renames Json_Bytes.Is_Plain;
 
    procedure Key (Self : in out Builder; Name : String)
    with Pre => Is_Plain (Name);
@@ -54,9 +55,10 @@ package Json_Text is
 
    type Text_Store (Capacity : Natural) is limited private;
    --  Texts kept back to back to be written later, some of them many times.
-   --  Sealed, the store tests all its texts at once for a byte a JSON
-   --  string must escape: while it holds none, a builder copies each text
-   --  as it stands, in either form, and only tests each otherwise.
+   --  Seal tests the texts kept since the last seal for a byte a JSON
+   --  string must escape, all at once.  A builder copies a text as it
+   --  stands, in either form, when seals found it and every text kept
+   --  before it plain; any other text it escapes as it writes it.
 
    type Stored_Text is private;
    --  One text of a store (empty by default)
@@ -75,13 +77,16 @@ package Json_Text is
 
    procedure Seal (Store : in out Text_Store)
    with Post => Is_Sealed (Store);
-   --  Test every text kept so far, in one pass over them all
+   --  Test the texts kept since the last seal, in one pass over them all
+   --  (none once a seal has found a byte to escape: the texts after it are
+   --  escaped as they are written)
 
    function Is_Sealed (Store : Text_Store) return Boolean;
    --  Nothing was kept since the last Seal (or Clear)
 
    function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean;
-   --  Part is one of Store's texts since it was last cleared (or empty)
+   --  Part lies within the bytes Store has kept since it was last cleared
+   --  (or is empty): reading it never leaves the store
 
    function Is_Empty (Part : Stored_Text) return Boolean;
 
@@ -91,7 +96,8 @@ package Json_Text is
    procedure Text
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
    with Pre => Is_Kept (Store, Part);
-   --  Text (Self, Text_Of (Store, Part)), without testing it again
+   --  Text (Self, Text_Of (Store, Part)), without a copy, and without
+   --  testing it for escapes where a seal found it plain
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
@@ -250,7 +256,8 @@ private
       --  Holes (1 .. Hole_Last) are the holes written since Reset
       Pattern   : Template := No_Template;
       Next      : Positive := 1;
-      --  Filling Pattern: Next is the hole to fill next
+      --  Filling Pattern, until its last hole is filled: Next is the hole
+      --  to fill next
    end record;
 
    overriding procedure Finalize (Self : in out Builder);
@@ -258,7 +265,7 @@ private
    function Hole_Count (Self : Builder) return Natural is (Self.Hole_Last);
 
    function Is_Filling (Self : Builder) return Boolean is
-     (Self.Pattern /= null and then Self.Next <= Self.Pattern.Holes);
+     (Self.Pattern /= null);
 
    function Next_Hole (Self : Builder) return Hole_Kind is
      (Self.Pattern.Kinds (Self.Next));

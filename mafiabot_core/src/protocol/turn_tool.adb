@@ -228,14 +228,6 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Identity;
 
-   --  Whether Step runs in a turn of Passes passes: every step outside the
-   --  passes, and the passes within the prefix (Turn_Cycle.Run's promise)
-   function Runs
-     (Step : Cycle_Order.Step_Index; Passes : Energy_Gate.Pass_Count)
-      return Boolean is
-     (Cycle_Order.Phase (Step) not in Cycle_Order.Pass_Phase
-      or else Natural (Cycle_Order.Pass_Of (Step)) <= Passes);
-
    --  The structured result of every turn of Passes passes, with a hole for
    --  each value that changes from turn to turn.  Fill_Structured fills the
    --  holes in the order written here.
@@ -274,7 +266,7 @@ package body Turn_Tool is
          Json.Int_Field ("index", Long_Long_Integer (Step));
          Json.Text_Field ("name", Cycle_Order.Name (Step));
          Json.Text_Field ("organ", Cycle_Order.Organ (Step));
-         if Runs (Step, Passes) then
+         if Turn_Cycle.Runs (Step, Passes) then
             Json.Text_Field ("status", "ran");
             Json.Key ("detail");
             Json.Hole (Text_Hole);
@@ -339,53 +331,46 @@ package body Turn_Tool is
    end Fill_Structured;
 
    procedure Set_Identity
-     (Scratch  : in out Trace_Copies;
+     (Shapes   : in out Result_Shapes;
       Stub     : Organs.Fixture;
       Identity : Organs.Identity.Big_Three) is
    begin
-      Write_Identity (Scratch.Identity_Plain, Stub, Identity);
-      Write_Identity (Scratch.Identity_Quoted, Stub, Identity);
+      Write_Identity (Shapes.Identity_Plain, Stub, Identity);
+      Write_Identity (Shapes.Identity_Quoted, Stub, Identity);
       --  The shapes carry the identity: they are written again
       for Passes in Energy_Gate.Pass_Count loop
-         Json_Text.Free (Scratch.Plain_Shapes (Passes));
-         Json_Text.Free (Scratch.Quoted_Shapes (Passes));
+         Json_Text.Free (Shapes.Plain (Passes));
+         Json_Text.Free (Shapes.Quoted (Passes));
       end loop;
    end Set_Identity;
 
-   --  The template of Passes's shape in Json's form, written the first time
-   --  a turn of that shape is answered
+   --  The template of the shape of a turn of Passes passes, in Identity's
+   --  form, written the first time a turn of that shape is answered
    procedure Find_Shape
-     (Shapes   : in out Shape_Templates;
-      Json     : in out Json_Text.Builder;
-      Identity : Json_Text.Builder;
-      Passes   : Energy_Gate.Pass_Count)
-   with Pre => Json.Inside_String = Identity.Inside_String;
-
-   procedure Find_Shape
-     (Shapes   : in out Shape_Templates;
-      Json     : in out Json_Text.Builder;
-      Identity : Json_Text.Builder;
-      Passes   : Energy_Gate.Pass_Count)
+     (Templates : in out Shape_Templates;
+      Identity  : Json_Text.Builder;
+      Passes    : Energy_Gate.Pass_Count)
    is
       use type Json_Text.Template;
    begin
-      if Shapes (Passes) = Json_Text.No_Template then
-         Json.Reset;
-         Write_Shape (Json, Identity, Passes);
-         Shapes (Passes) := Json.To_Template;
+      if Templates (Passes) = Json_Text.No_Template then
+         declare
+            Json : Json_Text.Builder (Identity.Inside_String);
+         begin
+            Write_Shape (Json, Identity, Passes);
+            Templates (Passes) := Json.To_Template;
+         end;
       end if;
    end Find_Shape;
 
    procedure Write_Result
      (Json                 : in out Json_Text.Builder;
-      Scratch              : in out Trace_Copies;
+      Shapes               : in out Result_Shapes;
       Uid, Channel, Server : String;
       Trace                : Turn_Cycle.Turn_Trace) is
    begin
-      Find_Shape (Scratch.Plain_Shapes, Scratch.Plain, Scratch.Identity_Plain,
-                  Trace.Passes);
-      Find_Shape (Scratch.Quoted_Shapes, Scratch.Quoted,
-                  Scratch.Identity_Quoted, Trace.Passes);
+      Find_Shape (Shapes.Plain, Shapes.Identity_Plain, Trace.Passes);
+      Find_Shape (Shapes.Quoted, Shapes.Identity_Quoted, Trace.Passes);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
@@ -394,13 +379,13 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Text_Part (Trace.Texts, Trace.Output);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Json.Start_Filling_Part (Scratch.Quoted_Shapes (Trace.Passes));
+      Json.Start_Filling_Part (Shapes.Quoted (Trace.Passes));
       Fill_Structured (Json, Uid, Channel, Server, Trace);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Json.Start_Filling (Scratch.Plain_Shapes (Trace.Passes));
+      Json.Start_Filling (Shapes.Plain (Trace.Passes));
       Fill_Structured (Json, Uid, Channel, Server, Trace);
       Json.Bool_Field ("isError", False);
    end Write_Result;

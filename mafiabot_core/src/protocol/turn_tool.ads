@@ -56,26 +56,31 @@ package Turn_Tool is
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
 
-   type Trace_Copies is limited private;
+   type Result_Shapes is limited private;
    --  The structured result's templates, one for each number of passes, in
-   --  both forms (as JSON, and already quoted as a string's text), with the
-   --  space they are written in the first time a turn needs them
+   --  both forms (as JSON, and already quoted as a string's text), each
+   --  written the first time a turn needs it
 
    procedure Set_Identity
-     (Scratch  : in out Trace_Copies;
+     (Shapes   : in out Result_Shapes;
       Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three);
+      Identity : Organs.Identity.Big_Three)
+   with Post => Has_Identity (Shapes);
    --  The identity every result carries (drawn at boot, never changed),
-   --  written once for all the results written with Scratch
+   --  written once for all the results written from Shapes
+
+   function Has_Identity (Shapes : Result_Shapes) return Boolean;
 
    procedure Write_Result
      (Json                 : in out Json_Text.Builder;
-      Scratch              : in out Trace_Copies;
+      Shapes               : in out Result_Shapes;
       Uid, Channel, Server : String;
-      Trace                : Turn_Cycle.Turn_Trace);
+      Trace                : Turn_Cycle.Turn_Trace)
+   with Pre => Has_Identity (Shapes) and then Turn_Cycle.Is_Consistent (Trace)
+               and then Json_Text.Is_Sealed (Trace.Texts);
    --  The members of a successful tools/call result: content (the output,
    --  then the structured result as JSON text), structuredContent, isError.
-   --  Set_Identity must have been called on Scratch.
+   --  The shape of a turn of Trace.Passes has a hole for each step that ran.
 
 private
 
@@ -84,14 +89,14 @@ private
    --  The structured result of a turn by how many passes ran, with holes
    --  for its values: written the first time such a turn is answered
 
-   type Trace_Copies is limited record
-      Plain           : Json_Text.Builder;
-      Quoted          : Json_Text.Builder (Inside_String => True);
-      --  Where the shapes are written, once each
+   type Result_Shapes is limited record
       Identity_Plain  : Json_Text.Builder;
       Identity_Quoted : Json_Text.Builder (Inside_String => True);
-      Plain_Shapes    : Shape_Templates := [others => Json_Text.No_Template];
-      Quoted_Shapes   : Shape_Templates := [others => Json_Text.No_Template];
+      Plain           : Shape_Templates := [others => Json_Text.No_Template];
+      Quoted          : Shape_Templates := [others => Json_Text.No_Template];
    end record;
+
+   function Has_Identity (Shapes : Result_Shapes) return Boolean is
+     (Json_Text.Length (Shapes.Identity_Plain) > 0);
 
 end Turn_Tool;

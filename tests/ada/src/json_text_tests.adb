@@ -1,5 +1,6 @@
 with Ada.Strings.Unbounded;
 with AUnit.Assertions;
+with Json_Bytes;
 with Json_Text;
 
 package body Json_Text_Tests is
@@ -61,6 +62,26 @@ package body Json_Text_Tests is
          end loop;
       end loop;
    end Test_Quoting_At_Every_Offset;
+
+   --  The escaper's byte table and Json_Bytes' tests of many bytes at once
+   --  spell one set: the bytes a JSON string cannot hold as they are
+   procedure Test_One_Escape_Set (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+   begin
+      for C in Character loop
+         declare
+            Escaped : constant Boolean := Json_Text.Quoted ([C]) /= '"' & C & '"';
+            Run     : constant Json_Bytes.Eight_Bytes := [1 .. 7 => 'a'] & C;
+         begin
+            Assert (Json_Bytes.Is_Plain ([C]) = not Escaped,
+                    "Is_Plain and the escaper disagree on byte" & Character'Pos (C)'Image);
+            Assert (Json_Bytes.Is_Plain_Run (Run) = not Escaped,
+                    "Is_Plain_Run and the escaper disagree on byte" & Character'Pos (C)'Image);
+            Assert (Json_Text.Is_Plain ([C]) = not Escaped,
+                    "Json_Text.Is_Plain and the escaper disagree on byte" & Character'Pos (C)'Image);
+         end;
+      end loop;
+   end Test_One_Escape_Set;
 
    procedure Test_Fractions (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
@@ -288,10 +309,53 @@ package body Json_Text_Tests is
          Assert (not Filled.Is_Filling and then Filled.Image = Skeleton.Image, Form & "no holes: copied whole");
          Free (Pattern);
       end Check;
+      --  A text a seal found plain is copied as it stands: into both forms,
+      --  and into a plain builder's text
+      procedure Check_Sealed is
+         Plain_Store : Text_Store (64);
+         Before, Plain_Part : Stored_Text;
+         Skeleton : Builder;
+         Quoted_Skeleton : Builder (Inside_String => True);
+         Plain_Pattern, Quoted_Pattern : Template;
+         Filled, Direct, In_Text, Quoted_Direct : Builder;
+      begin
+         Keep (Plain_Store, "kept first", Before);
+         Keep (Plain_Store, "plain words, 'quoted' once", Plain_Part);
+         Seal (Plain_Store);
+         Skeleton.Start_Object;
+         Skeleton.Key ("w");
+         Skeleton.Hole (Text_Hole);
+         Skeleton.End_Object;
+         Quoted_Skeleton.Start_Object;
+         Quoted_Skeleton.Key ("w");
+         Quoted_Skeleton.Hole (Text_Hole);
+         Quoted_Skeleton.End_Object;
+         Plain_Pattern := Skeleton.To_Template;
+         Quoted_Pattern := Quoted_Skeleton.To_Template;
+         Direct.Start_Object;
+         Direct.Text_Field ("w", "plain words, 'quoted' once");
+         Direct.End_Object;
+         Filled.Start_Filling (Plain_Pattern);
+         Filled.Fill_Text (Plain_Store, Plain_Part);
+         Assert (not Filled.Is_Filling and then Filled.Image = Direct.Image,
+                 "a sealed plain text filled as it stands: " & Filled.Image);
+         Quoted_Direct.Start_Text;
+         Quoted_Direct.Text_Part_Document (Direct);
+         Quoted_Direct.End_Text;
+         In_Text.Start_Text;
+         In_Text.Start_Filling_Part (Quoted_Pattern);
+         In_Text.Fill_Text (Plain_Store, Plain_Part);
+         In_Text.End_Text;
+         Assert (In_Text.Image = Quoted_Direct.Image,
+                 "a sealed plain text filled within a text: " & In_Text.Image);
+         Free (Plain_Pattern);
+         Free (Quoted_Pattern);
+      end Check_Sealed;
    begin
       Keep (Store, Tricky, Part);
       Check (Inside_String => False);
       Check (Inside_String => True);
+      Check_Sealed;
    end Test_Templates;
 
    --  A stored text is written as Text writes the same string, in both forms,
@@ -370,6 +434,7 @@ package body Json_Text_Tests is
    begin
       Register_Routine (T, Test_Quoting'Access, "strings are quoted as JSON requires");
       Register_Routine (T, Test_Quoting_At_Every_Offset'Access, "every byte is quoted alike at every offset");
+      Register_Routine (T, Test_One_Escape_Set'Access, "the escaper and the many-byte tests spell one set");
       Register_Routine (T, Test_Fractions'Access, "fractions print with at most three decimals");
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
