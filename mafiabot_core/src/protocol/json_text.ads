@@ -169,8 +169,10 @@ package Json_Text is
 
    procedure Start_Filling (Self : in out Builder; Pattern : Template)
    with Pre => Pattern /= No_Template and then not Is_Filling (Self)
+               and then not Is_In_Text (Self)
                and then Is_Inside_String (Pattern) = Self.Inside_String;
-   --  Pattern as a value, up to its first hole
+   --  Pattern as a value, up to its first hole (within a text, see
+   --  Start_Filling_Part)
 
    function Is_Inside_String (Pattern : Template) return Boolean
    with Pre => Pattern /= No_Template;
