@@ -385,20 +385,6 @@ package body Json_Text is
       Put_Text (Self, Value);
    end Text_Part;
 
-   procedure Text_Part_Document (Self : in out Builder; Other : Builder) is
-   begin
-      if Other.Last = 0 then
-         return;
-      elsif not Other.Inside_String then
-         Put_Text (Self, Other.Data (1 .. Other.Last));
-      elsif Self.Inside_String then
-         Put_Escaped (Self, Other.Data (1 .. Other.Last), Twice => False);
-      else
-         --  Other holds the text this part needs, already quoted
-         Put (Self, Other.Data (1 .. Other.Last));
-      end if;
-   end Text_Part_Document;
-
    procedure End_Text (Self : in out Builder) is
    begin
       Put_Quote (Self);

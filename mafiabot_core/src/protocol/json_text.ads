@@ -10,9 +10,9 @@
 --
 --  A builder Inside_String writes its document already quoted, as the inside
 --  of a JSON string ({\"a\":1} for {"a":1}).  A turn's reply carries its
---  trace twice, as structuredContent and as JSON text in a text block; the
---  trace is cheaper to write twice than to escape a second time, byte by
---  byte, from the first copy.
+--  trace twice, as structuredContent and as JSON text in a text block: each
+--  copy is filled into a template written once in its own form (see
+--  Templates), which costs less than escaping the first copy byte by byte.
 
 private with Ada.Finalization;
 with Json_Bytes;
@@ -104,11 +104,9 @@ package Json_Text is
    procedure Text_Part
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
    with Pre => Is_Kept (Store, Part);
-   procedure Text_Part_Document (Self : in out Builder; Other : Builder);
    procedure End_Text (Self : in out Builder);
-   --  A string value written in parts: Start_Text, any number of parts (the
-   --  JSON text of Other's document, quoted as this builder's form needs:
-   --  a document written Inside_String is already quoted once), End_Text
+   --  A string value written in parts: Start_Text, any number of parts
+   --  (texts, or a template filled in, see Start_Filling_Part), End_Text
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field
