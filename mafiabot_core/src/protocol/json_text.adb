@@ -307,7 +307,6 @@ package body Json_Text is
       Put_Quote (Self);
    end Text;
 
-
    procedure Clear (Store : in out Text_Store) is
    begin
       Store.Last := 0;
@@ -357,15 +356,6 @@ package body Json_Text is
          Put_Escaped (Self, Store.Data (Part.First .. Part.Last), Twice);
       end if;
    end Put_Stored;
-
-   procedure Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
-   begin
-      Before_Value (Self);
-      Put_Quote (Self);
-      Put_Stored (Self, Store, Part, Twice => Self.Inside_String);
-      Put_Quote (Self);
-   end Text;
 
    procedure Text_Part
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
@@ -456,11 +446,6 @@ package body Json_Text is
       end loop;
       return "0." & Digits_3 (1 .. Last);
    end Fraction_Image;
-
-   procedure Fraction (Self : in out Builder; Value : Millis) is
-   begin
-      Literal (Self, Fraction_Image (Value));
-   end Fraction;
 
    procedure Text_Field (Self : in out Builder; Name, Value : String) is
    begin

@@ -44,8 +44,6 @@ package Json_Text is
    procedure Text (Self : in out Builder; Value : String);
    procedure Int (Self : in out Builder; Value : Long_Long_Integer);
    procedure Bool (Self : in out Builder; Value : Boolean);
-   procedure Fraction (Self : in out Builder; Value : Millis);
-   --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
    procedure Raw (Self : in out Builder; Json : String);
    --  A value that is already JSON text (an id echoed as it was sent)
    procedure Raw_Document (Self : in out Builder; Other : Builder)
@@ -93,12 +91,6 @@ package Json_Text is
    function Text_Of (Store : Text_Store; Part : Stored_Text) return String
    with Pre => Is_Kept (Store, Part);
 
-   procedure Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
-   with Pre => Is_Kept (Store, Part);
-   --  Text (Self, Text_Of (Store, Part)), without a copy, and without
-   --  testing it for escapes where a seal found it plain
-
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
    procedure Text_Part
@@ -106,7 +98,9 @@ package Json_Text is
    with Pre => Is_Kept (Store, Part);
    procedure End_Text (Self : in out Builder);
    --  A string value written in parts: Start_Text, any number of parts
-   --  (texts, or a template filled in, see Start_Filling_Part), End_Text
+   --  (texts, or a template filled in, see Start_Filling_Part), End_Text.
+   --  A stored part is copied without testing it for escapes where a seal
+   --  found it plain.
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field
@@ -205,6 +199,7 @@ package Json_Text is
    --  Value as a JSON string literal, quotes included
 
    function Fraction_Image (Value : Millis) return String;
+   --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
 
    Nesting_Overflow : exception;
    --  A document nested deeper than the writer tracks: a bug in the caller

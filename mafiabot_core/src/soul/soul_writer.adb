@@ -19,7 +19,7 @@ package body Soul_Writer is
       Temporary : constant String :=
         Compose (Home, "." & Soul_Name & ".tmp." & Pid (Pid'First + 1 .. Pid'Last));
       Backup : constant String := Compose (Home, Backup_Name);
-      Copied, Linked, Deleted, Renamed : Boolean;
+      Copied, Deleted, Renamed : Boolean;
    begin
       Text_Files.Make_Directories (Home);
       if Text_Files.Is_File (Soul) then
@@ -40,7 +40,7 @@ package body Soul_Writer is
               (Soul, Temporary, Copied, Mode => GNAT.OS_Lib.Overwrite,
                Preserve => GNAT.OS_Lib.None);
             if Copied then
-               Text_Files.Link_New (Temporary, Backup, Linked);
+               Text_Files.Link_New (Temporary, Backup);
             end if;
             GNAT.OS_Lib.Delete_File (Temporary, Deleted);
             if not Text_Files.Is_File (Backup) then
