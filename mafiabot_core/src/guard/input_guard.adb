@@ -21,16 +21,9 @@ package body Input_Guard with SPARK_Mode => On is
    --  Bytes outside strings that change no state of the scan: blanks,
    --  colons, numbers, literals (and stray ASCII, which the parser refuses)
 
-   --  Length of the well-formed UTF-8 sequence starting at Text (From), or 0
-   --  when none starts there.  The second-byte ranges exclude overlong
-   --  forms, UTF-16 surrogates and code points above U+10FFFF (RFC 3629,
-   --  table 3-7 of the Unicode standard).
+   --  The second-byte ranges exclude overlong forms, UTF-16 surrogates and
+   --  code points above U+10FFFF (table 3-7 of the Unicode standard).
    function Sequence_Length (Text : String; From : Positive) return Natural
-   with
-     Pre  => From in Text'Range and then Text'Last < Integer'Last,
-     Post => Sequence_Length'Result <= 4
-             and then (if Sequence_Length'Result > 0 then
-                         From + Sequence_Length'Result - 1 <= Text'Last)
    is
       Lead : constant Byte := Code (Text (From));
 

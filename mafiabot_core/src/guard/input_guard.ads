@@ -52,6 +52,16 @@ package Input_Guard with SPARK_Mode => On is
         else Inspect'Result.Offset in Line'Range);
    --  The first finding in Line, scanning left to right
 
+   function Sequence_Length (Text : String; From : Positive) return Natural
+   with
+     Pre  => From in Text'Range and then Text'Last < Integer'Last,
+     Post => Sequence_Length'Result <= 4
+             and then (if Sequence_Length'Result > 0 then
+                         From + Sequence_Length'Result - 1 <= Text'Last);
+   --  Length of the well-formed UTF-8 sequence starting at Text (From), or
+   --  0 when none starts there (RFC 3629: no overlong forms, no encoded
+   --  surrogates, nothing above U+10FFFF)
+
    function Is_Valid_Utf8 (Text : String) return Boolean
    with Pre => Text'Last < Integer'Last;
    --  Whether Text is well-formed UTF-8, by the same decoder Inspect uses

@@ -249,12 +249,13 @@ package body Organs.Fixtures is
      (Self : Reader; Document : in out Json_Reader.Document; Text : String)
    is
    begin
-      if Input_Guard.Inspect (Text, Fixture_Limits).Kind /= Input_Guard.Clean
-      then
-         Fail (Self, "(document)", "not UTF-8 JSON within 16 levels");
-      end if;
-      Document.Parse (Text);
+      Document.Parse (Text, Fixture_Limits);
       if not Document.Is_Valid then
+         if Input_Guard.Inspect (Text, Fixture_Limits).Kind
+           /= Input_Guard.Clean
+         then
+            Fail (Self, "(document)", "not UTF-8 JSON within 16 levels");
+         end if;
          Fail (Self, "(document)", Document.Error_Message & " at column"
                & Document.Error_Column'Image);
       end if;

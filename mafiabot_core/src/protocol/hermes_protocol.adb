@@ -464,21 +464,23 @@ package body Hermes_Protocol is
          return;
       end if;
 
-      declare
-         Verdict : constant Input_Guard.Verdict :=
-           Input_Guard.Inspect (Line, Self.Limits);
-      begin
-         if Verdict.Kind /= Input_Guard.Clean then
-            Answer_Error (Guard_Failure (Verdict, Line'First, Self));
-            return;
-         end if;
-      end;
-
-      Self.Reader.Parse (Line);
+      --  One pass reads the line and holds it to the guard's rules; only a
+      --  refused line is inspected, for the guard's findings come first.
+      Self.Reader.Parse (Line, Self.Limits);
       if not Self.Reader.Is_Valid then
-         Answer_Error
-           (Failure (Parse_Error, "Parse error: " & Self.Reader.Error_Message
-                     & " at column" & Self.Reader.Error_Column'Image));
+         declare
+            Verdict : constant Input_Guard.Verdict :=
+              Input_Guard.Inspect (Line, Self.Limits);
+         begin
+            if Verdict.Kind /= Input_Guard.Clean then
+               Answer_Error (Guard_Failure (Verdict, Line'First, Self));
+            else
+               Answer_Error
+                 (Failure (Parse_Error, "Parse error: "
+                           & Self.Reader.Error_Message & " at column"
+                           & Self.Reader.Error_Column'Image));
+            end if;
+         end;
          return;
       end if;
 

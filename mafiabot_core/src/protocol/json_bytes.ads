@@ -7,6 +7,7 @@
 --  compiled with the vectorizer (see mafiabot_core.gpr).
 
 private with Ada.Unchecked_Conversion;
+private with System;
 
 package Json_Bytes is
 
@@ -18,12 +19,24 @@ package Json_Bytes is
    function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
    --  Is_Plain_Run, and every byte ASCII: eight whole characters
 
+   subtype Run_Length is Natural range 0 .. 8;
+
+   function Plain_Ascii_Prefix (Bytes : Eight_Bytes) return Run_Length;
+   --  How many of Bytes, from the first, are plain ASCII: the place of the
+   --  first quote, backslash, control or non-ASCII byte, found without a
+   --  loop (8 when there is none)
+
    function Is_Plain (Text : String) return Boolean;
    --  No quote, no backslash and no byte below 16#20# in Text
 
 private
 
    type Word is mod 2**64;
+
+   use type System.Bit_Order;
+   pragma Compile_Time_Error
+     (System.Default_Bit_Order /= System.Low_Order_First,
+      "Plain_Ascii_Prefix reads the first byte as a word's lowest");
    function To_Word is new Ada.Unchecked_Conversion (Eight_Bytes, Word);
 
    Ones  : constant Word := 16#0101_0101_0101_0101#;
@@ -43,5 +56,26 @@ private
 
    function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean is
      ((To_Word (Bytes) and Highs) = 0 and then Is_Plain_Run (Bytes));
+
+   --  The high bit of each byte of X that ends a plain ASCII run.  Above
+   --  the lowest, a mark may be false (a borrow runs on from a marked
+   --  byte); the lowest is always true, and only it is read.
+   function Run_Ends (X : Word) return Word is
+     ((((X - Ones * 16#20#) and not X)
+       or ((X xor (Ones * Character'Pos ('"'))) - Ones)
+       or ((X xor (Ones * Character'Pos ('\'))) - Ones)
+       or X) and Highs);
+
+   --  The lowest mark's byte: isolated, moved to bit 0 of its byte, it
+   --  multiplies a word whose byte K holds 7 - K into one whose top byte
+   --  holds the mark's place.
+   function Plain_Ascii_Prefix (Bytes : Eight_Bytes) return Run_Length is
+     (declare
+        Ends : constant Word := Run_Ends (To_Word (Bytes));
+      begin
+        (if Ends = 0 then 8
+         else Run_Length
+                ((((Ends and (not Ends + 1)) / 2**7)
+                  * 16#0001_0203_0405_0607#) / 2**56)));
 
 end Json_Bytes;

@@ -115,7 +115,7 @@ package body Json_Reader is
                        Unit_At (Line, Index + 2);
                   begin
                      if Unit in 16#D800# .. 16#DBFF# then
-                        --  The guard saw to it that a low half follows.
+                        --  Parse saw to it that a low half follows.
                         Put (16#1_0000#
                              + Interfaces.Shift_Left (Unit - 16#D800#, 10)
                              + (Unit_At (Line, Index + 8) - 16#DC00#));
@@ -158,24 +158,34 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,
               Self.Nodes (Node).Key_Escaped));
 
+   --  Whether Item's escaped key decodes to Name: apart, so that the
+   --  lookup's hot path needs no secondary stack
+   function Escaped_Key_Is (Item : Node; Line : String; Name : String)
+     return Boolean is
+     (Decoded (Line, Item.Key_First, Item.Key_Last) = Name)
+   with No_Inline;
+
+   --  Whether Item's key is Name, whose signature is Wanted: nearly every
+   --  key that is not differs in its signature, and only a match is
+   --  compared byte for byte
+   function Is_Named
+     (Item : Node; Line : String; Name : String; Wanted : Key_Signature)
+      return Boolean is
+     (if Item.Key_Escaped then Escaped_Key_Is (Item, Line, Name)
+      else Item.Key_Sig = Wanted
+           and then Line (Item.Key_First .. Item.Key_Last) = Name)
+   with Inline;
+
    function Key_Is
      (Self : Document; Line : String; Node : Node_Id; Name : String)
-      return Boolean
-   is
-      Item : Json_Reader.Node renames Self.Nodes (Node);
-   begin
-      if Item.Key_Escaped then
-         return Decoded (Line, Item.Key_First, Item.Key_Last) = Name;
-      else
-         return Item.Key_Last - Item.Key_First + 1 = Name'Length
-           and then Line (Item.Key_First .. Item.Key_Last) = Name;
-      end if;
-   end Key_Is;
+      return Boolean is
+     (Is_Named (Self.Nodes (Node), Line, Name, Signature_Of (Name)));
 
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
       return Node_Id
    is
+      Wanted : constant Key_Signature := Signature_Of (Name);
       Found : Node_Id := No_Node;
       Child : Node_Id := Self.Nodes (Object).First_Child;
    begin
@@ -183,7 +193,7 @@ package body Json_Reader is
          declare
             Item : Json_Reader.Node renames Self.Nodes (Child);
          begin
-            if Key_Is (Self, Line, Child, Name) then
+            if Is_Named (Item, Line, Name, Wanted) then
                Found := Child;
             end if;
             Child := Item.Next_Sibling;
@@ -200,14 +210,21 @@ package body Json_Reader is
    --  What may come next: the grammar of RFC 8259 as a state machine, with
    --  the open containers kept as a chain of parent links
 
-   procedure Parse (Self : in out Document; Line : String) is
+   procedure Parse
+     (Self : in out Document; Line : String; Within : Input_Guard.Limits)
+   is
       Position   : Natural := Line'First;
       State      : Expectation := Value;
       Open       : Node_Id := No_Node;
       --  The innermost container not yet closed
+      Depth      : Natural := 0;
+      Elements   : Natural := 0;
+      --  Containers open, and containers opened plus commas read, as the
+      --  input guard counts them
       Key_First  : Positive := 1;
       Key_Last   : Natural := 0;
       Key_Escape : Boolean := False;
+      Key_Sig    : Key_Signature := 0;
 
       Parse_Error : exception;
 
@@ -252,6 +269,7 @@ package body Json_Reader is
                   Self.Nodes (Made).Key_First := Key_First;
                   Self.Nodes (Made).Key_Last := Key_Last;
                   Self.Nodes (Made).Key_Escaped := Key_Escape;
+                  Self.Nodes (Made).Key_Sig := Key_Sig;
                end if;
                if Container.Last_Child = No_Node then
                   Container.First_Child := Made;
@@ -280,23 +298,34 @@ package body Json_Reader is
          State := (if Open = No_Node then Done else Comma_Or_Close);
       end After_Value;
 
+      --  Whether the four bytes from At_Byte are hex digits
+      function Is_Hex_Quad (At_Byte : Positive) return Boolean is
+        (Line'Last - At_Byte >= 3
+         and then (for all K in At_Byte .. At_Byte + 3 =>
+                     Line (K) in '0' .. '9' | 'a' .. 'f' | 'A' .. 'F'));
+
       --  Position is on an opening quote: leave it past the closing one,
-      --  with the inside's bounds and whether it holds escapes.
+      --  with the inside's bounds and whether it holds escapes.  What the
+      --  input guard asks of a string is asked here too: UTF-8 sequences
+      --  whole and well-formed, and each surrogate escape half of a pair.
       procedure Scan_String
         (First : out Positive; Last : out Natural; Escapes : out Boolean)
       is
          Index : Natural := Position + 1;
       begin
          Escapes := False;
-         --  The plain run a string starts with (most of its text, as a
-         --  rule) is passed eight bytes at a time; after the first escape
-         --  the loop below reads byte by byte
-         while Index + 7 <= Line'Last
-           and then Json_Bytes.Is_Plain_Run (Line (Index .. Index + 7))
          loop
-            Index := Index + 8;
-         end loop;
-         loop
+            --  Plain ASCII, most of a string, is passed eight bytes a step
+            --  while eight remain, up to the next byte to look at
+            while Line'Last - Index >= 7 loop
+               declare
+                  Plain : constant Json_Bytes.Run_Length :=
+                    Json_Bytes.Plain_Ascii_Prefix (Line (Index .. Index + 7));
+               begin
+                  Index := Index + Plain;
+                  exit when Plain < 8;
+               end;
+            end loop;
             if Index > Line'Last then
                Fail ("unterminated string", Position);
             end if;
@@ -312,19 +341,41 @@ package body Json_Reader is
                      when '"' | '\' | '/' | 'b' | 'f' | 'n' | 'r' | 't' =>
                         Index := Index + 2;
                      when 'u' =>
-                        if Line'Last - Index < 5
-                          or else (for some K in Index + 2 .. Index + 5 =>
-                                     Line (K) not in '0' .. '9' | 'a' .. 'f'
-                                                     | 'A' .. 'F')
-                        then
+                        if not Is_Hex_Quad (Index + 2) then
                            Fail ("invalid \u escape", Index);
                         end if;
-                        Index := Index + 6;
+                        case Unit_At (Line, Index + 2) is
+                           when 16#D800# .. 16#DBFF# =>
+                              if Line'Last - Index < 11
+                                or else Line (Index + 6) /= '\'
+                                or else Line (Index + 7) /= 'u'
+                                or else not Is_Hex_Quad (Index + 8)
+                                or else Unit_At (Line, Index + 8)
+                                          not in 16#DC00# .. 16#DFFF#
+                              then
+                                 Fail ("lone UTF-16 surrogate", Index);
+                              end if;
+                              Index := Index + 12;
+                           when 16#DC00# .. 16#DFFF# =>
+                              Fail ("lone UTF-16 surrogate", Index);
+                           when others =>
+                              Index := Index + 6;
+                        end case;
                      when others =>
                         Fail ("invalid escape in string", Index);
                   end case;
                when ASCII.NUL .. ASCII.US =>
                   Fail ("control character in string", Index);
+               when Character'Val (16#80#) .. Character'Val (16#FF#) =>
+                  declare
+                     Length : constant Natural :=
+                       Input_Guard.Sequence_Length (Line, Index);
+                  begin
+                     if Length = 0 then
+                        Fail ("invalid UTF-8 in string", Index);
+                     end if;
+                     Index := Index + Length;
+                  end;
                when others =>
                   Index := Index + 1;
             end case;
@@ -390,8 +441,18 @@ package body Json_Reader is
          Position := Position + Word'Length;
       end Scan_Literal;
 
+      --  One more container or comma, as the input guard counts them
+      procedure Count_Element is
+      begin
+         if Elements = Within.Max_Elements then
+            Fail ("too many elements", Position);
+         end if;
+         Elements := Elements + 1;
+      end Count_Element;
+
       procedure Close_Container is
       begin
+         Depth := Depth - 1;
          Self.Nodes (Open).Last := Position;
          Open := Self.Nodes (Open).Parent;
          Position := Position + 1;
@@ -403,6 +464,11 @@ package body Json_Reader is
       begin
          case C is
             when '{' | '[' =>
+               if Depth = Within.Max_Depth then
+                  Fail ("nested too deep", Position);
+               end if;
+               Depth := Depth + 1;
+               Count_Element;
                Open := New_Node
                  ((if C = '{' then Object_Value else Array_Value),
                   Position, Position);
@@ -464,6 +530,7 @@ package body Json_Reader is
                   Close_Container;
                elsif Line (Position) = '"' then
                   Scan_String (Key_First, Key_Last, Key_Escape);
+                  Key_Sig := Signature_Of (Line (Key_First .. Key_Last));
                   State := Colon;
                else
                   Fail ("expected a member name in quotes", Position);
@@ -480,6 +547,7 @@ package body Json_Reader is
                     Self.Nodes (Open).Kind = Object_Value;
                begin
                   if Line (Position) = ',' then
+                     Count_Element;
                      Position := Position + 1;
                      State := (if In_Object then Key else Value);
                   elsif Line (Position) = (if In_Object then '}' else ']') then

@@ -5,13 +5,15 @@
 --  are decoded only when asked for, and any value can be read back as the
 --  exact text it was sent as (request ids are echoed byte for byte).
 --
---  Lines reach the reader only after Input_Guard has found them clean
---  (valid UTF-8, no raw control bytes or lone surrogate escapes in strings,
---  bounded depth and element count), so decoding never produces invalid
---  UTF-8.  GNATCOLL.JSON stays the reference: the tests hold this reader to
---  it (what this reader accepts, GNATCOLL.JSON accepts with equal values).
+--  The reader holds each line to the input guard's rules as it reads it
+--  (well-formed UTF-8 in strings, no lone surrogate escapes, bounded depth
+--  and element count), so decoding never produces invalid UTF-8 and a line
+--  is read once, not guarded and then parsed.  GNATCOLL.JSON stays the
+--  reference: the tests hold this reader to it (what this reader accepts,
+--  GNATCOLL.JSON accepts with equal values) and to Input_Guard.Inspect.
 
 private with Ada.Finalization;
+with Input_Guard;
 
 package Json_Reader is
 
@@ -24,11 +26,18 @@ package Json_Reader is
 
    type Document is tagged limited private;
 
-   procedure Parse (Self : in out Document; Line : String);
+   procedure Parse
+     (Self : in out Document; Line : String; Within : Input_Guard.Limits);
    --  Read Line as one JSON text (whitespace around it allowed).  Afterwards
    --  either Is_Valid, or Error_Message and Error_Column say why not.  Nodes
    --  refer into Line by position: the functions that read text back take
    --  the same Line again.
+   --
+   --  A line found valid is one Input_Guard.Inspect (Line, Within) finds
+   --  Clean (the tests hold the two to it).  A line refused may break the
+   --  grammar, a guard rule or both, and the reader stops at the first
+   --  fault it meets: a caller that reports guard findings before grammar
+   --  errors asks Inspect about a refused line.
 
    function Is_Line_Of (Self : Document; Line : String) return Boolean;
    --  Whether Line has the bounds of the line last parsed
@@ -82,6 +91,15 @@ package Json_Reader is
 
 private
 
+   type Key_Signature is mod 2**64;
+
+   --  A name's length, first and last byte in one word
+   function Signature_Of (Name : String) return Key_Signature is
+     (if Name'Length = 0 then 0
+      else Key_Signature (Name'Length) * 2**16
+           + Key_Signature (Character'Pos (Name (Name'First))) * 2**8
+           + Key_Signature (Character'Pos (Name (Name'Last))));
+
    type Node is record
       Kind         : Value_Kind := Null_Value;
       First        : Positive := 1;
@@ -93,6 +111,9 @@ private
       Has_Escapes  : Boolean := False;
       Key_Escaped  : Boolean := False;
       --  Whether the text or the key needs decoding
+      Key_Sig      : Key_Signature := 0;
+      --  Signature_Of the key as sent: a name lookup compares one word a
+      --  member, and bytes only where the signature matches
       Parent       : Node_Id := No_Node;
       First_Child  : Node_Id := No_Node;
       Last_Child   : Node_Id := No_Node;

@@ -9,6 +9,9 @@ package body Json_Reader_Tests is
    use Json_Reader;
    use type Input_Guard.Finding;
 
+   Roomy : constant Input_Guard.Limits := (Max_Depth => 64, Max_Elements => 10_000);
+   --  Limits no valid line here reaches
+
    --  The reader must accept exactly what RFC 8259 accepts, and agree with
    --  GNATCOLL.JSON (the reference the design names) on every value.
 
@@ -36,7 +39,7 @@ package body Json_Reader_Tests is
       Reader : Document;
    begin
       for Line of Valid_Lines loop
-         Reader.Parse (Line.all);
+         Reader.Parse (Line.all, Roomy);
          Assert (Reader.Is_Valid, "should parse: " & Line.all
                  & (if Reader.Is_Valid then "" else " (" & Reader.Error_Message & ")"));
          Assert (GNATCOLL.JSON.Read (Line.all).Success, "GNATCOLL.JSON parses it too: " & Line.all);
@@ -48,7 +51,7 @@ package body Json_Reader_Tests is
       Reader : Document;
    begin
       for Line of Invalid_Lines loop
-         Reader.Parse (Line.all);
+         Reader.Parse (Line.all, Roomy);
          Assert (not Reader.Is_Valid, "should be refused: '" & Line.all & "'");
          Assert (Reader.Error_Column <= Line'Length + 1, "the column lies within the line: " & Line.all);
          Assert (not GNATCOLL.JSON.Read (Line.all).Success, "GNATCOLL.JSON refuses it too: " & Line.all);
@@ -63,7 +66,7 @@ package body Json_Reader_Tests is
         & " ""arr"":[1,{""x"":null}], ""dup"":1, ""dup"":""last""} ";
       Root   : Node_Id;
    begin
-      Reader.Parse (Line);
+      Reader.Parse (Line, Roomy);
       Assert (Reader.Is_Valid, "parses");
       Root := Reader.Root;
       Assert (Kind (Reader, Root) = Object_Value, "an object");
@@ -99,7 +102,7 @@ package body Json_Reader_Tests is
         & """e"":""caf" & Character'Val (16#C3#) & Character'Val (16#A9#) & """}";
       Reference : constant GNATCOLL.JSON.Read_Result := GNATCOLL.JSON.Read (Line);
    begin
-      Reader.Parse (Line);
+      Reader.Parse (Line, Roomy);
       Assert (Reader.Is_Valid and then Reference.Success, "both parse");
       for Name in Character range 'a' .. 'e' loop
          Assert (Text (Reader, Line, Member (Reader, Line, Reader.Root, [Name]))
@@ -121,15 +124,15 @@ package body Json_Reader_Tests is
             Control : constant String := "[""" & Run & ASCII.HT & Run & """]";
             Reader  : Document;
          begin
-            Reader.Parse (Escaped);
+            Reader.Parse (Escaped, Roomy);
             Assert (Reader.Is_Valid
                     and then Text (Reader, Escaped, First_Child (Reader, Reader.Root)) = Run & '"' & Run,
                     "an escaped quote after" & Offset'Image & " plain bytes");
-            Reader.Parse (Ended);
+            Reader.Parse (Ended, Roomy);
             Assert (Reader.Is_Valid
                     and then Text (Reader, Ended, First_Child (Reader, Reader.Root)) = Run,
                     "a string ending after" & Offset'Image & " plain bytes");
-            Reader.Parse (Control);
+            Reader.Parse (Control, Roomy);
             Assert (not Reader.Is_Valid, "a raw tab after" & Offset'Image & " plain bytes is refused");
          end;
       end loop;
@@ -164,8 +167,8 @@ package body Json_Reader_Tests is
                   when 1 => Seed (Seed'First .. Place - 1) & Byte & Seed (Place .. Seed'Last),
                   when others => Seed (Seed'First .. Place - 1) & Byte & Seed (Place + 1 .. Seed'Last));
          begin
-            if Input_Guard.Inspect (Line, (Max_Depth => 64, Max_Elements => 10_000)).Kind = Input_Guard.Clean then
-               Reader.Parse (Line);
+            if Input_Guard.Inspect (Line, Roomy).Kind = Input_Guard.Clean then
+               Reader.Parse (Line, Roomy);
                Assert (Reader.Is_Valid = GNATCOLL.JSON.Read (Line).Success,
                        "the reader " & (if Reader.Is_Valid then "accepts" else "refuses")
                        & " what GNATCOLL.JSON does not: '" & Line & "'");
@@ -175,6 +178,83 @@ package body Json_Reader_Tests is
       end loop;
       Assert (Compared > 3_000, "most mutants reach the comparison:" & Compared'Image);
    end Test_Mutants_Agree_With_Gnatcoll;
+
+   --  The reader holds a line to the input guard's rules as it reads it:
+   --  over mutants of valid documents, with bytes and escapes the guard
+   --  refuses among the mutations and limits tight enough to be reached,
+   --  the reader accepts a line exactly when Input_Guard.Inspect finds it
+   --  Clean and GNATCOLL.JSON parses it, and a line Inspect finds Clean is
+   --  never refused for a guard rule.
+   procedure Test_Guard_Rules_Held_While_Reading (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      function B (Code : Natural) return String is ([Character'Val (Code)]);
+      type Text is access constant String;
+      Pieces : constant array (Positive range <>) of Text :=
+        [new String'("{"), new String'("}"), new String'("["), new String'("]"), new String'(","),
+         new String'(":"), new String'(""""), new String'("\"), new String'("1"), new String'("a"),
+         new String'(" "), new String'("\u00e9"), new String'("\uD83D"), new String'("\uDE00"),
+         new String'("\uD83D\uDE00"), new String'("\uDBFF\u0041"), new String'(B (16#C3#) & B (16#A9#)),
+         new String'(B (16#E4#) & B (16#B8#) & B (16#AD#)), new String'(B (16#F0#) & B (16#9F#) & B (16#98#) & B (16#80#)),
+         new String'(B (16#80#)), new String'(B (16#C3#)), new String'(B (16#ED#) & B (16#A0#) & B (16#80#)),
+         new String'(B (16#C0#) & B (16#AF#)), new String'(B (16#F4#) & B (16#90#) & B (16#80#) & B (16#80#)),
+         new String'(B (16#FF#)), new String'(B (16#1F#)), new String'("[[[["), new String'(",1,2,3")];
+      Seeds : constant array (Positive range <>) of Text :=
+        [new String'(Valid_Lines (1).all), new String'(Valid_Lines (3).all), new String'(Valid_Lines (6).all),
+         new String'("{""t"":""caf" & B (16#C3#) & B (16#A9#) & " \ud83d\ude00 " & B (16#E4#) & B (16#B8#) & B (16#AD#) & """}"),
+         new String'("[[1,[2]],{""a"":[3,4]},5]"), new String'("[1,2,3,4,5,6,7,8]"),
+         new String'("{""k"":[[[""deep""]]]}")];
+      Limit_Sets : constant array (1 .. 2) of Input_Guard.Limits :=
+        [Roomy, (Max_Depth => 3, Max_Elements => 8)];
+      Guard_Messages : constant array (1 .. 4) of Text :=
+        [new String'("invalid UTF-8 in string"), new String'("lone UTF-16 surrogate"),
+         new String'("nested too deep"), new String'("too many elements")];
+      State    : Long_Long_Integer := 20261130;
+      Reader   : Document;
+      Accepted, Refused_By_Guard : Natural := 0;
+
+      function Next (Bound : Positive) return Natural is
+      begin
+         State := (State * 69069 + 1442695041) mod 2**40;
+         return Natural ((State / 256) mod Long_Long_Integer (Bound));
+      end Next;
+
+      function Mutated (Seed : String) return String is
+         Place : constant Positive := Seed'First + Next (Seed'Length);
+         Piece : constant String := Pieces (Pieces'First + Next (Pieces'Length)).all;
+      begin
+         return (case Next (3) is
+                    when 0 => Seed (Seed'First .. Place - 1) & Seed (Place + 1 .. Seed'Last),
+                    when 1 => Seed (Seed'First .. Place - 1) & Piece & Seed (Place .. Seed'Last),
+                    when others => Seed (Seed'First .. Place - 1) & Piece & Seed (Place + 1 .. Seed'Last));
+      end Mutated;
+   begin
+      for Round in 1 .. 6_000 loop
+         declare
+            Seed   : constant String := Seeds (Round mod Seeds'Length + 1).all;
+            Line   : constant String := (if Round mod 5 = 0 then Seed else Mutated (Mutated (Seed)));
+            Within : constant Input_Guard.Limits := Limit_Sets (Round mod 2 + 1);
+            Clean  : constant Boolean := Input_Guard.Inspect (Line, Within).Kind = Input_Guard.Clean;
+         begin
+            Reader.Parse (Line, Within);
+            Assert (Reader.Is_Valid = (Clean and then GNATCOLL.JSON.Read (Line).Success),
+                    "the reader " & (if Reader.Is_Valid then "accepts" else "refuses") & " '" & Line
+                    & "' (guard: " & (if Clean then "clean" else "refuses") & ")");
+            if Reader.Is_Valid then
+               Accepted := Accepted + 1;
+            elsif Clean then
+               for Message of Guard_Messages loop
+                  Assert (Reader.Error_Message /= Message.all,
+                          "a line the guard finds clean is refused for a guard rule: '" & Line & "'");
+               end loop;
+            else
+               Refused_By_Guard := Refused_By_Guard + 1;
+            end if;
+         end;
+      end loop;
+      Assert (Accepted > 600 and then Refused_By_Guard > 1_500,
+              "both outcomes are well represented:" & Accepted'Image & " accepted,"
+              & Refused_By_Guard'Image & " refused by the guard");
+   end Test_Guard_Rules_Held_While_Reading;
 
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
@@ -186,6 +266,8 @@ package body Json_Reader_Tests is
       Register_Routine (T, Test_Strings_At_Every_Offset'Access, "a string's end is found at every offset");
       Register_Routine (T, Test_Mutants_Agree_With_Gnatcoll'Access,
                         "mutated documents are accepted and refused as GNATCOLL.JSON does");
+      Register_Routine (T, Test_Guard_Rules_Held_While_Reading'Access,
+                        "the reader accepts only what the input guard finds clean");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

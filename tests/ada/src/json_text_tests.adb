@@ -79,6 +79,27 @@ package body Json_Text_Tests is
                     "Is_Plain_Run and the escaper disagree on byte" & Character'Pos (C)'Image);
             Assert (Json_Text.Is_Plain ([C]) = not Escaped,
                     "Json_Text.Is_Plain and the escaper disagree on byte" & Character'Pos (C)'Image);
+            --  The plain ASCII prefix ends at C, in every place, whatever
+            --  follows it: plain bytes, or bytes that end a run themselves
+            for Place in 1 .. 8 loop
+               for After of String'("a" & ASCII.NUL & Character'Val (16#1F#) & '"' & '\'
+                                    & Character'Val (16#80#) & Character'Val (16#FF#))
+               loop
+                  declare
+                     Bytes    : constant Json_Bytes.Eight_Bytes :=
+                       [1 .. Place - 1 => 'a'] & C & [Place + 1 .. 8 => After];
+                     Ends_Run : constant Boolean := Escaped or else Character'Pos (C) >= 16#80#;
+                     After_Plain : constant Boolean := After = 'a';
+                     Expected : constant Natural :=
+                       (if Ends_Run then Place - 1 elsif After_Plain or else Place = 8 then 8 else Place);
+                  begin
+                     Assert (Json_Bytes.Plain_Ascii_Prefix (Bytes) = Expected,
+                             "Plain_Ascii_Prefix of byte" & Character'Pos (C)'Image & " in place" & Place'Image
+                             & " before byte" & Character'Pos (After)'Image & ":"
+                             & Json_Bytes.Plain_Ascii_Prefix (Bytes)'Image & ", not" & Expected'Image);
+                  end;
+               end loop;
+            end loop;
          end;
       end loop;
    end Test_One_Escape_Set;
