@@ -35,9 +35,11 @@ package Energy_Gate with SPARK_Mode => On is
      Pre  => Is_Valid (Curve),
      Post =>
        (for all K in Pass_Index =>
-          Runs (Curve, Energy, K) = (Natural (K) <= Passes_For'Result))
+          (Energy >= Curve (K)) = (Natural (K) <= Passes_For'Result))
        and then (if Energy = Full then Passes_For'Result = 8);
-   --  How many passes run at Energy: exactly the prefix 1 .. result
+   --  How many passes run at Energy: exactly the prefix 1 .. result (the
+   --  postcondition spells Runs out: its precondition, checked once on
+   --  entry, would otherwise be checked again for every pass)
 
    function First_Violation (Curve : Threshold_Curve) return Pass_Index
    with

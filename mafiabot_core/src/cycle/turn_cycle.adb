@@ -1,4 +1,3 @@
-with Ada.Strings.Unbounded;
 with Input_Guard;
 with Organs.Celtic_Cross;
 with Organs.Cognition;
@@ -10,8 +9,6 @@ with Organs.Router;
 with Session_Keys;
 
 package body Turn_Cycle is
-
-   use Ada.Strings.Unbounded;
 
    use type Cycle_Order.Phase_Kind;
    use type Energy_Gate.Pass_Index;
@@ -27,6 +24,12 @@ package body Turn_Cycle is
         & (if Kept < Input'Length then "..." else "");
    end Focus_Of;
 
+   function Way_Of (Pass : Energy_Gate.Pass_Index) return Organs.Direction is
+     (if Pass <= 4 then Organs.Descent else Organs.Ascent);
+
+   function Rank_Of (Pass : Energy_Gate.Pass_Index) return Organs.Quarter is
+     (Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1));
+
    procedure Run
      (Stub        : Organs.Fixture;
       Session     : in out Session_Table.Session;
@@ -38,30 +41,47 @@ package body Turn_Cycle is
       Recalled  : Span;
       Last_Draw : Span;
       Thought   : Span;
-      Moves     : Unbounded_String;
       Stated    : Organs.Intender.Stated_Intent;
+      Reasoned  : array (1 .. Natural (Energy_Gate.Pass_Index'Last))
+                    of Energy_Gate.Pass_Index;
+      Reasons   : Natural := 0;
+      --  The passes whose thought ran, in the order they ran
 
-      --  Keep Part in the trace's text.  The text has room for everything
-      --  a turn says (see Text_Capacity); were it ever full, a part is cut
-      --  at a character boundary rather than the turn failing.
-      function Kept (Part : String) return Span is
-         Room  : constant Natural := Json_Text.Room (Trace.Texts);
-         Taken : constant Natural :=
-           (if Part'Length <= Room then Part'Length
-            else Input_Guard.Utf8_Prefix_Length (Part, Room));
+      --  Each text is written straight into the trace's Texts, piece by
+      --  piece.  The store has room for everything a turn says (see
+      --  Text_Capacity); were it ever full, a text would be cut at a
+      --  character boundary rather than the turn failing (Json_Text.Add).
+
+      Texts : Json_Text.Text_Store renames Trace.Texts;
+
+      procedure Add (Piece : String) with Inline is
       begin
-         return Result : Span do
-            Json_Text.Keep
-              (Trace.Texts, Part (Part'First .. Part'First + Taken - 1),
-               Result);
-         end return;
-      end Kept;
+         Json_Text.Add (Texts, Piece);
+      end Add;
 
-      function Text (Part : Span) return String is (Text_Of (Trace, Part));
-
-      procedure Record_Step (Step : Cycle_Order.Step_Index; Detail : String) is
+      procedure Add (Part : Span) with Inline is
       begin
-         Trace.Steps (Step) := (Status => Ran, Detail => Kept (Detail));
+         Json_Text.Add_Kept (Texts, Part);
+      end Add;
+
+      procedure Add_Image (Value : Natural) with Inline is
+      begin
+         Json_Text.Add_Image (Texts, Value);
+      end Add_Image;
+
+      procedure Keep (Whole : String; Part : out Span) is
+      begin
+         Json_Text.Start_Part (Texts);
+         Add (Whole);
+         Json_Text.End_Part (Texts, Part);
+      end Keep;
+
+      --  The text just written is Step's detail
+      procedure Record_Step (Step : Cycle_Order.Step_Index) is
+         Detail : Span;
+      begin
+         Json_Text.End_Part (Texts, Detail);
+         Trace.Steps (Step) := (Status => Ran, Detail => Detail);
       end Record_Step;
 
       procedure Record_Step (Step : Cycle_Order.Step_Index; Detail : Span) is
@@ -83,7 +103,7 @@ package body Turn_Cycle is
          end return;
       end Pretty_Key;
    begin
-      Json_Text.Clear (Trace.Texts);
+      Json_Text.Clear (Texts);
       Trace.Steps := [others => (Status => Skipped, Detail => <>)];
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
@@ -93,20 +113,33 @@ package body Turn_Cycle is
                   Organs.Drive_Box.Recharge (Session.Reservoir, Stub);
                end if;
                Trace.Turn := Session.Turns;
-               Record_Step (Step, "session " & Pretty_Key & ", turn"
-                            & Session.Turns'Image);
+               Json_Text.Start_Part (Texts);
+               Add ("session ");
+               Add (Pretty_Key);
+               Add (", turn ");
+               Add_Image (Session.Turns);
+               Record_Step (Step);
 
             when Cycle_Order.Sense =>
                Trace.Energy := Organs.Drive_Box.Energy (Session.Reservoir);
                Trace.Passes := Energy_Gate.Passes_For (Stub.Curve, Trace.Energy);
-               Recalled := Kept (Organs.Morag.Recall (Session.Memory, Input));
-               Record_Step
-                 (Step, "energy " & Json_Text.Fraction_Image (Trace.Energy)
-                  & " (" & Organs.Drive_Box.Terrain (Session.Reservoir)
-                  & "), " & Trace.Passes'Image (2 .. Trace.Passes'Image'Last)
-                  & " of 8 passes; recall: "
-                  & (if Is_Empty (Recalled) then "nothing"
-                     else "'" & Text (Recalled) & "'"));
+               Keep (Organs.Morag.Recall (Session.Memory, Input), Recalled);
+               Json_Text.Start_Part (Texts);
+               Add ("energy ");
+               Json_Text.Add_Fraction (Texts, Trace.Energy);
+               Add (" (");
+               Add (Organs.Drive_Box.Terrain (Session.Reservoir));
+               Add ("), ");
+               Add_Image (Trace.Passes);
+               Add (" of 8 passes; recall: ");
+               if Is_Empty (Recalled) then
+                  Add ("nothing");
+               else
+                  Add ("'");
+                  Add (Recalled);
+                  Add ("'");
+               end if;
+               Record_Step (Step);
 
             when Cycle_Order.Pass_Phase =>
                declare
@@ -114,81 +147,120 @@ package body Turn_Cycle is
                     Cycle_Order.Pass_Of (Step);
                begin
                   if Natural (Pass) <= Trace.Passes then
+                     Json_Text.Start_Part (Texts);
                      if Cycle_Order.Phase (Step) = Cycle_Order.Draw then
                         declare
                            Drawn : Organs.Celtic_Cross.Draw;
                         begin
                            Organs.Celtic_Cross.Next
                              (Session.Draws, Stub, Drawn);
-                           Last_Draw := Kept
-                             (Organs.Celtic_Cross.Describe (Stub, Drawn, Pass));
+                           Organs.Celtic_Cross.Describe
+                             (Stub, Drawn, Pass, Texts);
+                           Json_Text.End_Part (Texts, Last_Draw);
                            Record_Step (Step, Last_Draw);
                         end;
                      else
-                        declare
-                           Way  : constant Organs.Direction :=
-                             (if Pass <= 4 then Organs.Descent
-                              else Organs.Ascent);
-                           Rank : constant Organs.Quarter :=
-                             Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1);
-                        begin
-                           Thought := Kept
-                             (Organs.Cognition.Reason
-                                (Stub, Way, Rank, Focus, Text (Last_Draw)));
-                           if Length (Moves) > 0 then
-                              Append (Moves, ", ");
-                           end if;
-                           Append (Moves, Organs.Cognition.Move_Name
-                                     (Stub, Way, Rank));
-                           Record_Step (Step, Thought);
-                        end;
+                        Organs.Cognition.Reason
+                          (Stub, Way_Of (Pass), Rank_Of (Pass), Focus,
+                           Last_Draw, Texts);
+                        Json_Text.End_Part (Texts, Thought);
+                        Record_Step (Step, Thought);
+                        Reasons := Reasons + 1;
+                        Reasoned (Reasons) := Pass;
                      end if;
                   end if;
                end;
 
             when Cycle_Order.Pack =>
-               Record_Step (Step, "packed schema "
-                            & Organs.Mini_Rag.Packed_Schema);
+               Json_Text.Start_Part (Texts);
+               Add ("packed schema ");
+               Add (Organs.Mini_Rag.Packed_Schema);
+               Record_Step (Step);
 
             when Cycle_Order.Intend =>
                Stated := Organs.Intender.Intent_Of (Stub, Input);
                Trace.Intent := Stated.Intent;
-               Record_Step
-                 (Step, "intent " & Organs.Intent_Name (Stated.Intent)
-                  & (if Stated.Rule = 0 then " (fixture default)"
-                     else " (fixture rule" & Stated.Rule'Image & ")"));
+               Json_Text.Start_Part (Texts);
+               Add ("intent ");
+               Add (Organs.Intent_Name (Stated.Intent));
+               if Stated.Rule = 0 then
+                  Add (" (fixture default)");
+               else
+                  Add (" (fixture rule ");
+                  Add_Image (Stated.Rule);
+                  Add (")");
+               end if;
+               Record_Step (Step);
 
             when Cycle_Order.Route =>
-               Trace.Route := Kept (Organs.Router.Route_Of (Trace.Intent));
-               Record_Step (Step, Organs.Intent_Name (Trace.Intent) & " -> "
-                            & Text (Trace.Route) & " (static Ada table)");
+               Keep (Organs.Router.Route_Of (Trace.Intent), Trace.Route);
+               Json_Text.Start_Part (Texts);
+               Add (Organs.Intent_Name (Trace.Intent));
+               Add (" -> ");
+               Add (Trace.Route);
+               Add (" (static Ada table)");
+               Record_Step (Step);
 
             when Cycle_Order.Synthesize =>
-               Trace.Output := Kept
-                 ("[" & Text (Trace.Route) & "] On '" & Focus & "': "
-                  & To_String (Moves) & " ("
-                  & Trace.Passes'Image (2 .. Trace.Passes'Image'Last)
-                  & "/8 passes)"
-                  & (if Is_Empty (Recalled) then ""
-                     else "; recalled '" & Text (Recalled) & "'")
-                  & ".");
-               Record_Step (Step, "output of"
-                            & Natural'Image (Text (Trace.Output)'Length)
-                            & " bytes from" & Trace.Passes'Image
-                            & " passes and route " & Text (Trace.Route));
+               Json_Text.Start_Part (Texts);
+               Add ("[");
+               Add (Trace.Route);
+               Add ("] On '");
+               Add (Focus);
+               Add ("': ");
+               --  The moves of the passes that reasoned, in order, each
+               --  after a comma once the list has text
+               declare
+                  Listed : Boolean := False;
+               begin
+                  for Pass of Reasoned (1 .. Reasons) loop
+                     declare
+                        Move : String renames Organs.Cognition.Move_Name
+                          (Stub, Way_Of (Pass), Rank_Of (Pass));
+                     begin
+                        if Listed then
+                           Add (", ");
+                        end if;
+                        Add (Move);
+                        Listed := Listed or else Move'Length > 0;
+                     end;
+                  end loop;
+               end;
+               Add (" (");
+               Add_Image (Trace.Passes);
+               Add ("/8 passes)");
+               if not Is_Empty (Recalled) then
+                  Add ("; recalled '");
+                  Add (Recalled);
+                  Add ("'");
+               end if;
+               Add (".");
+               Json_Text.End_Part (Texts, Trace.Output);
+               Json_Text.Start_Part (Texts);
+               Add ("output of ");
+               Add_Image (Json_Text.Length (Trace.Output));
+               Add (" bytes from ");
+               Add_Image (Trace.Passes);
+               Add (" passes and route ");
+               Add (Trace.Route);
+               Record_Step (Step);
 
             when Cycle_Order.Cohere =>
                declare
                   Check : constant Organs.Cognition.Coherence :=
                     Organs.Cognition.Cohere
-                      (Text (Trace.Output), Text (Thought));
+                      (Text_Of (Trace, Trace.Output),
+                       Text_Of (Trace, Thought));
                begin
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;
-                  Record_Step
-                    (Step, "score " & Json_Text.Fraction_Image (Check.Score)
-                     & ", drift " & Json_Text.Fraction_Image (Check.Drift)
-                     & " (reported, never fed back)");
+                  Json_Text.Start_Part (Texts);
+                  Add ("score ");
+                  Json_Text.Add_Fraction (Texts, Check.Score);
+                  Add (", drift ");
+                  Json_Text.Add_Fraction (Texts, Check.Drift);
+                  Add (" (reported, never fed back)");
+                  Record_Step (Step);
                end;
          end case;
       end loop;
@@ -197,7 +269,7 @@ package body Turn_Cycle is
       --  session's next turns only.
       Organs.Drive_Box.Spend (Session.Reservoir, Stub, Trace.Passes);
       Organs.Morag.Remember (Session.Memory, Stub, Input);
-      Json_Text.Seal (Trace.Texts);
+      Json_Text.Seal (Texts);
    end Run;
 
 end Turn_Cycle;

@@ -26,11 +26,18 @@ package body Organs.Celtic_Cross is
          Reversed => (Mixed and 1) = 1);
    end Next;
 
-   function Describe
-     (Stub : Fixture; Result : Draw; Pass : Energy_Gate.Pass_Index)
-      return String is
-     (Organs.Deck.Name (Stub, Result.Card)
-      & (if Result.Reversed then ", reversed" else "")
-      & ", in " & Stub.Positions (Pass).all);
+   procedure Describe
+     (Stub   : Fixture;
+      Result : Draw;
+      Pass   : Energy_Gate.Pass_Index;
+      Into   : in out Json_Text.Text_Store) is
+   begin
+      Json_Text.Add (Into, Organs.Deck.Name (Stub, Result.Card));
+      if Result.Reversed then
+         Json_Text.Add (Into, ", reversed");
+      end if;
+      Json_Text.Add (Into, ", in ");
+      Json_Text.Add (Into, Stub.Positions (Pass).all);
+   end Describe;
 
 end Organs.Celtic_Cross;

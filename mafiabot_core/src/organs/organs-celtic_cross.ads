@@ -5,6 +5,7 @@
 --  session; a pass's draw names the cross position of that pass.
 
 with Interfaces;
+with Json_Text;
 with Organs.Deck;
 
 package Organs.Celtic_Cross is
@@ -21,10 +22,14 @@ package Organs.Celtic_Cross is
 
    procedure Next (Self : in out Draw_State; Stub : Fixture; Result : out Draw);
 
-   function Describe
-     (Stub : Fixture; Result : Draw; Pass : Energy_Gate.Pass_Index)
-      return String;
-   --  "The Tower, reversed, in challenge"
+   procedure Describe
+     (Stub   : Fixture;
+      Result : Draw;
+      Pass   : Energy_Gate.Pass_Index;
+      Into   : in out Json_Text.Text_Store)
+   with Pre => Json_Text.Is_Writing (Into);
+   --  Add the draw's description to the text being written Into: "The
+   --  Tower, reversed, in challenge"
 
 private
 

@@ -3,10 +3,20 @@ with Fnv_Hash;
 
 package body Organs.Cognition is
 
-   function Reason
-     (Stub : Fixture; Way : Direction; Rank : Quarter; Focus, Draw : String)
-      return String is
-     (Move_Name (Stub, Way, Rank) & " '" & Focus & "' through " & Draw);
+   procedure Reason
+     (Stub  : Fixture;
+      Way   : Direction;
+      Rank  : Quarter;
+      Focus : String;
+      Draw  : Json_Text.Stored_Text;
+      Into  : in out Json_Text.Text_Store) is
+   begin
+      Json_Text.Add (Into, Move_Name (Stub, Way, Rank));
+      Json_Text.Add (Into, " '");
+      Json_Text.Add (Into, Focus);
+      Json_Text.Add (Into, "' through ");
+      Json_Text.Add_Kept (Into, Draw);
+   end Reason;
 
    Max_Words : constant := 512;
    --  More words than this in one text are not compared (outputs and

@@ -1,9 +1,12 @@
---  C2, cognition: the reasoning step of each pass, the synthesis (step 22)
---  and the coherence check (step 23).
+--  C2, cognition: the reasoning step of each pass, the synthesis (step 22:
+--  the cycle joins the passes' moves, named here) and the coherence check
+--  (step 23).
 --
---  Contract: Reason and Synthesize depend only on their arguments.  Cohere
---  contrasts the output with the final cognition and reports drift; its
---  result is reported and never fed back into anything (law L4).
+--  Contract: Reason depends only on its arguments.  Cohere contrasts the
+--  output with the final cognition and reports drift; its result is
+--  reported and never fed back into anything (law L4).
+
+with Json_Text;
 
 package Organs.Cognition is
 
@@ -13,10 +16,17 @@ package Organs.Cognition is
       else Stub.Ascent_Moves (Rank).all);
    --  The fixture's name for the move of a pass: abstract, ..., commit
 
-   function Reason
-     (Stub : Fixture; Way : Direction; Rank : Quarter; Focus, Draw : String)
-      return String;
-   --  One pass's thought: "<move> 'focus' through <draw>"
+   procedure Reason
+     (Stub  : Fixture;
+      Way   : Direction;
+      Rank  : Quarter;
+      Focus : String;
+      Draw  : Json_Text.Stored_Text;
+      Into  : in out Json_Text.Text_Store)
+   with Pre => Json_Text.Is_Writing (Into)
+               and then Json_Text.Is_Kept (Into, Draw);
+   --  Add one pass's thought to the text being written Into: "<move>
+   --  'focus' through <draw>", the draw being a text kept Into before
 
    type Coherence is record
       Score : Millis;

@@ -3,6 +3,11 @@
 --  answers from the canned blocks of the organ fixture (stubs/organs/*.json).
 --  This root package holds what they share: the fixture, loaded once at
 --  start-up and read-only afterwards.
+--
+--  An organ whose answer is a text of the trace (a draw's description, a
+--  thought) writes it into the turn's text store (Json_Text.Text_Store)
+--  rather than returning it: every text of a turn lives there, and a
+--  returned string would only be copied in after it.
 
 with Ada.Containers.Vectors;
 with Ada.Strings.Unbounded;

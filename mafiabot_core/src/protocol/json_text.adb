@@ -1,4 +1,5 @@
 with Ada.Unchecked_Deallocation;
+with Input_Guard;
 
 package body Json_Text is
 
@@ -307,12 +308,98 @@ package body Json_Text is
       Put_Quote (Self);
    end Text;
 
+   subtype Decimal_Text is String (1 .. 20);
+   --  Long enough for Long_Long_Integer'First
+
+   --  Value in decimal, with a minus sign if negative, in Image (First ..
+   --  Image'Last): the digits are produced from the least significant one,
+   --  into the end of the buffer
+   procedure Spell_Decimal
+     (Value : Long_Long_Integer; Image : out Decimal_Text; First : out Positive)
+   is
+      Remaining : Long_Long_Integer := Value;
+   begin
+      First := Image'Last + 1;
+      loop
+         First := First - 1;
+         Image (First) :=
+           Character'Val (Character'Pos ('0') + abs (Remaining rem 10));
+         Remaining := Remaining / 10;
+         exit when Remaining = 0;
+      end loop;
+      if Value < 0 then
+         First := First - 1;
+         Image (First) := '-';
+      end if;
+   end Spell_Decimal;
+
    procedure Clear (Store : in out Text_Store) is
    begin
       Store.Last := 0;
       Store.Sealed := 0;
       Store.Plain_Last := 0;
+      Store.Writing := False;
    end Clear;
+
+   procedure Start_Part (Store : in out Text_Store) is
+   begin
+      Store.Writing := True;
+      Store.Part_First := Store.Last + 1;
+      Store.Cut := False;
+   end Start_Part;
+
+   --  The piece that does not fit: what of it does, and the part ends
+   procedure Add_Cut (Store : in out Text_Store; Piece : String)
+   with No_Inline
+   is
+      Taken : constant Natural :=
+        (if Store.Cut then 0
+         else Input_Guard.Utf8_Prefix_Length
+                (Piece, Store.Capacity - Store.Last));
+   begin
+      Store.Data (Store.Last + 1 .. Store.Last + Taken) :=
+        Piece (Piece'First .. Piece'First + Taken - 1);
+      Store.Last := Store.Last + Taken;
+      Store.Cut := True;
+   end Add_Cut;
+
+   procedure Add (Store : in out Text_Store; Piece : String) is
+      --  The test before the copy is the room the copy needs
+      pragma Suppress (Index_Check);
+      pragma Suppress (Length_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+   begin
+      if Piece'Length <= Store.Capacity - Store.Last and then not Store.Cut
+      then
+         Store.Data (Store.Last + 1 .. Store.Last + Piece'Length) := Piece;
+         Store.Last := Store.Last + Piece'Length;
+      else
+         Add_Cut (Store, Piece);
+      end if;
+   end Add;
+
+   procedure Add_Kept (Store : in out Text_Store; Kept : Stored_Text) is
+      --  Kept lies before the part being written: the copy never reads
+      --  what it writes
+      pragma Suppress (Index_Check);
+   begin
+      Add (Store, Store.Data (Kept.First .. Kept.Last));
+   end Add_Kept;
+
+   procedure Add_Image (Store : in out Text_Store; Value : Natural) is
+      Image : Decimal_Text;
+      First : Positive;
+   begin
+      Spell_Decimal (Long_Long_Integer (Value), Image, First);
+      Add (Store, Image (First .. Image'Last));
+   end Add_Image;
+
+   procedure End_Part (Store : in out Text_Store; Part : out Stored_Text) is
+   begin
+      Part := (First => Store.Part_First, Last => Store.Last);
+      Store.Writing := False;
+   end End_Part;
 
    procedure Keep
      (Store : in out Text_Store; Value : String; Part : out Stored_Text)
@@ -400,23 +487,10 @@ package body Json_Text is
    end Raw_Document;
 
    procedure Put_Int (Self : in out Builder; Value : Long_Long_Integer) is
-      --  Digits are produced from the least significant one, into the end
-      --  of a buffer long enough for Long_Long_Integer'First.
-      Image     : String (1 .. 20);
-      First     : Positive := Image'Last + 1;
-      Remaining : Long_Long_Integer := Value;
+      Image : Decimal_Text;
+      First : Positive;
    begin
-      loop
-         First := First - 1;
-         Image (First) :=
-           Character'Val (Character'Pos ('0') + abs (Remaining rem 10));
-         Remaining := Remaining / 10;
-         exit when Remaining = 0;
-      end loop;
-      if Value < 0 then
-         First := First - 1;
-         Image (First) := '-';
-      end if;
+      Spell_Decimal (Value, Image, First);
       Put (Self, Image (First .. Image'Last));
    end Put_Int;
 
@@ -431,20 +505,43 @@ package body Json_Text is
       Literal (Self, (if Value then "true" else "false"));
    end Bool;
 
-   function Fraction_Image (Value : Millis) return String is
-      Digits_3 : constant String :=
-        [1 => Character'Val (Character'Pos ('0') + Value / 100 mod 10),
-         2 => Character'Val (Character'Pos ('0') + Value / 10 mod 10),
-         3 => Character'Val (Character'Pos ('0') + Value mod 10)];
-      Last : Natural := 3;
+   subtype Fraction_Text is String (1 .. 5);
+
+   --  Value / 1000 as Fraction_Image spells it, in Image (1 .. Last): on
+   --  the stack, for the fills that copy it at once
+   procedure Spell_Fraction
+     (Value : Millis; Image : out Fraction_Text; Last : out Positive)
+   is
+      function Digit (Of_Value : Natural) return Character is
+        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
    begin
       if Value = 1000 then
-         return "1.0";
+         Image := "1.0  ";
+         Last := 3;
+         return;
       end if;
-      while Last > 1 and then Digits_3 (Last) = '0' loop
+      Image := "0." & Digit (Value / 100) & Digit (Value / 10)
+        & Digit (Value);
+      Last := 5;
+      while Last > 3 and then Image (Last) = '0' loop
          Last := Last - 1;
       end loop;
-      return "0." & Digits_3 (1 .. Last);
+   end Spell_Fraction;
+
+   procedure Add_Fraction (Store : in out Text_Store; Value : Millis) is
+      Image : Fraction_Text;
+      Last  : Positive;
+   begin
+      Spell_Fraction (Value, Image, Last);
+      Add (Store, Image (1 .. Last));
+   end Add_Fraction;
+
+   function Fraction_Image (Value : Millis) return String is
+      Image : Fraction_Text;
+      Last  : Positive;
+   begin
+      Spell_Fraction (Value, Image, Last);
+      return Image (1 .. Last);
    end Fraction_Image;
 
    procedure Text_Field (Self : in out Builder; Name, Value : String) is
@@ -565,6 +662,61 @@ package body Json_Text is
       Put_Next_Segment (Self);
    end Fill_Text;
 
+   procedure Fill_Texts
+     (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
+   is
+      --  Parts are kept (the precondition) and their holes are the
+      --  template's next ones: every slice below lies within the store, a
+      --  segment or the room reserved first
+      pragma Suppress (Index_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+      pragma Suppress (Length_Check);
+      pragma Suppress (Access_Check);
+      Pattern   : Template_Text renames Self.Pattern.all;
+      Hole      : constant Positive := Self.Next;
+      Total     : Natural := 0;
+      Kept_Last : Natural := 0;
+   begin
+      for K in Parts'Range loop
+         Total := Total + (Parts (K).Last - Parts (K).First + 1)
+           + Pattern.Segments (Hole + (K - Parts'First)).all'Length;
+         Kept_Last := Natural'Max (Kept_Last, Parts (K).Last);
+      end loop;
+      if Kept_Last > Store.Plain_Last then
+         --  A part to escape: each in turn, the common way
+         for Part of Parts loop
+            Fill_Text (Self, Store, Part);
+         end loop;
+         return;
+      end if;
+      Reserve (Self, Total);
+      declare
+         Last : Natural := Self.Last;
+      begin
+         for K in Parts'Range loop
+            declare
+               Part    : Stored_Text renames Parts (K);
+               Segment : String renames
+                 Pattern.Segments (Hole + (K - Parts'First)).all;
+               Length  : constant Natural := Part.Last - Part.First + 1;
+            begin
+               Self.Data (Last + 1 .. Last + Length) :=
+                 Store.Data (Part.First .. Part.Last);
+               Last := Last + Length;
+               Self.Data (Last + 1 .. Last + Segment'Length) := Segment;
+               Last := Last + Segment'Length;
+            end;
+         end loop;
+         Self.Last := Last;
+      end;
+      if Hole + Parts'Length > Pattern.Holes then
+         Self.Pattern := No_Template;
+      else
+         Self.Next := Hole + Parts'Length;
+      end if;
+   end Fill_Texts;
+
    procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer) is
    begin
       Put_Int (Self, Value);
@@ -572,8 +724,11 @@ package body Json_Text is
    end Fill_Int;
 
    procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
+      Image : Fraction_Text;
+      Last  : Positive;
    begin
-      Put (Self, Fraction_Image (Value));
+      Spell_Fraction (Value, Image, Last);
+      Put (Self, Image (1 .. Last));
       Put_Next_Segment (Self);
    end Fill_Fraction;
 

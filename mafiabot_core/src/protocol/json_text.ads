@@ -69,9 +69,42 @@ package Json_Text is
 
    procedure Keep
      (Store : in out Text_Store; Value : String; Part : out Stored_Text)
-   with Pre  => Value'Length <= Room (Store),
+   with Inline,
+        Pre  => Value'Length <= Room (Store) and then not Is_Writing (Store),
         Post => Room (Store) = Room (Store)'Old - Value'Length
                 and then Is_Kept (Store, Part);
+
+   --  A text written in pieces, straight into the store: Start_Part, Add
+   --  (or Add_Kept, Add_Image, Add_Fraction) for each piece, then End_Part
+   --  to keep it.  Where a store cannot hold a piece, the part takes what
+   --  fits without cutting a character and ends there: the pieces added
+   --  after it are left out.  Pieces are UTF-8, so the part stays UTF-8.
+
+   function Is_Writing (Store : Text_Store) return Boolean;
+   --  A part was started and not yet ended
+
+   procedure Start_Part (Store : in out Text_Store)
+   with Pre  => not Is_Writing (Store),
+        Post => Is_Writing (Store);
+
+   procedure Add (Store : in out Text_Store; Piece : String)
+   with Inline, Pre => Is_Writing (Store);
+
+   procedure Add_Kept (Store : in out Text_Store; Kept : Stored_Text)
+   with Pre => Is_Writing (Store) and then Is_Kept (Store, Kept);
+   --  A text kept before, copied again
+
+   procedure Add_Image (Store : in out Text_Store; Value : Natural)
+   with Pre => Is_Writing (Store);
+   --  Value in decimal, with no blank before it
+
+   procedure Add_Fraction (Store : in out Text_Store; Value : Millis)
+   with Pre => Is_Writing (Store);
+   --  Value as Fraction_Image spells it
+
+   procedure End_Part (Store : in out Text_Store; Part : out Stored_Text)
+   with Pre  => Is_Writing (Store),
+        Post => not Is_Writing (Store) and then Is_Kept (Store, Part);
 
    procedure Seal (Store : in out Text_Store)
    with Post => Is_Sealed (Store);
@@ -87,6 +120,9 @@ package Json_Text is
    --  (or is empty): reading it never leaves the store
 
    function Is_Empty (Part : Stored_Text) return Boolean;
+
+   function Length (Part : Stored_Text) return Natural;
+   --  How many bytes Part holds
 
    function Text_Of (Store : Text_Store; Part : Stored_Text) return String
    with Pre => Is_Kept (Store, Part);
@@ -187,6 +223,24 @@ package Json_Text is
                and then Is_Kept (Store, Part);
    procedure Fill_Text (Self : in out Builder; Value : String)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
+
+   function Holes_Left (Self : Builder) return Natural;
+   --  The holes of the template being filled that are not filled yet
+
+   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean
+   with Pre => Is_Filling (Self) and then Count <= Holes_Left (Self);
+   --  Whether the next Count holes are all text holes
+
+   type Stored_Texts is array (Positive range <>) of Stored_Text;
+
+   procedure Fill_Texts
+     (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
+   with Pre => Is_Filling (Self) and then Parts'Length <= Holes_Left (Self)
+               and then Are_Text_Holes (Self, Parts'Length)
+               and then (for all Part of Parts => Is_Kept (Store, Part));
+   --  Fill_Text with each of Parts in turn, in one call: where the parts
+   --  can be copied as they stand (nearly always), room for all of them
+   --  and the text between is made once
    procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    procedure Fill_Fraction (Self : in out Builder; Value : Millis)
@@ -265,6 +319,13 @@ private
    function Next_Hole (Self : Builder) return Hole_Kind is
      (Self.Pattern.Kinds (Self.Next));
 
+   function Holes_Left (Self : Builder) return Natural is
+     (if Self.Pattern = null then 0 else Self.Pattern.Holes - Self.Next + 1);
+
+   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean is
+     (for all Hole in Self.Next .. Self.Next + Count - 1 =>
+        Self.Pattern.Kinds (Hole) = Text_Hole);
+
    function Is_Inside_String (Pattern : Template) return Boolean is
      (Pattern.Inside_String);
 
@@ -278,7 +339,14 @@ private
       --  Data (1 .. Sealed) was tested by the last Seal
       Plain_Last : Natural := 0;
       --  No byte of Data (1 .. Plain_Last) needs an escape
+      Writing    : Boolean := False;
+      Part_First : Positive := 1;
+      --  The part being written starts at Data (Part_First)
+      Cut        : Boolean := False;
+      --  The part being written was cut where the store ran out of room
    end record;
+
+   function Is_Writing (Store : Text_Store) return Boolean is (Store.Writing);
 
    type Stored_Text is record
       First : Positive := 1;
@@ -296,6 +364,9 @@ private
 
    function Is_Empty (Part : Stored_Text) return Boolean is
      (Part.Last < Part.First);
+
+   function Length (Part : Stored_Text) return Natural is
+     (Natural'Max (0, Part.Last - Part.First + 1));
 
    function Text_Of (Store : Text_Store; Part : Stored_Text) return String is
      (Store.Data (Part.First .. Part.Last));

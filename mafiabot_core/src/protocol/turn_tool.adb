@@ -318,11 +318,19 @@ package body Turn_Tool is
       Json.Fill_Text (Server);
       Json.Fill_Int (Long_Long_Integer (Trace.Turn));
       Json.Fill_Fraction (Trace.Energy);
-      for Step in Cycle_Order.Step_Index loop
-         if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-            Json.Fill_Text (Trace.Texts, Trace.Steps (Step).Detail);
-         end if;
-      end loop;
+      declare
+         Details : Json_Text.Stored_Texts
+           (1 .. Natural (Cycle_Order.Step_Index'Last));
+         Ran     : Natural := 0;
+      begin
+         for Step in Cycle_Order.Step_Index loop
+            if Trace.Steps (Step).Status = Turn_Cycle.Ran then
+               Ran := Ran + 1;
+               Details (Ran) := Trace.Steps (Step).Detail;
+            end if;
+         end loop;
+         Json.Fill_Texts (Trace.Texts, Details (1 .. Ran));
+      end;
       Json.Fill_Text (Organs.Intent_Name (Trace.Intent));
       Json.Fill_Text (Trace.Texts, Trace.Route);
       Json.Fill_Fraction (Trace.Coherence);

@@ -437,6 +437,88 @@ package body Json_Text_Tests is
       Assert (Json_Text.Room (Store) = 4096, "a cleared store has all its room again");
    end Test_Stored_Texts;
 
+   --  A text written into a store in pieces reads back as the pieces
+   --  joined, and as the same text kept whole; a store out of room cuts the
+   --  part at a character boundary and leaves the rest of it out.
+   procedure Test_Parts_In_Pieces (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      E_Acute : constant String := Character'Val (16#C3#) & Character'Val (16#A9#);
+      Euro    : constant String := Character'Val (16#E2#) & Character'Val (16#82#) & Character'Val (16#AC#);
+
+      function Written (Store : in out Json_Text.Text_Store; Pieces : String) return String is
+         Part : Json_Text.Stored_Text;
+      begin
+         Json_Text.Start_Part (Store);
+         Json_Text.Add (Store, Pieces (Pieces'First .. Pieces'First + Pieces'Length / 2 - 1));
+         Json_Text.Add (Store, Pieces (Pieces'First + Pieces'Length / 2 .. Pieces'Last));
+         Json_Text.End_Part (Store, Part);
+         Assert (not Json_Text.Is_Writing (Store), "a part ended is no longer written");
+         return Json_Text.Text_Of (Store, Part);
+      end Written;
+   begin
+      declare
+         Store : Json_Text.Text_Store (256);
+         Whole, Joined, Again : Json_Text.Stored_Text;
+      begin
+         Json_Text.Keep (Store, "draw: the tower", Whole);
+         Json_Text.Start_Part (Store);
+         Assert (Json_Text.Is_Writing (Store), "a part started is being written");
+         Json_Text.Add (Store, "turn ");
+         Json_Text.Add_Image (Store, 0);
+         Json_Text.Add (Store, " ");
+         Json_Text.Add_Image (Store, Natural'Last);
+         Json_Text.Add (Store, ", ");
+         Json_Text.Add_Fraction (Store, 875);
+         Json_Text.Add (Store, " / ");
+         Json_Text.Add_Kept (Store, Whole);
+         Json_Text.Add (Store, "");
+         Json_Text.End_Part (Store, Joined);
+         Assert (Json_Text.Text_Of (Store, Joined)
+                 = "turn 0" & Natural'Last'Image & ", 0.875 / draw: the tower",
+                 "pieces join: " & Json_Text.Text_Of (Store, Joined));
+         Json_Text.Keep (Store, Json_Text.Text_Of (Store, Joined), Again);
+         Assert (Json_Text.Length (Again) = Json_Text.Length (Joined)
+                 and then Json_Text.Text_Of (Store, Again) = Json_Text.Text_Of (Store, Joined),
+                 "a part written in pieces is the part kept whole");
+         for Value in Json_Text.Millis loop
+            Json_Text.Start_Part (Store);
+            Json_Text.Add_Fraction (Store, Value);
+            Json_Text.End_Part (Store, Again);
+            Assert (Json_Text.Text_Of (Store, Again) = Json_Text.Fraction_Image (Value),
+                    "Add_Fraction spells" & Value'Image & " as Fraction_Image does");
+            Json_Text.Clear (Store);
+         end loop;
+      end;
+      declare
+         Store : Json_Text.Text_Store (8);
+      begin
+         Assert (Written (Store, "abcdef" & E_Acute & Euro) = "abcdef" & E_Acute,
+                 "a piece too long is cut after its last whole character");
+         Json_Text.Clear (Store);
+         Assert (Written (Store, "abcdefg" & E_Acute) = "abcdefg",
+                 "a character that does not fit is left out whole");
+         Json_Text.Clear (Store);
+         declare
+            Part : Json_Text.Stored_Text;
+         begin
+            Json_Text.Start_Part (Store);
+            Json_Text.Add (Store, "abcdef" & Euro);
+            Json_Text.Add (Store, "x");
+            Json_Text.End_Part (Store, Part);
+            Assert (Json_Text.Text_Of (Store, Part) = "abcdef",
+                    "after a cut, a piece that would fit is left out too: " & Json_Text.Text_Of (Store, Part));
+            Json_Text.Start_Part (Store);
+            Json_Text.Add (Store, "yz");
+            Json_Text.End_Part (Store, Part);
+            Assert (Json_Text.Text_Of (Store, Part) = "yz", "the next part takes the room left");
+            Json_Text.Start_Part (Store);
+            Json_Text.Add (Store, "!");
+            Json_Text.End_Part (Store, Part);
+            Assert (Json_Text.Is_Empty (Part) and then Json_Text.Room (Store) = 0, "a full store keeps empty parts");
+         end;
+      end;
+   end Test_Parts_In_Pieces;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -448,6 +530,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
       Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
+      Register_Routine (T, Test_Parts_In_Pieces'Access, "a text written in pieces is the pieces joined, cut whole");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
