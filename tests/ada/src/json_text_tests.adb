@@ -519,6 +519,74 @@ package body Json_Text_Tests is
       end;
    end Test_Parts_In_Pieces;
 
+   --  Fill_Texts fills consecutive text holes as Fill_Text does one by
+   --  one: parts copied as they stand (sealed plain) or escaped, in both
+   --  forms, the whole run of holes or a part of it
+   procedure Test_Texts_Filled_At_Once (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Json_Text;
+      Holes : constant := 6;
+
+      procedure Check (Inside_String : Boolean; Tricky : Boolean) is
+         Skeleton : Builder (Inside_String);
+         Pattern  : Template;
+         Store    : Text_Store (512);
+         Parts    : Stored_Texts (1 .. Holes);
+         What     : constant String :=
+           (if Inside_String then "quoted" else "plain") & (if Tricky then ", escaped" else ", plain parts");
+      begin
+         Skeleton.Start_Object;
+         Skeleton.Key ("steps");
+         Skeleton.Start_Array;
+         for Hole in 1 .. Holes loop
+            Skeleton.Start_Object;
+            Skeleton.Int_Field ("index", Long_Long_Integer (Hole));
+            Skeleton.Key ("detail");
+            Skeleton.Hole (Text_Hole);
+            Skeleton.End_Object;
+         end loop;
+         Skeleton.End_Array;
+         Skeleton.Key ("n");
+         Skeleton.Hole (Number_Hole);
+         Skeleton.End_Object;
+         Pattern := Skeleton.To_Template;
+         for Hole in 1 .. Holes loop
+            Keep (Store, (if Tricky and then Hole = 4 then "a ""quoted"" \ tab" & ASCII.HT
+                          else [1 .. Hole * 3 => Character'Val (Character'Pos ('a') + Hole)]),
+                  Parts (Hole));
+         end loop;
+         Seal (Store);
+         for At_Once in 0 .. Holes loop
+            declare
+               One_By_One, Together : Builder (Inside_String);
+            begin
+               One_By_One.Start_Filling (Pattern);
+               for Part of Parts loop
+                  One_By_One.Fill_Text (Store, Part);
+               end loop;
+               One_By_One.Fill_Int (7);
+               Together.Start_Filling (Pattern);
+               Together.Fill_Texts (Store, Parts (1 .. At_Once));
+               Assert (Together.Holes_Left = Holes + 1 - At_Once, What & ": holes left after" & At_Once'Image);
+               for Part of Parts (At_Once + 1 .. Holes) loop
+                  Together.Fill_Text (Store, Part);
+               end loop;
+               Together.Fill_Int (7);
+               Assert (not Together.Is_Filling, What & ": every hole filled");
+               Assert (Together.Image = One_By_One.Image,
+                       What & "," & At_Once'Image & " at once: " & Together.Image);
+            end;
+         end loop;
+         Free (Pattern);
+      end Check;
+   begin
+      for Inside_String in Boolean loop
+         for Tricky in Boolean loop
+            Check (Inside_String, Tricky);
+         end loop;
+      end loop;
+   end Test_Texts_Filled_At_Once;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -530,6 +598,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
       Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
+      Register_Routine (T, Test_Texts_Filled_At_Once'Access, "text holes filled at once are filled as one by one");
       Register_Routine (T, Test_Parts_In_Pieces'Access, "a text written in pieces is the pieces joined, cut whole");
    end Register_Tests;
 
