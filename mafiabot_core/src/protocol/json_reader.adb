@@ -181,6 +181,22 @@ package body Json_Reader is
       return Boolean is
      (Is_Named (Self.Nodes (Node), Line, Name, Signature_Of (Name)));
 
+   function Key_Index
+     (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
+      return Natural
+   is
+      Item : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      for Place in Names'Range loop
+         if Is_Named (Item, Line, Names (Place).all,
+                      Signature_Of (Names (Place).all))
+         then
+            return Place;
+         end if;
+      end loop;
+      return 0;
+   end Key_Index;
+
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
       return Node_Id

@@ -80,6 +80,18 @@ package Json_Reader is
    --  Whether Key (Self, Line, Node) = Name, without a copy of the key when
    --  it holds no escape (nearly always)
 
+   type Member_Name is not null access constant String;
+   type Name_List is array (Positive range <>) of Member_Name;
+
+   function Key_Index
+     (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
+      return Natural
+   with Pre  => Is_Line_Of (Self, Line),
+        Post => Key_Index'Result = 0 or else Key_Index'Result in Names'Range;
+   --  The place in Names of the member name of a member value (Key_Is
+   --  holds for it), the first if Names holds it twice; 0 for a name not in
+   --  Names
+
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;

@@ -8,9 +8,13 @@ package body Turn_Tool is
 
    subtype Key_Part is Argument range Uid .. Server;
 
-   Argument_Name : constant array (Argument) of access constant String :=
+   Argument_Names : constant Json_Reader.Name_List
+     (1 .. Argument'Pos (Argument'Last) + 1) :=
      [new String'("input"), new String'("uid"), new String'("channel"),
       new String'("server")];
+
+   function Argument_Name (Field : Argument) return String is
+     (Argument_Names (Argument'Pos (Field) + 1).all);
 
    function Schema_Of_String (Description : String) return String is
      ("{""type"":""string"",""description"":" & Json_Text.Quoted (Description)
@@ -110,16 +114,6 @@ package body Turn_Tool is
       function Refuse (Problem : String) return Turn_Request is
         ((Valid => False, Problem => To_Unbounded_String (Problem),
           others => <>));
-
-      --  Why an argument is not a usable string, or "" when it is
-      function Problem_Of (Field : Argument) return String is
-        (if Given (Field) = No_Node then
-            "invalid argument '" & Argument_Name (Field).all
-            & "': missing (a string is required)"
-         elsif Kind (Message, Given (Field)) /= String_Value then
-            "invalid argument '" & Argument_Name (Field).all
-            & "': expected a string"
-         else "");
    begin
       if Arguments /= No_Node then
          if Kind (Message, Arguments) /= Object_Value then
@@ -131,39 +125,33 @@ package body Turn_Tool is
          begin
             while Item /= No_Node loop
                declare
-                  Known : Boolean := False;
+                  Place : constant Natural :=
+                    Key_Index (Message, Line, Item, Argument_Names);
                begin
-                  for Field in Argument loop
-                     if Key_Is (Message, Line, Item, Argument_Name (Field).all)
-                     then
-                        Given (Field) := Item;
-                        Known := True;
-                        exit;
-                     end if;
-                  end loop;
-                  if not Known then
+                  if Place = 0 then
                      return Refuse
                        ("invalid argument '" & Key (Message, Line, Item)
                         & "': unknown (the tool takes input, uid, channel"
                         & " and server)");
                   end if;
+                  Given (Argument'Val (Place - 1)) := Item;
                end;
                Item := Next_Sibling (Message, Item);
             end loop;
          end;
       end if;
       for Field in Argument loop
-         declare
-            Problem : constant String := Problem_Of (Field);
-         begin
-            if Problem /= "" then
-               return Refuse (Problem);
-            end if;
-         end;
+         if Given (Field) = No_Node then
+            return Refuse ("invalid argument '" & Argument_Name (Field)
+                           & "': missing (a string is required)");
+         elsif Kind (Message, Given (Field)) /= String_Value then
+            return Refuse ("invalid argument '" & Argument_Name (Field)
+                           & "': expected a string");
+         end if;
          if Field in Key_Part then
             declare
                Value : constant String := Text (Message, Line, Given (Field));
-               Name  : String renames Argument_Name (Field).all;
+               Name  : String renames Argument_Name (Field);
             begin
                if Value'Length = 0 then
                   return Refuse ("invalid argument '" & Name

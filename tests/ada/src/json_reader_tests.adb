@@ -82,6 +82,34 @@ package body Json_Reader_Tests is
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "dup")) = "last", "the last duplicate wins");
       Assert (Member (Reader, Line, Root, "absent") = No_Node, "an absent member is No_Node");
       declare
+         Names : constant Name_List :=
+           [new String'("s"), new String'("id"), new String'("dup"), new String'("id2"), new String'("id")];
+      begin
+         Assert (Key_Index (Reader, Line, Member (Reader, Line, Root, "id"), Names) = 2,
+                 "a name listed twice is found in its first place");
+         Assert (Key_Index (Reader, Line, Member (Reader, Line, Root, "id2"), Names) = 4,
+                 "a name is not taken for a shorter one it starts with");
+         Assert (Key_Index (Reader, Line, Member (Reader, Line, Root, "k"), Names) = 0,
+                 "a name not listed is at place 0");
+         Assert (Key_Index (Reader, Line, Member (Reader, Line, Root, "s"), Names (2 .. 5)) = 0,
+                 "only the names given are searched");
+      end;
+      declare
+         Escaped : constant String := "{""\u0069d"":1,""i\u0064"":2,""ix"":3}";
+         Names   : constant Name_List := [new String'("ix"), new String'("id")];
+         Other   : Document;
+         Item    : Node_Id;
+      begin
+         Other.Parse (Escaped, Roomy);
+         Item := First_Child (Other, Other.Root);
+         Assert (Key_Index (Other, Escaped, Item, Names) = 2, "an escaped name compares decoded");
+         Item := Next_Sibling (Other, Item);
+         Assert (Key_Index (Other, Escaped, Item, Names) = 2, "escaped at its end too");
+         Item := Next_Sibling (Other, Item);
+         Assert (Key_Index (Other, Escaped, Item, Names) = 1,
+                 "a name of the same length and first byte is told apart: " & Key (Other, Escaped, Item));
+      end;
+      declare
          Items : constant Node_Id := Member (Reader, Line, Root, "arr");
          First : constant Node_Id := First_Child (Reader, Items);
          Second : constant Node_Id := Next_Sibling (Reader, First);
