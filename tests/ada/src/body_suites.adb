@@ -1,3 +1,4 @@
+with Cognition_Tests;
 with Energy_Gate_Tests;
 with Input_Guard_Tests;
 with Json_Reader_Tests;
@@ -13,6 +14,7 @@ package body Body_Suites is
    Json_Cases  : aliased Json_Text_Tests.Test;
    Reader_Cases : aliased Json_Reader_Tests.Test;
    Table_Cases  : aliased Session_Table_Tests.Test;
+   Cohere_Cases : aliased Cognition_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -21,6 +23,7 @@ package body Body_Suites is
       Suite.Add_Test (Json_Cases'Access);
       Suite.Add_Test (Reader_Cases'Access);
       Suite.Add_Test (Table_Cases'Access);
+      Suite.Add_Test (Cohere_Cases'Access);
       return Suite'Access;
    end All_Tests;
 
