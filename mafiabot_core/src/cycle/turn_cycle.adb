@@ -6,7 +6,6 @@ with Organs.Intender;
 with Organs.Mini_Rag;
 with Organs.Morag;
 with Organs.Router;
-with Session_Keys;
 
 package body Turn_Cycle is
 
@@ -31,11 +30,11 @@ package body Turn_Cycle is
      (Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1));
 
    procedure Run
-     (Stub        : Organs.Fixture;
-      Session     : in out Session_Table.Session;
-      Session_Key : String;
-      Input       : String;
-      Trace       : out Turn_Trace)
+     (Stub                 : Organs.Fixture;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Trace                : out Turn_Trace)
    is
       Focus     : constant String := Focus_Of (Input);
       Recalled  : Span;
@@ -92,16 +91,6 @@ package body Turn_Cycle is
       function Is_Empty (Part : Span) return Boolean
         renames Json_Text.Is_Empty;
 
-      function Pretty_Key return String is
-      begin
-         return Key : String := Session_Key do
-            for C of Key loop
-               if C = Session_Keys.Separator then
-                  C := '/';
-               end if;
-            end loop;
-         end return;
-      end Pretty_Key;
    begin
       Json_Text.Clear (Texts);
       Trace.Steps := [others => (Status => Skipped, Detail => <>)];
@@ -113,9 +102,16 @@ package body Turn_Cycle is
                   Organs.Drive_Box.Recharge (Session.Reservoir, Stub);
                end if;
                Trace.Turn := Session.Turns;
+               Keep (Uid, Trace.Uid);
+               Keep (Channel, Trace.Channel);
+               Keep (Server, Trace.Server);
                Json_Text.Start_Part (Texts);
                Add ("session ");
-               Add (Pretty_Key);
+               Add (Trace.Uid);
+               Add ("/");
+               Add (Trace.Channel);
+               Add ("/");
+               Add (Trace.Server);
                Add (", turn ");
                Add_Image (Session.Turns);
                Record_Step (Step);
@@ -180,9 +176,10 @@ package body Turn_Cycle is
             when Cycle_Order.Intend =>
                Stated := Organs.Intender.Intent_Of (Stub, Input);
                Trace.Intent := Stated.Intent;
+               Keep (Organs.Intent_Name (Stated.Intent), Trace.Intent_Name);
                Json_Text.Start_Part (Texts);
                Add ("intent ");
-               Add (Organs.Intent_Name (Stated.Intent));
+               Add (Trace.Intent_Name);
                if Stated.Rule = 0 then
                   Add (" (fixture default)");
                else
@@ -195,7 +192,7 @@ package body Turn_Cycle is
             when Cycle_Order.Route =>
                Keep (Organs.Router.Route_Of (Trace.Intent), Trace.Route);
                Json_Text.Start_Part (Texts);
-               Add (Organs.Intent_Name (Trace.Intent));
+               Add (Trace.Intent_Name);
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");

@@ -31,11 +31,17 @@ package Turn_Cycle is
    type Step_Traces is array (Cycle_Order.Step_Index) of Step_Trace;
 
    type Turn_Trace is record
+      Uid       : Span;
+      Channel   : Span;
+      Server    : Span;
+      --  The session's key parts
       Turn      : Positive := 1;
       Energy    : Energy_Gate.Millis := 0;
       Passes    : Energy_Gate.Pass_Count := 1;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
+      Intent_Name : Span;
+      --  Intent as the trace spells it
       Route     : Span;
       Coherence : Organs.Millis := 0;
       Drift     : Organs.Millis := 0;
@@ -64,17 +70,18 @@ package Turn_Cycle is
    with Pre => Json_Text.Is_Kept (Trace.Texts, Part);
 
    procedure Run
-     (Stub        : Organs.Fixture;
-      Session     : in out Session_Table.Session;
-      Session_Key : String;
-      Input       : String;
-      Trace       : out Turn_Trace)
+     (Stub                 : Organs.Fixture;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Trace                : out Turn_Trace)
    with
      Post =>
        Trace.Turn = Session.Turns
        and then Json_Text.Is_Sealed (Trace.Texts)
        and then Is_Consistent (Trace);
    --  Every step outside the passes runs; a pass runs iff it is within the
-   --  prefix the energy gate allowed (law L3)
+   --  prefix the energy gate allowed (law L3).  Session is the record of
+   --  the session whose key is Uid, Channel and Server.
 
 end Turn_Cycle;

@@ -326,10 +326,9 @@ package body Hermes_Protocol is
                Trace   : Turn_Cycle.Turn_Trace;
             begin
                Self.Sessions.Open (Self.Stub, Key, Session);
-               Turn_Cycle.Run (Self.Stub, Session.all, Key,
+               Turn_Cycle.Run (Self.Stub, Session.all, Uid, Channel, Server,
                                Value (Turn_Tool.Input), Trace);
-               Turn_Tool.Write_Result
-                 (Json, Self.Result_Shapes, Uid, Channel, Server, Trace);
+               Turn_Tool.Write_Result (Json, Self.Result_Shapes, Trace);
             end;
          end if;
          Close_Result (Json, Modern);

@@ -286,41 +286,38 @@ package body Turn_Tool is
    end Write_Shape;
 
    procedure Fill_Structured
-     (Json                 : in out Json_Text.Builder;
-      Uid, Channel, Server : String;
-      Trace                : Turn_Cycle.Turn_Trace)
+     (Json  : in out Json_Text.Builder;
+      Trace : Turn_Cycle.Turn_Trace)
    with Pre  => Json.Is_Filling,
         Post => not Json.Is_Filling;
    --  The holes of Write_Shape's template for Trace.Passes, being filled
    --  in Json, filled with Trace
 
    procedure Fill_Structured
-     (Json                 : in out Json_Text.Builder;
-      Uid, Channel, Server : String;
-      Trace                : Turn_Cycle.Turn_Trace)
+     (Json  : in out Json_Text.Builder;
+      Trace : Turn_Cycle.Turn_Trace)
    is
       use type Turn_Cycle.Step_Status;
    begin
-      Json.Fill_Text (Uid);
-      Json.Fill_Text (Channel);
-      Json.Fill_Text (Server);
+      Json.Fill_Texts (Trace.Texts, [Trace.Uid, Trace.Channel, Trace.Server]);
       Json.Fill_Int (Long_Long_Integer (Trace.Turn));
       Json.Fill_Fraction (Trace.Energy);
+      --  The details of the steps that ran, the intent and the route: the
+      --  text holes from the steps to the route are consecutive
       declare
-         Details : Json_Text.Stored_Texts
-           (1 .. Natural (Cycle_Order.Step_Index'Last));
-         Ran     : Natural := 0;
+         Parts : Json_Text.Stored_Texts
+           (1 .. Natural (Cycle_Order.Step_Index'Last) + 2);
+         Last  : Natural := 0;
       begin
          for Step in Cycle_Order.Step_Index loop
             if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-               Ran := Ran + 1;
-               Details (Ran) := Trace.Steps (Step).Detail;
+               Last := Last + 1;
+               Parts (Last) := Trace.Steps (Step).Detail;
             end if;
          end loop;
-         Json.Fill_Texts (Trace.Texts, Details (1 .. Ran));
+         Parts (Last + 1 .. Last + 2) := [Trace.Intent_Name, Trace.Route];
+         Json.Fill_Texts (Trace.Texts, Parts (1 .. Last + 2));
       end;
-      Json.Fill_Text (Organs.Intent_Name (Trace.Intent));
-      Json.Fill_Text (Trace.Texts, Trace.Route);
       Json.Fill_Fraction (Trace.Coherence);
       Json.Fill_Fraction (Trace.Drift);
       Json.Fill_Text (Trace.Texts, Trace.Output);
@@ -360,10 +357,9 @@ package body Turn_Tool is
    end Find_Shape;
 
    procedure Write_Result
-     (Json                 : in out Json_Text.Builder;
-      Shapes               : in out Result_Shapes;
-      Uid, Channel, Server : String;
-      Trace                : Turn_Cycle.Turn_Trace) is
+     (Json   : in out Json_Text.Builder;
+      Shapes : in out Result_Shapes;
+      Trace  : Turn_Cycle.Turn_Trace) is
    begin
       Find_Shape (Shapes.Plain, Shapes.Identity_Plain, Trace.Passes);
       Find_Shape (Shapes.Quoted, Shapes.Identity_Quoted, Trace.Passes);
@@ -376,13 +372,13 @@ package body Turn_Tool is
       Json.Text_Part (Trace.Texts, Trace.Output);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
       Json.Start_Filling_Part (Shapes.Quoted (Trace.Passes));
-      Fill_Structured (Json, Uid, Channel, Server, Trace);
+      Fill_Structured (Json, Trace);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
       Json.Start_Filling (Shapes.Plain (Trace.Passes));
-      Fill_Structured (Json, Uid, Channel, Server, Trace);
+      Fill_Structured (Json, Trace);
       Json.Bool_Field ("isError", False);
    end Write_Result;
 

@@ -72,10 +72,9 @@ package Turn_Tool is
    function Has_Identity (Shapes : Result_Shapes) return Boolean;
 
    procedure Write_Result
-     (Json                 : in out Json_Text.Builder;
-      Shapes               : in out Result_Shapes;
-      Uid, Channel, Server : String;
-      Trace                : Turn_Cycle.Turn_Trace)
+     (Json   : in out Json_Text.Builder;
+      Shapes : in out Result_Shapes;
+      Trace  : Turn_Cycle.Turn_Trace)
    with Pre => Has_Identity (Shapes) and then Turn_Cycle.Is_Consistent (Trace)
                and then Json_Text.Is_Sealed (Trace.Texts);
    --  The members of a successful tools/call result: content (the output,
