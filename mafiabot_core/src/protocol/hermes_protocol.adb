@@ -338,30 +338,47 @@ package body Hermes_Protocol is
    ---------------------------------------------------------------------
    --  One message
 
-   --  The raw text of a valid id, Null_Id for none, "" for an id of a type
-   --  JSON-RPC forbids (null, boolean, object, array).
-   function Id_Text (Self : Server; Line : String; Message : Node_Id)
-     return String
+   type Envelope_Member is (Jsonrpc, Id, Method, Params, Result, Error);
+
+   type Envelope is array (Envelope_Member) of Node_Id;
+   --  The members of a message JSON-RPC defines, No_Node for those it
+   --  lacks; of duplicates the last, as Member finds
+
+   Envelope_Names : constant Json_Reader.Name_List :=
+     [new String'("jsonrpc"), new String'("id"), new String'("method"),
+      new String'("params"), new String'("result"), new String'("error")];
+
+   --  Message's members, found in one walk over them
+   function Envelope_Of (Self : Server; Line : String; Message : Node_Id)
+     return Envelope
+   with Pre => Is_Object (Self, Message)
    is
-      Id : constant Node_Id := Field (Self, Line, Message, "id");
+      Found : Envelope := [others => No_Node];
+      Item  : Node_Id := First_Child (Self.Reader, Message);
    begin
-      if Id = No_Node then
-         return Null_Id;
-      elsif Kind (Self.Reader, Id) in Number_Value | String_Value then
-         return Raw (Self.Reader, Line, Id);
-      else
-         return "";
-      end if;
-   end Id_Text;
+      while Item /= No_Node loop
+         declare
+            Place : constant Natural :=
+              Key_Index (Self.Reader, Line, Item, Envelope_Names);
+         begin
+            if Place /= 0 then
+               Found (Envelope_Member'Val (Place - 1)) := Item;
+            end if;
+         end;
+         Item := Next_Sibling (Self.Reader, Item);
+      end loop;
+      return Found;
+   end Envelope_Of;
+
 
    --  Write the response to a request into Self.Answer.
    procedure Serve_Request
-     (Self : in out Server; Line : String; Message : Node_Id; Id : String)
+     (Self : in out Server; Line : String; Members : Envelope; Id : String)
    is
       Method_Name : constant String :=
-        Text_Member (Self, Line, Message, "method");
+        Text_Of (Self, Line, Members (Method));
       Method  : constant Method_Kind := Method_Of (Method_Name);
-      Params  : constant Node_Id := Field (Self, Line, Message, "params");
+      Params  : constant Node_Id := Members (Hermes_Protocol.Params);
       Meta    : constant Node_Id := Field (Self, Line, Params, "_meta");
       Json    : Json_Text.Builder renames Self.Answer;
       Problem : Outcome;
@@ -450,11 +467,17 @@ package body Hermes_Protocol is
 
    procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink)
    is
-      Id : Unbounded_String := To_Unbounded_String (Null_Id);
+      Id_Node : Node_Id := No_Node;
+      --  The request's id, once found to be one JSON-RPC allows
+
+      --  The id a response echoes: as it was sent, or null
+      function Id return String is
+        (if Id_Node = No_Node then Null_Id
+         else Raw (Self.Reader, Line, Id_Node));
 
       procedure Answer_Error (Problem : Outcome) is
       begin
-         Write_Error (Self.Answer, To_String (Id), Problem);
+         Write_Error (Self.Answer, Id, Problem);
          Send (Self.Answer, Reply);
       end Answer_Error;
    begin
@@ -502,35 +525,41 @@ package body Hermes_Protocol is
                return;
          end case;
 
-         Id := To_Unbounded_String (Id_Text (Self, Line, Message));
          declare
-            Has_Id     : constant Boolean :=
-              Field (Self, Line, Message, "id") /= No_Node;
-            Method     : constant Node_Id :=
-              Field (Self, Line, Message, "method");
-            Problem    : Outcome;
+            Members : constant Envelope := Envelope_Of (Self, Line, Message);
+            Has_Id  : constant Boolean := Members (Hermes_Protocol.Id) /= No_Node;
+            Method  : constant Node_Id := Members (Hermes_Protocol.Method);
+            Problem : Outcome;
          begin
-            if Length (Id) = 0 then
-               Id := To_Unbounded_String (Null_Id);
+            if Has_Id
+              and then Kind (Self.Reader, Members (Hermes_Protocol.Id))
+                       not in Number_Value | String_Value
+            then
                Problem := Failure
                  (Invalid_Request, "Invalid Request: id must be a string"
                   & " or a number");
             elsif Method = No_Node
               and then Has_Id
-              and then (Field (Self, Line, Message, "result") /= No_Node
-                        or else Field (Self, Line, Message, "error") /= No_Node)
+              and then (Members (Result) /= No_Node
+                        or else Members (Error) /= No_Node)
             then
                --  A response: the body sends no requests, so nothing waits
                --  for it, and responses are never answered.
                Body_Log.Info ("ignored a response to no request of ours");
                return;
-            elsif Text_Member (Self, Line, Message, "jsonrpc") /= "2.0" then
-               Problem := Failure
-                 (Invalid_Request, "Invalid Request: jsonrpc must be ""2.0""");
-            elsif Method = No_Node or else Kind (Self.Reader, Method) /= String_Value
-            then
-               Problem := Failure
-                 (Invalid_Request, "Invalid Request: method must be a string");
+            else
+               Id_Node := Members (Hermes_Protocol.Id);
+               if Text_Of (Self, Line, Members (Jsonrpc)) /= "2.0" then
+                  Problem := Failure
+                    (Invalid_Request,
+                     "Invalid Request: jsonrpc must be ""2.0""");
+               elsif Method = No_Node
+                 or else Kind (Self.Reader, Method) /= String_Value
+               then
+                  Problem := Failure
+                    (Invalid_Request,
+                     "Invalid Request: method must be a string");
+               end if;
             end if;
 
             if Problem.Failed then
@@ -538,7 +567,7 @@ package body Hermes_Protocol is
             elsif not Has_Id then
                Serve_Notification (Self, Text_Of (Self, Line, Method));
             else
-               Serve_Request (Self, Line, Message, To_String (Id));
+               Serve_Request (Self, Line, Members, Id);
                Send (Self.Answer, Reply);
             end if;
          end;
