@@ -16,6 +16,9 @@ package Json_Bytes is
    function Is_Plain_Run (Bytes : Eight_Bytes) return Boolean;
    --  No quote, no backslash and no byte below 16#20# among Bytes
 
+   function Is_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
+   --  Every byte of Bytes below 16#80#: eight whole UTF-8 characters
+
    function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
    --  Is_Plain_Run, and every byte ASCII: eight whole characters
 
@@ -54,8 +57,11 @@ private
            or else Has_Byte (To_Word (Bytes), '"')
            or else Has_Byte (To_Word (Bytes), '\')));
 
+   function Is_Ascii_Run (Bytes : Eight_Bytes) return Boolean is
+     ((To_Word (Bytes) and Highs) = 0);
+
    function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean is
-     ((To_Word (Bytes) and Highs) = 0 and then Is_Plain_Run (Bytes));
+     (Is_Ascii_Run (Bytes) and then Is_Plain_Run (Bytes));
 
    --  The high bit of each byte of X that ends a plain ASCII run.  Above
    --  the lowest, a mark may be false (a borrow runs on from a marked

@@ -667,49 +667,37 @@ package body Json_Text is
    is
       --  Parts are kept (the precondition) and their holes are the
       --  template's next ones: every slice below lies within the store, a
-      --  segment or the room reserved first
+      --  segment or the room reserved just before it is written
       pragma Suppress (Index_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Length_Check);
       pragma Suppress (Access_Check);
-      Pattern   : Template_Text renames Self.Pattern.all;
-      Hole      : constant Positive := Self.Next;
-      Total     : Natural := 0;
-      Kept_Last : Natural := 0;
+      Pattern : Template_Text renames Self.Pattern.all;
+      Hole    : constant Positive := Self.Next;
+      Twice   : constant Boolean := Pattern.Inside_String;
    begin
       for K in Parts'Range loop
-         Total := Total + (Parts (K).Last - Parts (K).First + 1)
-           + Pattern.Segments (Hole + (K - Parts'First)).all'Length;
-         Kept_Last := Natural'Max (Kept_Last, Parts (K).Last);
-      end loop;
-      if Kept_Last > Store.Plain_Last then
-         --  A part to escape: each in turn, the common way
-         for Part of Parts loop
-            Fill_Text (Self, Store, Part);
-         end loop;
-         return;
-      end if;
-      Reserve (Self, Total);
-      declare
-         Last : Natural := Self.Last;
-      begin
-         for K in Parts'Range loop
-            declare
-               Part    : Stored_Text renames Parts (K);
-               Segment : String renames
-                 Pattern.Segments (Hole + (K - Parts'First)).all;
-               Length  : constant Natural := Part.Last - Part.First + 1;
-            begin
-               Self.Data (Last + 1 .. Last + Length) :=
+         declare
+            Part    : Stored_Text renames Parts (K);
+            Segment : String renames
+              Pattern.Segments (Hole + (K - Parts'First)).all;
+            Length  : constant Natural := Part.Last - Part.First + 1;
+         begin
+            if Part.Last <= Store.Plain_Last then
+               Reserve (Self, Length + Segment'Length);
+               Self.Data (Self.Last + 1 .. Self.Last + Length) :=
                  Store.Data (Part.First .. Part.Last);
-               Last := Last + Length;
-               Self.Data (Last + 1 .. Last + Segment'Length) := Segment;
-               Last := Last + Segment'Length;
-            end;
-         end loop;
-         Self.Last := Last;
-      end;
+               Self.Last := Self.Last + Length;
+            else
+               Put_Escaped (Self, Store.Data (Part.First .. Part.Last), Twice);
+               Reserve (Self, Segment'Length);
+            end if;
+            Self.Data (Self.Last + 1 .. Self.Last + Segment'Length) :=
+              Segment;
+            Self.Last := Self.Last + Segment'Length;
+         end;
+      end loop;
       if Hole + Parts'Length > Pattern.Holes then
          Self.Pattern := No_Template;
       else

@@ -238,9 +238,7 @@ package Json_Text is
    with Pre => Is_Filling (Self) and then Parts'Length <= Holes_Left (Self)
                and then Are_Text_Holes (Self, Parts'Length)
                and then (for all Part of Parts => Is_Kept (Store, Part));
-   --  Fill_Text with each of Parts in turn, in one call: where the parts
-   --  can be copied as they stand (nearly always), room for all of them
-   --  and the text between is made once
+   --  Fill_Text with each of Parts in turn, in one call
    procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    procedure Fill_Fraction (Self : in out Builder; Value : Millis)

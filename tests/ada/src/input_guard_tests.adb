@@ -92,6 +92,27 @@ package body Input_Guard_Tests is
       Assert (Utf8_Prefix_Length (Snowmen, 2) = 0, "nor keeps half of one");
       Assert (Utf8_Prefix_Length (Snowmen, 100) = 6, "a short text is kept whole");
       Assert (Utf8_Prefix_Length (Bytes ("abc"), 2) = 2, "ASCII is cut anywhere");
+      --  A snowman after every run of ASCII, cut by every limit: the ASCII
+      --  run is passed eight bytes at a time, so each place and limit is
+      --  checked against a byte-by-byte count
+      for Run in 0 .. 20 loop
+         declare
+            Text : constant String := [1 .. Run => 'a'] & Snowmen (1 .. 3) & "bc";
+         begin
+            for Limit in 0 .. Text'Length + 2 loop
+               declare
+                  Expected : constant Natural :=
+                    (if Limit <= Run then Limit
+                     elsif Limit < Run + 3 then Run
+                     else Natural'Min (Limit, Text'Length));
+               begin
+                  Assert (Utf8_Prefix_Length (Text, Limit) = Expected,
+                          "a snowman after" & Run'Image & " bytes, limit" & Limit'Image & ":"
+                          & Utf8_Prefix_Length (Text, Limit)'Image);
+               end;
+            end loop;
+         end;
+      end loop;
    end Test_Helpers;
 
    --  One finding at every offset after a run of plain bytes, in a string
