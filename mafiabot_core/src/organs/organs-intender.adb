@@ -1,30 +1,30 @@
 package body Organs.Intender is
 
    function Intent_Of (Stub : Fixture; Input : String) return Stated_Intent is
-      --  ASCII folding, as the other organs compare words: Latin-1 folding
-      --  would rewrite the lead bytes of UTF-8 characters into other ones
-      Lower : constant String := Folded (Input);
+      --  Whether Word stands in Input from From on, Input's bytes folded as
+      --  the other organs compare words (ASCII only: Latin-1 folding would
+      --  rewrite the lead bytes of UTF-8 characters into other ones)
+      function Stands_At (Word : String; From : Positive) return Boolean is
+        (for all K in Word'Range =>
+           Folded (Input (From + (K - Word'First))) = Word (K))
+      with Pre => From - 1 <= Input'Last - Word'Length;
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare
             Rule : constant Intent_Rule := Stub.Rules.Element (Index);
             Word : String renames Rule.Word.all;
             Hit  : constant Boolean :=
-              Lower'Length >= Word'Length
+              Input'Length >= Word'Length
               and then
                 (case Rule.Match is
                     when Contains =>
                        (for some Start in
-                          Lower'First .. Lower'Last - Word'Length + 1 =>
-                          Lower (Start) = Word (Word'First)
-                          and then Lower (Start .. Start + Word'Length - 1)
-                                   = Word),
+                          Input'First .. Input'Last - Word'Length + 1 =>
+                          Stands_At (Word, Start)),
                     when Starts_With =>
-                       Lower (Lower'First .. Lower'First + Word'Length - 1)
-                       = Word,
+                       Stands_At (Word, Input'First),
                     when Ends_With =>
-                       Lower (Lower'Last - Word'Length + 1 .. Lower'Last)
-                       = Word);
+                       Stands_At (Word, Input'Last - Word'Length + 1));
          begin
             if Hit then
                return (Intent => Rule.Intent, Rule => Index);

@@ -6,10 +6,18 @@ package body Organs.Morag is
      (Input (Input'First .. Input'First - 1
              + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
 
-   --  Whether some word of three or more bytes of Left occurs in Right.
+   --  Whether some word of three or more bytes of Left occurs in Right,
+   --  both compared with ASCII folding
    function Shares_Word (Left, Right : String) return Boolean is
-      Lower_Right : constant String := Folded (Right);
-      Start       : Natural := 0;
+      --  Whether Left (First .. Last) stands in Right from At_Byte on
+      function Stands_At (First, Last, At_Byte : Positive) return Boolean is
+        (for all K in First .. Last =>
+           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)))
+      with Pre => First in Left'Range and then Last in Left'Range
+                  and then At_Byte in Right'Range
+                  and then At_Byte - 1 <= Right'Last - (Last - First + 1);
+
+      Start : Natural := 0;
    begin
       for Index in Left'First .. Left'Last + 1 loop
          if Index <= Left'Last and then Is_Word_Byte (Left (Index)) then
@@ -17,21 +25,12 @@ package body Organs.Morag is
                Start := Index;
             end if;
          elsif Start /= 0 then
-            if Index - Start >= 3 then
-               declare
-                  Word : constant String :=
-                    Folded (Left (Start .. Index - 1));
-               begin
-                  for At_Byte in Lower_Right'First
-                                 .. Lower_Right'Last - Word'Length + 1
-                  loop
-                     if Lower_Right (At_Byte .. At_Byte + Word'Length - 1)
-                        = Word
-                     then
-                        return True;
-                     end if;
-                  end loop;
-               end;
+            if Index - Start >= 3
+              and then (for some At_Byte in
+                          Right'First .. Right'Last - (Index - Start) + 1 =>
+                          Stands_At (Start, Index - 1, At_Byte))
+            then
+               return True;
             end if;
             Start := 0;
          end if;
