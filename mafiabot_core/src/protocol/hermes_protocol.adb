@@ -64,13 +64,20 @@ package body Hermes_Protocol is
        Data => To_Unbounded_String (Data)));
 
    --  Replace whatever Json holds with the error response.
+   --  {"jsonrpc":"2.0","id": -- the id comes next
+   procedure Start_Envelope (Json : in out Json_Text.Builder) is
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("jsonrpc", "2.0");
+      Json.Key ("id");
+   end Start_Envelope;
+
    procedure Write_Error
      (Json : in out Json_Text.Builder; Id : String; Problem : Outcome) is
    begin
       Json.Reset;
-      Json.Start_Object;
-      Json.Text_Field ("jsonrpc", "2.0");
-      Json.Raw_Field ("id", Id);
+      Start_Envelope (Json);
+      Json.Raw (Id);
       Json.Key ("error");
       Json.Start_Object;
       Json.Int_Field ("code", Long_Long_Integer (Problem.Code));
@@ -92,7 +99,11 @@ package body Hermes_Protocol is
                       Max_Elements => Settings.Max_Elements);
       Self.Max_Line := Settings.Max_Line_Bytes;
       Self.Stub := Stub;
-      Turn_Tool.Set_Identity (Self.Result_Shapes, Stub, Identity);
+      Turn_Tool.Set_Identity (Self.Identity, Stub, Identity);
+      --  The replies carry the identity: they are written again
+      for Era_Shapes of Self.Replies loop
+         Json_Text.Free (Era_Shapes);
+      end loop;
       Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
@@ -147,9 +158,8 @@ package body Hermes_Protocol is
 
    procedure Open_Result (Json : in out Json_Text.Builder; Id : String) is
    begin
-      Json.Start_Object;
-      Json.Text_Field ("jsonrpc", "2.0");
-      Json.Raw_Field ("id", Id);
+      Start_Envelope (Json);
+      Json.Raw (Id);
       Json.Key ("result");
       Json.Start_Object;
    end Open_Result;
@@ -280,6 +290,30 @@ package body Hermes_Protocol is
       Close_Result (Json, Modern);
    end Answer_Tools_List;
 
+   --  The reply to a turn of Passes passes in its era, written with holes
+   --  for the id and the turn's values the first time one is answered
+   function Reply_Shape
+     (Self : in out Server; Passes : Energy_Gate.Pass_Count; Modern : Boolean)
+      return Json_Text.Template
+   is
+      use type Json_Text.Template;
+   begin
+      if Self.Replies (Modern, Passes) = Json_Text.No_Template then
+         declare
+            Json : Json_Text.Builder;
+         begin
+            Start_Envelope (Json);
+            Json.Hole (Json_Text.Raw_Hole);
+            Json.Key ("result");
+            Json.Start_Object;
+            Turn_Tool.Write_Result_Shape (Json, Self.Identity, Passes);
+            Close_Result (Json, Modern);
+            Self.Replies (Modern, Passes) := Json.To_Template;
+         end;
+      end if;
+      return Self.Replies (Modern, Passes);
+   end Reply_Shape;
+
    procedure Answer_Tools_Call
      (Self : in out Server; Line : String; Params : Node_Id; Id : String;
       Modern : Boolean; Problem : out Outcome;
@@ -310,28 +344,30 @@ package body Hermes_Protocol is
            Turn_Tool.Check_Arguments
              (Self.Reader, Line, Field (Self, Line, Params, "arguments"));
       begin
-         Open_Result (Json, Id);
          if not Request.Valid then
+            Open_Result (Json, Id);
             Turn_Tool.Write_Refusal (Json, To_String (Request.Problem));
-         else
-            declare
-               function Value (Field : Turn_Tool.Argument) return String is
-                 (Turn_Tool.Value (Self.Reader, Line, Request, Field));
-               Uid     : constant String := Value (Turn_Tool.Uid);
-               Channel : constant String := Value (Turn_Tool.Channel);
-               Server  : constant String := Value (Turn_Tool.Server);
-               Key     : constant String :=
-                 Session_Keys.Key_Of (Uid, Channel, Server);
-               Session : Session_Table.Session_Access;
-               Trace   : Turn_Cycle.Turn_Trace;
-            begin
-               Self.Sessions.Open (Self.Stub, Key, Session);
-               Turn_Cycle.Run (Self.Stub, Session.all, Uid, Channel, Server,
-                               Value (Turn_Tool.Input), Trace);
-               Turn_Tool.Write_Result (Json, Self.Result_Shapes, Trace);
-            end;
+            Close_Result (Json, Modern);
+            return;
          end if;
-         Close_Result (Json, Modern);
+         declare
+            function Value (Field : Turn_Tool.Argument) return String is
+              (Turn_Tool.Value (Self.Reader, Line, Request, Field));
+            Uid     : constant String := Value (Turn_Tool.Uid);
+            Channel : constant String := Value (Turn_Tool.Channel);
+            Server  : constant String := Value (Turn_Tool.Server);
+            Key     : constant String :=
+              Session_Keys.Key_Of (Uid, Channel, Server);
+            Session : Session_Table.Session_Access;
+            Trace   : Turn_Cycle.Turn_Trace;
+         begin
+            Self.Sessions.Open (Self.Stub, Key, Session);
+            Turn_Cycle.Run (Self.Stub, Session.all, Uid, Channel, Server,
+                            Value (Turn_Tool.Input), Trace);
+            Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
+            Json.Fill_Raw (Id);
+            Turn_Tool.Fill_Result (Json, Trace);
+         end;
       end;
    end Answer_Tools_Call;
 

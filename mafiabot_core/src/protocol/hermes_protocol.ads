@@ -9,6 +9,7 @@
 --  -32603 for that request alone.
 
 with Body_Config;
+with Energy_Gate;
 with Input_Guard;
 with Json_Reader;
 with Json_Text;
@@ -43,6 +44,12 @@ package Hermes_Protocol is
 
 private
 
+   type Reply_Shapes is array (Boolean, Energy_Gate.Pass_Count)
+     of Json_Text.Template;
+   --  The whole reply to a turn, by era (modern or not) and by how many
+   --  passes ran, with holes for the turn's values: written the first time
+   --  such a turn is answered
+
    type Server is tagged limited record
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Max_Line      : Positive := 4 * 1024 * 1024;
@@ -53,8 +60,9 @@ private
       Reader        : Json_Reader.Document;
       Answer        : Json_Text.Builder;
       --  Reused for every message: the parsed line and the reply
-      Result_Shapes : Turn_Tool.Result_Shapes;
-      --  The templates every turn's result is filled into
+      Identity      : Turn_Tool.Result_Identity;
+      Replies       : Reply_Shapes := [others => [others => Json_Text.No_Template]];
+      --  The templates every turn's reply is filled into
    end record;
 
 end Hermes_Protocol;

@@ -571,17 +571,34 @@ package body Json_Text is
    end Raw_Field;
 
    procedure Hole (Self : in out Builder; Kind : Hole_Kind) is
+      --  A text hole is quoted, unless it is a part of a text
+      Quoted : constant Boolean := Kind = Text_Hole and then not Self.In_Text;
    begin
-      Before_Value (Self);
-      if Kind = Text_Hole then
+      if not Self.In_Text then
+         Before_Value (Self);
+      end if;
+      if Quoted then
          Put_Quote (Self);
       end if;
       Self.Hole_Last := Self.Hole_Last + 1;
-      Self.Holes (Self.Hole_Last) := (Position => Self.Last, Kind => Kind);
-      if Kind = Text_Hole then
+      Self.Holes (Self.Hole_Last) :=
+        (Position => Self.Last, Kind => Kind, Twice => Self.Inside_String);
+      if Quoted then
          Put_Quote (Self);
       end if;
    end Hole;
+
+   procedure Document_Part (Self : in out Builder; Other : Builder) is
+      First : Positive := 1;
+   begin
+      for Mark of Other.Holes (1 .. Other.Hole_Last) loop
+         Put (Self, Other.Data (First .. Mark.Position));
+         Self.Hole_Last := Self.Hole_Last + 1;
+         Self.Holes (Self.Hole_Last) := (Mark with delta Position => Self.Last);
+         First := Mark.Position + 1;
+      end loop;
+      Put (Self, Other.Data (First .. Other.Last));
+   end Document_Part;
 
    function To_Template (Self : Builder) return Template is
       Pattern : constant Template := new Template_Text (Self.Hole_Last);
@@ -590,6 +607,7 @@ package body Json_Text is
       Pattern.Inside_String := Self.Inside_String;
       for K in 1 .. Self.Hole_Last loop
          Pattern.Kinds (K) := Self.Holes (K).Kind;
+         Pattern.Twice (K) := Self.Holes (K).Twice;
          Pattern.Segments (K - 1) :=
            new String'(Self.Data (First .. Self.Holes (K).Position));
          First := Self.Holes (K).Position + 1;
@@ -646,19 +664,19 @@ package body Json_Text is
    procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
    renames Open_Pattern;
 
-   --  A text hole's value is escaped as the template's form needs: once
-   --  more than its own builder's form when an Inside_String template is
-   --  filled within a plain builder's text
+   --  A text hole's value is escaped as the hole was written: once more
+   --  than a plain builder's texts where it was written Inside_String (a
+   --  quoted template or document part filled within a plain text)
    procedure Fill_Text
      (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
    begin
-      Put_Stored (Self, Store, Part, Twice => Self.Pattern.Inside_String);
+      Put_Stored (Self, Store, Part, Twice => Self.Pattern.Twice (Self.Next));
       Put_Next_Segment (Self);
    end Fill_Text;
 
    procedure Fill_Text (Self : in out Builder; Value : String) is
    begin
-      Put_Escaped (Self, Value, Twice => Self.Pattern.Inside_String);
+      Put_Escaped (Self, Value, Twice => Self.Pattern.Twice (Self.Next));
       Put_Next_Segment (Self);
    end Fill_Text;
 
@@ -675,7 +693,6 @@ package body Json_Text is
       pragma Suppress (Access_Check);
       Pattern : Template_Text renames Self.Pattern.all;
       Hole    : constant Positive := Self.Next;
-      Twice   : constant Boolean := Pattern.Inside_String;
    begin
       for K in Parts'Range loop
          declare
@@ -690,7 +707,8 @@ package body Json_Text is
                  Store.Data (Part.First .. Part.Last);
                Self.Last := Self.Last + Length;
             else
-               Put_Escaped (Self, Store.Data (Part.First .. Part.Last), Twice);
+               Put_Escaped (Self, Store.Data (Part.First .. Part.Last),
+                            Twice => Pattern.Twice (Hole + (K - Parts'First)));
                Reserve (Self, Segment'Length);
             end if;
             Self.Data (Self.Last + 1 .. Self.Last + Segment'Length) :=
@@ -710,6 +728,12 @@ package body Json_Text is
       Put_Int (Self, Value);
       Put_Next_Segment (Self);
    end Fill_Int;
+
+   procedure Fill_Raw (Self : in out Builder; Json : String) is
+   begin
+      Put (Self, Json);
+      Put_Next_Segment (Self);
+   end Fill_Raw;
 
    procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
       Image : Fraction_Text;

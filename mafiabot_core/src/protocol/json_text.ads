@@ -10,9 +10,11 @@
 --
 --  A builder Inside_String writes its document already quoted, as the inside
 --  of a JSON string ({\"a\":1} for {"a":1}).  A turn's reply carries its
---  trace twice, as structuredContent and as JSON text in a text block: each
---  copy is filled into a template written once in its own form (see
---  Templates), which costs less than escaping the first copy byte by byte.
+--  trace twice, as structuredContent and as JSON text in a text block: the
+--  whole reply is one template (see Templates), the quoted copy written
+--  Inside_String into the text block's text (Document_Part), so a turn
+--  copies each value twice rather than escaping the first copy byte by
+--  byte.
 
 private with Ada.Finalization;
 with Json_Bytes;
@@ -163,18 +165,32 @@ package Json_Text is
    --  template, then filled in: a fill copies the text between two holes
    --  at once, in the form of the builder the template was written with.
 
-   type Hole_Kind is (Text_Hole, Number_Hole);
+   type Hole_Kind is (Text_Hole, Number_Hole, Raw_Hole);
+   --  Where a string goes, a number, or any JSON value written as given
+   --  (an id echoed as it was sent)
 
-   Max_Holes : constant := 64;
+   Max_Holes : constant := 128;
 
    function Hole_Count (Self : Builder) return Natural;
    --  Holes written since the last Reset
 
    procedure Hole (Self : in out Builder; Kind : Hole_Kind)
-   with Pre  => Hole_Count (Self) < Max_Holes and then not Is_Filling (Self),
+   with Pre  => Hole_Count (Self) < Max_Holes and then not Is_Filling (Self)
+                and then (if Is_In_Text (Self) then Kind = Text_Hole),
         Post => Hole_Count (Self) = Hole_Count (Self)'Old + 1;
    --  A value left to fill in: a string (its quotes written, its text left
-   --  out) or a number
+   --  out), a number or a raw value.  Within a text (Start_Text), a text
+   --  hole is a part of that text left to fill in.
+
+   procedure Document_Part (Self : in out Builder; Other : Builder)
+   with Pre  => not Self.Inside_String and then Other.Inside_String
+                and then Is_In_Text (Self) and then not Is_Filling (Self)
+                and then Length (Other) > 0
+                and then Hole_Count (Self) + Hole_Count (Other) <= Max_Holes,
+        Post => Hole_Count (Self) = Hole_Count (Self)'Old + Hole_Count (Other);
+   --  Other's document, written Inside_String, as characters of the text
+   --  being written, holes and all: a text hole of Other is filled escaped
+   --  as Other's texts are, once more than Self's
 
    type Template is private;
    --  A document cut at its holes; it lives until freed
@@ -243,6 +259,8 @@ package Json_Text is
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    procedure Fill_Fraction (Self : in out Builder; Value : Millis)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
+   procedure Fill_Raw (Self : in out Builder; Json : String)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Raw_Hole;
    --  The next hole's value, then the template's text up to the hole after
    --  it; once the last hole is filled, the rest of the template, and
    --  Is_Filling is False
@@ -268,6 +286,9 @@ private
       Position : Natural := 0;
       --  The hole's value goes after Data (Position)
       Kind     : Hole_Kind := Text_Hole;
+      Twice    : Boolean := False;
+      --  A text goes in quoted once more than a plain builder's: the hole
+      --  was written Inside_String
    end record;
 
    type Hole_Marks is array (1 .. Max_Holes) of Hole_Mark;
@@ -276,9 +297,13 @@ private
 
    type Hole_Kinds is array (Positive range <>) of Hole_Kind;
 
+   type Hole_Flags is array (Positive range <>) of Boolean;
+
    type Template_Text (Holes : Natural) is record
       Inside_String : Boolean;
       Kinds         : Hole_Kinds (1 .. Holes);
+      Twice         : Hole_Flags (1 .. Holes);
+      --  Each hole's Hole_Mark.Twice
       Segments      : Text_Array (0 .. Holes);
       --  The text before the first hole, then after each hole
    end record;

@@ -288,10 +288,9 @@ package body Turn_Tool is
    procedure Fill_Structured
      (Json  : in out Json_Text.Builder;
       Trace : Turn_Cycle.Turn_Trace)
-   with Pre  => Json.Is_Filling,
-        Post => not Json.Is_Filling;
-   --  The holes of Write_Shape's template for Trace.Passes, being filled
-   --  in Json, filled with Trace
+   with Pre => Json.Is_Filling;
+   --  The holes of one copy of Write_Shape's document for Trace.Passes,
+   --  next in the template being filled in Json, filled with Trace
 
    procedure Fill_Structured
      (Json  : in out Json_Text.Builder;
@@ -324,62 +323,49 @@ package body Turn_Tool is
    end Fill_Structured;
 
    procedure Set_Identity
-     (Shapes   : in out Result_Shapes;
+     (Identity : in out Result_Identity;
       Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three) is
+      Drawn    : Organs.Identity.Big_Three) is
    begin
-      Write_Identity (Shapes.Identity_Plain, Stub, Identity);
-      Write_Identity (Shapes.Identity_Quoted, Stub, Identity);
-      --  The shapes carry the identity: they are written again
-      for Passes in Energy_Gate.Pass_Count loop
-         Json_Text.Free (Shapes.Plain (Passes));
-         Json_Text.Free (Shapes.Quoted (Passes));
-      end loop;
+      Write_Identity (Identity.Plain, Stub, Drawn);
+      Write_Identity (Identity.Quoted, Stub, Drawn);
    end Set_Identity;
 
    --  The template of the shape of a turn of Passes passes, in Identity's
    --  form, written the first time a turn of that shape is answered
-   procedure Find_Shape
-     (Templates : in out Shape_Templates;
-      Identity  : Json_Text.Builder;
-      Passes    : Energy_Gate.Pass_Count)
-   is
-      use type Json_Text.Template;
-   begin
-      if Templates (Passes) = Json_Text.No_Template then
-         declare
-            Json : Json_Text.Builder (Identity.Inside_String);
-         begin
-            Write_Shape (Json, Identity, Passes);
-            Templates (Passes) := Json.To_Template;
-         end;
-      end if;
-   end Find_Shape;
 
-   procedure Write_Result
-     (Json   : in out Json_Text.Builder;
-      Shapes : in out Result_Shapes;
-      Trace  : Turn_Cycle.Turn_Trace) is
+   procedure Write_Result_Shape
+     (Json     : in out Json_Text.Builder;
+      Identity : Result_Identity;
+      Passes   : Energy_Gate.Pass_Count)
+   is
+      Quoted : Json_Text.Builder (Inside_String => True);
    begin
-      Find_Shape (Shapes.Plain, Shapes.Identity_Plain, Trace.Passes);
-      Find_Shape (Shapes.Quoted, Shapes.Identity_Quoted, Trace.Passes);
       Json.Key ("content");
       Json.Start_Array;
       Json.Start_Object;
       Json.Text_Field ("type", "text");
       Json.Key ("text");
       Json.Start_Text;
-      Json.Text_Part (Trace.Texts, Trace.Output);
+      Json.Hole (Json_Text.Text_Hole);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Json.Start_Filling_Part (Shapes.Quoted (Trace.Passes));
-      Fill_Structured (Json, Trace);
+      Write_Shape (Quoted, Identity.Quoted, Passes);
+      Json.Document_Part (Quoted);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Json.Start_Filling (Shapes.Plain (Trace.Passes));
-      Fill_Structured (Json, Trace);
+      Write_Shape (Json, Identity.Plain, Passes);
       Json.Bool_Field ("isError", False);
-   end Write_Result;
+   end Write_Result_Shape;
+
+   procedure Fill_Result
+     (Json  : in out Json_Text.Builder;
+      Trace : Turn_Cycle.Turn_Trace) is
+   begin
+      Json.Fill_Text (Trace.Texts, Trace.Output);
+      Fill_Structured (Json, Trace);
+      Fill_Structured (Json, Trace);
+   end Fill_Result;
 
 end Turn_Tool;

@@ -15,6 +15,7 @@ with Turn_Cycle;
 package Turn_Tool is
 
    use Ada.Strings.Unbounded;
+   use type Json_Text.Hole_Kind;
 
    Name : constant String := "turn";
 
@@ -56,46 +57,52 @@ package Turn_Tool is
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
 
-   type Result_Shapes is limited private;
-   --  The structured result's templates, one for each number of passes, in
-   --  both forms (as JSON, and already quoted as a string's text), each
-   --  written the first time a turn needs it
+   type Result_Identity is limited private;
+   --  The identity every result carries (drawn at boot, never changed), in
+   --  both forms: as JSON, and already quoted as a string's text
 
    procedure Set_Identity
-     (Shapes   : in out Result_Shapes;
+     (Identity : in out Result_Identity;
       Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three)
-   with Post => Has_Identity (Shapes);
-   --  The identity every result carries (drawn at boot, never changed),
-   --  written once for all the results written from Shapes
+      Drawn    : Organs.Identity.Big_Three)
+   with Post => Has_Identity (Identity);
 
-   function Has_Identity (Shapes : Result_Shapes) return Boolean;
+   function Has_Identity (Identity : Result_Identity) return Boolean;
 
-   procedure Write_Result
-     (Json   : in out Json_Text.Builder;
-      Shapes : in out Result_Shapes;
-      Trace  : Turn_Cycle.Turn_Trace)
-   with Pre => Has_Identity (Shapes) and then Turn_Cycle.Is_Consistent (Trace)
-               and then Json_Text.Is_Sealed (Trace.Texts);
-   --  The members of a successful tools/call result: content (the output,
+   Result_Holes : constant := 1 + 2 * (10 + 23);
+   --  The most holes Write_Result_Shape leaves: the output, then in each
+   --  of the result's two copies ten values and a detail for each of the
+   --  23 steps that ran
+
+   procedure Write_Result_Shape
+     (Json     : in out Json_Text.Builder;
+      Identity : Result_Identity;
+      Passes   : Energy_Gate.Pass_Count)
+   with Pre => Has_Identity (Identity) and then not Json.Inside_String
+               and then not Json.Is_Filling and then not Json.Is_In_Text
+               and then Json.Hole_Count + Result_Holes <= Json_Text.Max_Holes;
+   --  The members of a successful tools/call result of a turn of Passes
+   --  passes, with a hole for each of its values: content (the output,
    --  then the structured result as JSON text), structuredContent, isError.
-   --  The shape of a turn of Trace.Passes has a hole for each step that ran.
+   --  A template of it is filled by Fill_Result.
+
+   procedure Fill_Result
+     (Json  : in out Json_Text.Builder;
+      Trace : Turn_Cycle.Turn_Trace)
+   with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Consistent (Trace)
+                and then Json_Text.Is_Sealed (Trace.Texts)
+                and then Json.Next_Hole = Json_Text.Text_Hole;
+   --  The holes a shape of Write_Result_Shape for Trace.Passes left, next
+   --  in the template being filled, filled with Trace
 
 private
 
-   type Shape_Templates is array (Energy_Gate.Pass_Count)
-     of Json_Text.Template;
-   --  The structured result of a turn by how many passes ran, with holes
-   --  for its values: written the first time such a turn is answered
-
-   type Result_Shapes is limited record
-      Identity_Plain  : Json_Text.Builder;
-      Identity_Quoted : Json_Text.Builder (Inside_String => True);
-      Plain           : Shape_Templates := [others => Json_Text.No_Template];
-      Quoted          : Shape_Templates := [others => Json_Text.No_Template];
+   type Result_Identity is limited record
+      Plain  : Json_Text.Builder;
+      Quoted : Json_Text.Builder (Inside_String => True);
    end record;
 
-   function Has_Identity (Shapes : Result_Shapes) return Boolean is
-     (Json_Text.Length (Shapes.Identity_Plain) > 0);
+   function Has_Identity (Identity : Result_Identity) return Boolean is
+     (Json_Text.Length (Identity.Plain) > 0);
 
 end Turn_Tool;

@@ -587,6 +587,87 @@ package body Json_Text_Tests is
       end loop;
    end Test_Texts_Filled_At_Once;
 
+   --  A whole reply as one template: a raw hole, a hole within a text, a
+   --  quoted document with holes as part of that text, a plain document
+   --  with holes.  Each hole is filled escaped as it was written: the
+   --  quoted document's texts twice, the others once.
+   procedure Test_Document_Parts (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Json_Text;
+      Tricky : constant String := "say ""hi"" \ " & ASCII.LF & "caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
+      Quoted_Tricky : constant String := Quoted (Tricky);
+      Escaped : constant String := Quoted_Tricky (Quoted_Tricky'First + 1 .. Quoted_Tricky'Last - 1);
+      Inner   : Builder (Inside_String => True);
+      Whole   : Builder;
+      Pattern : Template;
+      Inner_Direct : Builder (Inside_String => True);
+      Plain_Direct : Builder;
+      Store : Text_Store (256);
+      Part  : Stored_Text;
+
+      function Expected return String is
+        ("{""id"":""x"",""t"":""" & Escaped & "\n\n" & Inner_Direct.Image & """,""p"":" & Plain_Direct.Image & "}");
+   begin
+      Inner.Start_Object;
+      Inner.Key ("a");
+      Inner.Hole (Text_Hole);
+      Inner.Key ("n");
+      Inner.Hole (Number_Hole);
+      Inner.End_Object;
+      Whole.Start_Object;
+      Whole.Key ("id");
+      Whole.Hole (Raw_Hole);
+      Whole.Key ("t");
+      Whole.Start_Text;
+      Whole.Hole (Text_Hole);
+      Whole.Text_Part ([ASCII.LF, ASCII.LF]);
+      Whole.Document_Part (Inner);
+      Whole.End_Text;
+      Whole.Key ("p");
+      Whole.Start_Object;
+      Whole.Key ("a");
+      Whole.Hole (Text_Hole);
+      Whole.Key ("n");
+      Whole.Hole (Number_Hole);
+      Whole.End_Object;
+      Whole.End_Object;
+      Assert (Whole.Hole_Count = 6, "the document part brings its holes:" & Whole.Hole_Count'Image);
+      Pattern := Whole.To_Template;
+      Inner_Direct.Start_Object;
+      Inner_Direct.Text_Field ("a", Tricky);
+      Inner_Direct.Int_Field ("n", -42);
+      Inner_Direct.End_Object;
+      Plain_Direct.Start_Object;
+      Plain_Direct.Text_Field ("a", Tricky);
+      Plain_Direct.Int_Field ("n", -42);
+      Plain_Direct.End_Object;
+      Keep (Store, Tricky, Part);
+      Seal (Store);
+      for Round in 1 .. 2 loop
+         declare
+            Filled : Builder;
+         begin
+            Filled.Start_Filling (Pattern);
+            Assert (Filled.Next_Hole = Raw_Hole, "the id's hole is raw");
+            Filled.Fill_Raw ("""x""");
+            if Round = 1 then
+               Filled.Fill_Text (Tricky);
+               Filled.Fill_Text (Store, Part);
+            else
+               --  The text within the text and the quoted document's text
+               --  are consecutive text holes, escaped differently
+               Filled.Fill_Texts (Store, [Part, Part]);
+            end if;
+            Filled.Fill_Int (-42);
+            Filled.Fill_Text (Tricky);
+            Filled.Fill_Int (-42);
+            Assert (not Filled.Is_Filling, "every hole filled");
+            Assert (Filled.Image = Expected, "round" & Round'Image & ": " & Filled.Image & " /= " & Expected);
+         end;
+      end loop;
+      Free (Pattern);
+   end Test_Document_Parts;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -599,6 +680,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
       Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
       Register_Routine (T, Test_Texts_Filled_At_Once'Access, "text holes filled at once are filled as one by one");
+      Register_Routine (T, Test_Document_Parts'Access, "a document part's holes are filled as they were written");
       Register_Routine (T, Test_Parts_In_Pieces'Access, "a text written in pieces is the pieces joined, cut whole");
    end Register_Tests;
 
