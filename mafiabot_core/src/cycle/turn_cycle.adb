@@ -213,7 +213,7 @@ package body Turn_Cycle is
                   for Pass of Reasoned (1 .. Reasons) loop
                      declare
                         Move : String renames Organs.Cognition.Move_Name
-                          (Stub, Way_Of (Pass), Rank_Of (Pass));
+                          (Stub, Way_Of (Pass), Rank_Of (Pass)).all;
                      begin
                         if Listed then
                            Add (", ");

@@ -32,7 +32,7 @@ package body Organs.Celtic_Cross is
       Pass   : Energy_Gate.Pass_Index;
       Into   : in out Json_Text.Text_Store) is
    begin
-      Json_Text.Add (Into, Organs.Deck.Name (Stub, Result.Card));
+      Json_Text.Add (Into, Organs.Deck.Name (Stub, Result.Card).all);
       if Result.Reversed then
          Json_Text.Add (Into, ", reversed");
       end if;

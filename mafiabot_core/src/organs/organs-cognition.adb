@@ -13,7 +13,7 @@ package body Organs.Cognition is
       Draw  : Json_Text.Stored_Text;
       Into  : in out Json_Text.Text_Store) is
    begin
-      Json_Text.Add (Into, Move_Name (Stub, Way, Rank));
+      Json_Text.Add (Into, Move_Name (Stub, Way, Rank).all);
       Json_Text.Add (Into, " '");
       Json_Text.Add (Into, Focus);
       Json_Text.Add (Into, "' through ");

@@ -11,10 +11,11 @@ with Json_Text;
 package Organs.Cognition is
 
    function Move_Name (Stub : Fixture; Way : Direction; Rank : Quarter)
-     return String is
-     (if Way = Descent then Stub.Descent_Moves (Rank).all
-      else Stub.Ascent_Moves (Rank).all);
-   --  The fixture's name for the move of a pass: abstract, ..., commit
+     return not null Fixture_Text is
+     (if Way = Descent then Stub.Descent_Moves (Rank)
+      else Stub.Ascent_Moves (Rank));
+   --  The fixture's name for the move of a pass (abstract, ..., commit),
+   --  read where it stands
 
    procedure Reason
      (Stub  : Fixture;

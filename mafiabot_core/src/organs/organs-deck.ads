@@ -10,8 +10,9 @@ package Organs.Deck is
    function Size (Stub : Fixture) return Positive is
      (Positive (Stub.Cards.Length));
 
-   function Name (Stub : Fixture; Which : Card) return String is
-     (Stub.Cards.Element (Which).all)
+   function Name (Stub : Fixture; Which : Card) return not null Fixture_Text
+   is (Stub.Cards.Element (Which))
    with Pre => Which <= Size (Stub);
+   --  The card's name as the fixture spells it, read where it stands
 
 end Organs.Deck;

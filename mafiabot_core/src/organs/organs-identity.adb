@@ -34,7 +34,7 @@ package body Organs.Identity is
    begin
       for Role in Cards'Range loop
          Append (Text, "- " & Stub.Roles (Role).all & ": "
-                 & Organs.Deck.Name (Stub, Cards (Role)) & LF);
+                 & Organs.Deck.Name (Stub, Cards (Role)).all & LF);
       end loop;
       Append (Text, LF & "(drawn from the " & To_String (Stub.Name)
               & " organ fixture, identity seed"

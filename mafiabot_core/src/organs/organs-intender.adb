@@ -4,10 +4,10 @@ package body Organs.Intender is
       --  Whether Word stands in Input from From on, Input's bytes folded as
       --  the other organs compare words (ASCII only: Latin-1 folding would
       --  rewrite the lead bytes of UTF-8 characters into other ones)
+      --  (From - 1 <= Input'Last - Word'Length, as every caller sees to)
       function Stands_At (Word : String; From : Positive) return Boolean is
         (for all K in Word'Range =>
-           Folded (Input (From + (K - Word'First))) = Word (K))
-      with Pre => From - 1 <= Input'Last - Word'Length;
+           Folded (Input (From + (K - Word'First))) = Word (K));
    begin
       for Index in 1 .. Natural (Stub.Rules.Length) loop
          declare
@@ -20,7 +20,8 @@ package body Organs.Intender is
                     when Contains =>
                        (for some Start in
                           Input'First .. Input'Last - Word'Length + 1 =>
-                          Stands_At (Word, Start)),
+                          Folded (Input (Start)) = Word (Word'First)
+                          and then Stands_At (Word, Start)),
                     when Starts_With =>
                        Stands_At (Word, Input'First),
                     when Ends_With =>

@@ -10,12 +10,11 @@ package body Organs.Morag is
    --  both compared with ASCII folding
    function Shares_Word (Left, Right : String) return Boolean is
       --  Whether Left (First .. Last) stands in Right from At_Byte on
+      --  (At_Byte - 1 <= Right'Last - (Last - First + 1), as the caller
+      --  sees to)
       function Stands_At (First, Last, At_Byte : Positive) return Boolean is
         (for all K in First .. Last =>
-           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)))
-      with Pre => First in Left'Range and then Last in Left'Range
-                  and then At_Byte in Right'Range
-                  and then At_Byte - 1 <= Right'Last - (Last - First + 1);
+           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)));
 
       Start : Natural := 0;
    begin

@@ -210,7 +210,7 @@ package body Turn_Tool is
       Json.Key ("cards");
       Json.Start_Array;
       for Card of Identity loop
-         Json.Text (Organs.Deck.Name (Stub, Card));
+         Json.Text (Organs.Deck.Name (Stub, Card).all);
       end loop;
       Json.End_Array;
       Json.End_Object;
