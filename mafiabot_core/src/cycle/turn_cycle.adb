@@ -68,6 +68,13 @@ package body Turn_Cycle is
          Json_Text.Add_Image (Texts, Value);
       end Add_Image;
 
+      procedure Keep_Fraction (Value : Organs.Millis; Part : out Span) is
+      begin
+         Json_Text.Start_Part (Texts);
+         Json_Text.Add_Fraction (Texts, Value);
+         Json_Text.End_Part (Texts, Part);
+      end Keep_Fraction;
+
       procedure Keep (Whole : String; Part : out Span) is
       begin
          Json_Text.Start_Part (Texts);
@@ -102,6 +109,9 @@ package body Turn_Cycle is
                   Organs.Drive_Box.Recharge (Session.Reservoir, Stub);
                end if;
                Trace.Turn := Session.Turns;
+               Json_Text.Start_Part (Texts);
+               Add_Image (Session.Turns);
+               Json_Text.End_Part (Texts, Trace.Turn_Text);
                Keep (Uid, Trace.Uid);
                Keep (Channel, Trace.Channel);
                Keep (Server, Trace.Server);
@@ -113,16 +123,17 @@ package body Turn_Cycle is
                Add ("/");
                Add (Trace.Server);
                Add (", turn ");
-               Add_Image (Session.Turns);
+               Add (Trace.Turn_Text);
                Record_Step (Step);
 
             when Cycle_Order.Sense =>
                Trace.Energy := Organs.Drive_Box.Energy (Session.Reservoir);
                Trace.Passes := Energy_Gate.Passes_For (Stub.Curve, Trace.Energy);
+               Keep_Fraction (Trace.Energy, Trace.Energy_Text);
                Keep (Organs.Morag.Recall (Session.Memory, Input), Recalled);
                Json_Text.Start_Part (Texts);
                Add ("energy ");
-               Json_Text.Add_Fraction (Texts, Trace.Energy);
+               Add (Trace.Energy_Text);
                Add (" (");
                Add (Organs.Drive_Box.Terrain (Session.Reservoir));
                Add ("), ");
@@ -251,11 +262,13 @@ package body Turn_Cycle is
                begin
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;
+                  Keep_Fraction (Check.Score, Trace.Coherence_Text);
+                  Keep_Fraction (Check.Drift, Trace.Drift_Text);
                   Json_Text.Start_Part (Texts);
                   Add ("score ");
-                  Json_Text.Add_Fraction (Texts, Check.Score);
+                  Add (Trace.Coherence_Text);
                   Add (", drift ");
-                  Json_Text.Add_Fraction (Texts, Check.Drift);
+                  Add (Trace.Drift_Text);
                   Add (" (reported, never fed back)");
                   Record_Step (Step);
                end;

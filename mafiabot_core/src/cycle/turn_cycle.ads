@@ -45,6 +45,8 @@ package Turn_Cycle is
       Route     : Span;
       Coherence : Organs.Millis := 0;
       Drift     : Organs.Millis := 0;
+      Turn_Text, Energy_Text, Coherence_Text, Drift_Text : Span;
+      --  Turn, Energy, Coherence and Drift as the trace spells them
       Output    : Span;
       Texts     : Json_Text.Text_Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing

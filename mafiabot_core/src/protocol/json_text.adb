@@ -680,7 +680,7 @@ package body Json_Text is
       Put_Next_Segment (Self);
    end Fill_Text;
 
-   procedure Fill_Texts
+   procedure Fill_Stored
      (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
    is
       --  Parts are kept (the precondition) and their holes are the
@@ -701,6 +701,8 @@ package body Json_Text is
               Pattern.Segments (Hole + (K - Parts'First)).all;
             Length  : constant Natural := Part.Last - Part.First + 1;
          begin
+            --  A number needs no escape: where the seal did not find it
+            --  plain, the escaper copies it unchanged
             if Part.Last <= Store.Plain_Last then
                Reserve (Self, Length + Segment'Length);
                Self.Data (Self.Last + 1 .. Self.Last + Length) :=
@@ -721,7 +723,7 @@ package body Json_Text is
       else
          Self.Next := Hole + Parts'Length;
       end if;
-   end Fill_Texts;
+   end Fill_Stored;
 
    procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer) is
    begin

@@ -243,18 +243,18 @@ package Json_Text is
    function Holes_Left (Self : Builder) return Natural;
    --  The holes of the template being filled that are not filled yet
 
-   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean
-   with Pre => Is_Filling (Self) and then Count <= Holes_Left (Self);
-   --  Whether the next Count holes are all text holes
-
    type Stored_Texts is array (Positive range <>) of Stored_Text;
 
-   procedure Fill_Texts
+   procedure Fill_Stored
      (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
    with Pre => Is_Filling (Self) and then Parts'Length <= Holes_Left (Self)
-               and then Are_Text_Holes (Self, Parts'Length)
                and then (for all Part of Parts => Is_Kept (Store, Part));
-   --  Fill_Text with each of Parts in turn, in one call
+   --  The next holes, text and number holes, filled with Parts in turn, in
+   --  one call: a text hole's part as Fill_Text writes it, a number hole's
+   --  as it stands.  The caller sees to it that a number hole's part is a
+   --  number (as Add_Image and Add_Fraction spell them): checking each
+   --  part's bytes here would cost more than the fill.
+
    procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    procedure Fill_Fraction (Self : in out Builder; Value : Millis)
@@ -345,9 +345,6 @@ private
    function Holes_Left (Self : Builder) return Natural is
      (if Self.Pattern = null then 0 else Self.Pattern.Holes - Self.Next + 1);
 
-   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean is
-     (for all Hole in Self.Next .. Self.Next + Count - 1 =>
-        Self.Pattern.Kinds (Hole) = Text_Hole);
 
    function Is_Inside_String (Pattern : Template) return Boolean is
      (Pattern.Inside_String);
@@ -387,6 +384,7 @@ private
 
    function Is_Empty (Part : Stored_Text) return Boolean is
      (Part.Last < Part.First);
+
 
    function Length (Part : Stored_Text) return Natural is
      (Natural'Max (0, Part.Last - Part.First + 1));

@@ -285,42 +285,6 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Shape;
 
-   procedure Fill_Structured
-     (Json  : in out Json_Text.Builder;
-      Trace : Turn_Cycle.Turn_Trace)
-   with Pre => Json.Is_Filling;
-   --  The holes of one copy of Write_Shape's document for Trace.Passes,
-   --  next in the template being filled in Json, filled with Trace
-
-   procedure Fill_Structured
-     (Json  : in out Json_Text.Builder;
-      Trace : Turn_Cycle.Turn_Trace)
-   is
-      use type Turn_Cycle.Step_Status;
-   begin
-      Json.Fill_Texts (Trace.Texts, [Trace.Uid, Trace.Channel, Trace.Server]);
-      Json.Fill_Int (Long_Long_Integer (Trace.Turn));
-      Json.Fill_Fraction (Trace.Energy);
-      --  The details of the steps that ran, the intent and the route: the
-      --  text holes from the steps to the route are consecutive
-      declare
-         Parts : Json_Text.Stored_Texts
-           (1 .. Natural (Cycle_Order.Step_Index'Last) + 2);
-         Last  : Natural := 0;
-      begin
-         for Step in Cycle_Order.Step_Index loop
-            if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-               Last := Last + 1;
-               Parts (Last) := Trace.Steps (Step).Detail;
-            end if;
-         end loop;
-         Parts (Last + 1 .. Last + 2) := [Trace.Intent_Name, Trace.Route];
-         Json.Fill_Texts (Trace.Texts, Parts (1 .. Last + 2));
-      end;
-      Json.Fill_Fraction (Trace.Coherence);
-      Json.Fill_Fraction (Trace.Drift);
-      Json.Fill_Text (Trace.Texts, Trace.Output);
-   end Fill_Structured;
 
    procedure Set_Identity
      (Identity : in out Result_Identity;
@@ -361,11 +325,44 @@ package body Turn_Tool is
 
    procedure Fill_Result
      (Json  : in out Json_Text.Builder;
-      Trace : Turn_Cycle.Turn_Trace) is
+      Trace : Turn_Cycle.Turn_Trace)
+   is
+      use type Turn_Cycle.Step_Status;
+      Parts : Json_Text.Stored_Texts (1 .. Result_Holes);
+      Last  : Natural := 0;
+
+      procedure Next (Part : Json_Text.Stored_Text) is
+      begin
+         Last := Last + 1;
+         Parts (Last) := Part;
+      end Next;
+
+      --  The values of one copy of Write_Shape's document, in its order
+      procedure Structured is
+      begin
+         for Part of Json_Text.Stored_Texts'
+           [Trace.Uid, Trace.Channel, Trace.Server, Trace.Turn_Text,
+            Trace.Energy_Text]
+         loop
+            Next (Part);
+         end loop;
+         for Step in Cycle_Order.Step_Index loop
+            if Trace.Steps (Step).Status = Turn_Cycle.Ran then
+               Next (Trace.Steps (Step).Detail);
+            end if;
+         end loop;
+         for Part of Json_Text.Stored_Texts'
+           [Trace.Intent_Name, Trace.Route, Trace.Coherence_Text,
+            Trace.Drift_Text, Trace.Output]
+         loop
+            Next (Part);
+         end loop;
+      end Structured;
    begin
-      Json.Fill_Text (Trace.Texts, Trace.Output);
-      Fill_Structured (Json, Trace);
-      Fill_Structured (Json, Trace);
+      Next (Trace.Output);
+      Structured;
+      Structured;
+      Json.Fill_Stored (Trace.Texts, Parts (1 .. Last));
    end Fill_Result;
 
 end Turn_Tool;

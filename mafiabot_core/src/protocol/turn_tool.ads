@@ -91,7 +91,8 @@ package Turn_Tool is
       Trace : Turn_Cycle.Turn_Trace)
    with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Consistent (Trace)
                 and then Json_Text.Is_Sealed (Trace.Texts)
-                and then Json.Next_Hole = Json_Text.Text_Hole;
+                and then Json.Next_Hole = Json_Text.Text_Hole,
+        Post => not Json.Is_Filling;
    --  The holes a shape of Write_Result_Shape for Trace.Passes left, next
    --  in the template being filled, filled with Trace
 

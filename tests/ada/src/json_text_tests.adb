@@ -519,9 +519,10 @@ package body Json_Text_Tests is
       end;
    end Test_Parts_In_Pieces;
 
-   --  Fill_Texts fills consecutive text holes as Fill_Text does one by
-   --  one: parts copied as they stand (sealed plain) or escaped, in both
-   --  forms, the whole run of holes or a part of it
+   --  Fill_Stored fills consecutive holes as Fill_Text and Fill_Int do one
+   --  by one: text parts copied as they stand (sealed plain) or escaped, in
+   --  both forms, the whole run of holes or a part of it, the number after
+   --  them from a part spelled by Add_Image
    procedure Test_Texts_Filled_At_Once (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       use Json_Text;
@@ -532,6 +533,7 @@ package body Json_Text_Tests is
          Pattern  : Template;
          Store    : Text_Store (512);
          Parts    : Stored_Texts (1 .. Holes);
+         Seven    : Stored_Text;
          What     : constant String :=
            (if Inside_String then "quoted" else "plain") & (if Tricky then ", escaped" else ", plain parts");
       begin
@@ -555,6 +557,9 @@ package body Json_Text_Tests is
                           else [1 .. Hole * 3 => Character'Val (Character'Pos ('a') + Hole)]),
                   Parts (Hole));
          end loop;
+         Start_Part (Store);
+         Add_Image (Store, 7);
+         End_Part (Store, Seven);
          Seal (Store);
          for At_Once in 0 .. Holes loop
             declare
@@ -566,7 +571,7 @@ package body Json_Text_Tests is
                end loop;
                One_By_One.Fill_Int (7);
                Together.Start_Filling (Pattern);
-               Together.Fill_Texts (Store, Parts (1 .. At_Once));
+               Together.Fill_Stored (Store, Parts (1 .. At_Once));
                Assert (Together.Holes_Left = Holes + 1 - At_Once, What & ": holes left after" & At_Once'Image);
                for Part of Parts (At_Once + 1 .. Holes) loop
                   Together.Fill_Text (Store, Part);
@@ -575,6 +580,12 @@ package body Json_Text_Tests is
                Assert (not Together.Is_Filling, What & ": every hole filled");
                Assert (Together.Image = One_By_One.Image,
                        What & "," & At_Once'Image & " at once: " & Together.Image);
+               --  Every hole at once, the number from the store
+               Together.Reset;
+               Together.Start_Filling (Pattern);
+               Together.Fill_Stored (Store, Parts & Seven);
+               Assert (not Together.Is_Filling and then Together.Image = One_By_One.Image,
+                       What & ", the number stored too: " & Together.Image);
             end;
          end loop;
          Free (Pattern);
@@ -656,7 +667,7 @@ package body Json_Text_Tests is
             else
                --  The text within the text and the quoted document's text
                --  are consecutive text holes, escaped differently
-               Filled.Fill_Texts (Store, [Part, Part]);
+               Filled.Fill_Stored (Store, [Part, Part]);
             end if;
             Filled.Fill_Int (-42);
             Filled.Fill_Text (Tricky);
@@ -679,7 +690,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
       Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
-      Register_Routine (T, Test_Texts_Filled_At_Once'Access, "text holes filled at once are filled as one by one");
+      Register_Routine (T, Test_Texts_Filled_At_Once'Access, "holes filled at once are filled as one by one");
       Register_Routine (T, Test_Document_Parts'Access, "a document part's holes are filled as they were written");
       Register_Routine (T, Test_Parts_In_Pieces'Access, "a text written in pieces is the pieces joined, cut whole");
    end Register_Tests;
