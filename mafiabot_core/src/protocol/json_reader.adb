@@ -176,11 +176,6 @@ package body Json_Reader is
            and then Line (Item.Key_First .. Item.Key_Last) = Name)
    with Inline;
 
-   function Key_Is
-     (Self : Document; Line : String; Node : Node_Id; Name : String)
-      return Boolean is
-     (Is_Named (Self.Nodes (Node), Line, Name, Signature_Of (Name)));
-
    function Key_Index
      (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
       return Natural

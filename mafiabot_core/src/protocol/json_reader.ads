@@ -73,13 +73,6 @@ package Json_Reader is
    with Pre => Is_Line_Of (Self, Line);
    --  The decoded member name of a member value
 
-   function Key_Is
-     (Self : Document; Line : String; Node : Node_Id; Name : String)
-      return Boolean
-   with Pre => Is_Line_Of (Self, Line);
-   --  Whether Key (Self, Line, Node) = Name, without a copy of the key when
-   --  it holds no escape (nearly always)
-
    type Member_Name is not null access constant String;
    type Name_List is array (Positive range <>) of Member_Name;
 
@@ -88,9 +81,10 @@ package Json_Reader is
       return Natural
    with Pre  => Is_Line_Of (Self, Line),
         Post => Key_Index'Result = 0 or else Key_Index'Result in Names'Range;
-   --  The place in Names of the member name of a member value (Key_Is
-   --  holds for it), the first if Names holds it twice; 0 for a name not in
-   --  Names
+   --  The place in Names of the member name of a member value (Key (Self,
+   --  Line, Node) = Names (Place).all, compared without a copy of the key
+   --  when it holds no escape), the first if Names holds it twice; 0 for a
+   --  name not in Names
 
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String

@@ -424,32 +424,6 @@ package body Json_Text is
       Store.Sealed := Store.Last;
    end Seal;
 
-   --  A stored text's characters, quoted once more when Twice: copied as
-   --  they stand where a seal found them plain
-   procedure Put_Stored
-     (Self  : in out Builder;
-      Store : Text_Store;
-      Part  : Stored_Text;
-      Twice : Boolean)
-   with Inline
-   is
-      --  Part is kept (every caller's precondition): its bounds lie within
-      --  the store's data
-      pragma Suppress (Index_Check);
-   begin
-      if Part.Last <= Store.Plain_Last then
-         Put (Self, Store.Data (Part.First .. Part.Last));
-      else
-         Put_Escaped (Self, Store.Data (Part.First .. Part.Last), Twice);
-      end if;
-   end Put_Stored;
-
-   procedure Text_Part
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
-   begin
-      Put_Stored (Self, Store, Part, Twice => Self.Inside_String);
-   end Text_Part;
-
    procedure Start_Text (Self : in out Builder) is
    begin
       Before_Value (Self);
@@ -486,18 +460,13 @@ package body Json_Text is
       end if;
    end Raw_Document;
 
-   procedure Put_Int (Self : in out Builder; Value : Long_Long_Integer) is
+   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
       Image : Decimal_Text;
       First : Positive;
    begin
+      Before_Value (Self);
       Spell_Decimal (Value, Image, First);
       Put (Self, Image (First .. Image'Last));
-   end Put_Int;
-
-   procedure Int (Self : in out Builder; Value : Long_Long_Integer) is
-   begin
-      Before_Value (Self);
-      Put_Int (Self, Value);
    end Int;
 
    procedure Bool (Self : in out Builder; Value : Boolean) is
@@ -507,8 +476,8 @@ package body Json_Text is
 
    subtype Fraction_Text is String (1 .. 5);
 
-   --  Value / 1000 as Fraction_Image spells it, in Image (1 .. Last): on
-   --  the stack, for the fills that copy it at once
+   --  Value / 1000 as a JSON number with at most three decimals, in Image
+   --  (1 .. Last): on the stack, for Add_Fraction to copy at once
    procedure Spell_Fraction
      (Value : Millis; Image : out Fraction_Text; Last : out Positive)
    is
@@ -535,14 +504,6 @@ package body Json_Text is
       Spell_Fraction (Value, Image, Last);
       Add (Store, Image (1 .. Last));
    end Add_Fraction;
-
-   function Fraction_Image (Value : Millis) return String is
-      Image : Fraction_Text;
-      Last  : Positive;
-   begin
-      Spell_Fraction (Value, Image, Last);
-      return Image (1 .. Last);
-   end Fraction_Image;
 
    procedure Text_Field (Self : in out Builder; Name, Value : String) is
    begin
@@ -629,56 +590,15 @@ package body Json_Text is
       end if;
    end Free;
 
-   --  After a hole's value: the template's text up to the next hole, or
-   --  to its end after the last one.  The fills' precondition, Is_Filling,
-   --  keeps Next within the segments of a template that exists: the checks
-   --  would repeat it some sixty times a turn.
-   procedure Put_Next_Segment (Self : in out Builder) with Inline is
-      pragma Suppress (Index_Check);
-      pragma Suppress (Access_Check);
+   procedure Start_Filling (Self : in out Builder; Pattern : Template) is
    begin
-      Put (Self, Self.Pattern.Segments (Self.Next).all);
-      if Self.Next = Self.Pattern.Holes then
-         Self.Pattern := No_Template;
-      else
-         Self.Next := Self.Next + 1;
-      end if;
-   end Put_Next_Segment;
-
-   --  Pattern up to its first hole: filling starts
-   procedure Open_Pattern (Self : in out Builder; Pattern : Template) is
-   begin
+      Before_Value (Self);
       Put (Self, Pattern.Segments (0).all);
       if Pattern.Holes > 0 then
          Self.Pattern := Pattern;
          Self.Next := 1;
       end if;
-   end Open_Pattern;
-
-   procedure Start_Filling (Self : in out Builder; Pattern : Template) is
-   begin
-      Before_Value (Self);
-      Open_Pattern (Self, Pattern);
    end Start_Filling;
-
-   procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
-   renames Open_Pattern;
-
-   --  A text hole's value is escaped as the hole was written: once more
-   --  than a plain builder's texts where it was written Inside_String (a
-   --  quoted template or document part filled within a plain text)
-   procedure Fill_Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text) is
-   begin
-      Put_Stored (Self, Store, Part, Twice => Self.Pattern.Twice (Self.Next));
-      Put_Next_Segment (Self);
-   end Fill_Text;
-
-   procedure Fill_Text (Self : in out Builder; Value : String) is
-   begin
-      Put_Escaped (Self, Value, Twice => Self.Pattern.Twice (Self.Next));
-      Put_Next_Segment (Self);
-   end Fill_Text;
 
    procedure Fill_Stored
      (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
@@ -701,7 +621,10 @@ package body Json_Text is
               Pattern.Segments (Hole + (K - Parts'First)).all;
             Length  : constant Natural := Part.Last - Part.First + 1;
          begin
-            --  A number needs no escape: where the seal did not find it
+            --  A text hole's part is escaped as the hole was written: once
+            --  more than a plain builder's texts where it was written
+            --  Inside_String (a document part within a plain text).  A
+            --  number needs no escape: where the seal did not find it
             --  plain, the escaper copies it unchanged
             if Part.Last <= Store.Plain_Last then
                Reserve (Self, Length + Segment'Length);
@@ -725,26 +648,16 @@ package body Json_Text is
       end if;
    end Fill_Stored;
 
-   procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer) is
-   begin
-      Put_Int (Self, Value);
-      Put_Next_Segment (Self);
-   end Fill_Int;
-
    procedure Fill_Raw (Self : in out Builder; Json : String) is
    begin
       Put (Self, Json);
-      Put_Next_Segment (Self);
+      Put (Self, Self.Pattern.Segments (Self.Next).all);
+      if Self.Next = Self.Pattern.Holes then
+         Self.Pattern := No_Template;
+      else
+         Self.Next := Self.Next + 1;
+      end if;
    end Fill_Raw;
-
-   procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
-      Image : Fraction_Text;
-      Last  : Positive;
-   begin
-      Spell_Fraction (Value, Image, Last);
-      Put (Self, Image (1 .. Last));
-      Put_Next_Segment (Self);
-   end Fill_Fraction;
 
    procedure End_Line (Self : in out Builder) is
    begin

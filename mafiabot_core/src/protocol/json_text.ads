@@ -102,7 +102,7 @@ package Json_Text is
 
    procedure Add_Fraction (Store : in out Text_Store; Value : Millis)
    with Pre => Is_Writing (Store);
-   --  Value as Fraction_Image spells it
+   --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
 
    procedure End_Part (Store : in out Text_Store; Part : out Stored_Text)
    with Pre  => Is_Writing (Store),
@@ -131,14 +131,10 @@ package Json_Text is
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
-   procedure Text_Part
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
-   with Pre => Is_Kept (Store, Part);
    procedure End_Text (Self : in out Builder);
    --  A string value written in parts: Start_Text, any number of parts
-   --  (texts, or a template filled in, see Start_Filling_Part), End_Text.
-   --  A stored part is copied without testing it for escapes where a seal
-   --  found it plain.
+   --  (texts, text holes, or a quoted document with its holes, see
+   --  Document_Part), End_Text
 
    procedure Text_Field (Self : in out Builder; Name, Value : String);
    procedure Int_Field
@@ -215,8 +211,7 @@ package Json_Text is
    with Pre => Pattern /= No_Template and then not Is_Filling (Self)
                and then not Is_In_Text (Self)
                and then Is_Inside_String (Pattern) = Self.Inside_String;
-   --  Pattern as a value, up to its first hole (within a text, see
-   --  Start_Filling_Part)
+   --  Pattern as a value, up to its first hole
 
    function Is_Inside_String (Pattern : Template) return Boolean
    with Pre => Pattern /= No_Template;
@@ -224,21 +219,6 @@ package Json_Text is
 
    function Is_In_Text (Self : Builder) return Boolean;
    --  Between Start_Text and End_Text
-
-   procedure Start_Filling_Part (Self : in out Builder; Pattern : Template)
-   with Pre => Pattern /= No_Template and then Is_Inside_String (Pattern)
-               and then not Self.Inside_String and then Is_In_Text (Self)
-               and then not Is_Filling (Self);
-   --  Pattern's document as JSON text within the text being written, up to
-   --  its first hole: a document written Inside_String is already quoted
-   --  as a string's characters, and its holes are filled the same way
-
-   procedure Fill_Text
-     (Self : in out Builder; Store : Text_Store; Part : Stored_Text)
-   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole
-               and then Is_Kept (Store, Part);
-   procedure Fill_Text (Self : in out Builder; Value : String)
-   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
 
    function Holes_Left (Self : Builder) return Natural;
    --  The holes of the template being filled that are not filled yet
@@ -250,26 +230,23 @@ package Json_Text is
    with Pre => Is_Filling (Self) and then Parts'Length <= Holes_Left (Self)
                and then (for all Part of Parts => Is_Kept (Store, Part));
    --  The next holes, text and number holes, filled with Parts in turn, in
-   --  one call: a text hole's part as Fill_Text writes it, a number hole's
-   --  as it stands.  The caller sees to it that a number hole's part is a
-   --  number (as Add_Image and Add_Fraction spell them): checking each
-   --  part's bytes here would cost more than the fill.
+   --  one call, each followed by the template's text up to the hole after
+   --  it (once the last hole is filled, the rest of the template, and
+   --  Is_Filling is False).  A text hole's part is escaped as the hole was
+   --  written (twice where it was written Inside_String, see
+   --  Document_Part), or copied as it stands where a seal found it plain; a
+   --  number hole's part is copied as it stands.  The caller sees to it
+   --  that a number hole's part is a number (as Add_Image and Add_Fraction
+   --  spell them): checking each part's bytes here would cost more than the
+   --  fill.
 
-   procedure Fill_Int (Self : in out Builder; Value : Long_Long_Integer)
-   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
-   procedure Fill_Fraction (Self : in out Builder; Value : Millis)
-   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    procedure Fill_Raw (Self : in out Builder; Json : String)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Raw_Hole;
    --  The next hole's value, then the template's text up to the hole after
-   --  it; once the last hole is filled, the rest of the template, and
-   --  Is_Filling is False
+   --  it, as Fill_Stored
 
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included
-
-   function Fraction_Image (Value : Millis) return String;
-   --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
 
    Nesting_Overflow : exception;
    --  A document nested deeper than the writer tracks: a bug in the caller

@@ -108,6 +108,11 @@ package body Json_Reader_Tests is
          Item := Next_Sibling (Other, Item);
          Assert (Key_Index (Other, Escaped, Item, Names) = 1,
                  "a name of the same length and first byte is told apart: " & Key (Other, Escaped, Item));
+         Assert (Raw (Other, Escaped, Member (Other, Escaped, Other.Root, "id")) = "2",
+                 "a member's escaped name compares decoded, the last of two such winning");
+         Assert (Raw (Other, Escaped, Member (Other, Escaped, Other.Root, "ix")) = "3",
+                 "a member named like an escaped one, same length and first byte, is told apart");
+         Assert (Member (Other, Escaped, Other.Root, "i") = No_Node, "a name is not a shorter one's member");
       end;
       declare
          Items : constant Node_Id := Member (Reader, Line, Root, "arr");
