@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import copy
+import json
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +13,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from support import check_trace
+
+DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "stubs" / "organs" / "default.json"
+MAX_NAME_BYTES = 128  # Organs.Max_Name_Bytes
 
 TRACE_REQUIRED = {"session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"}
 
@@ -78,3 +84,49 @@ def test_any_unicode_input_and_key_gives_a_valid_trace(module_body, text, uid, c
     Draft202012Validator(tool["outputSchema"]).validate(trace)
     check_trace(trace)
     assert trace["session"] == {"uid": uid, "channel": channel, "server": server}
+
+
+def test_the_longest_names_a_fixture_may_give_still_make_whole_traces(spawn_body, tmp_path):
+    """The worst turn the bounds allow: every card, position and move name at the 128-byte limit (in
+    multi-byte characters, quoted ones included), key parts of 256 bytes, the longest recall. Every
+    text and number of the trace is kept in one store sized for that; a store too small would cut them
+    and the reply would not be JSON. The trace must validate and quote each name whole."""
+    fixture = json.loads(DEFAULT_FIXTURE.read_text())
+
+    def longest(tag: str, index: int) -> str:
+        head = f'{tag}{index} "é" '
+        return head + "ü" * ((MAX_NAME_BYTES - len(head.encode())) // 2) + "x" * ((MAX_NAME_BYTES - len(head.encode())) % 2)
+
+    fixture["deck"]["cards"] = [longest("card", i) for i in range(len(fixture["deck"]["cards"]))]
+    fixture["celtic_cross"]["positions"] = [longest("pos", i) for i in range(8)]
+    fixture["cognition"]["descent"] = [longest("down", i) for i in range(4)]
+    fixture["cognition"]["ascent"] = [longest("up", i) for i in range(4)]
+    fixture["morag"]["excerpt_bytes"] = 1024
+    assert all(len(name.encode()) == MAX_NAME_BYTES for name in fixture["deck"]["cards"])
+    organs = tmp_path / "longest.json"
+    organs.write_text(json.dumps(fixture, ensure_ascii=False))
+    body = spawn_body(organs=organs)
+    body.initialize()
+    [tool] = body.list_tools()
+    validator = Draft202012Validator(tool["outputSchema"])
+    uid, channel, server = "u" * 256, "c" * 256, "s" * 256
+    said = "remember " + "the long road, " * 120
+    for _ in range(3):
+        trace = body.call_turn(said, uid, channel, server)
+        validator.validate(trace)
+        check_trace(trace)
+    assert trace["passes_run"] >= 1 and trace["route"]["intent"] == "remember"
+    draws = [step["detail"] for step in trace["steps"] if step["name"].endswith("-draw") and step["status"] == "ran"]
+    assert draws and all(any(card in draw for card in fixture["deck"]["cards"]) for draw in draws)
+    assert 0 <= trace["coherence"]["score"] <= 1 and trace["coherence"]["score"] + trace["coherence"]["drift"] == 1
+
+
+def test_a_name_longer_than_the_limit_refuses_to_start(body_exe, tmp_path):
+    fixture = json.loads(DEFAULT_FIXTURE.read_text())
+    fixture["cognition"]["ascent"][2] = "m" * (MAX_NAME_BYTES + 1)
+    organs = tmp_path / "too-long.json"
+    organs.write_text(json.dumps(fixture))
+    run = subprocess.run([str(body_exe), "--organs", str(organs), "--no-soul"], capture_output=True,
+                         timeout=5.0, stdin=subprocess.DEVNULL, check=False)
+    assert run.returncode != 0 and run.stdout == b""
+    assert "cognition.ascent[3]" in run.stderr.decode() and f"longer than {MAX_NAME_BYTES} bytes" in run.stderr.decode()

@@ -47,9 +47,8 @@ package body Turn_Cycle is
       --  The passes whose thought ran, in the order they ran
 
       --  Each text is written straight into the trace's Texts, piece by
-      --  piece.  The store has room for everything a turn says (see
-      --  Text_Capacity); were it ever full, a text would be cut at a
-      --  character boundary rather than the turn failing (Json_Text.Add).
+      --  piece.  The store has room for everything a turn says, by
+      --  construction (see Text_Capacity).
 
       Texts : Json_Text.Text_Store renames Trace.Texts;
 

@@ -15,9 +15,12 @@ package Turn_Cycle is
 
    Text_Capacity : constant := 16 * 1024;
    --  Room for every text a turn produces.  What goes in is bounded by
-   --  construction: key parts of 256 bytes, quoted input of 48, recall of
-   --  at most 1,024, card and move names from the fixture; about 6.5 kB at
-   --  the very worst.
+   --  construction: key parts of 256 bytes, a quoted input of 51, a recall
+   --  of at most 1,024 (kept, then quoted twice), fixture names of at most
+   --  Organs.Max_Name_Bytes (8 cards, 8 positions and 8 moves, the draws
+   --  quoted again in the thoughts and the moves in the output): about 12
+   --  kB at the very worst.  The bound matters: the turn's numbers are kept
+   --  here too, and a store that ran out of room would cut them.
 
    subtype Span is Json_Text.Stored_Text;
    --  A piece of a trace's Texts; empty by default

@@ -169,8 +169,8 @@ package body Organs.Fixtures is
       return Value;
    end Text_Field;
 
-   --  An array of exactly Count non-empty strings (any count when 0), each
-   --  made a fixture text
+   --  An array of exactly Count names (any count when 0): non-empty strings
+   --  of at most Max_Name_Bytes, each made a fixture text
    function Text_List
      (Self : Reader; Parent : Node_Id; Field, Name : String;
       Count : Natural) return Text_Vectors.Vector
@@ -189,6 +189,11 @@ package body Organs.Fixtures is
          then
             Fail (Self, Path_Of (Field, Name) & "[" & Image_Of (Natural (Index)) & "]",
                   "expected a non-empty string");
+         elsif Text (Self.Document.all, Self.Text.all, List (Index))'Length
+           > Max_Name_Bytes
+         then
+            Fail (Self, Path_Of (Field, Name) & "[" & Image_Of (Natural (Index)) & "]",
+                  "longer than" & Max_Name_Bytes'Image & " bytes");
          end if;
          Texts.Append
            (new String'(Text (Self.Document.all, Self.Text.all, List (Index))));

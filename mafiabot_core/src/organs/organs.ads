@@ -50,6 +50,11 @@ package Organs is
    --  stands, with no copy, for as long as the body runs (the fixture is
    --  never freed: it lives as long)
 
+   Max_Name_Bytes : constant := 128;
+   --  The longest name a fixture may give a card, a role, a cross position
+   --  or a move.  A turn's trace quotes some forty of them, and the store
+   --  its texts are kept in is sized for that (Turn_Cycle.Text_Capacity).
+
    type Move_Names is array (Quarter) of Fixture_Text;
    type Position_Names is array (Energy_Gate.Pass_Index) of Fixture_Text;
    type Role_Names is array (1 .. 3) of Fixture_Text;

@@ -63,7 +63,6 @@ package body Hermes_Protocol is
        Message => To_Unbounded_String (Message),
        Data => To_Unbounded_String (Data)));
 
-   --  Replace whatever Json holds with the error response.
    --  {"jsonrpc":"2.0","id": -- the id comes next
    procedure Start_Envelope (Json : in out Json_Text.Builder) is
    begin
@@ -72,6 +71,7 @@ package body Hermes_Protocol is
       Json.Key ("id");
    end Start_Envelope;
 
+   --  Replace whatever Json holds with the error response
    procedure Write_Error
      (Json : in out Json_Text.Builder; Id : String; Problem : Outcome) is
    begin

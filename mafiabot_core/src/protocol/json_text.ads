@@ -118,8 +118,9 @@ package Json_Text is
    --  Nothing was kept since the last Seal (or Clear)
 
    function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean;
-   --  Part lies within the bytes Store has kept since it was last cleared
-   --  (or is empty): reading it never leaves the store
+   --  Part is empty or ends within the bytes Store now holds: reading it
+   --  never leaves the store (a part kept before the last Clear passes too,
+   --  and reads what was kept since)
 
    function Is_Empty (Part : Stored_Text) return Boolean;
 
@@ -172,11 +173,13 @@ package Json_Text is
 
    procedure Hole (Self : in out Builder; Kind : Hole_Kind)
    with Pre  => Hole_Count (Self) < Max_Holes and then not Is_Filling (Self)
-                and then (if Is_In_Text (Self) then Kind = Text_Hole),
+                and then (if Is_In_Text (Self) then Kind = Text_Hole)
+                and then (if Self.Inside_String then Kind /= Raw_Hole),
         Post => Hole_Count (Self) = Hole_Count (Self)'Old + 1;
    --  A value left to fill in: a string (its quotes written, its text left
    --  out), a number or a raw value.  Within a text (Start_Text), a text
-   --  hole is a part of that text left to fill in.
+   --  hole is a part of that text left to fill in.  A raw value goes in as
+   --  it is given, so only a plain builder has raw holes.
 
    procedure Document_Part (Self : in out Builder; Other : Builder)
    with Pre  => not Self.Inside_String and then Other.Inside_String

@@ -217,7 +217,7 @@ package body Turn_Tool is
    end Write_Identity;
 
    --  The structured result of every turn of Passes passes, with a hole for
-   --  each value that changes from turn to turn.  Fill_Structured fills the
+   --  each value that changes from turn to turn.  Fill_Result fills the
    --  holes in the order written here.
    procedure Write_Shape
      (Json     : in out Json_Text.Builder;
@@ -294,9 +294,6 @@ package body Turn_Tool is
       Write_Identity (Identity.Plain, Stub, Drawn);
       Write_Identity (Identity.Quoted, Stub, Drawn);
    end Set_Identity;
-
-   --  The template of the shape of a turn of Passes passes, in Identity's
-   --  form, written the first time a turn of that shape is answered
 
    procedure Write_Result_Shape
      (Json     : in out Json_Text.Builder;
