@@ -20,7 +20,8 @@ package Turn_Cycle is
    --  Organs.Max_Name_Bytes (8 cards, 8 positions and 8 moves, the draws
    --  quoted again in the thoughts and the moves in the output): about 12
    --  kB at the very worst.  The bound matters: the turn's numbers are kept
-   --  here too, and a store that ran out of room would cut them.
+   --  here too, and a store that ran out of room would cut them (Run's
+   --  postcondition says none was cut).
 
    subtype Span is Json_Text.Stored_Text;
    --  A piece of a trace's Texts; empty by default
@@ -84,6 +85,7 @@ package Turn_Cycle is
      Post =>
        Trace.Turn = Session.Turns
        and then Json_Text.Is_Sealed (Trace.Texts)
+       and then Json_Text.Is_Whole (Trace.Texts)
        and then Is_Consistent (Trace);
    --  Every step outside the passes runs; a pass runs iff it is within the
    --  prefix the energy gate allowed (law L3).  Session is the record of

@@ -339,6 +339,7 @@ package body Json_Text is
       Store.Sealed := 0;
       Store.Plain_Last := 0;
       Store.Writing := False;
+      Store.Whole := True;
    end Clear;
 
    procedure Start_Part (Store : in out Text_Store) is
@@ -361,6 +362,7 @@ package body Json_Text is
         Piece (Piece'First .. Piece'First + Taken - 1);
       Store.Last := Store.Last + Taken;
       Store.Cut := True;
+      Store.Whole := False;
    end Add_Cut;
 
    procedure Add (Store : in out Text_Store; Piece : String) is

@@ -85,6 +85,9 @@ package Json_Text is
    function Is_Writing (Store : Text_Store) return Boolean;
    --  A part was started and not yet ended
 
+   function Is_Whole (Store : Text_Store) return Boolean;
+   --  No piece added since the last Clear was cut or left out
+
    procedure Start_Part (Store : in out Text_Store)
    with Pre  => not Is_Writing (Store),
         Post => Is_Writing (Store);
@@ -344,7 +347,11 @@ private
       --  The part being written starts at Data (Part_First)
       Cut        : Boolean := False;
       --  The part being written was cut where the store ran out of room
+      Whole      : Boolean := True;
+      --  No part was cut since the last Clear
    end record;
+
+   function Is_Whole (Store : Text_Store) return Boolean is (Store.Whole);
 
    function Is_Writing (Store : Text_Store) return Boolean is (Store.Writing);
 

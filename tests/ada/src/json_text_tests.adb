@@ -575,6 +575,9 @@ package body Json_Text_Tests is
             Json_Text.Add (Store, "!");
             Json_Text.End_Part (Store, Part);
             Assert (Json_Text.Is_Empty (Part) and then Json_Text.Room (Store) = 0, "a full store keeps empty parts");
+            Assert (not Json_Text.Is_Whole (Store), "a store that cut a part says so");
+            Json_Text.Clear (Store);
+            Assert (Json_Text.Is_Whole (Store), "until it is cleared");
          end;
       end;
    end Test_Parts_In_Pieces;
