@@ -41,10 +41,6 @@ package body Turn_Cycle is
       Last_Draw : Span;
       Thought   : Span;
       Stated    : Organs.Intender.Stated_Intent;
-      Reasoned  : array (1 .. Natural (Energy_Gate.Pass_Index'Last))
-                    of Energy_Gate.Pass_Index;
-      Reasons   : Natural := 0;
-      --  The passes whose thought ran, in the order they ran
 
       --  Each text is written straight into the trace's Texts, piece by
       --  piece.  The store has room for everything a turn says, by
@@ -73,13 +69,6 @@ package body Turn_Cycle is
          Json_Text.Add_Fraction (Texts, Value);
          Json_Text.End_Part (Texts, Part);
       end Keep_Fraction;
-
-      procedure Keep (Whole : String; Part : out Span) is
-      begin
-         Json_Text.Start_Part (Texts);
-         Add (Whole);
-         Json_Text.End_Part (Texts, Part);
-      end Keep;
 
       --  The text just written is Step's detail
       procedure Record_Step (Step : Cycle_Order.Step_Index) is
@@ -111,9 +100,9 @@ package body Turn_Cycle is
                Json_Text.Start_Part (Texts);
                Add_Image (Session.Turns);
                Json_Text.End_Part (Texts, Trace.Turn_Text);
-               Keep (Uid, Trace.Uid);
-               Keep (Channel, Trace.Channel);
-               Keep (Server, Trace.Server);
+               Json_Text.Keep (Texts, Uid, Trace.Uid);
+               Json_Text.Keep (Texts, Channel, Trace.Channel);
+               Json_Text.Keep (Texts, Server, Trace.Server);
                Json_Text.Start_Part (Texts);
                Add ("session ");
                Add (Trace.Uid);
@@ -129,7 +118,8 @@ package body Turn_Cycle is
                Trace.Energy := Organs.Drive_Box.Energy (Session.Reservoir);
                Trace.Passes := Energy_Gate.Passes_For (Stub.Curve, Trace.Energy);
                Keep_Fraction (Trace.Energy, Trace.Energy_Text);
-               Keep (Organs.Morag.Recall (Session.Memory, Input), Recalled);
+               Json_Text.Keep
+                 (Texts, Organs.Morag.Recall (Session.Memory, Input), Recalled);
                Json_Text.Start_Part (Texts);
                Add ("energy ");
                Add (Trace.Energy_Text);
@@ -171,8 +161,6 @@ package body Turn_Cycle is
                            Last_Draw, Texts);
                         Json_Text.End_Part (Texts, Thought);
                         Record_Step (Step, Thought);
-                        Reasons := Reasons + 1;
-                        Reasoned (Reasons) := Pass;
                      end if;
                   end if;
                end;
@@ -186,7 +174,8 @@ package body Turn_Cycle is
             when Cycle_Order.Intend =>
                Stated := Organs.Intender.Intent_Of (Stub, Input);
                Trace.Intent := Stated.Intent;
-               Keep (Organs.Intent_Name (Stated.Intent), Trace.Intent_Name);
+               Json_Text.Keep
+                 (Texts, Organs.Intent_Name (Stated.Intent), Trace.Intent_Name);
                Json_Text.Start_Part (Texts);
                Add ("intent ");
                Add (Trace.Intent_Name);
@@ -200,7 +189,8 @@ package body Turn_Cycle is
                Record_Step (Step);
 
             when Cycle_Order.Route =>
-               Keep (Organs.Router.Route_Of (Trace.Intent), Trace.Route);
+               Json_Text.Keep
+                 (Texts, Organs.Router.Route_Of (Trace.Intent), Trace.Route);
                Json_Text.Start_Part (Texts);
                Add (Trace.Intent_Name);
                Add (" -> ");
@@ -215,12 +205,13 @@ package body Turn_Cycle is
                Add ("] On '");
                Add (Focus);
                Add ("': ");
-               --  The moves of the passes that reasoned, in order, each
-               --  after a comma once the list has text
+               --  The moves of the passes that ran (each pass's thought ran
+               --  with it), in order, each after a comma once the list has
+               --  text
                declare
                   Listed : Boolean := False;
                begin
-                  for Pass of Reasoned (1 .. Reasons) loop
+                  for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
                      declare
                         Move : String renames Organs.Cognition.Move_Name
                           (Stub, Way_Of (Pass), Rank_Of (Pass)).all;

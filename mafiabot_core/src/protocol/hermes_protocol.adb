@@ -389,23 +389,14 @@ package body Hermes_Protocol is
      return Envelope
    with Pre => Is_Object (Self, Message)
    is
-      Found : Envelope := [others => No_Node];
-      Item  : Node_Id := First_Child (Self.Reader, Message);
+      Found   : Member_Values (Envelope_Names'Range);
+      Unknown : Node_Id;
    begin
-      while Item /= No_Node loop
-         declare
-            Place : constant Natural :=
-              Key_Index (Self.Reader, Line, Item, Envelope_Names);
-         begin
-            if Place /= 0 then
-               Found (Envelope_Member'Val (Place - 1)) := Item;
-            end if;
-         end;
-         Item := Next_Sibling (Self.Reader, Item);
-      end loop;
-      return Found;
+      --  Members JSON-RPC does not define are left alone
+      Find_Members (Self.Reader, Line, Message, Envelope_Names, Found, Unknown);
+      return [for Member in Envelope_Member =>
+                Found (Envelope_Member'Pos (Member) + 1)];
    end Envelope_Of;
-
 
    --  Write the response to a request into Self.Answer.
    procedure Serve_Request

@@ -192,6 +192,32 @@ package body Json_Reader is
       return 0;
    end Key_Index;
 
+   procedure Find_Members
+     (Self    : Document;
+      Line    : String;
+      Object  : Node_Id;
+      Names   : Name_List;
+      Found   : out Member_Values;
+      Unknown : out Node_Id)
+   is
+      Child : Node_Id := Self.Nodes (Object).First_Child;
+   begin
+      Found := [others => No_Node];
+      Unknown := No_Node;
+      while Child /= No_Node loop
+         declare
+            Place : constant Natural := Key_Index (Self, Line, Child, Names);
+         begin
+            if Place /= 0 then
+               Found (Place) := Child;
+            elsif Unknown = No_Node then
+               Unknown := Child;
+            end if;
+         end;
+         Child := Self.Nodes (Child).Next_Sibling;
+      end loop;
+   end Find_Members;
+
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
       return Node_Id

@@ -86,6 +86,24 @@ package Json_Reader is
    --  when it holds no escape), the first if Names holds it twice; 0 for a
    --  name not in Names
 
+   type Member_Values is array (Positive range <>) of Node_Id;
+
+   procedure Find_Members
+     (Self    : Document;
+      Line    : String;
+      Object  : Node_Id;
+      Names   : Name_List;
+      Found   : out Member_Values;
+      Unknown : out Node_Id)
+   with Pre => Is_Line_Of (Self, Line)
+               and then Kind (Self, Object) = Object_Value
+               and then Found'First = Names'First
+               and then Found'Last = Names'Last;
+   --  In one walk over Object's members: Found (K) is the value of member
+   --  Names (K), as Member finds it (the last of duplicates, No_Node for
+   --  none), and Unknown the first member whose name is not in Names
+   --  (No_Node when every one is)
+
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;

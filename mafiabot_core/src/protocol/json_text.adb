@@ -404,13 +404,11 @@ package body Json_Text is
    end End_Part;
 
    procedure Keep
-     (Store : in out Text_Store; Value : String; Part : out Stored_Text)
-   is
-      First : constant Positive := Store.Last + 1;
+     (Store : in out Text_Store; Value : String; Part : out Stored_Text) is
    begin
-      Store.Data (First .. First + Value'Length - 1) := Value;
-      Store.Last := Store.Last + Value'Length;
-      Part := (First => First, Last => Store.Last);
+      Start_Part (Store);
+      Add (Store, Value);
+      End_Part (Store, Part);
    end Keep;
 
    --  A turn's texts are short and many: one pass over them all costs less

@@ -71,10 +71,9 @@ package Json_Text is
 
    procedure Keep
      (Store : in out Text_Store; Value : String; Part : out Stored_Text)
-   with Inline,
-        Pre  => Value'Length <= Room (Store) and then not Is_Writing (Store),
-        Post => Room (Store) = Room (Store)'Old - Value'Length
-                and then Is_Kept (Store, Part);
+   with Pre  => not Is_Writing (Store),
+        Post => not Is_Writing (Store) and then Is_Kept (Store, Part);
+   --  Value as one part: Start_Part, Add, End_Part
 
    --  A text written in pieces, straight into the store: Start_Part, Add
    --  (or Add_Kept, Add_Image, Add_Fraction) for each piece, then End_Part
@@ -371,7 +370,6 @@ private
 
    function Is_Empty (Part : Stored_Text) return Boolean is
      (Part.Last < Part.First);
-
 
    function Length (Part : Stored_Text) return Natural is
      (Natural'Max (0, Part.Last - Part.First + 1));

@@ -121,23 +121,19 @@ package body Turn_Tool is
                            & " uid, channel and server");
          end if;
          declare
-            Item : Node_Id := First_Child (Message, Arguments);
+            Found   : Member_Values (Argument_Names'Range);
+            Unknown : Node_Id;
          begin
-            while Item /= No_Node loop
-               declare
-                  Place : constant Natural :=
-                    Key_Index (Message, Line, Item, Argument_Names);
-               begin
-                  if Place = 0 then
-                     return Refuse
-                       ("invalid argument '" & Key (Message, Line, Item)
-                        & "': unknown (the tool takes input, uid, channel"
-                        & " and server)");
-                  end if;
-                  Given (Argument'Val (Place - 1)) := Item;
-               end;
-               Item := Next_Sibling (Message, Item);
-            end loop;
+            Find_Members (Message, Line, Arguments, Argument_Names, Found,
+                          Unknown);
+            if Unknown /= No_Node then
+               return Refuse
+                 ("invalid argument '" & Key (Message, Line, Unknown)
+                  & "': unknown (the tool takes input, uid, channel"
+                  & " and server)");
+            end if;
+            Given := [for Field in Argument =>
+                        Found (Argument'Pos (Field) + 1)];
          end;
       end if;
       for Field in Argument loop

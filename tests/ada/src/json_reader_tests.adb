@@ -95,6 +95,27 @@ package body Json_Reader_Tests is
                  "only the names given are searched");
       end;
       declare
+         Wanted  : constant Name_List := [new String'("dup"), new String'("absent"), new String'("id")];
+         Every   : constant Name_List :=
+           [new String'("id"), new String'("s"), new String'("k"), new String'("id2"), new String'("arr"),
+            new String'("dup")];
+         Found   : Member_Values (Wanted'Range);
+         All_Found : Member_Values (Every'Range);
+         Unknown : Node_Id;
+      begin
+         Find_Members (Reader, Line, Root, Wanted, Found, Unknown);
+         Assert (Found (1) = Member (Reader, Line, Root, "dup") and then Text (Reader, Line, Found (1)) = "last",
+                 "a member found in the walk is the one Member finds: the last duplicate");
+         Assert (Found (2) = No_Node, "an absent member is found as No_Node");
+         Assert (Raw (Reader, Line, Found (3)) = "12345678901234567890", "the id is found");
+         Assert (Unknown = Member (Reader, Line, Root, "s"), "the first member not asked for is the unknown one");
+         Find_Members (Reader, Line, Root, Every, All_Found, Unknown);
+         Assert (Unknown = No_Node, "no member is unknown when every name is asked for");
+         for K in Every'Range loop
+            Assert (All_Found (K) = Member (Reader, Line, Root, Every (K).all), "member " & Every (K).all);
+         end loop;
+      end;
+      declare
          Escaped : constant String := "{""\u0069d"":1,""i\u0064"":2,""ix"":3}";
          Names   : constant Name_List := [new String'("ix"), new String'("id")];
          Other   : Document;
