@@ -27,6 +27,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from bench import workloads
 from bench.pipe_client import pinned
@@ -91,12 +92,21 @@ def _handshake_and_warm(client, key: tuple[str, str, str]) -> int:
     return WARMUP + 1
 
 
+class Startable(Protocol):
+    """A server as a comparison starts it: a client with the plain pipe client's interface."""
+
+    @property
+    def name(self) -> str: ...
+
+    def start(self, deadline: float) -> Any: ...
+
+
 @dataclass
 class Unit:
     """One thing to measure: a server and the session its turns go to."""
 
     name: str
-    server: Server
+    server: Startable
     key: tuple[str, str, str]
     # False for a client that cannot be written by one thread while another reads it.
     pipelined: bool = True

@@ -376,7 +376,10 @@ class BodyClient:
             error = response["error"]
             if not isinstance(error, dict):
                 raise ProtocolViolation(f"error member is not an object: {response!r}")
-            raise RpcError(error.get("code"), error.get("message", ""), error.get("data"))
+            code = error.get("code")
+            if type(code) is not int:
+                raise ProtocolViolation(f"error code is not an integer: {response!r}")
+            raise RpcError(code, error.get("message", ""), error.get("data"))
         if "result" not in response:
             raise ProtocolViolation(f"response has neither result nor error: {response!r}")
         return response["result"]
@@ -396,21 +399,23 @@ class BodyClient:
                                              "capabilities": dict(capabilities or {}),
                                              "clientInfo": dict(CLIENT_INFO)})
         self.notify("notifications/initialized")
-        return result
+        return _object(result, "the initialize result")
 
     def ping(self, timeout: float | None = None) -> Any:
         return self.request("ping", None, timeout)
 
     def list_tools(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        result = self.request("tools/list", params)
-        return result["tools"]
+        tools = _object(self.request("tools/list", params), "the tools/list result").get("tools")
+        if not isinstance(tools, list):
+            raise ProtocolViolation(f"the tools/list result has no list of tools: {tools!r}")
+        return tools
 
     def call_tool(self, name: str, arguments: Mapping[str, Any],
                   params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The whole `tools/call` result; ToolError when it has `isError: true`."""
         call = dict(params or {})
         call.update({"name": name, "arguments": dict(arguments)})
-        result = self.request("tools/call", call)
+        result = _object(self.request("tools/call", call), "the tools/call result")
         if result.get("isError"):
             raise ToolError(_content_text(result))
         return result
@@ -420,7 +425,7 @@ class BodyClient:
         result = self.call_tool("turn", {"input": input, "uid": uid, "channel": channel, "server": server})
         if "structuredContent" not in result:
             raise ProtocolViolation("a successful turn came back without structuredContent")
-        return result["structuredContent"]
+        return _object(result["structuredContent"], "a turn's structuredContent")
 
     # -- the pipes ---------------------------------------------------------------------------
 
@@ -552,6 +557,12 @@ def parse_line(line: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise ProtocolViolation(f"the body wrote a JSON value that is not an object: {line[:200]!r}")
     return message
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolViolation(f"{what} is not a JSON object: {value!r:.200}")
+    return value
 
 
 def _content_text(result: Mapping[str, Any]) -> str:
