@@ -11,6 +11,8 @@ Modes:
 - deaf: never reads stdin; SIGTERM ends it.
 - talks-first N: writes a notification of N bytes before reading anything, then answers every
   request with the length of its line in bytes (LF excluded).
+- answer JSON: answers every request with the members of the JSON object JSON (besides
+  `jsonrpc` and the request's id), e.g. '{"result": []}'.
 - orphan: reads one line, starts a grandchild that keeps stdout and stderr open until stdin
   ends, exits 7.
 - stubborn: ignores SIGTERM and stdin EOF; only SIGKILL ends it. Says `ready` (a notification on
@@ -81,6 +83,9 @@ def main(mode, *rest):
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": {"bytes": len(line.rstrip(b"\n"))}}
             sys.stdout.buffer.write(json.dumps(reply).encode() + b"\n")
             sys.stdout.buffer.flush()
+    elif mode == "answer":
+        members = json.loads(rest[0])
+        replies(lambda m: [{"jsonrpc": "2.0", "id": m["id"], **members}])
     elif mode == "orphan":
         sys.stdin.buffer.readline()
         subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.buffer.read()"])

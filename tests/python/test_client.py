@@ -17,7 +17,7 @@ import pytest
 
 from harness import client as client_module
 from harness.client import BodyClient, encode_message
-from harness.errors import BodyDied, BodyTimeout, HarnessError
+from harness.errors import BodyDied, BodyTimeout, HarnessError, ProtocolViolation, RpcError
 
 FAKE = str(Path(__file__).with_name("fake_body.py"))
 # Short enough to keep the suite fast, long enough that a loaded machine starts Python in time
@@ -100,6 +100,28 @@ def test_replies_are_matched_by_id_and_strays_are_kept():
         assert client.ping() == {}
         assert client.ping() == {}
         assert [m["id"] for m in client.unmatched] == [999999, 999999]
+
+
+@pytest.mark.parametrize("members, call", [
+    ({"result": []}, lambda c: c.initialize()),
+    ({"result": {"tools": {}}}, lambda c: c.list_tools()),
+    ({"result": "done"}, lambda c: c.call_tool("turn", {})),
+    ({"result": {"structuredContent": [1]}}, lambda c: c.call_turn("x", "u", "c", "s")),
+    ({"error": {"code": "-32600", "message": "bad"}}, lambda c: c.ping()),
+    ({"error": "bad"}, lambda c: c.ping()),
+    ({"nothing": None}, lambda c: c.ping()),
+])
+def test_a_reply_of_the_wrong_shape_is_a_protocol_violation(members, call):
+    with fake("answer", json.dumps(members)) as client:
+        with pytest.raises(ProtocolViolation):
+            call(client)
+
+
+def test_an_error_reply_is_an_rpc_error_carrying_its_code():
+    with fake("answer", json.dumps({"error": {"code": -32601, "message": "no such method"}})) as client:
+        with pytest.raises(RpcError) as caught:
+            client.ping()
+    assert caught.value.code == -32601 and caught.value.message == "no such method"
 
 
 def test_stderr_goes_to_the_log_not_the_protocol_stream(tmp_path):
