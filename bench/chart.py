@@ -32,7 +32,8 @@ def draw(results: dict, path: Path) -> None:
     ax.legend(loc="lower right")
 
     ax = axes[0][1]
-    ax.barh(names, [servers[n]["pipelined_turns_per_s"] for n in names], color="tab:green")
+    piped = [n for n in names if servers[n]["pipelined_turns_per_s"] is not None]
+    ax.barh(piped, [servers[n]["pipelined_turns_per_s"] for n in piped], color="tab:green")
     ax.axvline(40_000, linestyle="--", color="red", label="target 40,000")
     ax.set_xscale("log")
     ax.set_title("pipelined throughput (turns/s)")

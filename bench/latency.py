@@ -14,6 +14,9 @@ Invariants:
   `cross_cpu` measures that placement on purpose. Pipelined runs are not pinned: client and
   server are both busy there and need a CPU each.
 - Every reply must carry the id of its request (in order, for round trips); a mismatch raises.
+- A unit's server is started by its `start(deadline)`, which gives a client with the plain pipe
+  client's interface: `PipeClient` for every server, and `bench.harness_overhead`'s adapter
+  for the body driven by the harness's own client (round trips only: `pipelined=False`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from bench import workloads
 from bench.pipe_client import pinned
@@ -88,18 +92,29 @@ def _handshake_and_warm(client, key: tuple[str, str, str]) -> int:
     return WARMUP + 1
 
 
+class Startable(Protocol):
+    """A server as a comparison starts it: a client with the plain pipe client's interface."""
+
+    @property
+    def name(self) -> str: ...
+
+    def start(self, deadline: float) -> Any: ...
+
+
 @dataclass
 class Unit:
     """One thing to measure: a server and the session its turns go to."""
 
     name: str
-    server: Server
+    server: Startable
     key: tuple[str, str, str]
+    # False for a client that cannot be written by one thread while another reads it.
+    pipelined: bool = True
 
 
 def interleaved(units: list[Unit], count: int, pipelined_count: int = 0,
                 rounds: int = ROUNDS) -> dict[str, tuple[RoundTrips, Pipelined | None]]:
-    """Round trips (and pipelined blocks) of every unit, alternating between units.
+    """Round trips (and pipelined blocks, for the units that take them) of every unit, alternating.
 
     All servers stay up for the whole measurement. Round trips alternate request by request
     (unit A's turn i, unit B's turn i, ...), so noise on the shared machine lands on every
@@ -115,7 +130,7 @@ def interleaved(units: list[Unit], count: int, pipelined_count: int = 0,
             trips = _alternating_blocks(units, clients, next_ids, count, rounds)
         piped = {u.name: Pipelined(0, 0.0, 0.0) for u in units}
         for _ in range(rounds if pipelined_count else 0):
-            for unit in units:
+            for unit in (u for u in units if u.pipelined):
                 lines = workloads.turn_lines(pipelined_count // rounds, unit.key, next_ids[unit.name])
                 burst = _pipelined_block(clients[unit.name], lines)
                 piped[unit.name].requests += burst.requests
@@ -125,7 +140,7 @@ def interleaved(units: list[Unit], count: int, pipelined_count: int = 0,
     finally:
         for client in clients.values():
             client.close()
-    return {name: (trips[name], piped[name] if pipelined_count else None) for name in trips}
+    return {u.name: (trips[u.name], piped[u.name] if pipelined_count and u.pipelined else None) for u in units}
 
 
 def _alternating_blocks(units: list[Unit], clients: dict, next_ids: dict, count: int,

@@ -96,9 +96,10 @@ def _comparisons(plan: Plan, setup: Setup) -> dict:
     log("round trips and pipelined throughput, servers interleaved")
     available = [s for s in [setup.body, *setup.peers] if not isinstance(s, servers.Unavailable)]
     key = workloads.PINNED[8][0]
-    figures = latency.interleaved([latency.Unit(s.name, s, key) for s in available], plan.round_trips,
-                                  plan.pipelined)
-    out = {"servers": {s.name: _serve_figures(*figures[s.name]) for s in available}}
+    units = [latency.Unit(s.name, s, key) for s in available]
+    units.insert(1, harness_overhead.harness_unit(setup.body, key))  # beside the body over plain pipes
+    figures = latency.interleaved(units, plan.round_trips, plan.pipelined)
+    out = {"servers": {u.name: _serve_figures(*figures[u.name]) for u in units}}
     out["servers"] |= {s.name: {"unavailable": s.reason} for s in setup.peers
                        if isinstance(s, servers.Unavailable)}
     log("body CPU by energy level, variants interleaved")
@@ -128,8 +129,8 @@ def _memory(plan: Plan, setup: Setup) -> dict:
 
 def _extras(plan: Plan, setup: Setup, pipe_round_trip: dict) -> dict:
     log("harness overhead")
-    pexpect_samples = harness_overhead.pexpect_round_trips(servers.body_path(), setup.fixture, plan.harness_turns)
-    out = {"harness": {"pexpect": stats.summary_us(pexpect_samples), "pipe": pipe_round_trip}}
+    typed = harness_overhead.call_tool_round_trips(servers.body_path(), setup.fixture, plan.harness_turns)
+    out = {"harness": {"call_tool": stats.summary_us(typed), "pipe": pipe_round_trip}}
     log("input size")
     by_size = latency.input_size_round_trips(setup.body, plan.input_sizes, plan.input_turns)
     out["input_size"] = {str(size): stats.summary_us(samples) for size, samples in by_size.items()}
@@ -162,12 +163,12 @@ def _cpu_by_passes(plan: Plan, setup: Setup) -> dict:
     return out
 
 
-def _serve_figures(trips: latency.RoundTrips, piped: latency.Pipelined) -> dict:
+def _serve_figures(trips: latency.RoundTrips, piped: latency.Pipelined | None) -> dict:
     return {"round_trip": stats.summary_us(trips.samples_s),
             "cpu_per_turn_us": round(trips.cpu_per_request_s * 1e6, 2),
             "reply_bytes": trips.reply_bytes,
-            "pipelined_turns_per_s": round(piped.per_second),
-            "pipelined_cpu_per_turn_us": round(piped.cpu_per_request_s * 1e6, 2)}
+            "pipelined_turns_per_s": None if piped is None else round(piped.per_second),
+            "pipelined_cpu_per_turn_us": None if piped is None else round(piped.cpu_per_request_s * 1e6, 2)}
 
 
 def _startups(plan: Plan, setup: Setup) -> dict:

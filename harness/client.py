@@ -1,36 +1,41 @@
 """One body process, driven over pipes, with a typed JSON-RPC/MCP API.
 
 Invariants:
-- The body runs under `pexpect.popen_spawn.PopenSpawn`: pipes, never a pty (a pty's canonical
-  mode truncates input lines at 4095 bytes and rewrites line ends).
-- The body's stderr never reaches the protocol stream: PopenSpawn merges stderr into stdout,
-  so a `preexec_fn` dup2s a log file onto fd 2 in the child. The log lives in a private temp
-  directory unless a path is given; its tail is quoted when the body dies.
+- The body runs under plain `subprocess` pipes, one for each of stdin, stdout and stderr,
+  never a pty (a pty's canonical mode truncates input lines at 4095 bytes and rewrites line
+  ends). All three are non-blocking on our side and serviced by one `selectors` loop in the
+  caller's thread: the client starts no thread, and nothing runs in the child before exec.
+- The body's stderr never reaches the protocol stream. Whenever the client waits on the body
+  (to write, to read, for it to exit) it also drains stderr, into the file given as
+  `stderr_log` (all of it) and into an in-memory tail of `STDERR_TAIL_BYTES`, quoted when the
+  body dies. A body that writes more than a pipe holds to stderr while the client is idle
+  waits at most until the client's next call; it cannot deadlock the client.
+- Stdout is read in chunks into one buffer and split on b"\\n"; each byte is searched for LF
+  once, and a line is cut off the front of the buffer, so a line of several MB costs time
+  linear in its length. Bytes in, bytes out: lines are decoded as strict UTF-8 in `parse_line`.
+- While a write waits for room in the body's stdin, the body's stdout is read into the buffer,
+  so a body that answers while it reads cannot wedge a large write.
 - Every wait is bounded by a named constant (or a caller's explicit bound) and ends in
-  `BodyTimeout`, `BodyDied` or a message; nothing here blocks forever.
+  `BodyTimeout`, `BodyDied` or a message; nothing here blocks forever. The body's exit is seen
+  through a pidfd where the kernel has them (else by polling every `EXIT_POLL_INTERVAL`), so
+  a grandchild that inherited the pipes cannot make an exited body look alive.
 - Requests carry increasing integer ids starting at 1; a reply is matched by id. Any other
   message read while waiting (a stale reply, an `id: null` error) is kept in `unmatched`
   in arrival order.
-- Bytes in, bytes out: lines are split on b"\\n" and decoded as strict UTF-8 here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import select
-import shutil
+import selectors
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import pexpect
-from pexpect.popen_spawn import PopenSpawn
+from typing import IO, Any
 
 from harness.body import BodyOptions
 from harness.errors import BodyDied, BodyTimeout, HarnessError, ProtocolViolation, RpcError, ToolError
@@ -47,19 +52,22 @@ SIGKILL_GRACE = 5.0
 # Once stdout reached EOF the process is exiting; give it this long to be reaped so
 # BodyDied can report a real exit code.
 REAP_AFTER_EOF = 2.0
-# How much of the stderr log BodyDied quotes: enough for an Ada exception trace.
+# How much of stderr BodyDied quotes: enough for an Ada exception trace.
 STDERR_TAIL_LINES = 20
-# PopenSpawn's reader thread queues 1 KiB chunks and read_nonblocking concatenates them into
-# one bytes object per call, which is quadratic in the read size; 16 KiB keeps multi-MB lines
-# linear in practice while still taking few calls per line.
-READ_CHUNK = 16 * 1024
-# Writes go out in PIPE_BUF-sized pieces, each after select() said the pipe has room, so a
-# body that stops reading makes send_raw time out instead of blocking forever.
-WRITE_CHUNK = 4096
+# How much of stderr is kept in memory: many times the quoted lines, so a test looking for a
+# message the body logged a few turns ago still finds it, and a chatty body costs 64 KiB.
+STDERR_TAIL_BYTES = 64 * 1024
+# Linux's default pipe capacity: one read can never return more, so a larger chunk buys nothing.
+READ_CHUNK = 64 * 1024
+# Without a pidfd the exit is noticed by polling; 10 ms is invisible next to the graces above.
+EXIT_POLL_INTERVAL = 0.01
 
 LEGACY_PROTOCOL_VERSION = "2025-11-25"
 MODERN_PROTOCOL_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "mafiabot-harness", "version": "0.1.0"}
+
+# What the selector's keys carry, to tell the streams apart.
+_STDOUT, _STDERR, _EXITED, _STDIN = "stdout", "stderr", "exited", "stdin"
 
 
 def modern_params(
@@ -99,11 +107,19 @@ class BodyClient:
         self.env = dict(env) if env is not None else None
         self.request_timeout = request_timeout
         self.unmatched: list[dict[str, Any]] = []
-        self._requested_log = Path(stderr_log) if stderr_log is not None else None
-        self._tempdir: Path | None = None
-        self._stderr_path: Path | None = None
+        self._stderr_path = Path(stderr_log) if stderr_log is not None else None
+        self._stderr_log: IO[bytes] | None = None
+        self._stderr_tail = bytearray()
         self._final_stderr: str | None = None
-        self._spawn: PopenSpawn | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._selector: selectors.BaseSelector | None = None
+        self._pidfd: int | None = None
+        self._stdout = bytearray()
+        # Bytes of `_stdout` already searched for LF: each byte is searched once.
+        self._searched = 0
+        # Set once the body's stdout can bring nothing more: EOF, or the body exited and what
+        # it wrote was drained.
+        self._stdout_done = False
         self._next_id = 1
         self._exit_code: int | None = None
 
@@ -114,31 +130,37 @@ class BodyClient:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> BodyClient:
-        if self._spawn is not None:
+        if self._process is not None:
             raise HarnessError("this client already started its body")
-        if self._requested_log is not None:
-            self._stderr_path = self._requested_log
-        else:
-            self._tempdir = Path(tempfile.mkdtemp(prefix="mafiabot-body-"))
-            self._stderr_path = self._tempdir / "stderr.log"
-        log_fd = os.open(self._stderr_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-
-        def stderr_to_log() -> None:
-            # subprocess runs this in the child after wiring fds 0-2 (stderr onto the stdout
-            # pipe, as PopenSpawn asks) and before closing the others: point fd 2 at the log.
-            os.dup2(log_fd, 2)
-
+        if self._stderr_path is not None:
+            try:
+                self._stderr_log = open(self._stderr_path, "ab", buffering=0)
+            except OSError as exc:
+                raise HarnessError(f"could not open the body's stderr log {self._stderr_path}: "
+                                   f"{exc.strerror or exc}") from None
         try:
-            self._spawn = PopenSpawn(self.argv, timeout=self.request_timeout, maxread=READ_CHUNK,
-                                     env=self.env, encoding=None, preexec_fn=stderr_to_log)
+            self._process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, bufsize=0, env=self.env)
         except OSError as exc:
+            self._close_log()
             raise HarnessError(f"could not start the body {self.argv[0]}: {exc}") from exc
-        finally:
-            os.close(log_fd)
+        selector = selectors.DefaultSelector()
+        for stream, role in ((self._process.stdout, _STDOUT), (self._process.stderr, _STDERR)):
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+            selector.register(stream.fileno(), selectors.EVENT_READ, role)
+        assert self._process.stdin is not None
+        os.set_blocking(self._process.stdin.fileno(), False)
+        try:
+            self._pidfd = os.pidfd_open(self._process.pid)
+            selector.register(self._pidfd, selectors.EVENT_READ, _EXITED)
+        except OSError:
+            self._pidfd = None  # a kernel or sandbox without pidfds: poll for the exit instead
+        self._selector = selector
         return self
 
     def __enter__(self) -> BodyClient:
-        return self.start() if self._spawn is None else self
+        return self.start() if self._process is None else self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -150,37 +172,46 @@ class BodyClient:
 
     @property
     def stderr_path(self) -> Path | None:
+        """The file that receives all of the body's stderr, when one was given."""
         return self._stderr_path
 
     def stderr_text(self) -> str:
-        """Everything the body wrote to stderr so far (also after close)."""
+        """The last `STDERR_TAIL_BYTES` of the body's stderr so far (also after close).
+
+        All of it is in `stderr_path` when a log was given.
+        """
         if self._final_stderr is not None:
             return self._final_stderr
-        if self._stderr_path is None or not self._stderr_path.exists():
-            return ""
-        return self._stderr_path.read_bytes().decode("utf-8", errors="replace")
+        if self._selector is not None:
+            self._service(0.0)  # what the body logged before its last reply is in the pipe by now
+        return self._stderr_tail.decode("utf-8", errors="replace")
 
     def poll(self) -> int | None:
         """The exit code if the body has exited (negative: killed by that signal), else None."""
-        if self._exit_code is None and self._spawn is not None:
-            self._exit_code = self._spawn.proc.poll()
+        if self._exit_code is None and self._process is not None:
+            self._exit_code = self._process.poll()
         return self._exit_code
 
     def close_stdin(self) -> None:
-        proc = self._proc()
-        if proc.stdin is not None and not proc.stdin.closed:
+        stdin = self._proc().stdin
+        if stdin is not None and not stdin.closed:
             try:
-                proc.stdin.close()
+                stdin.close()
             except BrokenPipeError:
                 pass  # the body already left; closing our end is all that was asked
 
     def wait_exit(self, timeout: float) -> int:
-        """The exit code, waiting at most `timeout`; BodyTimeout if it is still running."""
-        try:
-            self._exit_code = self._proc().wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise BodyTimeout("the body to exit", timeout) from None
-        return self._exit_code
+        """The exit code, waiting at most `timeout`; BodyTimeout if it is still running.
+
+        Stdout read meanwhile stays buffered for `read_line` and `read_until_eof`.
+        """
+        self._proc()
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline - time.monotonic() <= 0:
+                raise BodyTimeout("the body to exit", timeout)
+            self._service(deadline - time.monotonic())
+        return code
 
     def signal(self, signum: int) -> None:
         if self.poll() is None:
@@ -193,9 +224,9 @@ class BodyClient:
         Close stdin and wait; then SIGTERM and wait; then SIGKILL. Idempotent; None if the
         body was never started.
         """
-        if self._spawn is None:
+        if self._process is None:
             return None
-        if self.poll() is None:
+        if self._selector is not None and self.poll() is None:
             self.close_stdin()
             for signum, grace in ((None, stdin_grace), (signal.SIGTERM, term_grace),
                                   (signal.SIGKILL, SIGKILL_GRACE)):
@@ -210,60 +241,76 @@ class BodyClient:
         return self._exit_code
 
     def _release(self) -> None:
-        if self._final_stderr is None:
-            self._final_stderr = self.stderr_text()
+        if self._selector is None:
+            return
+        if self.poll() is not None:
+            self._drain()  # an exited body's last words are all in the pipe
+        self._final_stderr = self._stderr_tail.decode("utf-8", errors="replace")
+        self._selector.close()
+        self._selector = None
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
         proc = self._proc()
-        # The pexpect reader thread owns stdout until it saw EOF; closing the fd under it could
-        # hand the number to someone else mid-read, so wait for it (it ends when the body does).
-        reader = getattr(self._spawn, "_read_thread", None)
-        if reader is not None:
-            reader.join(REAP_AFTER_EOF)
-        streams = [proc.stdin] + ([proc.stdout] if reader is None or not reader.is_alive() else [])
-        for stream in streams:
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None and not stream.closed:
                 try:
                     stream.close()
                 except OSError:
                     pass  # a broken pipe at teardown changes nothing
-        if self._tempdir is not None:
-            shutil.rmtree(self._tempdir, ignore_errors=True)
-            self._tempdir = None
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._stderr_log is not None:
+            self._stderr_log.close()
+            self._stderr_log = None
 
     # -- raw I/O -----------------------------------------------------------------------------
 
     def send_raw(self, data: bytes, timeout: float | None = None) -> None:
         """Write bytes exactly as given (the caller adds the LF), bounded by `timeout`."""
-        bound = self.request_timeout if timeout is None else timeout
         proc = self._proc()
         if self.poll() is not None:
             raise self._died("a chance to write")
         if proc.stdin is None or proc.stdin.closed:
             raise HarnessError("stdin of the body is already closed")
         fd = proc.stdin.fileno()
-        deadline = time.monotonic() + bound
         view = memoryview(data)
-        while view:
-            remaining = deadline - time.monotonic()
-            _, writable, _ = select.select([], [fd], [], max(remaining, 0.0))
-            if not writable:
-                raise BodyTimeout(f"room in the body's stdin ({len(view)} of {len(data)} bytes unsent)",
-                                  bound)
+        deadline: float | None = None
+        while True:
             try:
-                written = os.write(fd, view[:WRITE_CHUNK])
+                view = view[os.write(fd, view):]
+            except BlockingIOError:
+                pass  # the pipe is full: wait for room below
             except BrokenPipeError:
                 raise self._died("a chance to write") from None
-            view = view[written:]
+            if not view:
+                return
+            bound = self.request_timeout if timeout is None else timeout
+            deadline = time.monotonic() + bound if deadline is None else deadline
+            if not self._wait_writable(fd, deadline):
+                raise BodyTimeout(f"room in the body's stdin ({len(view)} of {len(data)} bytes unsent)",
+                                  bound)
 
     def read_line(self, timeout: float | None = None, awaiting: str = "a message") -> bytes:
         """The next line of stdout without its LF, as raw bytes."""
-        bound = self.request_timeout if timeout is None else timeout
-        spawn = self._spawn_or_fail()
-        index = spawn.expect_exact([b"\n", pexpect.EOF, pexpect.TIMEOUT], timeout=bound)
-        if index == 0:
-            return bytes(spawn.before)
-        if index == 1:
-            raise self._died(awaiting, partial=bytes(spawn.before or b""))
-        raise BodyTimeout(awaiting, bound)
+        deadline: float | None = None
+        while True:
+            end = self._stdout.find(b"\n", self._searched)
+            if end >= 0:
+                line = bytes(self._stdout[:end])
+                del self._stdout[:end + 1]
+                self._searched = 0
+                return line
+            self._searched = len(self._stdout)
+            if self._stdout_done:
+                raise self._died(awaiting, partial=bytes(self._stdout))
+            bound = self.request_timeout if timeout is None else timeout
+            deadline = time.monotonic() + bound if deadline is None else deadline
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BodyTimeout(awaiting, bound)
+            self._service(remaining)
 
     def read_message(self, timeout: float | None = None, awaiting: str = "a message") -> dict[str, Any]:
         """The next stdout line parsed as a JSON object."""
@@ -272,11 +319,16 @@ class BodyClient:
     def read_until_eof(self, timeout: float | None = None) -> bytes:
         """Everything left on stdout up to EOF (use after close_stdin)."""
         bound = self.request_timeout if timeout is None else timeout
-        spawn = self._spawn_or_fail()
-        index = spawn.expect_exact([pexpect.EOF, pexpect.TIMEOUT], timeout=bound)
-        if index == 1:
-            raise BodyTimeout("the end of the body's stdout", bound)
-        return bytes(spawn.before or b"")
+        deadline = time.monotonic() + bound
+        while not self._stdout_done:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise BodyTimeout("the end of the body's stdout", bound)
+            self._service(remaining)
+        rest = bytes(self._stdout)
+        self._stdout.clear()
+        self._searched = 0
+        return rest
 
     # -- JSON-RPC ----------------------------------------------------------------------------
 
@@ -324,7 +376,10 @@ class BodyClient:
             error = response["error"]
             if not isinstance(error, dict):
                 raise ProtocolViolation(f"error member is not an object: {response!r}")
-            raise RpcError(error.get("code"), error.get("message", ""), error.get("data"))
+            code = error.get("code")
+            if type(code) is not int:
+                raise ProtocolViolation(f"error code is not an integer: {response!r}")
+            raise RpcError(code, error.get("message", ""), error.get("data"))
         if "result" not in response:
             raise ProtocolViolation(f"response has neither result nor error: {response!r}")
         return response["result"]
@@ -344,21 +399,23 @@ class BodyClient:
                                              "capabilities": dict(capabilities or {}),
                                              "clientInfo": dict(CLIENT_INFO)})
         self.notify("notifications/initialized")
-        return result
+        return _object(result, "the initialize result")
 
     def ping(self, timeout: float | None = None) -> Any:
         return self.request("ping", None, timeout)
 
     def list_tools(self, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        result = self.request("tools/list", params)
-        return result["tools"]
+        tools = _object(self.request("tools/list", params), "the tools/list result").get("tools")
+        if not isinstance(tools, list):
+            raise ProtocolViolation(f"the tools/list result has no list of tools: {tools!r}")
+        return tools
 
     def call_tool(self, name: str, arguments: Mapping[str, Any],
                   params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The whole `tools/call` result; ToolError when it has `isError: true`."""
         call = dict(params or {})
         call.update({"name": name, "arguments": dict(arguments)})
-        result = self.request("tools/call", call)
+        result = _object(self.request("tools/call", call), "the tools/call result")
         if result.get("isError"):
             raise ToolError(_content_text(result))
         return result
@@ -368,17 +425,115 @@ class BodyClient:
         result = self.call_tool("turn", {"input": input, "uid": uid, "channel": channel, "server": server})
         if "structuredContent" not in result:
             raise ProtocolViolation("a successful turn came back without structuredContent")
-        return result["structuredContent"]
+        return _object(result["structuredContent"], "a turn's structuredContent")
+
+    # -- the pipes ---------------------------------------------------------------------------
+
+    def _service(self, timeout: float) -> None:
+        """Wait at most `timeout` for the body to write or exit, and take in what it did."""
+        selector = self._selector_or_fail()
+        if self._pidfd is None:
+            timeout = min(timeout, EXIT_POLL_INTERVAL)
+        for key, _ in selector.select(max(timeout, 0.0)):
+            self._take(key.data)
+        if self._pidfd is None and self.poll() is not None:
+            self._drain()
+
+    def _wait_writable(self, fd: int, deadline: float) -> bool:
+        """Service the pipes until `fd` has room or `deadline` passes; False on the deadline."""
+        selector = self._selector_or_fail()
+        selector.register(fd, selectors.EVENT_WRITE, _STDIN)
+        try:
+            while (remaining := deadline - time.monotonic()) > 0:
+                if self._pidfd is None:
+                    remaining = min(remaining, EXIT_POLL_INTERVAL)
+                ready = selector.select(remaining)
+                if any(key.data == _STDIN for key, _ in ready):
+                    return True
+                for key, _ in ready:
+                    self._take(key.data)
+                if self.poll() is not None:
+                    return True  # the next write meets EPIPE and says the body died
+            return False
+        finally:
+            selector.unregister(fd)
+
+    def _take(self, role: str) -> None:
+        proc = self._proc()
+        if role == _STDOUT:
+            assert proc.stdout is not None
+            self._read_stdout(proc.stdout.fileno())
+        elif role == _STDERR:
+            assert proc.stderr is not None
+            self._read_stderr(proc.stderr.fileno())
+        elif role == _EXITED:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Take in everything an exited body left in its pipes; nothing more can come."""
+        proc = self._proc()
+        selector = self._selector_or_fail()
+        if self._pidfd is not None and self._pidfd in selector.get_map():
+            selector.unregister(self._pidfd)
+        for stream, read in ((proc.stdout, self._read_stdout), (proc.stderr, self._read_stderr)):
+            assert stream is not None
+            fd = stream.fileno()
+            while fd in selector.get_map() and read(fd):
+                pass
+            if fd in selector.get_map():
+                # A grandchild that inherited the pipe may hold it open; the body is gone all the same.
+                selector.unregister(fd)
+        self._stdout_done = True
+
+    def _read_stdout(self, fd: int) -> bool:
+        """Append what stdout has to the buffer; False once it has nothing now."""
+        chunk = self._read_chunk(fd)
+        if chunk is None:
+            return False
+        if not chunk:
+            self._stdout_done = True
+            return False
+        self._stdout += chunk
+        return True
+
+    def _read_stderr(self, fd: int) -> bool:
+        """Log and keep the tail of what stderr has; False once it has nothing now."""
+        chunk = self._read_chunk(fd)
+        if not chunk:
+            return False
+        if self._stderr_log is not None:
+            try:
+                self._stderr_log.write(chunk)
+            except OSError as exc:
+                raise HarnessError(f"could not write the body's stderr log {self._stderr_path}: "
+                                   f"{exc.strerror or exc}") from None
+        self._stderr_tail += chunk
+        if len(self._stderr_tail) > STDERR_TAIL_BYTES:
+            del self._stderr_tail[:len(self._stderr_tail) - STDERR_TAIL_BYTES]
+        return True
+
+    def _read_chunk(self, fd: int) -> bytes | None:
+        """Up to READ_CHUNK bytes; b"" at EOF (the fd is then unregistered); None if none now."""
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return None
+        if not chunk:
+            self._selector_or_fail().unregister(fd)
+        return chunk
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _spawn_or_fail(self) -> PopenSpawn:
-        if self._spawn is None:
-            raise HarnessError("the body was not started (call start() or use the client as a context)")
-        return self._spawn
-
     def _proc(self) -> subprocess.Popen[bytes]:
-        return self._spawn_or_fail().proc
+        if self._process is None:
+            raise HarnessError("the body was not started (call start() or use the client as a context)")
+        return self._process
+
+    def _selector_or_fail(self) -> selectors.BaseSelector:
+        if self._selector is None:
+            self._proc()
+            raise HarnessError("this client already closed its body")
+        return self._selector
 
     def _died(self, awaiting: str, partial: bytes = b"") -> BodyDied:
         try:
@@ -402,6 +557,12 @@ def parse_line(line: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise ProtocolViolation(f"the body wrote a JSON value that is not an object: {line[:200]!r}")
     return message
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolViolation(f"{what} is not a JSON object: {value!r:.200}")
+    return value
 
 
 def _content_text(result: Mapping[str, Any]) -> str:

@@ -2,8 +2,8 @@
 its client stops reading. None of them may hang anything or spin a CPU.
 
 Tests that need a client which really stops reading (or closes stdout) drive the body with bare
-`subprocess` pipes: the harness's pexpect reader thread always drains stdout, so it cannot
-produce those faults.
+`subprocess` pipes: the harness's client reads stdout whenever it waits on the body, so it
+cannot produce those faults.
 """
 
 from __future__ import annotations
