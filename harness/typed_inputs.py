@@ -178,8 +178,8 @@ def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
                 field = candidate.model_fields.get(part)
                 if field is not None:
                     following.append(field.annotation)
-            elif typing.get_origin(candidate) in (tuple, list, dict):
-                following.extend(typing.get_args(candidate)[-1:])
+            elif typing.get_origin(candidate) in (tuple, list, dict):  # an index or a key: the element's type
+                following.extend([arg for arg in typing.get_args(candidate) if arg is not Ellipsis][-1:])
         candidates = following
     models = [c for c in _unwrapped(candidates) if isinstance(c, type) and issubclass(c, BaseModel)]
     return list(models[0].model_fields) if models else []
@@ -195,6 +195,6 @@ def _unwrapped(candidates: list[Any]) -> list[Any]:
             pending.append(typing.get_args(candidate)[0])
         elif origin is Union or isinstance(candidate, types.UnionType):
             pending.extend(typing.get_args(candidate))
-        elif candidate is not Ellipsis:
+        else:
             result.append(candidate)
     return result
