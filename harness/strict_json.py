@@ -10,8 +10,9 @@ Invariants:
   100,000-level document is refused with its depth and `RecursionError` can never happen.
 - Refused while parsing: duplicate keys in an object (naming the key), `NaN`/`Infinity`/`-Infinity`,
   a number that does not fit a double (`1e400`) or an integer beyond 64 bits, and a `\\ud800`-style
-  escape that leaves a lone surrogate (no UTF-8 encoding exists for it) unless the caller keeps them
-  on purpose (transcripts spell raw bytes that way).
+  escape that leaves a lone surrogate (no UTF-8 encoding exists for it). Only `as_sent=True` keeps
+  the last three, for transcripts, which spell exactly what a client sent, valid or not (raw bytes
+  as `\\udcXX`, a `NaN` the body must refuse); size, depth and duplicate keys hold there too.
 - Every refusal is an `InputRejected` whose message is one line: where (file, and line when the
   parser knows it) and why. Callers re-raise it as their own layer's error; nothing else escapes.
 """
@@ -27,7 +28,7 @@ import stat
 from collections.abc import Iterable
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness.errors import HarnessError
 
@@ -68,8 +69,12 @@ def read_bounded(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
         raise InputRejected(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
     finally:
         os.close(descriptor)
+    return _within_size(data, _shown(path), max_bytes)
+
+
+def _within_size(data: bytes, where: str, max_bytes: int) -> bytes:
     if len(data) > max_bytes:
-        raise InputRejected(f"{_shown(path)} is larger than {max_bytes} bytes")
+        raise InputRejected(f"{where} is larger than {max_bytes} bytes")
     return data
 
 
@@ -89,43 +94,58 @@ def decode_utf8(data: bytes, where: str) -> str:
 
 def load_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """The JSON value in the file at `path`, every limit of the module checked."""
-    where = _shown(path)
-    return loads(decode_utf8(read_bounded(path, max_bytes), where), where, max_bytes=max_bytes, max_depth=max_depth)
+    return load_bytes(read_bounded(path, max_bytes), _shown(path), max_bytes=max_bytes, max_depth=max_depth)
+
+
+def load_stream(stream: BinaryIO, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The JSON value read from `stream` (stdin), never more than `max_bytes` + 1 bytes of it read."""
+    try:
+        data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputRejected(f"cannot read {where}: {exc.strerror or exc}") from None
+    return load_bytes(data, where, max_bytes=max_bytes, max_depth=max_depth)
+
+
+def load_bytes(data: bytes, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES,
+               max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """The JSON value of `data`, every limit of the module checked; `where` names it in errors."""
+    return loads(decode_utf8(_within_size(data, where, max_bytes), where), where, max_bytes=max_bytes, max_depth=max_depth)
 
 
 def loads(text: str, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH,
-          keep_surrogates: bool = False) -> Any:
+          as_sent: bool = False) -> Any:
     """The JSON value of `text` (already decoded), every limit of the module checked; `where` names it in errors."""
     if len(text) > max_bytes:
         raise InputRejected(f"{where} is longer than {max_bytes} characters")
     if text.startswith("\ufeff"):
         text = text[1:]
+    # Fewer opening brackets than the limit cannot nest deeper than it, so ordinary inputs skip the scan.
     depth = 0 if text.count("[") + text.count("{") <= max_depth else nesting_depth(text)
     if depth > max_depth:
         raise InputRejected(f"{where} nests {depth} levels deep; at most {max_depth}")
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant,
-                           parse_float=_finite_float, parse_int=_bounded_int)
+        numbers: dict[str, Any] = {} if as_sent else {"parse_constant": _no_constant, "parse_float": _finite_float,
+                                                      "parse_int": _bounded_int}
+        value = json.loads(text, object_pairs_hook=_unique_keys, **numbers)
     except json.JSONDecodeError as exc:
         raise InputRejected(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
-    except _Refused as exc:
+    except ValueError as exc:  # a hook's refusal, or (as sent) an integer past Python's 4300-digit conversion limit
         raise InputRejected(f"{where}: {exc}") from None
-    if not keep_surrogates:
+    if not as_sent:
         _refuse_lone_surrogates(value, where)
     return value
 
 
 def nesting_depth(text: str) -> int:
-    """The deepest bracket nesting of JSON `text`, brackets inside strings not counted; linear, no recursion.
-
-    Fewer opening brackets than `max_depth` cannot nest deeper, so ordinary inputs skip the scan."""
+    """The deepest bracket nesting of JSON `text`, brackets inside strings not counted; linear, no recursion."""
     brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
     return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets), initial=0))
 
 
 class _Refused(ValueError):
-    """Raised from inside `json.loads` hooks; `loads` turns it into InputRejected with the input's name."""
+    """Raised from inside `json.loads` hooks (which may raise only ValueError); `loads` adds the input's name."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

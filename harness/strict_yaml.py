@@ -8,9 +8,10 @@ Invariants:
   in its pure-Python form, whose parser keeps a stack of states rather than recursing.
 - Nesting is bounded while composing: a collection deeper than `max_depth` stops the composer at
   that depth, so a 100,000-level document is refused and `RecursionError` never happens.
-- Aliases are bounded by what they expand to (and may not refer to a collection holding them): the document's node count with every alias counted
+- Aliases are bounded by what they expand to: the document's node count with every alias counted
   as the whole node it names must stay under MAX_EXPANDED_NODES, so a billion-laughs document is
-  refused before anything walks it, while ordinary anchors (shared limits) still work.
+  refused before anything walks it, while ordinary anchors (shared limits) still work. An alias
+  inside the collection it names (a cycle) is refused.
 - A key that appears twice in one mapping is refused, naming the key and its line (PyYAML would
   silently keep the last one). Every refusal is one `InputRejected` line naming the file.
 - Scalars are read the way PyYAML's safe loader reads them (YAML 1.1: `no` is false); the models
@@ -72,13 +73,13 @@ class _BoundedLoader(yaml.SafeLoader):
         if self.check_event(yaml.SequenceStartEvent, yaml.MappingStartEvent):
             self._depth += 1
             if self._depth > self._max_depth:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise _Refused(f"nests deeper than {self._max_depth} levels (line {mark.line + 1})")
             try:
-                return super().compose_node(parent, index)  # type: ignore[no-any-return]
+                return super().compose_node(parent, index)
             finally:
                 self._depth -= 1
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -91,7 +92,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 continue  # an unhashable key: PyYAML's own check below names it
             if repeated:
                 raise _Refused(f"the key {key!r} appears twice in one mapping (line {key_node.start_mark.line + 1})")
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 def _expanded_size(root: Node) -> int:

@@ -163,6 +163,8 @@ def _message(model: type[BaseModel], error: Mapping[str, Any], loc: tuple[Any, .
         return f"must be {_KINDS[kind]}, got {describe(given)}"
     if kind == "value_error" and "error" in ctx:
         return str(ctx["error"])
+    if kind == "too_short" and ctx.get("min_length") == 1:
+        return "must be a non-empty list"
     if kind in _BOUNDS:
         return _BOUNDS[kind].format(**ctx, given=given, shown=describe(given))
     return str(error["msg"])

@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, BinaryIO, Literal
 
 from pydantic import Field
 
@@ -125,8 +125,9 @@ def load_intent_file(path: Path) -> Intent:
     return parse_intent(document)
 
 
-def parse_json(text: str, where: str) -> Any:
+def load_intent_stream(stream: BinaryIO, where: str) -> Intent:
     try:
-        return strict_json.loads(text, where, max_bytes=MAX_INTENT_FILE_BYTES)
+        document = strict_json.load_stream(stream, where, max_bytes=MAX_INTENT_FILE_BYTES)
     except strict_json.InputRejected as exc:
         raise IntentError("(file)", str(exc)) from None
+    return parse_intent(document)

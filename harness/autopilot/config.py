@@ -52,18 +52,14 @@ class SentinelConfig:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def _within(low: float, high: float) -> Any:
-    return Field(default=None, ge=low, le=high)
-
-
 class RetryStormFile(StrictModel):
-    max_retries: Annotated[int | None, _within(3, 10)]
-    window_seconds: Annotated[float | None, _within(10, 600)]
+    max_retries: Annotated[int | None, Field(ge=3, le=10)] = None
+    window_seconds: Annotated[float | None, Field(ge=10, le=600)] = None
 
 
 class ErrorCascadeFile(StrictModel):
-    consecutive: Annotated[int | None, _within(2, 5)]
-    total: Annotated[int | None, _within(2, 10)]
+    consecutive: Annotated[int | None, Field(ge=2, le=5)] = None
+    total: Annotated[int | None, Field(ge=2, le=10)] = None
 
 
 class SentinelFile(StrictModel):
@@ -71,14 +67,14 @@ class SentinelFile(StrictModel):
 
     A section's key maps to the attribute `<section>_<key>` of `SentinelConfig`."""
 
-    task_similarity: Annotated[float | None, _within(0.70, 0.95)]
-    max_depth: Annotated[int | None, _within(1, HARD_MAX_DEPTH)]
-    output_stagnation_similarity: Annotated[float | None, _within(0.90, 1.0)]
-    stall_seconds: Annotated[float | None, _within(60, 600)]
-    token_bloat_factor: Annotated[float | None, _within(2.0, 5.0)]
+    task_similarity: Annotated[float | None, Field(ge=0.70, le=0.95)] = None
+    max_depth: Annotated[int | None, Field(ge=1, le=HARD_MAX_DEPTH)] = None
+    output_stagnation_similarity: Annotated[float | None, Field(ge=0.90, le=1.0)] = None
+    stall_seconds: Annotated[float | None, Field(ge=60, le=600)] = None
+    token_bloat_factor: Annotated[float | None, Field(ge=2.0, le=5.0)] = None
     retry_storm: RetryStormFile = RetryStormFile()
     error_cascade: ErrorCascadeFile = ErrorCascadeFile()
-    attempts: Annotated[int | None, _within(1, HARD_MAX_ATTEMPTS)]
+    attempts: Annotated[int | None, Field(ge=1, le=HARD_MAX_ATTEMPTS)] = None
 
 
 def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = None) -> SentinelConfig:

@@ -191,7 +191,8 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         return DispatchResult(_ledgered(ledger, record, envelope))
     code = error_code(outcome.reason)
     record = run_record("dispatch", outcome, status="error", reason=outcome.reason, code=code, **fields)
-    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, agent.profile)}
+    details: dict[str, Any] = {"reason": outcome.reason, "exit_code": outcome.exit_code,
+                               **_details(outcome, agent.profile)}
     envelope = error_envelope(code, outcome.detail, outcome.retryable, details, echo)
     return DispatchResult(_ledgered(ledger, record, envelope))
 
