@@ -176,7 +176,7 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         detail = f"{DELEGATED_ENV}={marker}: this process runs inside a delegated sub-agent; dispatches do not nest"
         record = refusal_record("dispatch", status="error", reason=reasons.NESTED_DELEGATION, detail=detail,
                                 profile=agent.profile, parent_id=settings.parent_id, code="transport_error", **fields)
-        details = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
+        details: dict[str, Any] = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
         return DispatchResult(_ledgered(ledger, record, error_envelope("transport_error", detail, False, details, echo)))
     request = RunRequest(prompt=build_prompt(inputs, settings.registry.sender), profile=agent.profile,
                          provider=agent.provider, model=agent.model, toolsets=agent.toolsets,
@@ -191,8 +191,7 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         return DispatchResult(_ledgered(ledger, record, envelope))
     code = error_code(outcome.reason)
     record = run_record("dispatch", outcome, status="error", reason=outcome.reason, code=code, **fields)
-    details: dict[str, Any] = {"reason": outcome.reason, "exit_code": outcome.exit_code,
-                               **_details(outcome, agent.profile)}
+    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, agent.profile)}
     envelope = error_envelope(code, outcome.detail, outcome.retryable, details, echo)
     return DispatchResult(_ledgered(ledger, record, envelope))
 
