@@ -73,6 +73,8 @@ class IntentError(FieldError):
 
 @dataclass(frozen=True)
 class Intent:
+    """The validated intent, flat and resolved: `IntentDocument`'s fields with `Payload`'s lifted up beside them."""
+
     intent: str
     project_root: Path
     target_paths: tuple[str, ...]

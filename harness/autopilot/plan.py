@@ -43,7 +43,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from harness.autopilot.bands import DEFAULT_BAND, Band, parse_band
 from harness.autopilot.config import read_yaml
 from harness.autopilot.errors import PlanInvalid
-from harness.dispatch.registry import normalize
+from harness.dispatch.registry import TurnCap, normalize
 from harness.typed_inputs import Items, PathText, StrictModel, block, line, matching, validate
 
 MODES = ("sequential", "parallel", "recursive", "debate-converge")
@@ -71,7 +71,7 @@ def mode_name(value: str) -> str:
 
 class Limits(StrictModel):
     child_timeout_s: Annotated[float, Field(ge=0.001, le=86400)] = 180.0
-    max_turns: Annotated[int, Field(ge=1, le=250)] = 10
+    max_turns: TurnCap = 10
     retries: Annotated[int, Field(ge=0, le=HARD_MAX_RETRIES)] = 2
     expected_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] = 2000
     parallel: Annotated[int, Field(ge=1, le=HARD_MAX_PARALLEL)] = HARD_MAX_PARALLEL

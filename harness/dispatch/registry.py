@@ -43,6 +43,9 @@ DEFAULT_SENDER = "MARS"
 DEFAULT_AGENTS = {"andy": "career-manager", "cooper": "health-coach"}
 
 Word = Annotated[str, line(200, strip=True)]
+# Hermes's own default max_iterations; a cap above it would not cap anything.
+MAX_TURNS_CAP = 250
+TurnCap = Annotated[int, Field(ge=1, le=MAX_TURNS_CAP)]
 
 
 class RegistryError(HarnessError):
@@ -57,7 +60,7 @@ class AgentEntry(StrictModel):
     toolsets: Items[Word] | None = None
     provider: Word | None = None
     model: Word | None = None
-    max_turns: Annotated[int, Field(ge=1)] | None = None
+    max_turns: TurnCap | None = None
 
     @model_validator(mode="before")
     @classmethod
