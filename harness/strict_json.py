@@ -134,7 +134,7 @@ def loads(text: str, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_dept
     except ValueError as exc:  # a hook's refusal, or (as sent) an integer past Python's 4300-digit conversion limit
         raise InputRejected(f"{where}: {exc}") from None
     if not as_sent:
-        _refuse_lone_surrogates(value, where)
+        refuse_lone_surrogates(value, where)
     return value
 
 
@@ -175,7 +175,8 @@ def _bounded_int(spelling: str) -> int:
     return value
 
 
-def _refuse_lone_surrogates(value: Any, where: str) -> None:
+def refuse_lone_surrogates(value: Any, where: str) -> None:
+    """InputRejected when a string of `value` (a key or a value, at any depth) holds a lone surrogate."""
     pending: list[Any] = [value]
     while pending:
         item = pending.pop()

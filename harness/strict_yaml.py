@@ -14,6 +14,8 @@ Invariants:
   inside the collection it names (a cycle) is refused.
 - A key that appears twice in one mapping is refused, naming the key and its line (PyYAML would
   silently keep the last one). Every refusal is one `InputRejected` line naming the file.
+- A `"\\ud800"` escape that leaves a lone surrogate is refused, as in JSON: no UTF-8 spells it, so
+  it could reach neither the body nor a file.
 - Scalars are read the way PyYAML's safe loader reads them (YAML 1.1: `no` is false); the models
   behind each input are strict, so a `no` where text was meant is refused by field, not mistaken.
 """
@@ -26,7 +28,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from harness.strict_json import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, InputRejected, decode_utf8, read_bounded
+from harness.strict_json import (DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, InputRejected, decode_utf8, read_bounded,
+                                 refuse_lone_surrogates)
 
 # A plan of 12 sub-tasks is a few hundred nodes; 100,000 is far past any honest input and far below the
 # 10^9 a nine-level billion-laughs document expands to.
@@ -50,13 +53,15 @@ def loads(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
         if expanded > MAX_EXPANDED_NODES:
             raise InputRejected(f"{where}: its aliases expand to {expanded} nodes or more; at most "
                                 f"{MAX_EXPANDED_NODES}")
-        return loader.construct_document(node)
+        document = loader.construct_document(node)
     except _Refused as exc:
         raise InputRejected(f"{where}: {exc}") from None
     except yaml.YAMLError as exc:
         raise InputRejected(f"{where} is not valid YAML: {' '.join(str(exc).split())}") from None
     finally:
         loader.dispose()
+    refuse_lone_surrogates(document, where)
+    return document
 
 
 class _Refused(Exception):

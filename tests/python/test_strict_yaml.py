@@ -60,6 +60,12 @@ def test_a_duplicate_key_is_refused_naming_the_key_and_its_line(text: str, key: 
     assert f"the key {key} appears twice in one mapping (line {line})" in refusal(text)
 
 
+def test_a_lone_surrogate_escape_is_refused_as_in_json() -> None:
+    assert "lone surrogate \\ud800" in refusal('input: "x\\ud800"\n')
+    assert "lone surrogate" in refusal('"\\udcff": 1\n')
+    assert loads('input: "\\U0001F600"\n', "t") == {"input": "\U0001F600"}
+
+
 def test_only_plain_data_is_constructed() -> None:
     assert "is not valid YAML" in refusal("!!python/object/apply:os.system [echo hi]\n")
 
