@@ -32,6 +32,7 @@ import json
 import re
 import signal
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Union
 
@@ -173,13 +174,17 @@ def parse_transcript(text: str, path: Path) -> Transcript:
             if steps or header != Header():
                 raise TranscriptError(f"{where}: the transcript header must be the first step")
             header = validate(Header, document["transcript"],
-                              lambda field, message: TranscriptError(f"{where}: {field}: {message}"),
+                              partial(_line_error, where),
                               root="transcript", prefix="transcript.")
             continue
         steps.append((number, parse_step(document, where)))
     if not any(isinstance(step, (Send, Expect, ExpectRaw)) for _, step in steps):
         raise TranscriptError(f"{path}: a transcript needs at least one send or expect step")
     return Transcript(path=path, header=header, steps=tuple(steps))
+
+
+def _line_error(where: str, field_name: str, message: str) -> TranscriptError:
+    return TranscriptError(f"{where}: {field_name}: {message}")
 
 
 def parse_step(document: Any, where: str = "step") -> Step:
