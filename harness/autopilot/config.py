@@ -7,23 +7,27 @@ Invariants:
   same values (a test keeps them equal).
 - A file may tighten or loosen a threshold only inside its valid range (the ranges of the public
   sentinel config); `max_depth` may never exceed 2 and `attempts` never 6: those are hard caps,
-  whatever the file says. Unknown keys and wrong types are errors naming `sentinel.<key>`.
+  whatever the file says. The ranges are the model `SentinelFile` (strict: `true` is no number,
+  `"5"` no integer); unknown keys, wrong types and values out of range are errors naming
+  `sentinel.<key>` (`sentinel.retry_storm.max_retries`). The file is read by `strict_yaml`.
 - The file is found as: the explicit path, else `$MAFIABOT_AUTOPILOT_SENTINEL`, else the defaults.
   The kernel passes the path to its children, so a re-entered kernel judges by the same thresholds.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import Field
 
+from harness import strict_yaml
 from harness.autopilot.errors import PlanInvalid
+from harness.strict_json import InputRejected
+from harness.typed_inputs import StrictModel, validate
 
 SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
 HARD_MAX_DEPTH = 2
@@ -48,20 +52,29 @@ class SentinelConfig:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-# key in the file -> (attribute, type, low, high)
-SCHEMA: dict[str, tuple[str, type, float, float]] = {
-    "task_similarity": ("task_similarity", float, 0.70, 0.95),
-    "max_depth": ("max_depth", int, 1, HARD_MAX_DEPTH),
-    "output_stagnation_similarity": ("output_stagnation_similarity", float, 0.90, 1.0),
-    "stall_seconds": ("stall_seconds", float, 60, 600),
-    "token_bloat_factor": ("token_bloat_factor", float, 2.0, 5.0),
-    "retry_storm.max_retries": ("retry_storm_max_retries", int, 3, 10),
-    "retry_storm.window_seconds": ("retry_storm_window_seconds", float, 10, 600),
-    "error_cascade.consecutive": ("error_cascade_consecutive", int, 2, 5),
-    "error_cascade.total": ("error_cascade_total", int, 2, 10),
-    "attempts": ("attempts", int, 1, HARD_MAX_ATTEMPTS),
-}
-SECTIONS = frozenset(key.split(".")[0] for key in SCHEMA if "." in key)
+class RetryStormFile(StrictModel):
+    max_retries: Annotated[int | None, Field(ge=3, le=10)] = None
+    window_seconds: Annotated[float | None, Field(ge=10, le=600)] = None
+
+
+class ErrorCascadeFile(StrictModel):
+    consecutive: Annotated[int | None, Field(ge=2, le=5)] = None
+    total: Annotated[int | None, Field(ge=2, le=10)] = None
+
+
+class SentinelFile(StrictModel):
+    """A sentinel file: each threshold optional (absent: the contract's default), each inside its range.
+
+    A section's key maps to the attribute `<section>_<key>` of `SentinelConfig`."""
+
+    task_similarity: Annotated[float | None, Field(ge=0.70, le=0.95)] = None
+    max_depth: Annotated[int | None, Field(ge=1, le=HARD_MAX_DEPTH)] = None
+    output_stagnation_similarity: Annotated[float | None, Field(ge=0.90, le=1.0)] = None
+    stall_seconds: Annotated[float | None, Field(ge=60, le=600)] = None
+    token_bloat_factor: Annotated[float | None, Field(ge=2.0, le=5.0)] = None
+    retry_storm: RetryStormFile = RetryStormFile()
+    error_cascade: ErrorCascadeFile = ErrorCascadeFile()
+    attempts: Annotated[int | None, Field(ge=1, le=HARD_MAX_ATTEMPTS)] = None
 
 
 def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = None) -> SentinelConfig:
@@ -78,41 +91,19 @@ def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = 
 def read_yaml(path: Path, field_name: str) -> Any:
     """The YAML (or JSON) document at `path`; PlanInvalid on `field_name` when it cannot be read or parsed."""
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PlanInvalid(field_name, f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise PlanInvalid(field_name, f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
+        return strict_yaml.load_file(path)
+    except InputRejected as exc:
+        raise PlanInvalid(field_name, str(exc)) from None
 
 
 def parse_sentinel(document: Any, source: str) -> SentinelConfig:
-    if not isinstance(document, dict):
-        raise PlanInvalid("sentinel", f"{source}: expected a mapping of thresholds")
-    flat: dict[str, Any] = {}
-    for key, value in document.items():
-        if key in SECTIONS:
-            if not isinstance(value, dict):
-                raise PlanInvalid(f"sentinel.{key}", "must be a mapping")
-            flat.update({f"{key}.{sub}": v for sub, v in value.items()})
-        else:
-            flat[str(key)] = value
-    unknown = sorted(set(flat) - set(SCHEMA))
-    if unknown:
-        raise PlanInvalid(f"sentinel.{unknown[0]}", f"is not a sentinel threshold (known: {', '.join(SCHEMA)})")
-    values: dict[str, Any] = {}
-    for key, value in flat.items():
-        attribute, kind, low, high = SCHEMA[key]
-        values[attribute] = number_in_range(f"sentinel.{key}", value, kind, low, high)
+    given = validate(SentinelFile, document, PlanInvalid, root="sentinel", prefix="sentinel.")
+    values = {name: value for name, value in given.model_dump(exclude={"retry_storm", "error_cascade"}).items()
+              if value is not None}
+    for section in ("retry_storm", "error_cascade"):
+        values.update({f"{section}_{key}": value for key, value in getattr(given, section).model_dump().items()
+                       if value is not None})
     config = SentinelConfig(**values, source=source)
     if config.error_cascade_total < config.error_cascade_consecutive:
         raise PlanInvalid("sentinel.error_cascade.total", "must be at least error_cascade.consecutive")
     return config
-
-
-def number_in_range(field_name: str, value: Any, kind: type, low: float, high: float) -> Any:
-    """`value` as `kind` (int or float; booleans are not numbers), or PlanInvalid naming `field_name`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise PlanInvalid(field_name, f"must be {'an integer' if kind is int else 'a number'}, got {value!r}")
-    if not math.isfinite(value) or not low <= value <= high:
-        raise PlanInvalid(field_name, f"must be between {low:g} and {high:g}, got {value!r}")
-    return kind(value)

@@ -124,7 +124,7 @@ def run_debate(kernel: Kernel) -> None:
                                                                      "first proposal", threshold=kernel.config.task_similarity))
             return _verdict(kernel, "converged", merged=texts[0], target=target)
         quoted = tuple(Quoted(f"PROPOSAL {sid} by {c.agent}", c.answer or "") for sid, c in proposals.items())
-        task = Subtask("converge", f"Converge the {len(quoted)} proposals on: {plan.goal}")
+        task = Subtask(id="converge", task=f"Converge the {len(quoted)} proposals on: {plan.goal}")
         child = kernel.run_step(Step(task, judge, role="consolidator", debate_round=number, quoted=quoted,
                                      open_points=open_points, check_similarity=False, accept=parse_verdict,
                                      max_rounds=converge.max_rounds))

@@ -18,7 +18,10 @@ YAML shape (only `goal` and `subtasks` required):
 
 Invariants:
 - `parse_plan` returns a fully normalised `Plan` or raises `PlanInvalid` naming the first bad field
-  (`subtasks[1].uses`); unknown keys are errors, never ignored.
+  (`subtasks[1].uses`); unknown keys are errors, never ignored. The shape and the per-field rules
+  are the strict models `PlanFile`, `Subtask`, `Limits` and `Converge`; what spans fields (ids
+  unique, `uses`, widths, distinct writes, the band of recursive mode) is checked after them.
+  A plan file is read by `strict_yaml` (size, depth, aliases, duplicate keys bounded first).
 - The hard caps hold whatever the plan says: at most 3 children at once (`dueto` is exactly 2
   sub-tasks at width 2, `swarm` at least 3 at width 3, both the parallel code path), at most 3
   debate rounds and 2-3 proposers, at most MAX_SUBTASKS sub-tasks, at most 5 retries per sub-task.
@@ -31,14 +34,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from harness.autopilot.bands import DEFAULT_BAND, Band, parse_band
-from harness.autopilot.config import number_in_range, read_yaml
+from harness.autopilot.config import read_yaml
 from harness.autopilot.errors import PlanInvalid
-from harness.dispatch.registry import normalize
+from harness.dispatch.registry import TurnCap, normalize
+from harness.typed_inputs import Items, PathText, StrictModel, block, line, matching, validate
 
 MODES = ("sequential", "parallel", "recursive", "debate-converge")
 ALIASES = {"dueto": 2, "swarm": 3}
@@ -48,47 +54,74 @@ HARD_MAX_RETRIES = 5
 MAX_SUBTASKS = 12
 MAX_TASK_CHARS = 4000
 MAX_GOAL_CHARS = 500
+# A DNA block is a few hundred bytes (dna.render); 64 kB is room for any honest one and none for a document.
+MAX_DNA_CHARS = 65_536
 SUBTASK_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-TOP_KEYS = frozenset({"version", "goal", "mode", "band", "registry", "default_agent", "limits", "converge",
-                      "subtasks", "dna"})
-SUBTASK_KEYS = frozenset({"id", "task", "agent", "write_to", "destructive", "expected_output_tokens", "uses"})
-CONVERGE_KEYS = frozenset({"agent", "max_rounds", "write_to"})
+
+AgentName = Annotated[str, line(64, strip=True), AfterValidator(normalize)]
 
 
-@dataclass(frozen=True)
-class Limits:
-    child_timeout_s: float = 180.0
-    max_turns: int = 10
-    retries: int = 2
-    expected_output_tokens: int = 2000
-    parallel: int = HARD_MAX_PARALLEL
-    max_cost_usd: float | None = None
-    max_total_tokens: int | None = None
+def mode_name(value: str) -> str:
+    """A mode as the plan or `--mode` spells it (case-insensitive), or ValueError listing the modes."""
+    text = value.strip().casefold()
+    if text not in MODES and text not in ALIASES:
+        raise ValueError(f"{value!r} is not a mode ({', '.join([*MODES, *ALIASES])})")
+    return text
 
 
-LIMIT_TYPES: dict[str, tuple[type, float, float]] = {
-    "child_timeout_s": (float, 0.001, 86400), "max_turns": (int, 1, 250), "retries": (int, 0, HARD_MAX_RETRIES),
-    "expected_output_tokens": (int, 1, 10_000_000), "parallel": (int, 1, HARD_MAX_PARALLEL),
-    "max_cost_usd": (float, 0, 1e9), "max_total_tokens": (int, 1, 10**12),
-}
+class Limits(StrictModel):
+    child_timeout_s: Annotated[float, Field(ge=0.001, le=86400)] = 180.0
+    max_turns: TurnCap = 10
+    retries: Annotated[int, Field(ge=0, le=HARD_MAX_RETRIES)] = 2
+    expected_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] = 2000
+    parallel: Annotated[int, Field(ge=1, le=HARD_MAX_PARALLEL)] = HARD_MAX_PARALLEL
+    max_cost_usd: Annotated[float, Field(ge=0, le=1e9)] | None = None
+    max_total_tokens: Annotated[int, Field(ge=1, le=10**12)] | None = None
 
 
-@dataclass(frozen=True)
-class Subtask:
-    id: str
-    task: str
-    agent: str | None = None
-    write_to: str | None = None
+class Subtask(StrictModel):
+    id: Annotated[str, matching(SUBTASK_ID, "an id (lowercase letters, digits, '_', '-')")]
+    task: Annotated[str, block(MAX_TASK_CHARS, strip=True)]
+    agent: AgentName | None = None
+    write_to: PathText | None = None
     destructive: bool = False
-    expected_output_tokens: int | None = None
-    uses: tuple[str, ...] = ()
+    expected_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    uses: Items[str] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_task(cls, value: Any) -> Any:
+        return {"task": value} if isinstance(value, str) else value
 
 
-@dataclass(frozen=True)
-class Converge:
-    agent: str | None = None
-    max_rounds: int = HARD_MAX_ROUNDS
-    write_to: str | None = None
+class Converge(StrictModel):
+    agent: AgentName | None = None
+    max_rounds: Annotated[int, Field(ge=1, le=HARD_MAX_ROUNDS)] = HARD_MAX_ROUNDS
+    write_to: PathText | None = None
+
+
+class PlanFile(StrictModel):
+    """A plan as written; sub-tasks without an id get `s<position>`."""
+
+    version: Literal[1] = 1
+    goal: Annotated[str, line(MAX_GOAL_CHARS, strip=True)]
+    mode: Annotated[str, AfterValidator(mode_name)] = "sequential"
+    band: Annotated[str, line(64)] | None = None
+    registry: PathText | None = None
+    default_agent: AgentName | None = None
+    limits: Limits = Limits()
+    converge: Converge | None = None
+    subtasks: Annotated[Items[Subtask], Field(min_length=1, max_length=MAX_SUBTASKS)]
+    dna: Annotated[str, block(MAX_DNA_CHARS)] | None = None
+
+    @field_validator("subtasks", mode="before")
+    @classmethod
+    def _numbered(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [{"id": f"s{index}", **item} if isinstance(item, dict) and "id" not in item else
+                {"id": f"s{index}", "task": item} if isinstance(item, str) else item
+                for index, item in enumerate(value, start=1)]
 
 
 @dataclass(frozen=True)
@@ -117,8 +150,8 @@ class Plan:
     def hash(self) -> str:
         """Identity of the work, for the lock that keeps the same plan from running twice at once."""
         body = {"goal": self.goal, "mode": self.mode, "width": self.width, "band": self.band.value,
-                "subtasks": [asdict(s) for s in self.subtasks], "converge": asdict(self.converge) if self.converge
-                else None}
+                "subtasks": [s.model_dump() for s in self.subtasks],
+                "converge": self.converge.model_dump() if self.converge else None}
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -130,120 +163,43 @@ def load_plan(path: Path, mode: str | None = None, band: str | None = None) -> P
 def parse_plan(document: Any, base_dir: Path, source: str = "(inline)", mode: str | None = None,
                band: str | None = None) -> Plan:
     """A validated plan; `mode` and `band` (command-line overrides) replace the plan's own."""
-    if not isinstance(document, dict):
-        raise PlanInvalid("plan", "must be a mapping with 'goal' and 'subtasks'")
-    _no_unknown(document, TOP_KEYS, "")
-    if document.get("version", 1) != 1:
-        raise PlanInvalid("version", f"only version 1 exists, got {document.get('version')!r}")
-    goal = _text(document.get("goal"), "goal", MAX_GOAL_CHARS, one_line=True)
-    requested = _mode(mode if mode is not None else document.get("mode", "sequential"),
-                      "--mode" if mode is not None else "mode")
+    given = validate(PlanFile, document, PlanInvalid, root="plan")
+    if mode is None:
+        requested = given.mode
+    else:
+        try:
+            requested = mode_name(mode)
+        except ValueError as exc:
+            raise PlanInvalid("--mode", str(exc)) from None
     chosen_band = parse_band(band, "--band") if band is not None else (
-        parse_band(document["band"]) if document.get("band") is not None else DEFAULT_BAND)
-    limits = _limits(document.get("limits", {}))
-    subtasks = _subtasks(document.get("subtasks"))
+        parse_band(given.band) if given.band is not None else DEFAULT_BAND)
+    subtasks = given.subtasks
+    _check_ids(subtasks)
     resolved = "parallel" if requested in ALIASES else requested
-    width = _width(requested, resolved, limits, len(subtasks))
+    width = _width(requested, resolved, given.limits, len(subtasks))
     _check_order(subtasks, resolved)
     if resolved == "recursive" and chosen_band is Band.L1:
         raise PlanInvalid("band", "recursive mode needs L2 or L3: its children re-enter auto-pilot by running a "
                                   "command, which L1-cautious children cannot do")
-    converge = _converge(document.get("converge"), resolved)
+    if given.converge is not None and resolved != "debate-converge":
+        raise PlanInvalid("converge", f"only debate-converge plans converge; this one is {resolved}")
+    converge = given.converge or (Converge() if resolved == "debate-converge" else None)
     writes = [s.write_to for s in subtasks if s.write_to] + ([converge.write_to] if converge and converge.write_to
                                                              else [])
     if len(writes) != len(set(writes)):
         raise PlanInvalid("subtasks", "two steps write the same file; each write_to must be distinct")
-    registry = document.get("registry")
-    if registry is not None:
-        registry = base_dir / _text(registry, "registry", 4096, one_line=True)
-    default_agent = document.get("default_agent")
-    if default_agent is not None:
-        default_agent = normalize(_text(default_agent, "default_agent", 64, one_line=True))
-    dna = document.get("dna")
-    if dna is not None and (not isinstance(dna, str) or not dna.strip()):
-        raise PlanInvalid("dna", "must be the DNA block text")
-    return Plan(goal=goal, mode=resolved, requested_mode=requested, width=width, band=chosen_band,
-                subtasks=subtasks, limits=limits, converge=converge, default_agent=default_agent,
-                registry=registry, dna=dna, source=source)
+    return Plan(goal=given.goal, mode=resolved, requested_mode=requested, width=width, band=chosen_band,
+                subtasks=subtasks, limits=given.limits, converge=converge, default_agent=given.default_agent,
+                registry=base_dir / given.registry if given.registry is not None else None, dna=given.dna,
+                source=source)
 
 
-def _no_unknown(mapping: dict[Any, Any], known: frozenset[str], prefix: str) -> None:
-    unknown = sorted(str(k) for k in mapping if k not in known)
-    if unknown:
-        raise PlanInvalid(f"{prefix}{unknown[0]}", f"is not a plan field (known: {', '.join(sorted(known))})")
-
-
-def _text(value: Any, field_name: str, limit: int, one_line: bool = False) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise PlanInvalid(field_name, f"must be a non-empty string, got {value!r}")
-    if "\0" in value:
-        raise PlanInvalid(field_name, "contains a NUL character")
-    if one_line and any(ch in value.strip() for ch in "\n\r"):
-        raise PlanInvalid(field_name, "must be one line")
-    if len(value) > limit:
-        raise PlanInvalid(field_name, f"is {len(value)} characters; at most {limit}")
-    return value.strip()
-
-
-def _mode(value: Any, field_name: str) -> str:
-    text = str(value).strip().casefold() if isinstance(value, str) else value
-    if text not in MODES and text not in ALIASES:
-        raise PlanInvalid(field_name, f"{value!r} is not a mode ({', '.join([*MODES, *ALIASES])})")
-    return text
-
-
-def _limits(raw: Any) -> Limits:
-    if not isinstance(raw, dict):
-        raise PlanInvalid("limits", "must be a mapping")
-    _no_unknown(raw, frozenset(LIMIT_TYPES), "limits.")
-    values = {}
-    for key, value in raw.items():
-        kind, low, high = LIMIT_TYPES[key]
-        if key == "parallel" and isinstance(value, int) and not isinstance(value, bool) and value > high:
-            raise PlanInvalid("limits.parallel", f"at most {HARD_MAX_PARALLEL} children run at once (a hard cap), "
-                                                 f"got {value}")
-        if key == "retries" and isinstance(value, int) and not isinstance(value, bool) and value > high:
-            raise PlanInvalid("limits.retries", f"at most {HARD_MAX_RETRIES} retries per sub-task, got {value}")
-        values[key] = number_in_range(f"limits.{key}", value, kind, low, high)
-    return Limits(**values)
-
-
-def _subtasks(raw: Any) -> tuple[Subtask, ...]:
-    if not isinstance(raw, list) or not raw:
-        raise PlanInvalid("subtasks", "must be a non-empty list")
-    if len(raw) > MAX_SUBTASKS:
-        raise PlanInvalid("subtasks", f"{len(raw)} sub-tasks; at most {MAX_SUBTASKS} per plan (split the goal)")
-    result: list[Subtask] = []
-    for index, item in enumerate(raw):
-        where = f"subtasks[{index}]"
-        if isinstance(item, str):
-            item = {"task": item}
-        if not isinstance(item, dict):
-            raise PlanInvalid(where, "must be a task string or a mapping with 'task'")
-        _no_unknown(item, SUBTASK_KEYS, f"{where}.")
-        subtask_id = item.get("id", f"s{index + 1}")
-        if not isinstance(subtask_id, str) or not SUBTASK_ID.match(subtask_id):
-            raise PlanInvalid(f"{where}.id", f"{subtask_id!r} is not an id (lowercase letters, digits, '_', '-')")
-        if any(s.id == subtask_id for s in result):
-            raise PlanInvalid(f"{where}.id", f"{subtask_id!r} is used twice")
-        agent = item.get("agent")
-        if agent is not None:
-            agent = normalize(_text(agent, f"{where}.agent", 64, one_line=True))
-        write_to = item.get("write_to")
-        if write_to is not None:
-            write_to = _text(write_to, f"{where}.write_to", 4096, one_line=True)
-        destructive = item.get("destructive", False)
-        if not isinstance(destructive, bool):
-            raise PlanInvalid(f"{where}.destructive", f"must be true or false, got {destructive!r}")
-        expected = item.get("expected_output_tokens")
-        if expected is not None:
-            expected = number_in_range(f"{where}.expected_output_tokens", expected, int, 1, 10_000_000)
-        uses = item.get("uses", [])
-        if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
-            raise PlanInvalid(f"{where}.uses", "must be a list of earlier sub-task ids")
-        result.append(Subtask(subtask_id, _text(item.get("task"), f"{where}.task", MAX_TASK_CHARS), agent, write_to,
-                              destructive, expected, tuple(uses)))
-    return tuple(result)
+def _check_ids(subtasks: tuple[Subtask, ...]) -> None:
+    seen: set[str] = set()
+    for index, subtask in enumerate(subtasks):
+        if subtask.id in seen:
+            raise PlanInvalid(f"subtasks[{index}].id", f"{subtask.id!r} is used twice")
+        seen.add(subtask.id)
 
 
 def _width(requested: str, resolved: str, limits: Limits, count: int) -> int:
@@ -270,24 +226,3 @@ def _check_order(subtasks: tuple[Subtask, ...], mode: str) -> None:
             if used not in seen:
                 raise PlanInvalid(f"subtasks[{index}].uses", f"{used!r} is not an earlier sub-task")
         seen.add(subtask.id)
-
-
-def _converge(raw: Any, mode: str) -> Converge | None:
-    if raw is None:
-        return Converge() if mode == "debate-converge" else None
-    if mode != "debate-converge":
-        raise PlanInvalid("converge", f"only debate-converge plans converge; this one is {mode}")
-    if not isinstance(raw, dict):
-        raise PlanInvalid("converge", "must be a mapping")
-    _no_unknown(raw, CONVERGE_KEYS, "converge.")
-    rounds = raw.get("max_rounds", HARD_MAX_ROUNDS)
-    if isinstance(rounds, int) and not isinstance(rounds, bool) and rounds > HARD_MAX_ROUNDS:
-        raise PlanInvalid("converge.max_rounds", f"at most {HARD_MAX_ROUNDS} rounds (a hard cap), got {rounds}")
-    rounds = number_in_range("converge.max_rounds", rounds, int, 1, HARD_MAX_ROUNDS)
-    agent = raw.get("agent")
-    if agent is not None:
-        agent = normalize(_text(agent, "converge.agent", 64, one_line=True))
-    write_to = raw.get("write_to")
-    if write_to is not None:
-        write_to = _text(write_to, "converge.write_to", 4096, one_line=True)
-    return Converge(agent, rounds, write_to)

@@ -15,7 +15,6 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from harness.autopilot.findings import Finding
@@ -64,7 +63,7 @@ def build_envelope(kernel: Kernel, picks: list[Pick], started_at: str, duration_
         "goal": plan.goal, "goal_root": ident.goal_root, "mode": plan.mode, "requested_mode": plan.requested_mode,
         "width": plan.width, "band": ident.band.value, "plan": plan.source,
         "registry": kernel.settings.registry.source, "sentinel": kernel.config.to_dict(),
-        "limits": asdict(plan.limits),
+        "limits": plan.limits.model_dump(),
         "attempts": {"budget": ident.attempts_floor, "remaining": max(0, kernel.remaining(seen)),
                      "failed_in_tree": len(seen.failed_attempts)},
         "selection": [p.to_dict() for p in picks],

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
-from harness.autobot.intent import IntentError, load_intent_file, parse_intent, parse_json
+from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
                                         project_root, transport_settings)
@@ -27,7 +27,7 @@ QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
 
 def read_intent(path_text: str) -> Any:
     if path_text == "-":
-        return parse_intent(parse_json(sys.stdin.read(), "stdin"))
+        return load_intent_stream(sys.stdin.buffer, "stdin")
     return load_intent_file(Path(path_text))
 
 

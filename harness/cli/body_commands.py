@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import Field
 
+from harness import strict_yaml
 from harness.body import BodyOptions
 from harness.client import BodyClient
 from harness.errors import ConfigError
+from harness.strict_json import InputRejected
 from harness.trace import render_table, render_trace
+from harness.typed_inputs import Items, StrictModel, validate
 
 KEY_FIELDS = ("uid", "channel", "server")
 
@@ -36,53 +38,46 @@ class Turn:
 
 # -- session files -------------------------------------------------------------------------
 
-def load_session(path: Path) -> list[Turn]:
-    """The turns of a session file; ConfigError with the file and the problem otherwise.
+class SessionTurn(StrictModel):
+    input: str
+    uid: str | None = None
+    channel: str | None = None
+    server: str | None = None
 
-    Shape: `{uid?, channel?, server?, turns: [{input, uid?, channel?, server?}, ...]}`; a turn
-    inherits the top-level key parts it does not give itself.
+
+class SessionFile(StrictModel):
+    """A session file; a turn inherits the top-level key parts it does not give itself."""
+
+    uid: str | None = None
+    channel: str | None = None
+    server: str | None = None
+    turns: Annotated[Items[SessionTurn], Field(min_length=1)]
+
+
+def load_session(path: Path) -> list[Turn]:
+    """The turns of a session file (read by `strict_yaml`); ConfigError with the file and the problem otherwise.
+
+    Shape: `{uid?, channel?, server?, turns: [{input, uid?, channel?, server?}, ...]}`.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read session file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"session file {path} is not UTF-8") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"session file {path} is not valid YAML: {_one_line(exc)}") from None
+        document = strict_yaml.load_file(path)
+    except InputRejected as exc:
+        raise ConfigError(f"session file: {exc}") from None
     return parse_session(document, str(path))
 
 
 def parse_session(document: Any, where: str) -> list[Turn]:
-    if not isinstance(document, dict):
-        raise ConfigError(f"{where}: expected a mapping with a 'turns' list at the top level")
-    unknown = set(document) - {"turns", *KEY_FIELDS}
-    if unknown:
-        raise ConfigError(f"{where}: unknown top-level key(s): {', '.join(sorted(map(str, unknown)))}")
-    defaults = {k: document[k] for k in KEY_FIELDS if k in document}
-    for key, value in defaults.items():
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: top-level '{key}' must be a string")
-    turns = document.get("turns")
-    if not isinstance(turns, list) or not turns:
-        raise ConfigError(f"{where}: 'turns' must be a non-empty list")
-    parsed = []
-    for number, entry in enumerate(turns, start=1):
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where}: turn {number} must be a mapping")
-        unknown = set(entry) - {"input", *KEY_FIELDS}
-        if unknown:
-            raise ConfigError(f"{where}: turn {number} has unknown key(s): {', '.join(sorted(map(str, unknown)))}")
-        fields = {**defaults, **entry}
-        for key in ("input", *KEY_FIELDS):
-            if key not in fields:
-                raise ConfigError(f"{where}: turn {number} has no '{key}' (and no top-level default)")
-            if not isinstance(fields[key], str):
-                raise ConfigError(f"{where}: turn {number}: '{key}' must be a string")
-        parsed.append(Turn(**{k: fields[k] for k in ("input", *KEY_FIELDS)}))
-    return parsed
+    given = validate(SessionFile, document, lambda field, message: ConfigError(f"{where}: {field}: {message}"),
+                     root="(session)")
+    def key_part(index: int, key: str) -> str:
+        value: str | None = getattr(given.turns[index], key)
+        if value is None:
+            value = getattr(given, key)
+        if value is None:
+            raise ConfigError(f"{where}: turns[{index}]: has no '{key}' (and no top-level default)")
+        return value
+
+    return [Turn(entry.input, *(key_part(index, key) for key in KEY_FIELDS)) for index, entry in enumerate(given.turns)]
 
 
 def demo_turns() -> list[Turn]:
@@ -187,7 +182,3 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
 
     demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")
     demo.set_defaults(handler=cmd_demo)
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
-

@@ -7,10 +7,10 @@ delivered, 1 error, 2 invalid input (including an unusable registry file).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from harness import strict_json
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
                                         transport_settings)
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
@@ -27,9 +27,9 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     raw: dict[str, Any] = {}
     if args.input_file:
         try:
-            document = json.loads(Path(args.input_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DispatchInputError("(input file)", f"cannot read {args.input_file} as JSON: {exc}") from None
+            document = strict_json.load_file(Path(args.input_file))
+        except strict_json.InputRejected as exc:
+            raise DispatchInputError("(input file)", str(exc)) from None
         if isinstance(document, dict) and isinstance(document.get("inputs"), dict):
             document = document["inputs"]
         if not isinstance(document, dict):

@@ -1,8 +1,9 @@
 """agent-dispatch: deliver a task to a named agent over a Hermes profile query, with the seed's envelopes.
 
 Invariants:
-- Inputs are validated before anything else; a bad one is an `error` envelope with code
-  `invalid_input` naming the field, and nothing runs or is ledgered.
+- Inputs are validated before anything else, as the strict model `DispatchInputs` (then the
+  target against the registry); a bad one is an `error` envelope with code `invalid_input`
+  naming the field, and nothing runs or is ledgered. A JSON context is read by `strict_json`.
 - `delivered` means the transport says ok: Hermes exited 0, printed a non-empty reply, and its own
   record does not say the run failed. Anything else is an `error` envelope; `retryable` is true for
   transient causes only (provider errors, timeouts). Delivery never claims the task was done.
@@ -19,8 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import AfterValidator
+
+from harness import strict_json
 from harness.dispatch.registry import Registry, default_registry, normalize
 from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
                             delegated_marker)
@@ -28,6 +32,7 @@ from harness.hermes import outcome as reasons
 from harness.hermes.outcome import FieldError
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError
+from harness.typed_inputs import StrictModel, line, matching, validate
 
 TRANSPORT_NAME = "hermes-profile-query"
 # The seed's minimum for email triage; a profile query that does real work takes minutes.
@@ -35,24 +40,44 @@ DEFAULT_TIMEOUT_S = 180.0
 MAX_CONTEXT_CHARS = 2000
 MAX_FIELD_CHARS = 200
 REFERENCE_ID = re.compile(r"^[^\s\x00-\x1f]{1,200}$")
-INPUT_FIELDS = ("target", "task_source", "context", "reference_id")
 
 
 class DispatchInputError(FieldError):
     """A dispatch input is unusable (the envelope's `invalid_input`)."""
 
 
-@dataclass(frozen=True)
-class DispatchInputs:
-    target: str
-    task_source: str
-    context: str | dict[str, Any]
-    reference_id: str
+def context_line(context: str | dict[str, Any]) -> str:
+    """The context as the prompt's one line: compact JSON for an object, whitespace runs collapsed for text."""
+    if isinstance(context, dict):
+        return json.dumps(context, ensure_ascii=False, separators=(",", ":"))
+    return " ".join(context.split())
+
+
+def _short_context(value: Any) -> str | dict[str, Any]:
+    if not isinstance(value, (str, dict)):
+        raise ValueError("must be a string or a JSON object")
+    shown = context_line(value)
+    if not shown.strip() or shown == "{}":
+        raise ValueError("must not be empty")
+    if len(shown) > MAX_CONTEXT_CHARS:
+        raise ValueError(f"is {len(shown)} characters; keep it under {MAX_CONTEXT_CHARS} and let the target fetch "
+                         f"the artifact by reference_id")
+    return value
+
+
+FieldText = Annotated[str, line(MAX_FIELD_CHARS)]
+
+
+class DispatchInputs(StrictModel):
+    """The seed's four inputs; `target` is normalised once the registry has found it."""
+
+    target: FieldText
+    task_source: Annotated[str, line(MAX_FIELD_CHARS, strip=True)]
+    context: Annotated[Any, AfterValidator(_short_context)]
+    reference_id: Annotated[FieldText, matching(REFERENCE_ID, "an identifier without spaces or control characters")]
 
     def context_line(self) -> str:
-        if isinstance(self.context, dict):
-            return json.dumps(self.context, ensure_ascii=False, separators=(",", ":"))
-        return " ".join(self.context.split())
+        return context_line(self.context)
 
 
 @dataclass(frozen=True)
@@ -69,9 +94,9 @@ def parse_context(text: str) -> str | dict[str, Any]:
     if not text.lstrip().startswith("{"):
         return text
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DispatchInputError("context", f"starts like a JSON object but does not parse: {exc.msg}") from None
+        value = strict_json.loads(text, "the context")
+    except strict_json.InputRejected as exc:
+        raise DispatchInputError("context", f"starts like a JSON object but does not parse: {exc}") from None
     if not isinstance(value, dict):
         raise DispatchInputError("context", "must be a string or a JSON object")
     return value
@@ -79,33 +104,11 @@ def parse_context(text: str) -> str | dict[str, Any]:
 
 def parse_inputs(raw: Mapping[str, Any], registry: Registry) -> DispatchInputs:
     """Validated inputs (target normalised); DispatchInputError naming the first bad field otherwise."""
-    unknown = sorted(str(k) for k in raw if k not in INPUT_FIELDS)
-    if unknown:
-        raise DispatchInputError(unknown[0], f"is not a dispatch input (known: {', '.join(INPUT_FIELDS)})")
-    for name in INPUT_FIELDS:
-        if raw.get(name) is None:
-            raise DispatchInputError(name, "is required")
-    target, task_source, reference_id = (raw["target"], raw["task_source"], raw["reference_id"])
-    for name, value in (("target", target), ("task_source", task_source), ("reference_id", reference_id)):
-        if not isinstance(value, str) or not value.strip():
-            raise DispatchInputError(name, "must be a non-empty string")
-        if len(value) > MAX_FIELD_CHARS or any(ch in value for ch in "\n\r\0"):
-            raise DispatchInputError(name, f"must be one line of at most {MAX_FIELD_CHARS} characters")
-    if registry.lookup(target) is None:
-        raise DispatchInputError("target", f"{target!r} is not a known target (known: {', '.join(registry.names)})")
-    if not REFERENCE_ID.match(reference_id):
-        raise DispatchInputError("reference_id", "must be an identifier without spaces or control characters")
-    context = raw["context"]
-    if not isinstance(context, (str, dict)):
-        raise DispatchInputError("context", "must be a string or a JSON object")
-    inputs = DispatchInputs(normalize(target), task_source.strip(), context, reference_id)
-    line = inputs.context_line()
-    if not line.strip() or line == "{}":
-        raise DispatchInputError("context", "must not be empty")
-    if len(line) > MAX_CONTEXT_CHARS:
-        raise DispatchInputError("context", f"is {len(line)} characters; keep it under {MAX_CONTEXT_CHARS} and "
-                                            f"let the target fetch the artifact by reference_id")
-    return inputs
+    inputs = validate(DispatchInputs, dict(raw), DispatchInputError, root="(inputs)")
+    if registry.lookup(inputs.target) is None:
+        raise DispatchInputError("target", f"{inputs.target!r} is not a known target "
+                                           f"(known: {', '.join(registry.names)})")
+    return inputs.model_copy(update={"target": normalize(inputs.target)})
 
 
 def build_prompt(inputs: DispatchInputs, sender: str) -> str:
@@ -173,7 +176,7 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         detail = f"{DELEGATED_ENV}={marker}: this process runs inside a delegated sub-agent; dispatches do not nest"
         record = refusal_record("dispatch", status="error", reason=reasons.NESTED_DELEGATION, detail=detail,
                                 profile=agent.profile, parent_id=settings.parent_id, code="transport_error", **fields)
-        details = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
+        details: dict[str, Any] = {"reason": reasons.NESTED_DELEGATION, "profile": agent.profile}
         return DispatchResult(_ledgered(ledger, record, error_envelope("transport_error", detail, False, details, echo)))
     request = RunRequest(prompt=build_prompt(inputs, settings.registry.sender), profile=agent.profile,
                          provider=agent.provider, model=agent.model, toolsets=agent.toolsets,

@@ -16,8 +16,10 @@ YAML shape (every key but `agents` optional):
 Invariants:
 - Agent names and lookups are normalised the same way (surrounding whitespace dropped, inner runs
   of whitespace collapsed, case folded), so `" Andy "` finds `andy`.
-- A registry is validated whole when loaded: a bad entry raises `RegistryError` naming its key,
-  before anything is dispatched. Without a file, the seed's defaults apply (andy, cooper).
+- A registry is validated whole when loaded, as the strict model `RegistryFile` (read by
+  `strict_yaml`: size, depth, aliases and duplicate keys bounded first): a bad entry raises
+  `RegistryError` naming the file and the dotted key (`agents.andy.profile`), before anything is
+  dispatched. Without a file, the seed's defaults apply (andy, cooper).
 """
 
 from __future__ import annotations
@@ -26,22 +28,57 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
+from pydantic import AfterValidator, Field, model_validator
 
+from harness import strict_yaml
 from harness.errors import HarnessError
+from harness.strict_json import InputRejected
+from harness.typed_inputs import Items, ProfileName, StrictModel, line, validate
 
 REGISTRY_ENV = "MAFIABOT_AGENT_REGISTRY"
 AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"
 DEFAULT_AGENTS = {"andy": "career-manager", "cooper": "health-coach"}
-AGENT_KEYS = frozenset({"profile", "good_at", "toolsets", "provider", "model", "max_turns"})
+
+Word = Annotated[str, line(200, strip=True)]
+# Hermes's own default max_iterations; a cap above it would not cap anything.
+MAX_TURNS_CAP = 250
+TurnCap = Annotated[int, Field(ge=1, le=MAX_TURNS_CAP)]
 
 
 class RegistryError(HarnessError):
     """The registry file is unusable; the message names the file and the key."""
+
+
+class AgentEntry(StrictModel):
+    """One agent of the file; a bare string stands for `{profile: STRING}`."""
+
+    profile: ProfileName
+    good_at: Items[Word] = ()
+    toolsets: Items[Word] | None = None
+    provider: Word | None = None
+    model: Word | None = None
+    max_turns: TurnCap | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_profile(cls, value: Any) -> Any:
+        return {"profile": value} if isinstance(value, str) else value
+
+
+def _some_agents(agents: dict[str, AgentEntry]) -> dict[str, AgentEntry]:
+    if not agents:
+        raise ValueError("must name at least one agent")
+    return agents
+
+
+class RegistryFile(StrictModel):
+    """The registry file as written."""
+
+    sender: Word = DEFAULT_SENDER
+    agents: Annotated[dict[str, AgentEntry], AfterValidator(_some_agents)]
 
 
 @dataclass(frozen=True)
@@ -85,65 +122,22 @@ def load_registry(path: Path | None = None) -> Registry:
             return default_registry()
         path = Path(from_env)
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RegistryError(f"cannot read agent registry {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise RegistryError(f"agent registry {path} is not valid YAML: {' '.join(str(exc).split())}") from None
+        document = strict_yaml.load_file(path)
+    except InputRejected as exc:
+        raise RegistryError(f"agent registry: {exc}") from None
     return parse_registry(document, str(path))
 
 
 def parse_registry(document: Any, where: str) -> Registry:
-    if not isinstance(document, dict) or not isinstance(document.get("agents"), dict) or not document["agents"]:
-        raise RegistryError(f"{where}: expected a mapping with a non-empty 'agents' mapping")
-    unknown = sorted(set(map(str, document)) - {"agents", "sender"})
-    if unknown:
-        raise RegistryError(f"{where}: unknown key(s): {', '.join(unknown)}")
-    sender = document.get("sender", DEFAULT_SENDER)
-    if not isinstance(sender, str) or not sender.strip() or "\n" in sender:
-        raise RegistryError(f"{where}: 'sender' must be a one-line string")
-    agents = {}
-    for raw_name, entry in document["agents"].items():
-        name = normalize(str(raw_name))
+    given = validate(RegistryFile, document, lambda field, message: RegistryError(f"{where}: {field}: {message}"),
+                     root="(registry)")
+    agents: dict[str, Agent] = {}
+    for raw_name, entry in given.agents.items():
+        name = normalize(raw_name)
         if not AGENT_NAME.match(name):
             raise RegistryError(f"{where}: agents.{raw_name}: not an agent name (letters, digits, '_', '-')")
         if name in agents:
             raise RegistryError(f"{where}: agents.{raw_name}: listed twice (names are case-insensitive)")
-        agents[name] = _parse_agent(name, entry, f"{where}: agents.{raw_name}")
-    return Registry(agents, sender.strip(), where)
-
-
-def _parse_agent(name: str, entry: Any, where: str) -> Agent:
-    if isinstance(entry, str):
-        entry = {"profile": entry}
-    if not isinstance(entry, dict):
-        raise RegistryError(f"{where}: must be a profile name or a mapping with 'profile'")
-    unknown = sorted(set(map(str, entry)) - AGENT_KEYS)
-    if unknown:
-        raise RegistryError(f"{where}: unknown key(s): {', '.join(unknown)}")
-    profile = entry.get("profile")
-    if not isinstance(profile, str) or not PROFILE_NAME.match(profile):
-        raise RegistryError(f"{where}.profile: must be a Hermes profile name, got {profile!r}")
-    good_at = _names(entry.get("good_at", []), f"{where}.good_at")
-    toolsets = entry.get("toolsets")
-    route = {key: _one_line(entry.get(key), f"{where}.{key}") for key in ("provider", "model")}
-    max_turns = entry.get("max_turns")
-    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
-        raise RegistryError(f"{where}.max_turns: must be a positive integer, got {max_turns!r}")
-    return Agent(name, profile, tuple(good_at),
-                 tuple(_names(toolsets, f"{where}.toolsets")) if toolsets is not None else None,
-                 route["provider"], route["model"], max_turns)
-
-
-def _one_line(value: Any, where: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip() or any(ch in value for ch in "\n\r\0"):
-        raise RegistryError(f"{where}: must be a non-empty one-line string, got {value!r}")
-    return value.strip()
-
-
-def _names(value: Any, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise RegistryError(f"{where}: must be a list of non-empty strings")
-    return [v.strip() for v in value]
+        agents[name] = Agent(name, entry.profile, entry.good_at, entry.toolsets, entry.provider, entry.model,
+                             entry.max_turns)
+    return Registry(agents, given.sender, where)

@@ -16,7 +16,10 @@ Steps (docs/replays.md has examples):
 
 Invariants:
 - A transcript is parsed completely before any body starts: a bad file costs no process and
-  every error names the file and line.
+  every error names the file and line. The file is read by `strict_json` (regular file, at most
+  MAX_TRANSCRIPT_BYTES, UTF-8) and each line parsed by it as sent (depth and duplicate keys
+  bounded; lone surrogates, NaN and big integers kept, since a transcript replays what a client
+  sent); the header is the strict model `Header`.
 - Every wait has a bound: `within` when given, else DEFAULT_WITHIN (expect) or DEFAULT_EXIT_WITHIN
   (expect-exit). No step waits without one.
 - `step_line(step)` writes a step back in this format; `parse_step(json.loads(step_line(s)))`
@@ -29,18 +32,22 @@ import json
 import re
 import signal
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Union
 
+from harness import strict_json
 from harness.errors import ConfigError
 from harness.replay.matching import check_pattern
+from harness.typed_inputs import Items, StrictModel, validate
 
 # A reply of the body takes milliseconds; 10 s is the client's own patience (REQUEST_TIMEOUT).
 DEFAULT_WITHIN = 10.0
 # The body exits within ~100 ms of EOF; 5 s allows for a loaded machine.
 DEFAULT_EXIT_WITHIN = 5.0
 SIGNALS = {"TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "KILL": signal.SIGKILL}
-HEADER_KEYS = {"title", "bodies", "args"}
+# The longest recorded session in tests/replays is 20 kB; 8 MiB is room for hours of recording, not for a wrong file.
+MAX_TRANSCRIPT_BYTES = 8 << 20
 
 
 class TranscriptError(ConfigError):
@@ -89,11 +96,12 @@ class ExpectExit:
 Step = Union[Comment, Send, Expect, ExpectRaw, Close, Signal, ExpectExit]
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(StrictModel):
+    """`{"transcript": {title?, bodies?, args?}}`: which bodies the transcript is for and their extra arguments."""
+
     title: str = ""
-    bodies: tuple[str, ...] = ()
-    args: tuple[str, ...] = ()
+    bodies: Items[str] = ()
+    args: Items[str] = ()
 
 
 @dataclass(frozen=True)
@@ -141,12 +149,13 @@ def _escape_surrogates(text: str) -> str:
 
 def load_transcript(path: Path) -> Transcript:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TranscriptError(f"cannot read transcript {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise TranscriptError(f"transcript {path} is not UTF-8 (raw bytes go in send-raw as \\udcXX escapes)") \
-            from None
+        data = strict_json.read_bounded(path, MAX_TRANSCRIPT_BYTES)
+    except strict_json.InputRejected as exc:
+        raise TranscriptError(f"transcript: {exc}") from None
+    try:
+        text = strict_json.decode_utf8(data, f"transcript {path}")
+    except strict_json.InputRejected as exc:
+        raise TranscriptError(f"{exc} (raw bytes go in send-raw as \\udcXX escapes)") from None
     return parse_transcript(text, path)
 
 
@@ -158,13 +167,15 @@ def parse_transcript(text: str, path: Path) -> Transcript:
             continue
         where = f"{path}:{number}"
         try:
-            document = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TranscriptError(f"{where}: not a JSON object ({exc.msg} at column {exc.colno})") from None
+            document = strict_json.loads(line, where, max_bytes=MAX_TRANSCRIPT_BYTES, as_sent=True)
+        except strict_json.InputRejected as exc:
+            raise TranscriptError(str(exc)) from None
         if isinstance(document, dict) and set(document) == {"transcript"}:
             if steps or header != Header():
                 raise TranscriptError(f"{where}: the transcript header must be the first step")
-            header = parse_header(document["transcript"], where)
+            header = validate(Header, document["transcript"],
+                              partial(_line_error, where),
+                              root="transcript", prefix="transcript.")
             continue
         steps.append((number, parse_step(document, where)))
     if not any(isinstance(step, (Send, Expect, ExpectRaw)) for _, step in steps):
@@ -172,18 +183,8 @@ def parse_transcript(text: str, path: Path) -> Transcript:
     return Transcript(path=path, header=header, steps=tuple(steps))
 
 
-def parse_header(value: Any, where: str) -> Header:
-    if not isinstance(value, dict) or not set(value) <= HEADER_KEYS:
-        raise TranscriptError(f"{where}: the header is {{\"transcript\": {{title?, bodies?, args?}}}}")
-    title = value.get("title", "")
-    bodies = value.get("bodies", [])
-    args = value.get("args", [])
-    if not isinstance(title, str):
-        raise TranscriptError(f"{where}: header 'title' must be a string")
-    for key, items in (("bodies", bodies), ("args", args)):
-        if not (isinstance(items, list) and all(isinstance(i, str) for i in items)):
-            raise TranscriptError(f"{where}: header '{key}' must be a list of strings")
-    return Header(title=title, bodies=tuple(bodies), args=tuple(args))
+def _line_error(where: str, field_name: str, message: str) -> TranscriptError:
+    return TranscriptError(f"{where}: {field_name}: {message}")
 
 
 def parse_step(document: Any, where: str = "step") -> Step:

@@ -75,7 +75,7 @@ def test_replay_refuses_a_malformed_transcript_before_starting_any_body(tmp_path
     write(tmp_path / "broken.jsonl", PING + '{"expect": }\n')
     assert main(["replay", str(tmp_path), "--body", "/no/such/body"]) == 2
     err = capsys.readouterr().err
-    assert "broken.jsonl:2: not a JSON object" in err
+    assert "broken.jsonl:2 is not valid JSON" in err
 
 
 def test_replay_of_a_missing_path_or_an_empty_directory_is_bad_input(tmp_path, capsys):

@@ -98,7 +98,9 @@ def test_a_transcript_parses_into_numbered_steps_of_every_kind():
 
 
 @pytest.mark.parametrize("text, says", [
-    ('{"send": 1}\nnot json', "t.jsonl:2: not a JSON object"),
+    ('{"send": 1}\nnot json', "t.jsonl:2 is not valid JSON"),
+    ('{"send": 1}\n{"send": 2, "send": 3}', "t.jsonl:2: the key \"send\" appears twice"),
+    ('{"send": ' + "[" * 100_000 + "]" * 100_000 + "}", "t.jsonl:1 nests 100001 levels deep"),
     ('{"send": 1, "expect": 2}', "exactly one of"),
     ('{"expect": {}, "within": 0}', "'within'"),
     ('{"expect": {"a": {"<LEN>": "3"}}}', "<LEN> takes an integer"),
@@ -109,7 +111,9 @@ def test_a_transcript_parses_into_numbered_steps_of_every_kind():
     ('{"send": 1, "within": 3}', "'send' does not take within"),
     ('{"comment": "only words"}', "at least one send or expect"),
     ('{"send": 1}\n{"transcript": {"title": "late"}}', "header must be the first step"),
-    ('{"transcript": {"bodies": "ada"}}\n{"send": 1}', "'bodies' must be a list"),
+    ('{"transcript": {"bodies": "ada"}}\n{"send": 1}', "t.jsonl:1: transcript.bodies: must be a list, got string"),
+    ('{"transcript": {"args": ["-v", 8]}}\n{"send": 1}', "t.jsonl:1: transcript.args[1]: must be a string"),
+    ('{"transcript": {"titel": "x"}}\n{"send": 1}', "transcript.titel: is not a known field (known: title, bodies,"),
 ])
 def test_a_malformed_transcript_is_refused_naming_file_line_and_problem(text, says):
     with pytest.raises(TranscriptError) as caught:
