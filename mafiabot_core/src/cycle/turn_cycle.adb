@@ -22,25 +22,6 @@ package body Turn_Cycle is
    function Rank_Of (Pass : Energy_Gate.Pass_Index) return Organs.Quarter is
      (Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1));
 
-   --  Value / 1000 with at most three decimals, as the trace's details
-   --  quote a fraction: 0.875, 0.5, 1.0
-   function Fraction_Image (Value : Organs.Fraction) return String is
-      Millis : constant Organs.Millis := Organs.To_Millis (Value);
-      function Digit (Of_Value : Natural) return Character is
-        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
-      Image  : constant String (1 .. 5) :=
-        "0." & Digit (Millis / 100) & Digit (Millis / 10) & Digit (Millis);
-      Last   : Positive := 5;
-   begin
-      if Millis = Energy_Gate.Full then
-         return "1.0";
-      end if;
-      while Last > 3 and then Image (Last) = '0' loop
-         Last := Last - 1;
-      end loop;
-      return Image (1 .. Last);
-   end Fraction_Image;
-
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
@@ -72,7 +53,9 @@ package body Turn_Cycle is
       end Add;
 
       --  A text an organ gave, cut to the bound the organ promises
-      procedure Add_Within (Text : String; Bound : Texts.Part_Bound) is
+      procedure Add_Within (Text : String; Bound : Texts.Part_Bound)
+      with Inline
+      is
       begin
          if Text'Length <= Bound then
             Add (Text);
@@ -145,7 +128,7 @@ package body Turn_Cycle is
                   Recall_Bytes, Recalled);
                Texts.Start_Part (Store, Sense_Bytes);
                Add ("energy ");
-               Add (Fraction_Image (Trace.Energy));
+               Texts.Add_Fraction (Store, Trace.Energy);
                Add (" (");
                Add (Organs.Drive_Box.Terrain_Name (Trace.Terrain));
                Add ("), ");
@@ -173,12 +156,13 @@ package body Turn_Cycle is
                            Chosen.Celtic_Cross.Next
                              (Chosen.Deck.all, Session.Draws, Drawn);
                            Texts.Start_Part (Store, Draw_Bytes);
-                           Add_Name (Chosen.Deck.Name (Drawn.Card));
+                           Add_Name (Chosen.Deck.Name (Drawn.Card).all);
                            if Drawn.Reversed then
                               Add (", reversed");
                            end if;
                            Add (", in ");
-                           Add_Name (Chosen.Celtic_Cross.Position_Name (Pass));
+                           Add_Name
+                             (Chosen.Celtic_Cross.Position_Name (Pass).all);
                            Texts.End_Part (Store, Last_Draw);
                            Record_Step (Step, Last_Draw);
                         end;
@@ -248,9 +232,9 @@ package body Turn_Cycle is
                begin
                   for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
                      declare
-                        Move : constant String :=
+                        Move : String renames
                           Chosen.Cognition.Move_Name
-                            (Way_Of (Pass), Rank_Of (Pass));
+                            (Way_Of (Pass), Rank_Of (Pass)).all;
                      begin
                         if Listed then
                            Add (", ");
@@ -290,9 +274,9 @@ package body Turn_Cycle is
                   Trace.Drift := Check.Drift;
                   Texts.Start_Part (Store, Cohere_Bytes);
                   Add ("score ");
-                  Add (Fraction_Image (Check.Score));
+                  Texts.Add_Fraction (Store, Check.Score);
                   Add (", drift ");
-                  Add (Fraction_Image (Check.Drift));
+                  Texts.Add_Fraction (Store, Check.Drift);
                   Add (" (reported, never fed back)");
                   Record_Step (Step);
                end;

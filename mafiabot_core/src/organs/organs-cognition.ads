@@ -23,7 +23,7 @@ package Organs.Cognition is
    type Organ is limited interface;
 
    function Move_Name (Self : Organ; Way : Direction; Rank : Quarter)
-     return String is abstract;
+     return Name_Text is abstract;
    --  The name of a pass's move (abstract, ..., commit)
 
    procedure Reason

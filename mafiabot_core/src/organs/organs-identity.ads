@@ -32,7 +32,8 @@ package Organs.Identity is
    with Post'Class => Are_Distinct (Draw'Result)
                       and then Are_Cards_Of (Draw'Result, From);
 
-   function Role_Name (Self : Organ; Which : Role) return String is abstract;
+   function Role_Name (Self : Organ; Which : Role) return Name_Text
+   is abstract;
    --  sun, moon, rising, ...
 
    function Provenance (Self : Organ) return String is abstract;

@@ -27,7 +27,7 @@ package Organs.Morag is
 
    function Recall (Self : Organ; Held : Memory; Input : String)
      return String is abstract
-   with Post'Class => Recall'Result'Length <= Max_Recall_Bytes;
+   with Post'Class => Is_Within (Recall'Result, Max_Recall_Bytes);
    --  What the session's memory gives for Input, or ""
 
    procedure Remember (Self : Organ; Held : in out Memory; Input : String)
@@ -38,14 +38,14 @@ package Organs.Morag is
    --  How many excerpts Held keeps
 
    function Latest_Sharing (Held : Memory; Input : String) return String
-   with Post => Latest_Sharing'Result'Length <= Max_Recall_Bytes;
+   with Post => Is_Within (Latest_Sharing'Result, Max_Recall_Bytes);
    --  The most recent excerpt sharing a word of three or more bytes with
    --  Input (bytes compared with ASCII folding), else the most recent, else
    --  ""
 
    procedure Keep
      (Held : in out Memory; Excerpt : String; Depth : Recall_Count)
-   with Pre  => Excerpt'Length <= Max_Recall_Bytes,
+   with Pre  => Is_Within (Excerpt, Max_Recall_Bytes),
         Post => Count (Held) <= Depth;
    --  Keep Excerpt as the most recent, forgetting the oldest beyond Depth
 

@@ -16,6 +16,6 @@ package Organs.Router is
          when Act      => "tools.execute",
          when Remember => "memory.store",
          when Chat     => "conversation.reply")
-   with Post => Route_Of'Result'Length <= Max_Route_Bytes;
+   with Post => Is_Within (Route_Of'Result, Max_Route_Bytes);
 
 end Organs.Router;

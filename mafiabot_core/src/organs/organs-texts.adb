@@ -89,6 +89,25 @@ package body Organs.Texts is
       Add (Self, Image (First .. Image'Last));
    end Add_Image;
 
+   procedure Add_Fraction (Self : in out Store; Value : Fraction) is
+      Thousandths : constant Millis := To_Millis (Value);
+      function Digit (Of_Value : Natural) return Character is
+        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
+      Image : constant String (1 .. 5) :=
+        "0." & Digit (Thousandths / 100) & Digit (Thousandths / 10)
+        & Digit (Thousandths);
+      Last  : Positive := Image'Last;
+   begin
+      if Thousandths = Energy_Gate.Full then
+         Add (Self, "1.0");
+      else
+         while Last > 3 and then Image (Last) = '0' loop
+            Last := Last - 1;
+         end loop;
+         Add (Self, Image (1 .. Last));
+      end if;
+   end Add_Fraction;
+
    procedure End_Part (Self : in out Store; Result : out Part) is
    begin
       Result := (First => Self.Part_First, Last => Self.Last);

@@ -62,6 +62,10 @@ package Organs.Texts is
    with Pre => Is_Writing (Self);
    --  Value in decimal, with no blank before it
 
+   procedure Add_Fraction (Self : in out Store; Value : Fraction)
+   with Pre => Is_Writing (Self);
+   --  Value with at most three decimals and at least one: 0.875, 0.5, 1.0
+
    procedure End_Part (Self : in out Store; Result : out Part)
    with Pre  => Is_Writing (Self),
         Post => not Is_Writing (Self) and then Is_Kept (Self, Result);

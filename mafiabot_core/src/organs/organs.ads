@@ -57,6 +57,15 @@ package Organs is
    subtype Quarter is Positive range 1 .. 4;
    --  A pass's rank within its direction
 
+   function Is_Within (Text : String; Bytes : Natural) return Boolean is
+     (Text'Length <= Bytes);
+   --  Text is at most Bytes long (a function, so that a contract stating a
+   --  bound compares lengths as the code does, without wide arithmetic)
+
+   type Name_Text is not null access constant String;
+   --  A name an organ gives (a card, a role, a position, a move): a text it
+   --  keeps unchanged for as long as the body runs, given by reference
+
    Max_Name_Bytes : constant := 128;
    --  The longest name an organ gives a card, a role, a cross position or
    --  a move.  The cycle quotes a longer one cut to this bound, visibly

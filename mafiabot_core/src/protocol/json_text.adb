@@ -500,26 +500,41 @@ package body Json_Text is
       end if;
    end Start_Filling;
 
-   --  The template's text after the hole just filled, up to the next
-   procedure Close_Hole (Self : in out Builder) is
+   --  Value as it stands, then the template's text up to the next hole,
+   --  with one reservation for both, which both copies then stay within:
+   --  their checks would cost as much as the copies of the short texts most
+   --  holes take.  Next is a hole of Pattern while Pattern is set (Start_
+   --  Filling and this procedure keep it so), so the segment read is one.
+   procedure Fill_Plain (Self : in out Builder; Value : String) with Inline is
+      pragma Suppress (Index_Check);
+      pragma Suppress (Length_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+      Pattern : Template_Text renames Self.Pattern.all;
+      Segment : String renames Pattern.Segments (Self.Next).all;
+      Start   : constant Natural := Self.Last;
+      Between : constant Natural := Start + Value'Length;
    begin
-      Put (Self, Self.Pattern.Segments (Self.Next).all);
-      if Self.Next = Self.Pattern.Holes then
+      Reserve (Self, Value'Length + Segment'Length);
+      Self.Data (Start + 1 .. Between) := Value;
+      Self.Data (Between + 1 .. Between + Segment'Length) := Segment;
+      Self.Last := Between + Segment'Length;
+      if Self.Next = Pattern.Holes then
          Self.Pattern := No_Template;
       else
          Self.Next := Self.Next + 1;
       end if;
-   end Close_Hole;
+   end Fill_Plain;
 
    procedure Fill_Text
      (Self : in out Builder; Value : String; Plain : Boolean) is
    begin
       if Plain then
-         Put (Self, Value);
+         Fill_Plain (Self, Value);
       else
          Put_Escaped (Self, Value, Twice => Self.Pattern.Twice (Self.Next));
+         Fill_Plain (Self, "");
       end if;
-      Close_Hole (Self);
    end Fill_Text;
 
    procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
@@ -527,8 +542,7 @@ package body Json_Text is
       Last  : Positive;
    begin
       Spell_Fraction (Value, Image, Last);
-      Put (Self, Image (1 .. Last));
-      Close_Hole (Self);
+      Fill_Plain (Self, Image (1 .. Last));
    end Fill_Fraction;
 
    procedure Fill_Count (Self : in out Builder; Value : Natural) is
@@ -536,14 +550,12 @@ package body Json_Text is
       First : Positive;
    begin
       Spell_Decimal (Long_Long_Integer (Value), Image, First);
-      Put (Self, Image (First .. Image'Last));
-      Close_Hole (Self);
+      Fill_Plain (Self, Image (First .. Image'Last));
    end Fill_Count;
 
    procedure Fill_Raw (Self : in out Builder; Json : String) is
    begin
-      Put (Self, Json);
-      Close_Hole (Self);
+      Fill_Plain (Self, Json);
    end Fill_Raw;
 
    procedure End_Line (Self : in out Builder) is

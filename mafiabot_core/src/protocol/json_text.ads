@@ -152,7 +152,8 @@ package Json_Text is
 
    procedure Fill_Text
      (Self : in out Builder; Value : String; Plain : Boolean)
-   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
+   with Inline,
+        Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
    --  The next hole, a text hole, filled with Value, then the template's
    --  text up to the hole after it (once the last hole is filled, the rest
    --  of the template, and Is_Filling is False).  Value is copied as it

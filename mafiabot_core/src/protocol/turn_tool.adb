@@ -394,8 +394,10 @@ package body Turn_Tool is
       Drawn    : Organs.Identity.Big_Three) is
    begin
       for Role in Organs.Identity.Role loop
-         Identity.Roles (Role) := new String'(Chosen.Identity.Role_Name (Role));
-         Identity.Cards (Role) := new String'(Chosen.Deck.Name (Drawn (Role)));
+         Identity.Roles (Role) :=
+           new String'(Chosen.Identity.Role_Name (Role).all);
+         Identity.Cards (Role) :=
+           new String'(Chosen.Deck.Name (Drawn (Role)).all);
       end loop;
    end Set_Identity;
 

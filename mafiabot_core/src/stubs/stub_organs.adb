@@ -57,8 +57,8 @@ package body Stub_Organs is
      (Deck.Card_Count (Self.Stub.Cards.Length));
 
    overriding function Name (Self : Stub_Deck; Which : Deck.Card)
-     return String is
-     (Self.Stub.Cards.Element (Positive (Which)).all);
+     return Name_Text is
+     (Name_Text (Self.Stub.Cards.Element (Positive (Which))));
 
    ---------------------------------------------------------------------
    --  B3
@@ -71,8 +71,8 @@ package body Stub_Organs is
      (Seeded (Session_Key, Self.Stub.Draw_Seed));
 
    overriding function Position_Name
-     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return String is
-     (Self.Stub.Positions (Pass).all);
+     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return Name_Text is
+     (Name_Text (Self.Stub.Positions (Pass)));
 
    overriding procedure Next
      (Self   : Stub_Cross;
@@ -92,8 +92,8 @@ package body Stub_Organs is
      limited new Identity.Organ with null record;
 
    overriding function Role_Name
-     (Self : Stub_Identity; Which : Identity.Role) return String is
-     (Self.Stub.Roles (Positive (Which)).all);
+     (Self : Stub_Identity; Which : Identity.Role) return Name_Text is
+     (Name_Text (Self.Stub.Roles (Positive (Which))));
 
    overriding function Provenance (Self : Stub_Identity) return String is
      ("(drawn from the " & To_String (Self.Stub.Name)
@@ -215,9 +215,10 @@ package body Stub_Organs is
      limited new Cognition.Organ with null record;
 
    overriding function Move_Name
-     (Self : Stub_Cognition; Way : Direction; Rank : Quarter) return String
-   is (if Way = Descent then Self.Stub.Descent_Moves (Rank).all
-       else Self.Stub.Ascent_Moves (Rank).all);
+     (Self : Stub_Cognition; Way : Direction; Rank : Quarter)
+      return Name_Text
+   is (Name_Text (if Way = Descent then Self.Stub.Descent_Moves (Rank)
+                  else Self.Stub.Ascent_Moves (Rank)));
 
    --  "<move> 'focus' through <draw>"
    overriding procedure Reason
