@@ -1,3 +1,5 @@
+with Thousandths;
+
 package body Organs.Texts is
 
    procedure Clear (Self : in out Store) is
@@ -90,22 +92,10 @@ package body Organs.Texts is
    end Add_Image;
 
    procedure Add_Fraction (Self : in out Store; Value : Fraction) is
-      Thousandths : constant Millis := To_Millis (Value);
-      function Digit (Of_Value : Natural) return Character is
-        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
-      Image : constant String (1 .. 5) :=
-        "0." & Digit (Thousandths / 100) & Digit (Thousandths / 10)
-        & Digit (Thousandths);
-      Last  : Positive := Image'Last;
+      Image : constant Thousandths.Image :=
+        Thousandths.Spelled (To_Millis (Value));
    begin
-      if Thousandths = Energy_Gate.Full then
-         Add (Self, "1.0");
-      else
-         while Last > 3 and then Image (Last) = '0' loop
-            Last := Last - 1;
-         end loop;
-         Add (Self, Image (1 .. Last));
-      end if;
+      Add (Self, Image.Text (1 .. Image.Last));
    end Add_Fraction;
 
    procedure End_Part (Self : in out Store; Result : out Part) is

@@ -382,29 +382,6 @@ package body Json_Text is
       Literal (Self, (if Value then "true" else "false"));
    end Bool;
 
-   subtype Fraction_Text is String (1 .. 5);
-
-   --  Value / 1000 as a JSON number with at most three decimals, in Image
-   --  (1 .. Last): on the stack, for Fill_Fraction to copy at once
-   procedure Spell_Fraction
-     (Value : Millis; Image : out Fraction_Text; Last : out Positive)
-   is
-      function Digit (Of_Value : Natural) return Character is
-        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
-   begin
-      if Value = 1000 then
-         Image := "1.0  ";
-         Last := 3;
-         return;
-      end if;
-      Image := "0." & Digit (Value / 100) & Digit (Value / 10)
-        & Digit (Value);
-      Last := 5;
-      while Last > 3 and then Image (Last) = '0' loop
-         Last := Last - 1;
-      end loop;
-   end Spell_Fraction;
-
    procedure Text_Field (Self : in out Builder; Name, Value : String) is
    begin
       Key (Self, Name);
@@ -538,11 +515,9 @@ package body Json_Text is
    end Fill_Text;
 
    procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
-      Image : Fraction_Text;
-      Last  : Positive;
+      Image : constant Thousandths.Image := Thousandths.Spelled (Value);
    begin
-      Spell_Fraction (Value, Image, Last);
-      Fill_Plain (Self, Image (1 .. Last));
+      Fill_Plain (Self, Image.Text (1 .. Image.Last));
    end Fill_Fraction;
 
    procedure Fill_Count (Self : in out Builder; Value : Natural) is

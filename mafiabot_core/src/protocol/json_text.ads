@@ -19,10 +19,11 @@
 
 private with Ada.Finalization;
 with Json_Bytes;
+with Thousandths;
 
 package Json_Text is
 
-   subtype Millis is Natural range 0 .. 1000;
+   subtype Millis is Thousandths.Count;
 
    type Builder (Inside_String : Boolean := False) is
      tagged limited private;
