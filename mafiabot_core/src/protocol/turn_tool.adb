@@ -179,8 +179,18 @@ package body Turn_Tool is
       return Last;
    end Run_Last;
 
+   function Is_Read (M : Member) return Boolean is
+     (M.Name /= null
+      and then (case M.Kind is
+                   when Text => M.Text_Of /= null,
+                   when Choice => M.Choice_Of /= null,
+                   when Fraction => M.Fraction_Of /= null,
+                   when Count => M.Count_Of /= null,
+                   when Pass_Total | Steps | Names => True));
+
    function Is_Grouped (Members : Member_List) return Boolean is
-     ((for all I in Members'Range =>
+     ((for all M of Members => Is_Read (M))
+      and then (for all I in Members'Range =>
         (for all J in I + 1 .. Members'Last =>
            (if Members (J).Group = Members (I).Group
               and then Members (I).Group /= Result

@@ -85,16 +85,18 @@ package Turn_Tool is
          when Coherence => "coherence",
          when Identity => "identity");
 
-   type Name_Text is not null access constant String;
+   type Name_Text is access constant String;
 
-   type Text_Reader is not null access
+   type Text_Reader is access
      function (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span;
-   type Choice_Reader is not null access
+   type Choice_Reader is access
      function (Trace : Turn_Cycle.Turn_Trace) return Organs.Intent_Kind;
-   type Fraction_Reader is not null access
+   type Fraction_Reader is access
      function (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction;
-   type Count_Reader is not null access
+   type Count_Reader is access
      function (Trace : Turn_Cycle.Turn_Trace) return Positive;
+   --  Never null in a table (Is_Grouped); nullable only so that a list of
+   --  members can be default-initialized, as concatenation does
 
    type Identity_List is (Roles, Cards);
 
@@ -117,7 +119,8 @@ package Turn_Tool is
    type Member_List is array (Positive range <>) of Member;
 
    function Is_Grouped (Members : Member_List) return Boolean;
-   --  Each group's members are contiguous, names unique within an object
+   --  Every member named and read; each group's members contiguous, names
+   --  unique within an object
 
    Result_Members : constant Member_List;
    --  The turn result, in the order it is written: the one place a member
