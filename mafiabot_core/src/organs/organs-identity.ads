@@ -5,7 +5,8 @@
 --  start-up, and never again); role names are UTF-8 of 1 .. Max_Name_Bytes
 --  bytes.  The SOUL.md document that carries the Big-3 to Hermes is derived
 --  from it, the deck's names and the identity's provenance alone
---  (Soul_Document, the same for every implementation).
+--  (Soul_Document, the same for every implementation).  Drawn once, before
+--  the first line is served, it costs no turn anything; it sees no session.
 
 with Organs.Deck;
 

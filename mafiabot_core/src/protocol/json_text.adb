@@ -482,7 +482,9 @@ package body Json_Text is
    --  their checks would cost as much as the copies of the short texts most
    --  holes take.  Next is a hole of Pattern while Pattern is set (Start_
    --  Filling and this procedure keep it so), so the segment read is one.
-   procedure Fill_Plain (Self : in out Builder; Value : String) with Inline is
+   procedure Fill_Plain (Self : in out Builder; Value : String)
+   with Inline_Always
+   is
       pragma Suppress (Index_Check);
       pragma Suppress (Length_Check);
       pragma Suppress (Range_Check);
