@@ -52,24 +52,10 @@ package body Turn_Cycle is
          Texts.Add_Kept (Store, Part);
       end Add;
 
-      --  A text an organ gave, cut to the bound the organ promises
-      procedure Add_Within (Text : String; Bound : Texts.Part_Bound)
-      with Inline
-      is
-      begin
-         if Text'Length <= Bound then
-            Add (Text);
-         else
-            Add (Text (Text'First .. Text'First - 1
-                       + Input_Guard.Utf8_Prefix_Length
-                           (Text, Bound - Texts.Cut_Mark'Length)));
-            Add (Texts.Cut_Mark);
-         end if;
-      end Add_Within;
-
+      --  A name an organ gave, held to the bound the organs promise
       procedure Add_Name (Name : String) with Inline is
       begin
-         Add_Within (Name, Name_Bytes);
+         Texts.Add_Within (Store, Name, Name_Bytes);
       end Add_Name;
 
       --  The text just written is Step's detail
@@ -180,8 +166,8 @@ package body Turn_Cycle is
             when Cycle_Order.Pack =>
                Texts.Start_Part (Store, Pack_Bytes);
                Add (Pack_Lead);
-               Add_Within
-                 (Chosen.Mini_Rag.Packed_Schema (Input),
+               Texts.Add_Within
+                 (Store, Chosen.Mini_Rag.Packed_Schema (Input),
                   Organs.Mini_Rag.Max_Schema_Bytes);
                Record_Step (Step);
                --  The schema is the detail past its lead

@@ -70,6 +70,19 @@ package body Organs.Texts is
       end if;
    end Add;
 
+   procedure Add_Within
+     (Self : in out Store; Piece : String; Bound : Part_Bound) is
+   begin
+      if Piece'Length <= Bound then
+         Add (Self, Piece);
+      else
+         Add (Self, Piece (Piece'First .. Piece'First - 1
+                           + Prefix_Length (Piece, Bound - Cut_Mark'Length)));
+         Add (Self, Cut_Mark);
+         Self.Any_Cut := True;
+      end if;
+   end Add_Within;
+
    procedure Add_Kept (Self : in out Store; Kept : Part) is
    begin
       --  Kept lies before the part being written: the copy never reads

@@ -54,6 +54,13 @@ package Organs.Texts is
    --  Piece, or as much of it as the part's bound leaves room for and the
    --  cut mark (the pieces after a cut are left out).  Piece is UTF-8.
 
+   procedure Add_Within
+     (Self : in out Store; Piece : String; Bound : Part_Bound)
+   with Pre => Is_Writing (Self);
+   --  Piece, held to Bound bytes as a part is held to its bound (cut on a
+   --  character boundary, Cut_Mark included): an organ's text, within a
+   --  part that quotes it among other pieces
+
    procedure Add_Kept (Self : in out Store; Kept : Part)
    with Pre => Is_Writing (Self) and then Is_Kept (Self, Kept);
    --  A text kept before, copied again

@@ -127,12 +127,32 @@ package body Organs_Texts_Tests is
       Assert (Texts.Was_Cut (Store), "and says it cut");
    end Test_A_Store_Short_Of_Room;
 
+   --  An organ's text quoted within a larger part is held to the organ's
+   --  bound, cut the same visible way, and the part goes on after it
+   procedure Test_A_Text_Held_To_Its_Bound (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Store : Texts.Store (256);
+      Part  : Texts.Part;
+      Long  : constant String := "abc" & E_Acute & E_Acute & E_Acute & E_Acute & "def";
+   begin
+      Texts.Start_Part (Store, 128);
+      Texts.Add (Store, "card ");
+      Texts.Add_Within (Store, Long, 12);
+      Texts.Add (Store, ", then ");
+      Texts.Add_Within (Store, "short", 14);
+      Texts.End_Part (Store, Part);
+      Assert (Texts.Text_Of (Store, Part) = "card abc" & E_Acute & Texts.Cut_Mark & ", then short",
+              "held to its bound, between characters: " & Texts.Text_Of (Store, Part));
+      Assert (Texts.Was_Cut (Store), "the store knows it cut");
+   end Test_A_Text_Held_To_Its_Bound;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Parts_In_Pieces'Access, "a part written in pieces is the pieces joined");
       Register_Routine (T, Test_Cut_At_The_Bound'Access, "a part is cut at its bound, visibly, between characters");
       Register_Routine (T, Test_A_Store_Short_Of_Room'Access, "a store short of room still ends its parts validly");
+      Register_Routine (T, Test_A_Text_Held_To_Its_Bound'Access, "an organ's text within a part is held to its bound");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
