@@ -69,9 +69,10 @@ package body Test_Organs is
       Intent        : out Organs.Intent_Kind;
       Basis         : in out Organs.Texts.Store)
    is
-      pragma Unreferenced (Self, Input, Packed_Schema);
+      pragma Unreferenced (Self, Input);
    begin
       Intent := Organs.Act;
+      Organs.Texts.Add (Basis, Packed_Schema);
       Organs.Texts.Add (Basis, Eager_Basis);
    end State_Intent;
 

@@ -5,7 +5,8 @@
 --  - Still_Drive_Box: a Drive-Box whose energy never moves;
 --  - Verbose_Cognition: a cognition whose thoughts run far past their
 --    bound, in two-byte characters, so the cut must fall between them;
---  - Eager_Intender: an intender that always acts and gives a long basis.
+--  - Eager_Intender: an intender that always acts, on a long basis that
+--    starts with the packed schema it was given.
 
 with Energy_Gate;
 with Organs;
@@ -75,7 +76,7 @@ package Test_Organs is
       Packed_Schema : String;
       Intent        : out Organs.Intent_Kind;
       Basis         : in out Organs.Texts.Store);
-   --  Always Act, on Eager_Basis
+   --  Always Act, on Packed_Schema & Eager_Basis
 
    function Second_Set (Energy : Organs.Millis; Thought_Bytes : Positive)
      return Organs.Sets.Organ_Set

@@ -190,9 +190,9 @@ package body Turn_Cycle_Tests is
             end if;
          end loop;
          Assert (Detail (Trace, 20)
-                 = "intent act (" & Test_Organs.Eager_Basis (1 .. Organs.Intender.Max_Basis_Bytes - Mark'Length)
-                   & Mark & ")",
-                 "the basis is cut at its bound: " & Detail (Trace, 20));
+                 = "intent act ("
+                   & Organs.Mini_Rag.Whole_Table (1 .. Organs.Intender.Max_Basis_Bytes - Mark'Length) & Mark & ")",
+                 "the intender is given the packed schema, and its basis is cut at its bound: " & Detail (Trace, 20));
          Assert (Detail (Trace, 21) = "act -> tools.execute (static Ada table)", "routed by the static table");
          Assert (Starts_With (Turn_Cycle.Text_Of (Trace, Trace.Output),
                               "[tools.execute] On 'what now?': down-1, down-2, down-3, down-4, up-1 (5/8 passes)"),
