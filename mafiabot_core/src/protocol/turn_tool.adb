@@ -188,7 +188,7 @@ package body Turn_Tool is
                    when Count => M.Count_Of /= null,
                    when Pass_Total | Steps | Names => True));
 
-   function Is_Grouped (Members : Member_List) return Boolean is
+   function Is_Well_Formed (Members : Member_List) return Boolean is
      ((for all M of Members => Is_Read (M))
       and then (for all I in Members'Range =>
         (for all J in I + 1 .. Members'Last =>

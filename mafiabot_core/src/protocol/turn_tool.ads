@@ -95,8 +95,8 @@ package Turn_Tool is
      function (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction;
    type Count_Reader is access
      function (Trace : Turn_Cycle.Turn_Trace) return Positive;
-   --  Never null in a table (Is_Grouped); nullable only so that a list of
-   --  members can be default-initialized, as concatenation does
+   --  Never null in a table (Is_Well_Formed); nullable only so that a list
+   --  of members can be default-initialized, as concatenation does
 
    type Identity_List is (Roles, Cards);
 
@@ -118,7 +118,7 @@ package Turn_Tool is
 
    type Member_List is array (Positive range <>) of Member;
 
-   function Is_Grouped (Members : Member_List) return Boolean;
+   function Is_Well_Formed (Members : Member_List) return Boolean;
    --  Every member named and read; each group's members contiguous, names
    --  unique within an object
 
@@ -132,7 +132,7 @@ package Turn_Tool is
 
    procedure Write_Output_Schema
      (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
-   with Pre => Is_Grouped (Members);
+   with Pre => Is_Well_Formed (Members);
    --  The JSON Schema of a result of Members: each object's properties in
    --  the table's order, all of them required, nothing else allowed
 
@@ -153,7 +153,7 @@ package Turn_Tool is
       Identity : Result_Identity;
       Passes   : Energy_Gate.Pass_Count;
       Members  : Member_List := Result_Members)
-   with Pre => Has_Identity (Identity) and then Is_Grouped (Members)
+   with Pre => Has_Identity (Identity) and then Is_Well_Formed (Members)
                and then not Json.Inside_String
                and then not Json.Is_Filling and then not Json.Is_In_Text
                and then Json.Hole_Count + 1 + 2 * Holes_Per_Copy (Members)

@@ -87,10 +87,10 @@ package body Turn_Tool_Tests is
         Members & Turn_Tool.Member'(Turn_Tool.Text, new String'("late"), Turn_Tool.Session, Route_Again'Access);
       Twice : constant Turn_Tool.Member_List := Members & Members (Members'Last);
    begin
-      Assert (Turn_Tool.Is_Grouped (Members), "the result's table is grouped");
-      Assert (Turn_Tool.Is_Grouped (Regrouped), "so is the extended one");
-      Assert (not Turn_Tool.Is_Grouped (Split), "a session member after the session's group is refused");
-      Assert (not Turn_Tool.Is_Grouped (Twice), "a name twice in one object is refused");
+      Assert (Turn_Tool.Is_Well_Formed (Members), "the result's table is grouped");
+      Assert (Turn_Tool.Is_Well_Formed (Regrouped), "so is the extended one");
+      Assert (not Turn_Tool.Is_Well_Formed (Split), "a session member after the session's group is refused");
+      Assert (not Turn_Tool.Is_Well_Formed (Twice), "a name twice in one object is refused");
       Assert (Turn_Tool.Holes_Per_Copy (Members) = 10 + 23, "ten values and a detail per step:"
               & Turn_Tool.Holes_Per_Copy (Members)'Image);
       Assert (1 + 2 * Turn_Tool.Holes_Per_Copy (Regrouped) <= Json_Text.Max_Holes, "the reply's holes fit");
