@@ -25,7 +25,7 @@ package Organs.Texts is
       First : Positive := 1;
       Last  : Natural := 0;
    end record;
-   --  The bytes First .. Last of a store's Bytes; empty by default
+   --  The bytes First .. Last of a store (see Read); empty by default
 
    type Store (Capacity : Natural) is limited private;
 
