@@ -1,8 +1,10 @@
 --  mafiabot: the body Hermes mounts as an MCP stdio server.
 --
---  Boot: read the command line and the organ fixture, fix the Big-3
---  identity and write SOUL.md (B2); then serve stdin line by line until it
---  closes.  A configuration that cannot work exits 2 before serving.
+--  Boot: read the command line and the organ fixture, choose the organs
+--  (the stub organs of the fixture, through the seam any implementation
+--  is chosen by: Organs.Sets), fix the Big-3 identity and write SOUL.md
+--  (B2); then serve stdin line by line until it closes.  A configuration
+--  that cannot work exits 2 before serving.
 
 with Ada.Exceptions;
 with Ada.Strings.Unbounded;
@@ -11,11 +13,12 @@ with GNAT.OS_Lib;
 with Body_Config;
 with Body_Log;
 with Hermes_Protocol;
-with Organs;
-with Organs.Fixtures;
 with Organs.Identity;
+with Organs.Sets;
 with Soul_Writer;
 with Stdio_Channel;
+with Stub_Organs;
+with Stub_Organs.Fixtures;
 
 procedure Mafiabot is
 
@@ -42,7 +45,7 @@ procedure Mafiabot is
    end On_Overflow;
 
    Settings : Body_Config.Settings;
-   Stub     : Organs.Fixture;
+   Stub     : Stub_Organs.Fixture;
 
 begin
    Stdio_Channel.Install_Signal_Handlers;
@@ -56,34 +59,41 @@ begin
          Ada.Text_IO.Put_Line ("mafiabot " & Body_Config.Version);
          return;
       end if;
-      Stub := Organs.Fixtures.Load
+      Stub := Stub_Organs.Fixtures.Load
         (if Length (Settings.Organs_Path) > 0
          then To_String (Settings.Organs_Path)
          else Body_Config.Default_Organs_Path);
       if Length (Settings.Thresholds) > 0 then
-         Stub.Curve := Organs.Fixtures.Parse_Curve
-           (To_String (Settings.Thresholds));
+         Stub_Organs.Set_Curve
+           (Stub,
+            Stub_Organs.Fixtures.Parse_Curve (To_String (Settings.Thresholds)));
       end if;
    exception
-      when E : Body_Config.Usage_Error | Organs.Fixture_Error =>
+      when E : Body_Config.Usage_Error | Stub_Organs.Fixture_Error =>
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          Ada.Text_IO.Put (Ada.Text_IO.Standard_Error, Body_Config.Usage);
          GNAT.OS_Lib.OS_Exit (Usage_Status);
    end;
 
    declare
+      Chosen   : constant Organs.Sets.Organ_Set :=
+        Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
       Identity : constant Organs.Identity.Big_Three :=
-        Organs.Identity.Draw (Stub);
+        Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
    begin
       if Settings.Write_Soul then
          if Home = "" then
             Body_Log.Warning ("no HERMES_HOME or HOME: SOUL.md not written");
          else
-            Soul_Writer.Write (Home, Organs.Identity.Soul_Document (Stub, Identity));
+            Soul_Writer.Write
+              (Home,
+               Organs.Identity.Soul_Document
+                 (Chosen.Identity.all, Chosen.Deck.all, Identity));
          end if;
       end if;
-      Protocol.Configure (Settings, Stub, Identity);
+      Protocol.Configure
+        (Settings, Chosen, Stub_Organs.Curve (Stub), Identity);
    end;
 
    Stdio_Channel.Serve_Lines

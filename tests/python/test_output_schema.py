@@ -12,12 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from support import check_trace
+from harness.client import modern_params
+from support import check_text_block, check_trace, turn_arguments
 
 DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "stubs" / "organs" / "default.json"
 MAX_NAME_BYTES = 128  # Organs.Max_Name_Bytes
 
 TRACE_REQUIRED = {"session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"}
+
+# The default curve runs pass K iff energy >= (K - 1) / 8: a session pinned at (P - 1) / 8 runs P passes.
+PINNED_FOR_PASSES = {passes: (passes - 1) * 0.125 for passes in range(1, 9)}
 
 
 @pytest.fixture
@@ -130,3 +134,60 @@ def test_a_name_longer_than_the_limit_refuses_to_start(body_exe, tmp_path):
                          timeout=5.0, stdin=subprocess.DEVNULL, check=False)
     assert run.returncode != 0 and run.stdout == b""
     assert "cognition.ascent[3]" in run.stderr.decode() and f"longer than {MAX_NAME_BYTES} bytes" in run.stderr.decode()
+
+
+@pytest.fixture
+def body_of_every_pass_count(spawn_body, tmp_path):
+    """A body whose fixture pins one session per pass count, uid "p<passes>"."""
+    fixture = json.loads(DEFAULT_FIXTURE.read_text())
+    fixture["drive_box"]["pinned"] = [{"uid": f"p{passes}", "channel": "c", "server": "s", "energy": energy}
+                                      for passes, energy in PINNED_FOR_PASSES.items()]
+    organs = tmp_path / "every-pass-count.json"
+    organs.write_text(json.dumps(fixture))
+    return spawn_body(organs=organs)
+
+
+def member_order(schema: dict, value: dict) -> None:
+    """The value's members are the schema's properties, in the schema's order, object by object: the three
+    are derived from one table of members (Turn_Tool.Result_Members), so their orders cannot differ."""
+    assert list(value) == list(schema["properties"]) == schema["required"]
+    for name, member in schema["properties"].items():
+        if member.get("type") == "object":
+            member_order(member, value[name])
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_every_pass_count_in_both_eras_validates_against_the_advertised_schema(body_of_every_pass_count, era):
+    body = body_of_every_pass_count
+    if era == "legacy":
+        body.initialize()
+        params = None
+    else:
+        params = modern_params()
+    [tool] = body.list_tools(params)
+    schema = tool["outputSchema"]
+    validator = Draft202012Validator(schema)
+    seen = set()
+    for passes in PINNED_FOR_PASSES:
+        for said in ("remember the moon?", 'a "quoted" \\ turn, caf\u00e9'):
+            result = body.call_tool("turn", turn_arguments(said, uid=f"p{passes}"), params)
+            trace = result["structuredContent"]
+            validator.validate(trace)
+            check_trace(trace)
+            check_text_block(result)
+            member_order(schema, trace)
+            assert trace["passes_run"] == passes and trace["energy"] == PINNED_FOR_PASSES[passes]
+            seen.add(trace["passes_run"])
+    assert seen == set(range(1, 9))
+
+
+def test_the_text_block_copy_is_structured_content_byte_for_byte(ready_body):
+    """Both copies of the result are filled from one template of the one table: the JSON text in the text block
+    is structuredContent as the body wrote it, byte for byte (not merely equal once parsed)."""
+    ready_body.send_raw(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"turn","arguments":'
+                        b'{"input":"say \\"hi\\" to caf\\u00e9","uid":"u","channel":"c","server":"s"}}}\n')
+    line = ready_body.read_line(timeout=5.0, awaiting="the turn's reply")
+    result = json.loads(line)["result"]
+    raw_structured = line[line.index(b'"structuredContent":') + len(b'"structuredContent":'):line.rindex(b',"isError"')]
+    text = result["content"][0]["text"]
+    assert text.split("\n\n", 1)[1].encode() == raw_structured

@@ -1,19 +1,12 @@
 with Input_Guard;
 with Organs.Celtic_Cross;
-with Organs.Cognition;
-with Organs.Drive_Box;
-with Organs.Intender;
-with Organs.Mini_Rag;
-with Organs.Morag;
-with Organs.Router;
 
 package body Turn_Cycle is
 
    use type Cycle_Order.Phase_Kind;
    use type Energy_Gate.Pass_Index;
 
-   Focus_Bytes : constant := 48;
-   --  How much of the input a thought quotes: enough to recognise it
+   package Texts renames Organs.Texts;
 
    function Focus_Of (Input : String) return String is
       Kept : constant Natural :=
@@ -30,7 +23,8 @@ package body Turn_Cycle is
      (Organs.Quarter ((Natural (Pass) - 1) mod 4 + 1));
 
    procedure Run
-     (Stub                 : Organs.Fixture;
+     (Chosen               : Organs.Sets.Organ_Set;
+      Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
       Uid, Channel, Server : String;
       Input                : String;
@@ -40,41 +34,35 @@ package body Turn_Cycle is
       Recalled  : Span;
       Last_Draw : Span;
       Thought   : Span;
-      Stated    : Organs.Intender.Stated_Intent;
+      Schema    : Span;
+
+      Pack_Lead : constant String := "packed schema ";
 
       --  Each text is written straight into the trace's Texts, piece by
-      --  piece.  The store has room for everything a turn says, by
-      --  construction (see Text_Capacity).
-
-      Texts : Json_Text.Text_Store renames Trace.Texts;
+      --  piece, each part within its bound (see Text_Capacity).
+      Store : Texts.Store renames Trace.Texts;
 
       procedure Add (Piece : String) with Inline is
       begin
-         Json_Text.Add (Texts, Piece);
+         Texts.Add (Store, Piece);
       end Add;
 
       procedure Add (Part : Span) with Inline is
       begin
-         Json_Text.Add_Kept (Texts, Part);
+         Texts.Add_Kept (Store, Part);
       end Add;
 
-      procedure Add_Image (Value : Natural) with Inline is
+      --  A name an organ gave, held to the bound the organs promise
+      procedure Add_Name (Name : String) with Inline is
       begin
-         Json_Text.Add_Image (Texts, Value);
-      end Add_Image;
-
-      procedure Keep_Fraction (Value : Organs.Millis; Part : out Span) is
-      begin
-         Json_Text.Start_Part (Texts);
-         Json_Text.Add_Fraction (Texts, Value);
-         Json_Text.End_Part (Texts, Part);
-      end Keep_Fraction;
+         Texts.Add_Within (Store, Name, Name_Bytes);
+      end Add_Name;
 
       --  The text just written is Step's detail
       procedure Record_Step (Step : Cycle_Order.Step_Index) is
          Detail : Span;
       begin
-         Json_Text.End_Part (Texts, Detail);
+         Texts.End_Part (Store, Detail);
          Trace.Steps (Step) := (Status => Ran, Detail => Detail);
       end Record_Step;
 
@@ -83,27 +71,24 @@ package body Turn_Cycle is
          Trace.Steps (Step) := (Status => Ran, Detail => Detail);
       end Record_Step;
 
-      function Is_Empty (Part : Span) return Boolean
-        renames Json_Text.Is_Empty;
-
+      function Is_Empty (Part : Span) return Boolean renames Texts.Is_Empty;
    begin
-      Json_Text.Clear (Texts);
+      Texts.Clear (Store);
       Trace.Steps := [others => (Status => Skipped, Detail => <>)];
+      Trace.Output := (others => <>);
+      Trace.Route := (others => <>);
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
             when Cycle_Order.Scope =>
                Session.Turns := Session.Turns + 1;
                if Session.Turns > 1 then
-                  Organs.Drive_Box.Recharge (Session.Reservoir, Stub);
+                  Chosen.Drive_Box.Recharge (Session.Reservoir);
                end if;
                Trace.Turn := Session.Turns;
-               Json_Text.Start_Part (Texts);
-               Add_Image (Session.Turns);
-               Json_Text.End_Part (Texts, Trace.Turn_Text);
-               Json_Text.Keep (Texts, Uid, Trace.Uid);
-               Json_Text.Keep (Texts, Channel, Trace.Channel);
-               Json_Text.Keep (Texts, Server, Trace.Server);
-               Json_Text.Start_Part (Texts);
+               Texts.Keep (Store, Uid, Key_Part_Bytes, Trace.Uid);
+               Texts.Keep (Store, Channel, Key_Part_Bytes, Trace.Channel);
+               Texts.Keep (Store, Server, Key_Part_Bytes, Trace.Server);
+               Texts.Start_Part (Store, Scope_Bytes);
                Add ("session ");
                Add (Trace.Uid);
                Add ("/");
@@ -111,22 +96,29 @@ package body Turn_Cycle is
                Add ("/");
                Add (Trace.Server);
                Add (", turn ");
-               Add (Trace.Turn_Text);
+               Texts.Add_Image (Store, Trace.Turn);
                Record_Step (Step);
 
             when Cycle_Order.Sense =>
-               Trace.Energy := Organs.Drive_Box.Energy (Session.Reservoir);
-               Trace.Passes := Energy_Gate.Passes_For (Stub.Curve, Trace.Energy);
-               Keep_Fraction (Trace.Energy, Trace.Energy_Text);
-               Json_Text.Keep
-                 (Texts, Organs.Morag.Recall (Session.Memory, Input), Recalled);
-               Json_Text.Start_Part (Texts);
+               declare
+                  Now : constant Organs.Drive_Box.Snapshot :=
+                    Chosen.Drive_Box.Snapshot_Of (Session.Reservoir);
+               begin
+                  Trace.Energy := Now.Energy;
+                  Trace.Terrain := Now.Terrain;
+               end;
+               Trace.Passes := Energy_Gate.Passes_For
+                 (Curve, Organs.To_Millis (Trace.Energy));
+               Texts.Keep
+                 (Store, Chosen.Morag.Recall (Session.Memory, Input),
+                  Recall_Bytes, Recalled);
+               Texts.Start_Part (Store, Sense_Bytes);
                Add ("energy ");
-               Add (Trace.Energy_Text);
+               Texts.Add_Fraction (Store, Trace.Energy);
                Add (" (");
-               Add (Organs.Drive_Box.Terrain (Session.Reservoir));
+               Add (Organs.Drive_Box.Terrain_Name (Trace.Terrain));
                Add ("), ");
-               Add_Image (Trace.Passes);
+               Texts.Add_Image (Store, Trace.Passes);
                Add (" of 8 passes; recall: ");
                if Is_Empty (Recalled) then
                   Add ("nothing");
@@ -143,63 +135,76 @@ package body Turn_Cycle is
                     Cycle_Order.Pass_Of (Step);
                begin
                   if Natural (Pass) <= Trace.Passes then
-                     Json_Text.Start_Part (Texts);
                      if Cycle_Order.Phase (Step) = Cycle_Order.Draw then
                         declare
                            Drawn : Organs.Celtic_Cross.Draw;
                         begin
-                           Organs.Celtic_Cross.Next
-                             (Session.Draws, Stub, Drawn);
-                           Organs.Celtic_Cross.Describe
-                             (Stub, Drawn, Pass, Texts);
-                           Json_Text.End_Part (Texts, Last_Draw);
+                           Chosen.Celtic_Cross.Next
+                             (Chosen.Deck.all, Session.Draws, Drawn);
+                           Texts.Start_Part (Store, Draw_Bytes);
+                           Add_Name (Chosen.Deck.Name (Drawn.Card).all);
+                           if Drawn.Reversed then
+                              Add (", reversed");
+                           end if;
+                           Add (", in ");
+                           Add_Name
+                             (Chosen.Celtic_Cross.Position_Name (Pass).all);
+                           Texts.End_Part (Store, Last_Draw);
                            Record_Step (Step, Last_Draw);
                         end;
                      else
-                        Organs.Cognition.Reason
-                          (Stub, Way_Of (Pass), Rank_Of (Pass), Focus,
-                           Last_Draw, Texts);
-                        Json_Text.End_Part (Texts, Thought);
+                        Texts.Start_Part (Store, Thought_Bytes);
+                        Chosen.Cognition.Reason
+                          (Way_Of (Pass), Rank_Of (Pass), Focus,
+                           Last_Draw, Store);
+                        Texts.End_Part (Store, Thought);
                         Record_Step (Step, Thought);
                      end if;
                   end if;
                end;
 
             when Cycle_Order.Pack =>
-               Json_Text.Start_Part (Texts);
-               Add ("packed schema ");
-               Add (Organs.Mini_Rag.Packed_Schema);
+               Texts.Start_Part (Store, Pack_Bytes);
+               Add (Pack_Lead);
+               Texts.Add_Within
+                 (Store, Chosen.Mini_Rag.Packed_Schema (Input),
+                  Organs.Mini_Rag.Max_Schema_Bytes);
                Record_Step (Step);
+               --  The schema is the detail past its lead
+               Schema := (First => Trace.Steps (Step).Detail.First
+                                   + Pack_Lead'Length,
+                          Last  => Trace.Steps (Step).Detail.Last);
 
             when Cycle_Order.Intend =>
-               Stated := Organs.Intender.Intent_Of (Stub, Input);
-               Trace.Intent := Stated.Intent;
-               Json_Text.Keep
-                 (Texts, Organs.Intent_Name (Stated.Intent), Trace.Intent_Name);
-               Json_Text.Start_Part (Texts);
-               Add ("intent ");
-               Add (Trace.Intent_Name);
-               if Stated.Rule = 0 then
-                  Add (" (fixture default)");
-               else
-                  Add (" (fixture rule ");
-                  Add_Image (Stated.Rule);
+               declare
+                  Basis : Span;
+               begin
+                  Texts.Start_Part (Store, Organs.Intender.Max_Basis_Bytes);
+                  Chosen.Intender.State_Intent
+                    (Input, Text_Of (Trace, Schema), Trace.Intent, Store);
+                  Texts.End_Part (Store, Basis);
+                  Texts.Start_Part (Store, Intend_Bytes);
+                  Add ("intent ");
+                  Add (Organs.Intent_Name (Trace.Intent));
+                  Add (" (");
+                  Add (Basis);
                   Add (")");
-               end if;
-               Record_Step (Step);
+                  Record_Step (Step);
+               end;
 
             when Cycle_Order.Route =>
-               Json_Text.Keep
-                 (Texts, Organs.Router.Route_Of (Trace.Intent), Trace.Route);
-               Json_Text.Start_Part (Texts);
-               Add (Trace.Intent_Name);
+               Texts.Keep
+                 (Store, Organs.Router.Route_Of (Trace.Intent), Route_Bytes,
+                  Trace.Route);
+               Texts.Start_Part (Store, Route_Step_Bytes);
+               Add (Organs.Intent_Name (Trace.Intent));
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");
                Record_Step (Step);
 
             when Cycle_Order.Synthesize =>
-               Json_Text.Start_Part (Texts);
+               Texts.Start_Part (Store, Output_Bytes);
                Add ("[");
                Add (Trace.Route);
                Add ("] On '");
@@ -213,19 +218,20 @@ package body Turn_Cycle is
                begin
                   for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
                      declare
-                        Move : String renames Organs.Cognition.Move_Name
-                          (Stub, Way_Of (Pass), Rank_Of (Pass)).all;
+                        Move : String renames
+                          Chosen.Cognition.Move_Name
+                            (Way_Of (Pass), Rank_Of (Pass)).all;
                      begin
                         if Listed then
                            Add (", ");
                         end if;
-                        Add (Move);
+                        Add_Name (Move);
                         Listed := Listed or else Move'Length > 0;
                      end;
                   end loop;
                end;
                Add (" (");
-               Add_Image (Trace.Passes);
+               Texts.Add_Image (Store, Trace.Passes);
                Add ("/8 passes)");
                if not Is_Empty (Recalled) then
                   Add ("; recalled '");
@@ -233,12 +239,12 @@ package body Turn_Cycle is
                   Add ("'");
                end if;
                Add (".");
-               Json_Text.End_Part (Texts, Trace.Output);
-               Json_Text.Start_Part (Texts);
+               Texts.End_Part (Store, Trace.Output);
+               Texts.Start_Part (Store, Synthesis_Bytes);
                Add ("output of ");
-               Add_Image (Json_Text.Length (Trace.Output));
+               Texts.Add_Image (Store, Texts.Length (Trace.Output));
                Add (" bytes from ");
-               Add_Image (Trace.Passes);
+               Texts.Add_Image (Store, Trace.Passes);
                Add (" passes and route ");
                Add (Trace.Route);
                Record_Step (Step);
@@ -252,13 +258,11 @@ package body Turn_Cycle is
                begin
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;
-                  Keep_Fraction (Check.Score, Trace.Coherence_Text);
-                  Keep_Fraction (Check.Drift, Trace.Drift_Text);
-                  Json_Text.Start_Part (Texts);
+                  Texts.Start_Part (Store, Cohere_Bytes);
                   Add ("score ");
-                  Add (Trace.Coherence_Text);
+                  Texts.Add_Fraction (Store, Check.Score);
                   Add (", drift ");
-                  Add (Trace.Drift_Text);
+                  Texts.Add_Fraction (Store, Check.Drift);
                   Add (" (reported, never fed back)");
                   Record_Step (Step);
                end;
@@ -267,9 +271,8 @@ package body Turn_Cycle is
 
       --  The turn is over: charge the passes and keep its memory, for this
       --  session's next turns only.
-      Organs.Drive_Box.Spend (Session.Reservoir, Stub, Trace.Passes);
-      Organs.Morag.Remember (Session.Memory, Stub, Input);
-      Json_Text.Seal (Texts);
+      Chosen.Drive_Box.Spend (Session.Reservoir, Trace.Passes);
+      Chosen.Morag.Remember (Session.Memory, Input);
    end Run;
 
 end Turn_Cycle;

@@ -1,30 +1,83 @@
 --  One turn through the 23-step cycle, for one session.  The walk follows
---  Cycle_Order step by step; each step asks its organ and records what it
---  did.  The session record is the only state read or written (law L1), and
---  the coherence result is only reported (law L4).
+--  Cycle_Order step by step; each step asks its organ, through the set the
+--  boot chose (Organs.Sets), and records what it did.  The session record
+--  is the only state read or written (law L1), and the coherence result is
+--  only reported (law L4).
+--
+--  The trace is plain Ada: texts kept in one bounded store, fixed-point
+--  numbers and enumerations.  Nothing here knows of JSON; the protocol
+--  layer spells a trace (Turn_Tool).  Every text of a trace is cut to its
+--  bound, visibly (Organs.Texts.Cut_Mark), whatever the organs said; the
+--  store is sized as the sum of those bounds, so a turn that ran always
+--  has a complete trace.
 
 with Cycle_Order;
 with Energy_Gate;
-with Json_Text;
 with Organs;
+with Organs.Cognition;
+with Organs.Drive_Box;
+with Organs.Intender;
+with Organs.Mini_Rag;
+with Organs.Morag;
+with Organs.Router;
+with Organs.Sets;
+with Organs.Texts;
+with Session_Keys;
 with Session_Table;
 
 package Turn_Cycle is
 
    type Step_Status is (Ran, Skipped);
 
-   Text_Capacity : constant := 16 * 1024;
-   --  Room for every text a turn produces.  What goes in is bounded by
-   --  construction: key parts of 256 bytes, a quoted input of 51, a recall
-   --  of at most 1,024 (kept, then quoted twice), fixture names of at most
-   --  Organs.Max_Name_Bytes (8 cards, 8 positions and 8 moves, the draws
-   --  quoted again in the thoughts and the moves in the output): about 12
-   --  kB at the very worst.  The bound matters: the turn's numbers are kept
-   --  here too, and a store that ran out of room would cut them (Run's
-   --  postcondition says none was cut).
+   --  The bound of every text a trace holds, from the organs' bounds and
+   --  the few words the cycle writes around them (the "+ N" terms, each
+   --  larger than those words), and the store's room as their sum.
 
-   subtype Span is Json_Text.Stored_Text;
-   --  A piece of a trace's Texts; empty by default
+   Key_Part_Bytes : constant := Session_Keys.Max_Part_Bytes;
+   Name_Bytes     : constant := Organs.Max_Name_Bytes;
+   Route_Bytes    : constant := Organs.Router.Max_Route_Bytes;
+   Recall_Bytes   : constant := Organs.Morag.Max_Recall_Bytes;
+
+   Focus_Bytes : constant := 48;
+   --  How much of the input a thought and the output quote: enough to
+   --  recognise it (then "...")
+
+   Scope_Bytes      : constant := 3 * Key_Part_Bytes + 32;
+   --  "session uid/channel/server, turn N"
+   Sense_Bytes      : constant := Recall_Bytes + 64;
+   --  "energy E (terrain), P of 8 passes; recall: 'R'"
+   Draw_Bytes       : constant := 2 * Name_Bytes + 32;
+   --  "card, reversed, in position"
+   Thought_Bytes    : constant := Organs.Cognition.Max_Thought_Bytes;
+   Pack_Bytes       : constant := Organs.Mini_Rag.Max_Schema_Bytes + 16;
+   --  "packed schema S"
+   Intend_Bytes     : constant := Organs.Intender.Max_Basis_Bytes + 32;
+   --  "intent I (basis)"
+   Route_Step_Bytes : constant := Route_Bytes + 48;
+   --  "I -> route (static Ada table)"
+   Output_Bytes     : constant :=
+     Route_Bytes + (Focus_Bytes + 3) + 8 * (Name_Bytes + 2) + Recall_Bytes
+     + 48;
+   --  "[route] On 'focus': move, ..., move (P/8 passes); recalled 'R'."
+   Synthesis_Bytes  : constant := Route_Bytes + 64;
+   --  "output of N bytes from P passes and route R"
+   Cohere_Bytes     : constant := 64;
+   --  "score S, drift D (reported, never fed back)"
+
+   Text_Capacity : constant :=
+     3 * Key_Part_Bytes + Route_Bytes + Recall_Bytes + Output_Bytes
+     + Scope_Bytes + Sense_Bytes + 8 * (Draw_Bytes + Thought_Bytes)
+     + Organs.Intender.Max_Basis_Bytes + Pack_Bytes + Intend_Bytes
+     + Route_Step_Bytes + Synthesis_Bytes + Cohere_Bytes;
+   --  Every part a turn keeps: the key parts, the route, the recall, the
+   --  output, the intent's basis and the details of the 23 steps
+
+   pragma Compile_Time_Error
+     (Thought_Bytes < Draw_Bytes + Name_Bytes + Focus_Bytes + 16,
+      "a stub thought (move 'focus' through draw) must fit its bound");
+
+   subtype Span is Organs.Texts.Part;
+   --  A text of a trace's Texts; empty by default
 
    type Step_Trace is record
       Status : Step_Status := Skipped;
@@ -34,28 +87,24 @@ package Turn_Cycle is
 
    type Step_Traces is array (Cycle_Order.Step_Index) of Step_Trace;
 
-   type Turn_Trace is record
+   type Turn_Trace is limited record
       Uid       : Span;
       Channel   : Span;
       Server    : Span;
       --  The session's key parts
       Turn      : Positive := 1;
-      Energy    : Energy_Gate.Millis := 0;
+      Energy    : Organs.Fraction := 0.0;
+      Terrain   : Organs.Drive_Box.Terrain_Kind := Organs.Drive_Box.Depleted;
       Passes    : Energy_Gate.Pass_Count := 1;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
-      Intent_Name : Span;
-      --  Intent as the trace spells it
       Route     : Span;
-      Coherence : Organs.Millis := 0;
-      Drift     : Organs.Millis := 0;
-      Turn_Text, Energy_Text, Coherence_Text, Drift_Text : Span;
-      --  Turn, Energy, Coherence and Drift as the trace spells them
+      Coherence : Organs.Fraction := 0.0;
+      Drift     : Organs.Fraction := 0.0;
       Output    : Span;
-      Texts     : Json_Text.Text_Store (Text_Capacity);
+      Texts     : Organs.Texts.Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing
-      --  for its trace, and the trace, written twice as JSON, is tested
-      --  for escapes once, in one pass, when the turn is over (sealed)
+      --  for its trace
    end record;
 
    function Runs
@@ -71,24 +120,36 @@ package Turn_Cycle is
         (Trace.Steps (Step).Status = Ran) = Runs (Step, Trace.Passes));
    --  The steps that ran are exactly those a turn of Trace.Passes runs
 
+   function Is_Complete (Trace : Turn_Trace) return Boolean is
+     (Is_Consistent (Trace)
+      and then not Organs.Texts.Is_Writing (Trace.Texts)
+      and then (for all Step of Trace.Steps =>
+                  Organs.Texts.Is_Kept (Trace.Texts, Step.Detail))
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Uid)
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Channel)
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Server)
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Route)
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Output));
+   --  Every step recorded, and every text of the trace kept in its Texts
+
    function Text_Of (Trace : Turn_Trace; Part : Span) return String is
-     (Json_Text.Text_Of (Trace.Texts, Part))
-   with Pre => Json_Text.Is_Kept (Trace.Texts, Part);
+     (Organs.Texts.Text_Of (Trace.Texts, Part))
+   with Pre => Organs.Texts.Is_Kept (Trace.Texts, Part);
 
    procedure Run
-     (Stub                 : Organs.Fixture;
+     (Chosen               : Organs.Sets.Organ_Set;
+      Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
       Uid, Channel, Server : String;
       Input                : String;
       Trace                : out Turn_Trace)
    with
-     Post =>
-       Trace.Turn = Session.Turns
-       and then Json_Text.Is_Sealed (Trace.Texts)
-       and then Json_Text.Is_Whole (Trace.Texts)
-       and then Is_Consistent (Trace);
+     Pre  => Organs.Sets.Is_Complete (Chosen)
+             and then Energy_Gate.Is_Valid (Curve),
+     Post => Trace.Turn = Session.Turns and then Is_Complete (Trace);
    --  Every step outside the passes runs; a pass runs iff it is within the
    --  prefix the energy gate allowed (law L3).  Session is the record of
-   --  the session whose key is Uid, Channel and Server.
+   --  the session whose key is Uid, Channel and Server.  Key parts longer
+   --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
 
 end Turn_Cycle;

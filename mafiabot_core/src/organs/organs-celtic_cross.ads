@@ -1,40 +1,44 @@
 --  B3, the Celtic Cross: one draw before each reasoning pass.
 --
---  Contract: draws are deterministic per session (the same key and the same
---  sequence of turns give the same cards) and independent of every other
---  session; a pass's draw names the cross position of that pass.
+--  Contract any cross honours: draws are deterministic per session (the
+--  same key and the same sequence of turns give the same cards) and depend
+--  on that session's Draw_State alone, which the session's record keeps
+--  (L1); every card drawn is a card of the deck drawn from; a pass's draw
+--  lies in the cross position of that pass, whose name is UTF-8 of 1 ..
+--  Max_Name_Bytes bytes.  A draw costs constant time.
 
-with Interfaces;
-with Json_Text;
+with Energy_Gate;
 with Organs.Deck;
 
 package Organs.Celtic_Cross is
 
-   type Draw_State is private;
+   use type Organs.Deck.Card_Count;
 
-   function Shuffled_For (Stub : Fixture; Session_Key : String)
-     return Draw_State;
+   type Draw_State is mod 2**64;
+   --  What a session keeps of its draws between turns: one word
 
    type Draw is record
       Card     : Organs.Deck.Card;
       Reversed : Boolean;
    end record;
 
-   procedure Next (Self : in out Draw_State; Stub : Fixture; Result : out Draw);
+   type Organ is limited interface;
 
-   procedure Describe
-     (Stub   : Fixture;
-      Result : Draw;
-      Pass   : Energy_Gate.Pass_Index;
-      Into   : in out Json_Text.Text_Store)
-   with Pre => Json_Text.Is_Writing (Into);
-   --  Add the draw's description to the text being written Into: "The
-   --  Tower, reversed, in challenge"
+   function Shuffled_For (Self : Organ; Session_Key : String)
+     return Draw_State is abstract;
+   --  A new session's draw state, a function of its key alone
 
-private
+   procedure Next
+     (Self   : Organ;
+      From   : Organs.Deck.Organ'Class;
+      State  : in out Draw_State;
+      Result : out Draw) is abstract
+   with Post'Class => Result.Card <= From.Size;
+   --  The next draw of the session whose State it is
 
-   type Draw_State is record
-      Seed : Interfaces.Unsigned_64 := 0;
-   end record;
+   function Position_Name
+     (Self : Organ; Pass : Energy_Gate.Pass_Index) return Name_Text
+   is abstract;
+   --  The cross position of a pass: present, challenge, ...
 
 end Organs.Celtic_Cross;

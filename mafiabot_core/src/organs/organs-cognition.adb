@@ -5,21 +5,6 @@ package body Organs.Cognition is
 
    use type Fnv_Hash.Hash;
 
-   procedure Reason
-     (Stub  : Fixture;
-      Way   : Direction;
-      Rank  : Quarter;
-      Focus : String;
-      Draw  : Json_Text.Stored_Text;
-      Into  : in out Json_Text.Text_Store) is
-   begin
-      Json_Text.Add (Into, Move_Name (Stub, Way, Rank).all);
-      Json_Text.Add (Into, " '");
-      Json_Text.Add (Into, Focus);
-      Json_Text.Add (Into, "' through ");
-      Json_Text.Add_Kept (Into, Draw);
-   end Reason;
-
    Max_Words : constant := 512;
    --  More words than this in one text are not compared (outputs and
    --  thoughts quote at most a short excerpt of the input)
@@ -241,7 +226,8 @@ package body Organs.Cognition is
          Score  : constant Millis :=
            (if Either = 0 then Energy_Gate.Full else Both * 1000 / Either);
       begin
-         return (Score => Score, Drift => Energy_Gate.Full - Score);
+         return (Score => To_Fraction (Score),
+                 Drift => To_Fraction (Energy_Gate.Full - Score));
       end;
    end Cohere;
 

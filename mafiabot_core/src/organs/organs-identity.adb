@@ -1,27 +1,14 @@
-with Organs.Celtic_Cross;
+with Ada.Strings.Unbounded;
 
 package body Organs.Identity is
 
-   function Draw (Stub : Fixture) return Big_Three is
-      State : Organs.Celtic_Cross.Draw_State :=
-        Organs.Celtic_Cross.Shuffled_For
-          (Stub, "identity" & Stub.Identity_Seed'Image);
-      Cards : Big_Three := [others => 1];
-      Taken : Natural := 0;
-      Drawn : Organs.Celtic_Cross.Draw;
-   begin
-      --  The deck holds at least three distinct positions, so this ends.
-      while Taken < 3 loop
-         Organs.Celtic_Cross.Next (State, Stub, Drawn);
-         if (for all K in 1 .. Taken => Cards (K) /= Drawn.Card) then
-            Taken := Taken + 1;
-            Cards (Taken) := Drawn.Card;
-         end if;
-      end loop;
-      return Cards;
-   end Draw;
+   use Ada.Strings.Unbounded;
 
-   function Soul_Document (Stub : Fixture; Cards : Big_Three) return String is
+   function Soul_Document
+     (Self  : Organ'Class;
+      From  : Organs.Deck.Organ'Class;
+      Cards : Big_Three) return String
+   is
       LF   : constant Character := ASCII.LF;
       Text : Unbounded_String := To_Unbounded_String
         ("# SOUL" & LF & LF
@@ -32,13 +19,11 @@ package body Organs.Identity is
          & "matters inside that room." & LF & LF
          & "## Big-3" & LF & LF);
    begin
-      for Role in Cards'Range loop
-         Append (Text, "- " & Stub.Roles (Role).all & ": "
-                 & Organs.Deck.Name (Stub, Cards (Role)).all & LF);
+      for Which in Cards'Range loop
+         Append (Text, "- " & Self.Role_Name (Which).all & ": "
+                 & From.Name (Cards (Which)).all & LF);
       end loop;
-      Append (Text, LF & "(drawn from the " & To_String (Stub.Name)
-              & " organ fixture, identity seed"
-              & Stub.Identity_Seed'Image & ")" & LF);
+      Append (Text, LF & Self.Provenance & LF);
       return To_String (Text);
    end Soul_Document;
 

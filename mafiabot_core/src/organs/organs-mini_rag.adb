@@ -1,6 +1,9 @@
+with Ada.Strings.Unbounded;
 with Organs.Router;
 
 package body Organs.Mini_Rag is
+
+   use Ada.Strings.Unbounded;
 
    function Packing return String is
       Packed : Unbounded_String;
@@ -18,6 +21,6 @@ package body Organs.Mini_Rag is
    Packed : constant String := Packing;
    --  The router's table is static: packed once, not on every turn
 
-   function Packed_Schema return String is (Packed);
+   function Whole_Table return String is (Packed);
 
 end Organs.Mini_Rag;

@@ -1,10 +1,6 @@
-with Input_Guard;
-
 package body Organs.Morag is
 
-   function Excerpt (Stub : Fixture; Input : String) return String is
-     (Input (Input'First .. Input'First - 1
-             + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
+   use Ada.Strings.Unbounded;
 
    --  Whether some word of three or more bytes of Left occurs in Right,
    --  both compared with ASCII folding
@@ -37,17 +33,17 @@ package body Organs.Morag is
       return False;
    end Shares_Word;
 
-   function Recall (Self : Memory; Input : String) return String is
-      Last  : Natural := Length (Self.Kept);
+   function Latest_Sharing (Held : Memory; Input : String) return String is
+      Last  : Natural := Length (Held.Kept);
       First : Natural;
    begin
-      if Self.Count = 0 then
+      if Held.Count = 0 then
          return "";
       end if;
-      for Age in reverse 1 .. Self.Count loop
-         First := Last - Natural (Self.Sizes (Age)) + 1;
+      for Age in reverse 1 .. Held.Count loop
+         First := Last - Natural (Held.Sizes (Age)) + 1;
          declare
-            Excerpt : constant String := Slice (Self.Kept, First, Last);
+            Excerpt : constant String := Slice (Held.Kept, First, Last);
          begin
             if Shares_Word (Input, Excerpt) then
                return Excerpt;
@@ -55,26 +51,27 @@ package body Organs.Morag is
          end;
          Last := First - 1;
       end loop;
-      return Slice (Self.Kept,
-                    Length (Self.Kept) - Natural (Self.Sizes (Self.Count)) + 1,
-                    Length (Self.Kept));
-   end Recall;
+      return Slice (Held.Kept,
+                    Length (Held.Kept) - Natural (Held.Sizes (Held.Count)) + 1,
+                    Length (Held.Kept));
+   end Latest_Sharing;
 
-   procedure Remember (Self : in out Memory; Stub : Fixture; Input : String) is
-      Kept    : constant String := Excerpt (Stub, Input);
+   procedure Keep
+     (Held : in out Memory; Excerpt : String; Depth : Recall_Count)
+   is
       Dropped : Natural := 0;
    begin
-      while Self.Count >= Stub.Recall_Depth loop
-         Dropped := Dropped + Natural (Self.Sizes (1));
-         Self.Sizes (1 .. Self.Count - 1) := Self.Sizes (2 .. Self.Count);
-         Self.Count := Self.Count - 1;
+      while Held.Count >= Depth loop
+         Dropped := Dropped + Natural (Held.Sizes (1));
+         Held.Sizes (1 .. Held.Count - 1) := Held.Sizes (2 .. Held.Count);
+         Held.Count := Held.Count - 1;
       end loop;
       --  Rebuilt at its exact size: Append would leave growth room in
       --  every one of possibly 100,000 sessions.
-      Self.Kept := To_Unbounded_String
-        (Slice (Self.Kept, Dropped + 1, Length (Self.Kept)) & Kept);
-      Self.Count := Self.Count + 1;
-      Self.Sizes (Self.Count) := Excerpt_Length (Kept'Length);
-   end Remember;
+      Held.Kept := To_Unbounded_String
+        (Slice (Held.Kept, Dropped + 1, Length (Held.Kept)) & Excerpt);
+      Held.Count := Held.Count + 1;
+      Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
+   end Keep;
 
 end Organs.Morag;

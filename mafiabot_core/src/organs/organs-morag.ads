@@ -1,27 +1,57 @@
 --  F1, MoRAG: context recalled for the descent.
 --
---  Contract: recall draws only on the same session's earlier turns (law L1:
---  a memory is kept in the session's own record, and nothing else is
---  searched); what is kept per session is bounded by the fixture's
---  recall_depth and excerpt_bytes.
+--  Contract any MoRAG honours: recall draws on the same session's earlier
+--  turns only, kept in that session's Memory, which the session's record
+--  holds and nothing else searches (L1); what a memory keeps is bounded
+--  (Max_Depth excerpts of at most Max_Recall_Bytes each) and so is what a
+--  recall gives (the cycle cuts a longer one, visibly); recall and remember
+--  are deterministic and cost time linear in the input and the memory.
+--
+--  Memory is the one way a session keeps what it said: its operations
+--  (Keep, Latest_Sharing) are offered to every implementation, which
+--  decides what to keep and how to recall it.
+
+private with Ada.Strings.Unbounded;
 
 package Organs.Morag is
 
+   Max_Recall_Bytes : constant := 1024;
+   Max_Depth        : constant := 16;
+
+   subtype Recall_Count is Positive range 1 .. Max_Depth;
+
    type Memory is private;
+   --  A session's kept excerpts, oldest first; empty by default
 
-   function Recall (Self : Memory; Input : String) return String;
-   --  An excerpt of the most recent earlier turn sharing a word of three or
-   --  more letters with Input, else of the most recent turn, else ""
+   type Organ is limited interface;
 
-   procedure Remember (Self : in out Memory; Stub : Fixture; Input : String);
-   --  Keep an excerpt of Input, forgetting the oldest beyond recall_depth
+   function Recall (Self : Organ; Held : Memory; Input : String)
+     return String is abstract
+   with Post'Class => Is_Within (Recall'Result, Max_Recall_Bytes);
+   --  What the session's memory gives for Input, or ""
 
-   function Excerpt (Stub : Fixture; Input : String) return String;
-   --  The first excerpt_bytes of Input, never cutting a character
+   procedure Remember (Self : Organ; Held : in out Memory; Input : String)
+   is abstract;
+   --  Keep what the turn of Input leaves for the session's next turns
+
+   function Count (Held : Memory) return Natural;
+   --  How many excerpts Held keeps
+
+   function Latest_Sharing (Held : Memory; Input : String) return String
+   with Post => Is_Within (Latest_Sharing'Result, Max_Recall_Bytes);
+   --  The most recent excerpt sharing a word of three or more bytes with
+   --  Input (bytes compared with ASCII folding), else the most recent, else
+   --  ""
+
+   procedure Keep
+     (Held : in out Memory; Excerpt : String; Depth : Recall_Count)
+   with Pre  => Is_Within (Excerpt, Max_Recall_Bytes),
+        Post => Count (Held) <= Depth;
+   --  Keep Excerpt as the most recent, forgetting the oldest beyond Depth
 
 private
 
-   type Excerpt_Length is range 0 .. Excerpt_Size'Last with Size => 16;
+   type Excerpt_Length is range 0 .. Max_Recall_Bytes with Size => 16;
    type Excerpt_Lengths is array (Recall_Count) of Excerpt_Length
    with Component_Size => 16;
 
@@ -29,9 +59,11 @@ private
    --  session costs one string and 32 bytes of lengths, not sixteen
    --  strings, which is what lets 100,000 sessions fit in 64 MB.
    type Memory is record
-      Kept  : Unbounded_String;
+      Kept  : Ada.Strings.Unbounded.Unbounded_String;
       Sizes : Excerpt_Lengths := [others => 0];
       Count : Natural range 0 .. Recall_Count'Last := 0;
    end record;
+
+   function Count (Held : Memory) return Natural is (Held.Count);
 
 end Organs.Morag;

@@ -1,24 +1,36 @@
---  The organs behind the cycle.  Each child package is one organ: its spec
---  states the contract a real organ will honour; its body is a stub that
---  answers from the canned blocks of the organ fixture (stubs/organs/*.json).
---  This root package holds what they share: the fixture, loaded once at
---  start-up and read-only afterwards.
+--  The organs behind the cycle.  Each child package is one organ's contract:
+--  an interface (Organ) a real organ implements, with the bounds, the
+--  determinism and the time budget any implementation must honour, and what
+--  it may never see.  No organ spec names a fixture: the stub organs that
+--  answer from the canned blocks of stubs/organs/*.json are one
+--  implementation (Stub_Organs, src/stubs), chosen at start-up through the
+--  same seam (Organs.Sets) a second one will use.
 --
---  An organ whose answer is a text of the trace (a draw's description, a
---  thought) writes it into the turn's text store (Json_Text.Text_Store)
---  rather than returning it: every text of a turn lives there, and a
---  returned string would only be copied in after it.
+--  Laws every organ holds, whatever its implementation:
+--  L1  an organ call sees one session's state, passed in; an organ keeps no
+--      state of its own that outlives the call
+--  L4  no organ is ever given the coherence check's result
+--
+--  This root package holds the types the organs share.  Nothing in organs/
+--  (nor in cycle/) knows of JSON or of the protocol: the trace a turn makes
+--  is plain Ada, and only the protocol layer spells it.
 
-with Ada.Containers.Vectors;
-with Ada.Strings.Unbounded;
-with Interfaces;
 with Energy_Gate;
 
 package Organs is
 
-   use Ada.Strings.Unbounded;
-
    subtype Millis is Energy_Gate.Millis;
+
+   type Fraction is delta 0.001 range 0.0 .. 1.0
+   with Small => 0.001;
+   --  Energy, coherence and drift: thousandths exactly, so every turn is
+   --  reproducible byte for byte; a Fraction is represented as its Millis
+
+   function To_Fraction (Value : Millis) return Fraction is
+     (Fraction'Fixed_Value (Value));
+
+   function To_Millis (Value : Fraction) return Millis is
+     (Millis'Integer_Value (Value));
 
    type Intent_Kind is (Ask, Act, Remember, Chat);
    --  What the model means to do with a turn (step 20); the router maps
@@ -45,70 +57,19 @@ package Organs is
    subtype Quarter is Positive range 1 .. 4;
    --  A pass's rank within its direction
 
-   type Fixture_Text is access constant String;
-   --  A text of the fixture, made once by the loader and read where it
-   --  stands, with no copy, for as long as the body runs (the fixture is
-   --  never freed: it lives as long)
+   function Is_Within (Text : String; Bytes : Natural) return Boolean is
+     (Text'Length <= Bytes);
+   --  Text is at most Bytes long (a function, so that a contract stating a
+   --  bound compares lengths as the code does, without wide arithmetic)
+
+   type Name_Text is not null access constant String;
+   --  A name an organ gives (a card, a role, a position, a move): a text it
+   --  keeps unchanged for as long as the body runs, given by reference
 
    Max_Name_Bytes : constant := 128;
-   --  The longest name a fixture may give a card, a role, a cross position
-   --  or a move.  A turn's trace quotes some forty of them, and the store
-   --  its texts are kept in is sized for that (Turn_Cycle.Text_Capacity).
-
-   type Move_Names is array (Quarter) of Fixture_Text;
-   type Position_Names is array (Energy_Gate.Pass_Index) of Fixture_Text;
-   type Role_Names is array (1 .. 3) of Fixture_Text;
-
-   type Match_Kind is (Contains, Starts_With, Ends_With);
-
-   type Intent_Rule is record
-      Intent : Intent_Kind;
-      Match  : Match_Kind;
-      Word   : Fixture_Text;
-   end record;
-   --  One line of the C3 stub's table: lower-cased input matching Word
-
-   type Pinned_Energy is record
-      Key    : Unbounded_String;
-      Energy : Millis;
-   end record;
-   --  A session whose Drive-Box energy the fixture holds fixed
-
-   package Text_Vectors is new Ada.Containers.Vectors
-     (Positive, Fixture_Text);
-   package Rule_Vectors is new Ada.Containers.Vectors
-     (Positive, Intent_Rule);
-   package Pin_Vectors is new Ada.Containers.Vectors
-     (Positive, Pinned_Energy);
-
-   subtype Recall_Count is Positive range 1 .. 16;
-   subtype Excerpt_Size is Positive range 16 .. 1024;
-
-   type Fixture is record
-      Name              : Unbounded_String;
-      Cards             : Text_Vectors.Vector;
-      Identity_Seed     : Interfaces.Unsigned_64;
-      Roles             : Role_Names;
-      Draw_Seed         : Interfaces.Unsigned_64;
-      Positions         : Position_Names;
-      Initial_Energy    : Millis;
-      Cost_Per_Pass     : Millis;
-      Recharge_Per_Turn : Millis;
-      Pins              : Pin_Vectors.Vector;
-      Curve             : Energy_Gate.Threshold_Curve;
-      Descent_Moves     : Move_Names;
-      Ascent_Moves      : Move_Names;
-      Recall_Depth      : Recall_Count;
-      Excerpt_Bytes     : Excerpt_Size;
-      Rules             : Rule_Vectors.Vector;
-      Default_Intent    : Intent_Kind;
-   end record;
-   --  Every canned block the stubs answer from, and the energy gate's
-   --  curve.  Only Organs.Fixtures.Load makes one, and it refuses a curve
-   --  that Energy_Gate.Is_Valid rejects.
-
-   Fixture_Error : exception;
-   --  A fixture that cannot be used; the message names the file and field
+   --  The longest name an organ gives a card, a role, a cross position or
+   --  a move.  The cycle quotes a longer one cut to this bound, visibly
+   --  (Organs.Texts.Cut_Mark); the trace's room is derived from it.
 
 private
 

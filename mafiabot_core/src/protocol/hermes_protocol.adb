@@ -92,14 +92,16 @@ package body Hermes_Protocol is
    procedure Configure
      (Self     : in out Server;
       Settings : Body_Config.Settings;
-      Stub     : Organs.Fixture;
+      Chosen   : Organs.Sets.Organ_Set;
+      Curve    : Energy_Gate.Threshold_Curve;
       Identity : Organs.Identity.Big_Three) is
    begin
       Self.Limits := (Max_Depth => Settings.Max_Depth,
                       Max_Elements => Settings.Max_Elements);
       Self.Max_Line := Settings.Max_Line_Bytes;
-      Self.Stub := Stub;
-      Turn_Tool.Set_Identity (Self.Identity, Stub, Identity);
+      Self.Chosen := Chosen;
+      Self.Curve := Curve;
+      Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
@@ -319,7 +321,7 @@ package body Hermes_Protocol is
       Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
-   --  Its frame holds a turn's trace (16 KB), probed page by page on entry
+   --  Its frame holds a turn's trace (17 KB), probed page by page on entry
    --  (-fstack-check): inlined, every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
@@ -361,9 +363,10 @@ package body Hermes_Protocol is
             Session : Session_Table.Session_Access;
             Trace   : Turn_Cycle.Turn_Trace;
          begin
-            Self.Sessions.Open (Self.Stub, Key, Session);
-            Turn_Cycle.Run (Self.Stub, Session.all, Uid, Channel, Server,
-                            Value (Turn_Tool.Input), Trace);
+            Self.Sessions.Open (Self.Chosen, Key, Session);
+            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
+                            Uid, Channel, Server, Value (Turn_Tool.Input),
+                            Trace);
             Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
             Json.Fill_Raw (Id);
             Turn_Tool.Fill_Result (Json, Trace);

@@ -13,8 +13,8 @@ with Energy_Gate;
 with Input_Guard;
 with Json_Reader;
 with Json_Text;
-with Organs;
 with Organs.Identity;
+with Organs.Sets;
 with Session_Table;
 with Turn_Tool;
 
@@ -28,8 +28,13 @@ package Hermes_Protocol is
    procedure Configure
      (Self     : in out Server;
       Settings : Body_Config.Settings;
-      Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three);
+      Chosen   : Organs.Sets.Organ_Set;
+      Curve    : Energy_Gate.Threshold_Curve;
+      Identity : Organs.Identity.Big_Three)
+   with Pre => Organs.Sets.Is_Complete (Chosen)
+               and then Energy_Gate.Is_Valid (Curve);
+   --  The organs every turn runs through, the energy gate's curve, and the
+   --  identity every result carries
 
    type Reply_Sink is not null access procedure (Message : String);
    --  Where a reply goes: one whole message, LF included
@@ -53,7 +58,8 @@ private
    type Server is tagged limited record
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Max_Line      : Positive := 4 * 1024 * 1024;
-      Stub          : Organs.Fixture;
+      Chosen        : Organs.Sets.Organ_Set;
+      Curve         : Energy_Gate.Threshold_Curve := [others => 0];
       Sessions      : Session_Table.Table;
       Initialized   : Boolean := False;
       --  A legacy `initialize` has been answered

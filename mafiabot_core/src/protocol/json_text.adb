@@ -1,5 +1,4 @@
 with Ada.Unchecked_Deallocation;
-with Input_Guard;
 
 package body Json_Text is
 
@@ -333,97 +332,6 @@ package body Json_Text is
       end if;
    end Spell_Decimal;
 
-   procedure Clear (Store : in out Text_Store) is
-   begin
-      Store.Last := 0;
-      Store.Sealed := 0;
-      Store.Plain_Last := 0;
-      Store.Writing := False;
-      Store.Whole := True;
-   end Clear;
-
-   procedure Start_Part (Store : in out Text_Store) is
-   begin
-      Store.Writing := True;
-      Store.Part_First := Store.Last + 1;
-      Store.Cut := False;
-   end Start_Part;
-
-   --  The piece that does not fit: what of it does, and the part ends
-   procedure Add_Cut (Store : in out Text_Store; Piece : String)
-   with No_Inline
-   is
-      Taken : constant Natural :=
-        (if Store.Cut then 0
-         else Input_Guard.Utf8_Prefix_Length
-                (Piece, Store.Capacity - Store.Last));
-   begin
-      Store.Data (Store.Last + 1 .. Store.Last + Taken) :=
-        Piece (Piece'First .. Piece'First + Taken - 1);
-      Store.Last := Store.Last + Taken;
-      Store.Cut := True;
-      Store.Whole := False;
-   end Add_Cut;
-
-   procedure Add (Store : in out Text_Store; Piece : String) is
-      --  The test before the copy is the room the copy needs
-      pragma Suppress (Index_Check);
-      pragma Suppress (Length_Check);
-      pragma Suppress (Range_Check);
-      pragma Suppress (Overflow_Check);
-   begin
-      if Piece'Length <= Store.Capacity - Store.Last and then not Store.Cut
-      then
-         Store.Data (Store.Last + 1 .. Store.Last + Piece'Length) := Piece;
-         Store.Last := Store.Last + Piece'Length;
-      else
-         Add_Cut (Store, Piece);
-      end if;
-   end Add;
-
-   procedure Add_Kept (Store : in out Text_Store; Kept : Stored_Text) is
-      --  Kept lies before the part being written: the copy never reads
-      --  what it writes
-      pragma Suppress (Index_Check);
-   begin
-      Add (Store, Store.Data (Kept.First .. Kept.Last));
-   end Add_Kept;
-
-   procedure Add_Image (Store : in out Text_Store; Value : Natural) is
-      Image : Decimal_Text;
-      First : Positive;
-   begin
-      Spell_Decimal (Long_Long_Integer (Value), Image, First);
-      Add (Store, Image (First .. Image'Last));
-   end Add_Image;
-
-   procedure End_Part (Store : in out Text_Store; Part : out Stored_Text) is
-   begin
-      Part := (First => Store.Part_First, Last => Store.Last);
-      Store.Writing := False;
-   end End_Part;
-
-   procedure Keep
-     (Store : in out Text_Store; Value : String; Part : out Stored_Text) is
-   begin
-      Start_Part (Store);
-      Add (Store, Value);
-      End_Part (Store, Part);
-   end Keep;
-
-   --  A turn's texts are short and many: one pass over them all costs less
-   --  than a test of each, and nearly always finds nothing to escape
-   procedure Seal (Store : in out Text_Store) is
-   begin
-      if Store.Plain_Last = Store.Sealed
-        and then Json_Bytes.Is_Plain
-                   (Store.Data (Store.Sealed + 1 .. Store.Last))
-      then
-         Store.Plain_Last := Store.Last;
-      end if;
-      Store.Sealed := Store.Last;
-   end Seal;
-
    procedure Start_Text (Self : in out Builder) is
    begin
       Before_Value (Self);
@@ -473,37 +381,6 @@ package body Json_Text is
    begin
       Literal (Self, (if Value then "true" else "false"));
    end Bool;
-
-   subtype Fraction_Text is String (1 .. 5);
-
-   --  Value / 1000 as a JSON number with at most three decimals, in Image
-   --  (1 .. Last): on the stack, for Add_Fraction to copy at once
-   procedure Spell_Fraction
-     (Value : Millis; Image : out Fraction_Text; Last : out Positive)
-   is
-      function Digit (Of_Value : Natural) return Character is
-        (Character'Val (Character'Pos ('0') + Of_Value mod 10));
-   begin
-      if Value = 1000 then
-         Image := "1.0  ";
-         Last := 3;
-         return;
-      end if;
-      Image := "0." & Digit (Value / 100) & Digit (Value / 10)
-        & Digit (Value);
-      Last := 5;
-      while Last > 3 and then Image (Last) = '0' loop
-         Last := Last - 1;
-      end loop;
-   end Spell_Fraction;
-
-   procedure Add_Fraction (Store : in out Text_Store; Value : Millis) is
-      Image : Fraction_Text;
-      Last  : Positive;
-   begin
-      Spell_Fraction (Value, Image, Last);
-      Add (Store, Image (1 .. Last));
-   end Add_Fraction;
 
    procedure Text_Field (Self : in out Builder; Name, Value : String) is
    begin
@@ -600,63 +477,62 @@ package body Json_Text is
       end if;
    end Start_Filling;
 
-   procedure Fill_Stored
-     (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
+   --  Value as it stands, then the template's text up to the next hole,
+   --  with one reservation for both, which both copies then stay within:
+   --  their checks would cost as much as the copies of the short texts most
+   --  holes take.  Next is a hole of Pattern while Pattern is set (Start_
+   --  Filling and this procedure keep it so), so the segment read is one.
+   procedure Fill_Plain (Self : in out Builder; Value : String)
+   with Inline_Always
    is
-      --  Parts are kept (the precondition) and their holes are the
-      --  template's next ones: every slice below lies within the store, a
-      --  segment or the room reserved just before it is written
       pragma Suppress (Index_Check);
+      pragma Suppress (Length_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);
-      pragma Suppress (Length_Check);
-      pragma Suppress (Access_Check);
       Pattern : Template_Text renames Self.Pattern.all;
-      Hole    : constant Positive := Self.Next;
+      Segment : String renames Pattern.Segments (Self.Next).all;
+      Start   : constant Natural := Self.Last;
+      Between : constant Natural := Start + Value'Length;
    begin
-      for K in Parts'Range loop
-         declare
-            Part    : Stored_Text renames Parts (K);
-            Segment : String renames
-              Pattern.Segments (Hole + (K - Parts'First)).all;
-            Length  : constant Natural := Part.Last - Part.First + 1;
-         begin
-            --  A text hole's part is escaped as the hole was written: once
-            --  more than a plain builder's texts where it was written
-            --  Inside_String (a document part within a plain text).  A
-            --  number needs no escape: where the seal did not find it
-            --  plain, the escaper copies it unchanged
-            if Part.Last <= Store.Plain_Last then
-               Reserve (Self, Length + Segment'Length);
-               Self.Data (Self.Last + 1 .. Self.Last + Length) :=
-                 Store.Data (Part.First .. Part.Last);
-               Self.Last := Self.Last + Length;
-            else
-               Put_Escaped (Self, Store.Data (Part.First .. Part.Last),
-                            Twice => Pattern.Twice (Hole + (K - Parts'First)));
-               Reserve (Self, Segment'Length);
-            end if;
-            Self.Data (Self.Last + 1 .. Self.Last + Segment'Length) :=
-              Segment;
-            Self.Last := Self.Last + Segment'Length;
-         end;
-      end loop;
-      if Hole + Parts'Length > Pattern.Holes then
-         Self.Pattern := No_Template;
-      else
-         Self.Next := Hole + Parts'Length;
-      end if;
-   end Fill_Stored;
-
-   procedure Fill_Raw (Self : in out Builder; Json : String) is
-   begin
-      Put (Self, Json);
-      Put (Self, Self.Pattern.Segments (Self.Next).all);
-      if Self.Next = Self.Pattern.Holes then
+      Reserve (Self, Value'Length + Segment'Length);
+      Self.Data (Start + 1 .. Between) := Value;
+      Self.Data (Between + 1 .. Between + Segment'Length) := Segment;
+      Self.Last := Between + Segment'Length;
+      if Self.Next = Pattern.Holes then
          Self.Pattern := No_Template;
       else
          Self.Next := Self.Next + 1;
       end if;
+   end Fill_Plain;
+
+   procedure Fill_Text
+     (Self : in out Builder; Value : String; Plain : Boolean) is
+   begin
+      if Plain then
+         Fill_Plain (Self, Value);
+      else
+         Put_Escaped (Self, Value, Twice => Self.Pattern.Twice (Self.Next));
+         Fill_Plain (Self, "");
+      end if;
+   end Fill_Text;
+
+   procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
+      Image : constant Thousandths.Image := Thousandths.Spelled (Value);
+   begin
+      Fill_Plain (Self, Image.Text (1 .. Image.Last));
+   end Fill_Fraction;
+
+   procedure Fill_Count (Self : in out Builder; Value : Natural) is
+      Image : Decimal_Text;
+      First : Positive;
+   begin
+      Spell_Decimal (Long_Long_Integer (Value), Image, First);
+      Fill_Plain (Self, Image (First .. Image'Last));
+   end Fill_Count;
+
+   procedure Fill_Raw (Self : in out Builder; Json : String) is
+   begin
+      Fill_Plain (Self, Json);
    end Fill_Raw;
 
    procedure End_Line (Self : in out Builder) is

@@ -14,14 +14,16 @@
 --  whole reply is one template (see Templates), the quoted copy written
 --  Inside_String into the text block's text (Document_Part), so a turn
 --  copies each value twice rather than escaping the first copy byte by
---  byte.
+--  byte.  What the values are, and in what order they fill the holes, is
+--  Turn_Tool's one table of the result's members.
 
 private with Ada.Finalization;
 with Json_Bytes;
+with Thousandths;
 
 package Json_Text is
 
-   subtype Millis is Natural range 0 .. 1000;
+   subtype Millis is Thousandths.Count;
 
    type Builder (Inside_String : Boolean := False) is
      tagged limited private;
@@ -52,85 +54,6 @@ package Json_Text is
    with Pre => Length (Other) > 0
                and then (Self.Inside_String or else not Other.Inside_String);
    --  The document Other holds, as a value
-
-   type Text_Store (Capacity : Natural) is limited private;
-   --  Texts kept back to back to be written later, some of them many times.
-   --  Seal tests the texts kept since the last seal for a byte a JSON
-   --  string must escape, all at once.  A builder copies a text as it
-   --  stands, in either form, when seals found it and every text kept
-   --  before it plain; any other text it escapes as it writes it.
-
-   type Stored_Text is private;
-   --  One text of a store (empty by default)
-
-   procedure Clear (Store : in out Text_Store);
-   --  Forget every text: parts kept before are no longer the store's
-
-   function Room (Store : Text_Store) return Natural;
-   --  How many more bytes the store can keep
-
-   procedure Keep
-     (Store : in out Text_Store; Value : String; Part : out Stored_Text)
-   with Pre  => not Is_Writing (Store),
-        Post => not Is_Writing (Store) and then Is_Kept (Store, Part);
-   --  Value as one part: Start_Part, Add, End_Part
-
-   --  A text written in pieces, straight into the store: Start_Part, Add
-   --  (or Add_Kept, Add_Image, Add_Fraction) for each piece, then End_Part
-   --  to keep it.  Where a store cannot hold a piece, the part takes what
-   --  fits without cutting a character and ends there: the pieces added
-   --  after it are left out.  Pieces are UTF-8, so the part stays UTF-8.
-
-   function Is_Writing (Store : Text_Store) return Boolean;
-   --  A part was started and not yet ended
-
-   function Is_Whole (Store : Text_Store) return Boolean;
-   --  No piece added since the last Clear was cut or left out
-
-   procedure Start_Part (Store : in out Text_Store)
-   with Pre  => not Is_Writing (Store),
-        Post => Is_Writing (Store);
-
-   procedure Add (Store : in out Text_Store; Piece : String)
-   with Inline, Pre => Is_Writing (Store);
-
-   procedure Add_Kept (Store : in out Text_Store; Kept : Stored_Text)
-   with Pre => Is_Writing (Store) and then Is_Kept (Store, Kept);
-   --  A text kept before, copied again
-
-   procedure Add_Image (Store : in out Text_Store; Value : Natural)
-   with Pre => Is_Writing (Store);
-   --  Value in decimal, with no blank before it
-
-   procedure Add_Fraction (Store : in out Text_Store; Value : Millis)
-   with Pre => Is_Writing (Store);
-   --  Value / 1000 as a JSON number with at most three decimals: 0.875, 1.0
-
-   procedure End_Part (Store : in out Text_Store; Part : out Stored_Text)
-   with Pre  => Is_Writing (Store),
-        Post => not Is_Writing (Store) and then Is_Kept (Store, Part);
-
-   procedure Seal (Store : in out Text_Store)
-   with Post => Is_Sealed (Store);
-   --  Test the texts kept since the last seal, in one pass over them all
-   --  (none once a seal has found a byte to escape: the texts after it are
-   --  escaped as they are written)
-
-   function Is_Sealed (Store : Text_Store) return Boolean;
-   --  Nothing was kept since the last Seal (or Clear)
-
-   function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean;
-   --  Part is empty or ends within the bytes Store now holds: reading it
-   --  never leaves the store (a part kept before the last Clear passes too,
-   --  and reads what was kept since)
-
-   function Is_Empty (Part : Stored_Text) return Boolean;
-
-   function Length (Part : Stored_Text) return Natural;
-   --  How many bytes Part holds
-
-   function Text_Of (Store : Text_Store; Part : Stored_Text) return String
-   with Pre => Is_Kept (Store, Part);
 
    procedure Start_Text (Self : in out Builder);
    procedure Text_Part (Self : in out Builder; Value : String);
@@ -228,27 +151,32 @@ package Json_Text is
    function Holes_Left (Self : Builder) return Natural;
    --  The holes of the template being filled that are not filled yet
 
-   type Stored_Texts is array (Positive range <>) of Stored_Text;
+   procedure Fill_Text
+     (Self : in out Builder; Value : String; Plain : Boolean)
+   with Inline,
+        Pre => Is_Filling (Self) and then Next_Hole (Self) = Text_Hole;
+   --  The next hole, a text hole, filled with Value, then the template's
+   --  text up to the hole after it (once the last hole is filled, the rest
+   --  of the template, and Is_Filling is False).  Value is copied as it
+   --  stands where the caller found it Plain (Json_Bytes.Is_Plain: nothing
+   --  to escape, once or twice), else escaped as the hole was written
+   --  (twice where it was written Inside_String, see Document_Part).
 
-   procedure Fill_Stored
-     (Self : in out Builder; Store : Text_Store; Parts : Stored_Texts)
-   with Pre => Is_Filling (Self) and then Parts'Length <= Holes_Left (Self)
-               and then (for all Part of Parts => Is_Kept (Store, Part));
-   --  The next holes, text and number holes, filled with Parts in turn, in
-   --  one call, each followed by the template's text up to the hole after
-   --  it (once the last hole is filled, the rest of the template, and
-   --  Is_Filling is False).  A text hole's part is escaped as the hole was
-   --  written (twice where it was written Inside_String, see
-   --  Document_Part), or copied as it stands where a seal found it plain; a
-   --  number hole's part is copied as it stands.  The caller sees to it
-   --  that a number hole's part is a number (as Add_Image and Add_Fraction
-   --  spell them): checking each part's bytes here would cost more than the
-   --  fill.
+   procedure Fill_Fraction (Self : in out Builder; Value : Millis)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
+   --  The next hole, a number hole, filled with Value / 1000 as a JSON
+   --  number with at most three decimals (0.875, 1.0), as Fill_Text
+
+   procedure Fill_Count (Self : in out Builder; Value : Natural)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
+   --  The next hole, a number hole, filled with Value in decimal, as
+   --  Fill_Text.  A number hole is filled by these two alone: it takes a
+   --  number, never a text.
 
    procedure Fill_Raw (Self : in out Builder; Json : String)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Raw_Hole;
    --  The next hole's value, then the template's text up to the hole after
-   --  it, as Fill_Stored
+   --  it, as Fill_Text
 
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included
@@ -332,49 +260,5 @@ private
      (Pattern.Inside_String);
 
    function Is_In_Text (Self : Builder) return Boolean is (Self.In_Text);
-
-   type Text_Store (Capacity : Natural) is limited record
-      Data       : String (1 .. Capacity);
-      Last       : Natural := 0;
-      --  Data (1 .. Last) holds the texts kept since the last Clear
-      Sealed     : Natural := 0;
-      --  Data (1 .. Sealed) was tested by the last Seal
-      Plain_Last : Natural := 0;
-      --  No byte of Data (1 .. Plain_Last) needs an escape
-      Writing    : Boolean := False;
-      Part_First : Positive := 1;
-      --  The part being written starts at Data (Part_First)
-      Cut        : Boolean := False;
-      --  The part being written was cut where the store ran out of room
-      Whole      : Boolean := True;
-      --  No part was cut since the last Clear
-   end record;
-
-   function Is_Whole (Store : Text_Store) return Boolean is (Store.Whole);
-
-   function Is_Writing (Store : Text_Store) return Boolean is (Store.Writing);
-
-   type Stored_Text is record
-      First : Positive := 1;
-      Last  : Natural := 0;
-   end record;
-
-   function Is_Sealed (Store : Text_Store) return Boolean is
-     (Store.Sealed = Store.Last);
-
-   function Room (Store : Text_Store) return Natural is
-     (Store.Capacity - Store.Last);
-
-   function Is_Kept (Store : Text_Store; Part : Stored_Text) return Boolean is
-     (Part.Last < Part.First or else Part.Last <= Store.Last);
-
-   function Is_Empty (Part : Stored_Text) return Boolean is
-     (Part.Last < Part.First);
-
-   function Length (Part : Stored_Text) return Natural is
-     (Natural'Max (0, Part.Last - Part.First + 1));
-
-   function Text_Of (Store : Text_Store; Part : Stored_Text) return String is
-     (Store.Data (Part.First .. Part.Last));
 
 end Json_Text;

@@ -1,10 +1,11 @@
 with Cycle_Order;
+with Json_Bytes;
 with Organs.Deck;
+with Organs.Texts;
 
 package body Turn_Tool is
 
    use Json_Reader;
-   use type Organs.Intent_Kind;
 
    subtype Key_Part is Argument range Uid .. Server;
 
@@ -29,57 +30,6 @@ package body Turn_Tool is
      & "},""required"":[""input"",""uid"",""channel"",""server""],"
      & """additionalProperties"":false}";
 
-   Fraction_Schema : constant String :=
-     "{""type"":""number"",""minimum"":0,""maximum"":1}";
-
-   function Intent_Enum return String is
-      Listed : Unbounded_String := To_Unbounded_String ("[");
-   begin
-      for Intent in Organs.Intent_Kind loop
-         if Intent /= Organs.Intent_Kind'First then
-            Append (Listed, ",");
-         end if;
-         Append (Listed, Json_Text.Quoted (Organs.Intent_Name (Intent)));
-      end loop;
-      return To_String (Listed) & "]";
-   end Intent_Enum;
-
-   Output_Schema : constant String :=
-     "{""type"":""object"",""properties"":{"
-     & """session"":{""type"":""object"",""properties"":{"
-     & """uid"":{""type"":""string""},""channel"":{""type"":""string""},"
-     & """server"":{""type"":""string""}},"
-     & """required"":[""uid"",""channel"",""server""],"
-     & """additionalProperties"":false},"
-     & """turn"":{""type"":""integer"",""minimum"":1},"
-     & """energy"":" & Fraction_Schema & ","
-     & """passes_run"":{""type"":""integer"",""minimum"":1,""maximum"":8},"
-     & """steps"":{""type"":""array"",""minItems"":23,""maxItems"":23,"
-     & """items"":{""type"":""object"",""properties"":{"
-     & """index"":{""type"":""integer"",""minimum"":1,""maximum"":23},"
-     & """name"":{""type"":""string""},""organ"":{""type"":""string""},"
-     & """status"":{""enum"":[""ran"",""skipped""]},"
-     & """detail"":{""type"":""string""}},"
-     & """required"":[""index"",""name"",""organ"",""status""],"
-     & """additionalProperties"":false}},"
-     & """route"":{""type"":""object"",""properties"":{"
-     & """intent"":{""enum"":" & Intent_Enum & "},"
-     & """target"":{""type"":""string""}},"
-     & """required"":[""intent"",""target""],""additionalProperties"":false},"
-     & """coherence"":{""type"":""object"",""properties"":{"
-     & """score"":" & Fraction_Schema & ",""drift"":" & Fraction_Schema & "},"
-     & """required"":[""score"",""drift""],""additionalProperties"":false},"
-     & """output"":{""type"":""string""},"
-     & """identity"":{""type"":""object"",""properties"":{"
-     & """roles"":{""type"":""array"",""items"":{""type"":""string""},"
-     & """minItems"":3,""maxItems"":3},"
-     & """cards"":{""type"":""array"",""items"":{""type"":""string""},"
-     & """minItems"":3,""maxItems"":3}},"
-     & """required"":[""roles"",""cards""],""additionalProperties"":false}},"
-     & """required"":[""session"",""turn"",""energy"",""passes_run"",""steps"","
-     & """route"",""coherence"",""output"",""identity""],"
-     & """additionalProperties"":false}";
-
    procedure Write_Definition (Json : in out Json_Text.Builder) is
    begin
       Json.Start_Object;
@@ -92,7 +42,8 @@ package body Turn_Tool is
          & " the synthesized output and the full cycle trace. Sessions never"
          & " share state.");
       Json.Raw_Field ("inputSchema", Input_Schema);
-      Json.Raw_Field ("outputSchema", Output_Schema);
+      Json.Key ("outputSchema");
+      Write_Output_Schema (Json);
       Json.Key ("annotations");
       Json.Start_Object;
       Json.Bool_Field ("readOnlyHint", False);
@@ -190,111 +141,365 @@ package body Turn_Tool is
       Json.Bool_Field ("isError", True);
    end Write_Refusal;
 
-   procedure Write_Identity
-     (Json     : in out Json_Text.Builder;
-      Stub     : Organs.Fixture;
-      Identity : Organs.Identity.Big_Three) is
-   begin
-      Json.Reset;
-      Json.Start_Object;
-      Json.Key ("roles");
-      Json.Start_Array;
-      for Role of Stub.Roles loop
-         Json.Text (Role.all);
-      end loop;
-      Json.End_Array;
-      Json.Key ("cards");
-      Json.Start_Array;
-      for Card of Identity loop
-         Json.Text (Organs.Deck.Name (Stub, Card).all);
-      end loop;
-      Json.End_Array;
-      Json.End_Object;
-   end Write_Identity;
+   ---------------------------------------------------------------------
+   --  The result, derived from its members
 
-   --  The structured result of every turn of Passes passes, with a hole for
-   --  each value that changes from turn to turn.  Fill_Result fills the
-   --  holes in the order written here.
-   procedure Write_Shape
-     (Json     : in out Json_Text.Builder;
-      Identity : Json_Text.Builder;
-      Passes   : Energy_Gate.Pass_Count)
-   with Pre => Json.Inside_String = Identity.Inside_String;
+   use type Turn_Cycle.Step_Status;
 
-   procedure Write_Shape
-     (Json     : in out Json_Text.Builder;
-      Identity : Json_Text.Builder;
-      Passes   : Energy_Gate.Pass_Count)
+   function Status_Name (Status : Turn_Cycle.Step_Status) return String is
+     (case Status is
+         when Turn_Cycle.Ran => "ran",
+         when Turn_Cycle.Skipped => "skipped");
+
+   type Step_Field is (Index_Field, Name_Field, Organ_Field, Status_Field, Detail_Field);
+   --  The members of a step, in the order a step is written; all but
+   --  detail (a skipped step has none) are required
+
+   function Field_Name (Field : Step_Field) return String is
+     (case Field is
+         when Index_Field => "index",
+         when Name_Field => "name",
+         when Organ_Field => "organ",
+         when Status_Field => "status",
+         when Detail_Field => "detail");
+
+   --  The members of Members from First on that share its group: the
+   --  whole run, when it is a group's, else First alone
+   function Run_Last (Members : Member_List; First : Positive) return Positive
    is
-      use Json_Text;
+      Last : Positive := First;
+   begin
+      if Members (First).Group /= Result then
+         while Last < Members'Last
+           and then Members (Last + 1).Group = Members (First).Group
+         loop
+            Last := Last + 1;
+         end loop;
+      end if;
+      return Last;
+   end Run_Last;
+
+   function Is_Read (M : Member) return Boolean is
+     (M.Name /= null
+      and then (case M.Kind is
+                   when Text => M.Text_Of /= null,
+                   when Choice => M.Choice_Of /= null,
+                   when Fraction => M.Fraction_Of /= null,
+                   when Count => M.Count_Of /= null,
+                   when Pass_Total | Steps | Names => True));
+
+   function Is_Well_Formed (Members : Member_List) return Boolean is
+     ((for all M of Members => Is_Read (M))
+      and then (for all I in Members'Range =>
+        (for all J in I + 1 .. Members'Last =>
+           (if Members (J).Group = Members (I).Group
+              and then Members (I).Group /= Result
+            then (for all K in I .. J => Members (K).Group = Members (I).Group))
+           and then
+           (if Members (J).Group = Members (I).Group
+            then Members (J).Name.all /= Members (I).Name.all)))
+      and then (for all M of Members =>
+                 M.Group = Result or else Group_Name (M.Group) /= ""));
+
+   function Holes_Per_Copy (Members : Member_List) return Natural is
+      Holes : Natural := 0;
+   begin
+      for M of Members loop
+         case M.Kind is
+            when Text | Choice | Fraction | Count => Holes := Holes + 1;
+            when Steps => Holes := Holes + Natural (Cycle_Order.Step_Index'Last);
+            when Pass_Total | Names => null;
+         end case;
+      end loop;
+      return Holes;
+   end Holes_Per_Copy;
+
+   --  {"type":"object","properties":{...},"required":[...],
+   --  "additionalProperties":false} around what Properties and Required
+   --  write
+   generic
+      with procedure Properties (Json : in out Json_Text.Builder);
+      with procedure Required (Json : in out Json_Text.Builder);
+   procedure Write_Object_Schema (Json : in out Json_Text.Builder);
+
+   procedure Write_Object_Schema (Json : in out Json_Text.Builder) is
    begin
       Json.Start_Object;
-      Json.Key ("session");
+      Json.Text_Field ("type", "object");
+      Json.Key ("properties");
       Json.Start_Object;
-      Json.Key ("uid");
-      Json.Hole (Text_Hole);
-      Json.Key ("channel");
-      Json.Hole (Text_Hole);
-      Json.Key ("server");
-      Json.Hole (Text_Hole);
+      Properties (Json);
       Json.End_Object;
-      Json.Key ("turn");
-      Json.Hole (Number_Hole);
-      Json.Key ("energy");
-      Json.Hole (Number_Hole);
-      Json.Int_Field ("passes_run", Long_Long_Integer (Passes));
-      Json.Key ("steps");
+      Json.Key ("required");
       Json.Start_Array;
-      for Step in Cycle_Order.Step_Index loop
-         Json.Start_Object;
-         Json.Int_Field ("index", Long_Long_Integer (Step));
-         Json.Text_Field ("name", Cycle_Order.Name (Step));
-         Json.Text_Field ("organ", Cycle_Order.Organ (Step));
-         if Turn_Cycle.Runs (Step, Passes) then
-            Json.Text_Field ("status", "ran");
-            Json.Key ("detail");
-            Json.Hole (Text_Hole);
-         else
-            Json.Text_Field ("status", "skipped");
-         end if;
-         Json.End_Object;
-      end loop;
+      Required (Json);
       Json.End_Array;
-      Json.Key ("route");
-      Json.Start_Object;
-      Json.Key ("intent");
-      Json.Hole (Text_Hole);
-      Json.Key ("target");
-      Json.Hole (Text_Hole);
+      Json.Bool_Field ("additionalProperties", False);
       Json.End_Object;
-      Json.Key ("coherence");
-      Json.Start_Object;
-      Json.Key ("score");
-      Json.Hole (Number_Hole);
-      Json.Key ("drift");
-      Json.Hole (Number_Hole);
-      Json.End_Object;
-      Json.Key ("output");
-      Json.Hole (Text_Hole);
-      Json.Key ("identity");
-      Json.Raw_Document (Identity);
-      Json.End_Object;
-   end Write_Shape;
+   end Write_Object_Schema;
 
+   procedure Write_Type (Json : in out Json_Text.Builder; Name : String) is
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("type", Name);
+      Json.End_Object;
+   end Write_Type;
+
+   procedure Write_Whole_Range
+     (Json : in out Json_Text.Builder; Low : Natural; High : Natural := 0) is
+   begin
+      Json.Start_Object;
+      Json.Text_Field ("type", "integer");
+      Json.Int_Field ("minimum", Long_Long_Integer (Low));
+      if High > 0 then
+         Json.Int_Field ("maximum", Long_Long_Integer (High));
+      end if;
+      Json.End_Object;
+   end Write_Whole_Range;
+
+   procedure Write_Step_Schema (Json : in out Json_Text.Builder) is
+      procedure Properties (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Step_Field loop
+            Json.Key (Field_Name (Field));
+            case Field is
+               when Index_Field =>
+                  Write_Whole_Range
+                    (Json, 1, Natural (Cycle_Order.Step_Index'Last));
+               when Name_Field | Organ_Field | Detail_Field =>
+                  Write_Type (Json, "string");
+               when Status_Field =>
+                  Json.Start_Object;
+                  Json.Key ("enum");
+                  Json.Start_Array;
+                  for Each in Turn_Cycle.Step_Status loop
+                     Json.Text (Status_Name (Each));
+                  end loop;
+                  Json.End_Array;
+                  Json.End_Object;
+            end case;
+         end loop;
+      end Properties;
+
+      procedure Required (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Step_Field range Index_Field .. Status_Field loop
+            Json.Text (Field_Name (Field));
+         end loop;
+      end Required;
+
+      procedure Write is new Write_Object_Schema (Properties, Required);
+   begin
+      Write (Json);
+   end Write_Step_Schema;
+
+   procedure Write_Kind_Schema (Json : in out Json_Text.Builder; Kind : Value_Kind)
+   is
+      Steps_Count : constant Long_Long_Integer :=
+        Long_Long_Integer (Cycle_Order.Step_Index'Last);
+   begin
+      case Kind is
+         when Text =>
+            Write_Type (Json, "string");
+         when Choice =>
+            Json.Start_Object;
+            Json.Key ("enum");
+            Json.Start_Array;
+            for Intent in Organs.Intent_Kind loop
+               Json.Text (Organs.Intent_Name (Intent));
+            end loop;
+            Json.End_Array;
+            Json.End_Object;
+         when Fraction =>
+            Json.Start_Object;
+            Json.Text_Field ("type", "number");
+            Json.Int_Field ("minimum", 0);
+            Json.Int_Field ("maximum", 1);
+            Json.End_Object;
+         when Count =>
+            Write_Whole_Range (Json, 1);
+         when Pass_Total =>
+            Write_Whole_Range (Json, 1, Energy_Gate.Pass_Count'Last);
+         when Steps =>
+            Json.Start_Object;
+            Json.Text_Field ("type", "array");
+            Json.Int_Field ("minItems", Steps_Count);
+            Json.Int_Field ("maxItems", Steps_Count);
+            Json.Key ("items");
+            Write_Step_Schema (Json);
+            Json.End_Object;
+         when Names =>
+            Json.Start_Object;
+            Json.Text_Field ("type", "array");
+            Json.Key ("items");
+            Write_Type (Json, "string");
+            Json.Int_Field ("minItems", 3);
+            Json.Int_Field ("maxItems", 3);
+            Json.End_Object;
+      end case;
+   end Write_Kind_Schema;
+
+   --  The schema of Members (First .. Last), one object's members: a
+   --  group's run within the result is written as an object of its own
+   procedure Write_Members_Schema
+     (Json : in out Json_Text.Builder; Members : Member_List;
+      First, Last : Positive; Within_Group : Boolean)
+   is
+      procedure Properties (Json : in out Json_Text.Builder) is
+         At_Member : Positive := First;
+      begin
+         while At_Member <= Last loop
+            declare
+               Run : constant Positive :=
+                 (if Within_Group then At_Member
+                  else Run_Last (Members, At_Member));
+               M   : Member renames Members (At_Member);
+            begin
+               if Within_Group or else M.Group = Result then
+                  Json.Key (M.Name.all);
+                  Write_Kind_Schema (Json, M.Kind);
+               else
+                  Json.Key (Group_Name (M.Group));
+                  Write_Members_Schema (Json, Members, At_Member, Run, True);
+               end if;
+               At_Member := Run + 1;
+            end;
+         end loop;
+      end Properties;
+
+      procedure Required (Json : in out Json_Text.Builder) is
+         At_Member : Positive := First;
+      begin
+         while At_Member <= Last loop
+            declare
+               M : Member renames Members (At_Member);
+            begin
+               if Within_Group or else M.Group = Result then
+                  Json.Text (M.Name.all);
+                  At_Member := At_Member + 1;
+               else
+                  Json.Text (Group_Name (M.Group));
+                  At_Member := Run_Last (Members, At_Member) + 1;
+               end if;
+            end;
+         end loop;
+      end Required;
+
+      procedure Write is new Write_Object_Schema (Properties, Required);
+   begin
+      Write (Json);
+   end Write_Members_Schema;
+
+   procedure Write_Output_Schema
+     (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
+   is
+   begin
+      Write_Members_Schema
+        (Json, Members, Members'First, Members'Last, Within_Group => False);
+   end Write_Output_Schema;
 
    procedure Set_Identity
      (Identity : in out Result_Identity;
-      Stub     : Organs.Fixture;
+      Chosen   : Organs.Sets.Organ_Set;
       Drawn    : Organs.Identity.Big_Three) is
    begin
-      Write_Identity (Identity.Plain, Stub, Drawn);
-      Write_Identity (Identity.Quoted, Stub, Drawn);
+      for Role in Organs.Identity.Role loop
+         Identity.Roles (Role) :=
+           new String'(Chosen.Identity.Role_Name (Role).all);
+         Identity.Cards (Role) :=
+           new String'(Chosen.Deck.Name (Drawn (Role)).all);
+      end loop;
    end Set_Identity;
+
+   --  The structured result of every turn of Passes passes, with a hole for
+   --  each value that changes from turn to turn, in the order of Members:
+   --  the order Fill_Copy fills them in.
+   procedure Write_Shape
+     (Json     : in out Json_Text.Builder;
+      Identity : Result_Identity;
+      Passes   : Energy_Gate.Pass_Count;
+      Members  : Member_List)
+   is
+      use Json_Text;
+      Open : Group_Kind := Result;
+   begin
+      Json.Start_Object;
+      for M of Members loop
+         if M.Group /= Open then
+            if Open /= Result then
+               Json.End_Object;
+            end if;
+            Open := M.Group;
+            if Open /= Result then
+               Json.Key (Group_Name (Open));
+               Json.Start_Object;
+            end if;
+         end if;
+         Json.Key (M.Name.all);
+         case M.Kind is
+            when Text | Choice =>
+               Json.Hole (Text_Hole);
+            when Fraction | Count =>
+               Json.Hole (Number_Hole);
+            when Pass_Total =>
+               Json.Int (Long_Long_Integer (Passes));
+            when Steps =>
+               Json.Start_Array;
+               for Step in Cycle_Order.Step_Index loop
+                  Json.Start_Object;
+                  for Field in Step_Field loop
+                     case Field is
+                        when Index_Field =>
+                           Json.Int_Field (Field_Name (Field),
+                                           Long_Long_Integer (Step));
+                        when Name_Field =>
+                           Json.Text_Field (Field_Name (Field),
+                                            Cycle_Order.Name (Step));
+                        when Organ_Field =>
+                           Json.Text_Field (Field_Name (Field),
+                                            Cycle_Order.Organ (Step));
+                        when Status_Field =>
+                           Json.Text_Field
+                             (Field_Name (Field),
+                              Status_Name
+                                (if Turn_Cycle.Runs (Step, Passes)
+                                 then Turn_Cycle.Ran else Turn_Cycle.Skipped));
+                        when Detail_Field =>
+                           if Turn_Cycle.Runs (Step, Passes) then
+                              Json.Key (Field_Name (Field));
+                              Json.Hole (Text_Hole);
+                           end if;
+                     end case;
+                  end loop;
+                  Json.End_Object;
+               end loop;
+               Json.End_Array;
+            when Names =>
+               Json.Start_Array;
+               for Role in Organs.Identity.Role loop
+                  declare
+                     Name : constant Name_Access :=
+                       (case M.List is
+                           when Roles => Identity.Roles (Role),
+                           when Cards => Identity.Cards (Role));
+                  begin
+                     Json.Text (Name.all);
+                  end;
+               end loop;
+               Json.End_Array;
+         end case;
+      end loop;
+      if Open /= Result then
+         Json.End_Object;
+      end if;
+      Json.End_Object;
+   end Write_Shape;
 
    procedure Write_Result_Shape
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
-      Passes   : Energy_Gate.Pass_Count)
+      Passes   : Energy_Gate.Pass_Count;
+      Members  : Member_List := Result_Members)
    is
       Quoted : Json_Text.Builder (Inside_String => True);
    begin
@@ -306,56 +511,67 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Hole (Json_Text.Text_Hole);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Write_Shape (Quoted, Identity.Quoted, Passes);
+      Write_Shape (Quoted, Identity, Passes, Members);
       Json.Document_Part (Quoted);
       Json.End_Text;
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Write_Shape (Json, Identity.Plain, Passes);
+      Write_Shape (Json, Identity, Passes, Members);
       Json.Bool_Field ("isError", False);
    end Write_Result_Shape;
 
    procedure Fill_Result
-     (Json  : in out Json_Text.Builder;
-      Trace : Turn_Cycle.Turn_Trace)
+     (Json    : in out Json_Text.Builder;
+      Trace   : Turn_Cycle.Turn_Trace;
+      Members : Member_List := Result_Members)
    is
-      use type Turn_Cycle.Step_Status;
-      Parts : Json_Text.Stored_Texts (1 .. Result_Holes);
-      Last  : Natural := 0;
+      --  Every text of the trace is read where it stands in its store
+      procedure Fill_From (Bytes : String) is
+         Plain : constant Boolean := Json_Bytes.Is_Plain (Bytes);
+         --  One pass over every text of the turn: they are short and many,
+         --  and nearly always hold nothing to escape
 
-      procedure Next (Part : Json_Text.Stored_Text) is
-      begin
-         Last := Last + 1;
-         Parts (Last) := Part;
-      end Next;
+         procedure Fill_Part (Part : Turn_Cycle.Span) with Inline is
+         begin
+            Json.Fill_Text (Bytes (Part.First .. Part.Last), Plain);
+         end Fill_Part;
 
-      --  The values of one copy of Write_Shape's document, in its order
-      procedure Structured is
+         --  The values of one copy of Write_Shape's document, in its order
+         procedure Fill_Copy is
+         begin
+            for M of Members loop
+               case M.Kind is
+                  when Text =>
+                     Fill_Part (M.Text_Of (Trace));
+                  when Choice =>
+                     --  An intent's name is a plain word
+                     Json.Fill_Text
+                       (Organs.Intent_Name (M.Choice_Of (Trace)),
+                        Plain => True);
+                  when Fraction =>
+                     Json.Fill_Fraction
+                       (Organs.To_Millis (M.Fraction_Of (Trace)));
+                  when Count =>
+                     Json.Fill_Count (M.Count_Of (Trace));
+                  when Steps =>
+                     for Step of Trace.Steps loop
+                        if Step.Status = Turn_Cycle.Ran then
+                           Fill_Part (Step.Detail);
+                        end if;
+                     end loop;
+                  when Pass_Total | Names =>
+                     null;
+               end case;
+            end loop;
+         end Fill_Copy;
       begin
-         for Part of Json_Text.Stored_Texts'
-           [Trace.Uid, Trace.Channel, Trace.Server, Trace.Turn_Text,
-            Trace.Energy_Text]
-         loop
-            Next (Part);
-         end loop;
-         for Step in Cycle_Order.Step_Index loop
-            if Trace.Steps (Step).Status = Turn_Cycle.Ran then
-               Next (Trace.Steps (Step).Detail);
-            end if;
-         end loop;
-         for Part of Json_Text.Stored_Texts'
-           [Trace.Intent_Name, Trace.Route, Trace.Coherence_Text,
-            Trace.Drift_Text, Trace.Output]
-         loop
-            Next (Part);
-         end loop;
-      end Structured;
+         Fill_Part (Trace.Output);
+         Fill_Copy;
+         Fill_Copy;
+      end Fill_From;
    begin
-      Next (Trace.Output);
-      Structured;
-      Structured;
-      Json.Fill_Stored (Trace.Texts, Parts (1 .. Last));
+      Organs.Texts.Read (Trace.Texts, Fill_From'Access);
    end Fill_Result;
 
 end Turn_Tool;

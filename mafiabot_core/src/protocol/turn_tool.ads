@@ -1,8 +1,14 @@
 --  The one tool the body offers, `turn`: its declaration (input and output
---  schemas), the check of its arguments, and its result.  The output schema
---  and the writer of structuredContent sit side by side here so that they
---  cannot drift apart: the official SDK client validates one against the
---  other.
+--  schemas), the check of its arguments, and its result.
+--
+--  The result's members are declared once, in one table (Result_Members):
+--  the advertised outputSchema, the template of structuredContent and of
+--  its copy in the text block, and the order their holes are filled in,
+--  are all derived from it, so they cannot drift apart (the official SDK
+--  client validates one against the other).  A member's value is read from
+--  the trace by a function whose result type is the member's kind: a
+--  number member cannot be given a text, for its reader returns a number
+--  and the only fills of a number hole take numbers.
 
 with Ada.Strings.Unbounded;
 with Energy_Gate;
@@ -10,6 +16,8 @@ with Json_Reader;
 with Json_Text;
 with Organs;
 with Organs.Identity;
+with Organs.Sets;
+with Session_Keys;
 with Turn_Cycle;
 
 package Turn_Tool is
@@ -19,7 +27,7 @@ package Turn_Tool is
 
    Name : constant String := "turn";
 
-   Max_Key_Part_Bytes : constant := 256;
+   Max_Key_Part_Bytes : constant := Session_Keys.Max_Part_Bytes;
 
    procedure Write_Definition (Json : in out Json_Text.Builder);
    --  The tool object of tools/list
@@ -57,53 +65,166 @@ package Turn_Tool is
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem
 
+   --  The result's members
+
+   type Value_Kind is (Text, Choice, Fraction, Count, Pass_Total, Steps, Names);
+   --  Text: a string of the trace; Choice: the intent, one of an enum;
+   --  Fraction: a number in [0, 1]; Count: a whole number of 1 or more;
+   --  Pass_Total: how many passes ran, the same on every turn of one shape;
+   --  Steps: the 23 steps; Names: three names fixed at boot (identity)
+
+   type Group_Kind is (Result, Session, Route, Coherence, Identity);
+   --  The object a member sits in: the result itself, or one of its
+   --  objects (a group's members are contiguous in a table)
+
+   function Group_Name (Group : Group_Kind) return String is
+     (case Group is
+         when Result => "",
+         when Session => "session",
+         when Route => "route",
+         when Coherence => "coherence",
+         when Identity => "identity");
+
+   type Name_Text is access constant String;
+
+   type Text_Reader is access
+     function (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span;
+   type Choice_Reader is access
+     function (Trace : Turn_Cycle.Turn_Trace) return Organs.Intent_Kind;
+   type Fraction_Reader is access
+     function (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction;
+   type Count_Reader is access
+     function (Trace : Turn_Cycle.Turn_Trace) return Positive;
+   --  Never null in a table (Is_Well_Formed); nullable only so that a list
+   --  of members can be default-initialized, as concatenation does
+
+   type Identity_List is (Roles, Cards);
+
+   type Member (Kind : Value_Kind := Pass_Total) is record
+      Name  : Name_Text;
+      Group : Group_Kind := Result;
+      case Kind is
+         when Text => Text_Of : Text_Reader;
+         when Choice => Choice_Of : Choice_Reader;
+         when Fraction => Fraction_Of : Fraction_Reader;
+         when Count => Count_Of : Count_Reader;
+         when Pass_Total | Steps => null;
+         when Names => List : Identity_List;
+      end case;
+   end record;
+   --  One member of the result: its name, its object, and how its value is
+   --  read (a member whose value changes from turn to turn is a hole of the
+   --  templates)
+
+   type Member_List is array (Positive range <>) of Member;
+
+   function Is_Well_Formed (Members : Member_List) return Boolean;
+   --  Every member named and read; each group's members contiguous, names
+   --  unique within an object
+
+   Result_Members : constant Member_List;
+   --  The turn result, in the order it is written: the one place a member
+   --  is declared
+
+   function Holes_Per_Copy (Members : Member_List) return Natural;
+   --  The holes one copy of the result of Members leaves, at most: one for
+   --  each member read from the trace and one for each step's detail
+
+   procedure Write_Output_Schema
+     (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
+   with Pre => Is_Well_Formed (Members);
+   --  The JSON Schema of a result of Members: each object's properties in
+   --  the table's order, all of them required, nothing else allowed
+
    type Result_Identity is limited private;
-   --  The identity every result carries (drawn at boot, never changed), in
-   --  both forms: as JSON, and already quoted as a string's text
+   --  The identity every result carries (drawn at boot, never changed)
 
    procedure Set_Identity
      (Identity : in out Result_Identity;
-      Stub     : Organs.Fixture;
+      Chosen   : Organs.Sets.Organ_Set;
       Drawn    : Organs.Identity.Big_Three)
-   with Post => Has_Identity (Identity);
+   with Pre  => Organs.Sets.Is_Complete (Chosen),
+        Post => Has_Identity (Identity);
 
    function Has_Identity (Identity : Result_Identity) return Boolean;
-
-   Result_Holes : constant := 1 + 2 * (10 + 23);
-   --  The most holes Write_Result_Shape leaves: the output, then in each
-   --  of the result's two copies ten values and a detail for each of the
-   --  23 steps that ran
 
    procedure Write_Result_Shape
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
-      Passes   : Energy_Gate.Pass_Count)
-   with Pre => Has_Identity (Identity) and then not Json.Inside_String
+      Passes   : Energy_Gate.Pass_Count;
+      Members  : Member_List := Result_Members)
+   with Pre => Has_Identity (Identity) and then Is_Well_Formed (Members)
+               and then not Json.Inside_String
                and then not Json.Is_Filling and then not Json.Is_In_Text
-               and then Json.Hole_Count + Result_Holes <= Json_Text.Max_Holes;
+               and then Json.Hole_Count + 1 + 2 * Holes_Per_Copy (Members)
+                        <= Json_Text.Max_Holes;
    --  The members of a successful tools/call result of a turn of Passes
    --  passes, with a hole for each of its values: content (the output,
-   --  then the structured result as JSON text), structuredContent, isError.
-   --  A template of it is filled by Fill_Result.
+   --  then the result as JSON text), structuredContent, isError.  A
+   --  template of it is filled by Fill_Result with the same Members.
 
    procedure Fill_Result
-     (Json  : in out Json_Text.Builder;
-      Trace : Turn_Cycle.Turn_Trace)
-   with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Consistent (Trace)
-                and then Json_Text.Is_Sealed (Trace.Texts)
+     (Json    : in out Json_Text.Builder;
+      Trace   : Turn_Cycle.Turn_Trace;
+      Members : Member_List := Result_Members)
+   with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Complete (Trace)
                 and then Json.Next_Hole = Json_Text.Text_Hole,
         Post => not Json.Is_Filling;
-   --  The holes a shape of Write_Result_Shape for Trace.Passes left, next
-   --  in the template being filled, filled with Trace
+   --  The holes a shape of Write_Result_Shape for Trace.Passes and Members
+   --  left, next in the template being filled, filled with Trace
 
 private
 
+   type Name_Access is access constant String;
+
+   type Identity_Names is array (Organs.Identity.Role) of Name_Access;
+
    type Result_Identity is limited record
-      Plain  : Json_Text.Builder;
-      Quoted : Json_Text.Builder (Inside_String => True);
+      Roles : Identity_Names;
+      Cards : Identity_Names;
    end record;
 
    function Has_Identity (Identity : Result_Identity) return Boolean is
-     (Json_Text.Length (Identity.Plain) > 0);
+     ((for all Name of Identity.Roles => Name /= null)
+      and then (for all Name of Identity.Cards => Name /= null));
+
+   function Uid_Of (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span is
+     (Trace.Uid);
+   function Channel_Of (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span
+   is (Trace.Channel);
+   function Server_Of (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span
+   is (Trace.Server);
+   function Turn_Of (Trace : Turn_Cycle.Turn_Trace) return Positive is
+     (Trace.Turn);
+   function Energy_Of (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction
+   is (Trace.Energy);
+   function Intent_Of (Trace : Turn_Cycle.Turn_Trace)
+     return Organs.Intent_Kind is (Trace.Intent);
+   function Route_Of (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span is
+     (Trace.Route);
+   function Score_Of (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction is
+     (Trace.Coherence);
+   function Drift_Of (Trace : Turn_Cycle.Turn_Trace) return Organs.Fraction is
+     (Trace.Drift);
+   function Output_Of (Trace : Turn_Cycle.Turn_Trace) return Turn_Cycle.Span
+   is (Trace.Output);
+
+   function Named (Name : String) return Name_Text is (new String'(Name));
+
+   Result_Members : constant Member_List :=
+     [Member'(Text, Named ("uid"), Session, Uid_Of'Access),
+      Member'(Text, Named ("channel"), Session, Channel_Of'Access),
+      Member'(Text, Named ("server"), Session, Server_Of'Access),
+      Member'(Count, Named ("turn"), Result, Turn_Of'Access),
+      Member'(Fraction, Named ("energy"), Result, Energy_Of'Access),
+      Member'(Pass_Total, Named ("passes_run"), Result),
+      Member'(Steps, Named ("steps"), Result),
+      Member'(Choice, Named ("intent"), Route, Intent_Of'Access),
+      Member'(Text, Named ("target"), Route, Route_Of'Access),
+      Member'(Fraction, Named ("score"), Coherence, Score_Of'Access),
+      Member'(Fraction, Named ("drift"), Coherence, Drift_Of'Access),
+      Member'(Text, Named ("output"), Result, Output_Of'Access),
+      Member'(Names, Named ("roles"), Identity, Roles),
+      Member'(Names, Named ("cards"), Identity, Cards)];
 
 end Turn_Tool;

@@ -6,6 +6,10 @@ with Fnv_Hash;
 
 package Session_Keys is
 
+   Max_Part_Bytes : constant := 256;
+   --  The longest uid, channel or server: the protocol refuses a longer
+   --  one, and the trace's room is derived from it
+
    Separator : constant Character := ASCII.US;
 
    function Key_Of (Uid, Channel, Server : String) return String is

@@ -130,7 +130,7 @@ package body Session_Table is
 
    procedure Open
      (Self        : in out Table;
-      Stub        : Organs.Fixture;
+      Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       Result      : out Session_Access)
    is
@@ -162,9 +162,9 @@ package body Session_Table is
       declare
          Made : constant Entry_Access := new Entry_Record'
            (State => (Turns     => 0,
-                      Reservoir => Organs.Drive_Box.Fresh (Stub, Session_Key),
-                      Draws     => Organs.Celtic_Cross.Shuffled_For
-                                     (Stub, Session_Key),
+                      Reservoir => Chosen.Drive_Box.Fresh (Session_Key),
+                      Draws     => Chosen.Celtic_Cross.Shuffled_For
+                                     (Session_Key),
                       Memory    => <>),
             Key   => new String'(Session_Key),
             Hash  => Hash,

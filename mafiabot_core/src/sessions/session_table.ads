@@ -10,10 +10,10 @@
 --  about 450.
 
 with Interfaces;
-with Organs;
 with Organs.Celtic_Cross;
 with Organs.Drive_Box;
 with Organs.Morag;
+with Organs.Sets;
 
 private with Ada.Finalization;
 
@@ -35,12 +35,14 @@ package Session_Table is
 
    procedure Open
      (Self        : in out Table;
-      Stub        : Organs.Fixture;
+      Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       Result      : out Session_Access)
-   with Post => Count (Self) <= Capacity (Self);
-   --  The session of Session_Key, made fresh if it is new, and now the most
-   --  recently used.  Result stays valid until the next Open.
+   with Pre  => Organs.Sets.Is_Complete (Chosen),
+        Post => Count (Self) <= Capacity (Self);
+   --  The session of Session_Key, made fresh by the Chosen organs if it is
+   --  new, and now the most recently used.  Result stays valid until the
+   --  next Open.
 
    function Count (Self : Table) return Natural;
    function Capacity (Self : Table) return Positive;

@@ -4,6 +4,9 @@ with Input_Guard_Tests;
 with Json_Reader_Tests;
 with Session_Table_Tests;
 with Json_Text_Tests;
+with Organs_Texts_Tests;
+with Turn_Cycle_Tests;
+with Turn_Tool_Tests;
 
 package body Body_Suites is
 
@@ -15,6 +18,9 @@ package body Body_Suites is
    Reader_Cases : aliased Json_Reader_Tests.Test;
    Table_Cases  : aliased Session_Table_Tests.Test;
    Cohere_Cases : aliased Cognition_Tests.Test;
+   Texts_Cases  : aliased Organs_Texts_Tests.Test;
+   Cycle_Cases  : aliased Turn_Cycle_Tests.Test;
+   Tool_Cases   : aliased Turn_Tool_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -24,6 +30,9 @@ package body Body_Suites is
       Suite.Add_Test (Reader_Cases'Access);
       Suite.Add_Test (Table_Cases'Access);
       Suite.Add_Test (Cohere_Cases'Access);
+      Suite.Add_Test (Texts_Cases'Access);
+      Suite.Add_Test (Cycle_Cases'Access);
+      Suite.Add_Test (Tool_Cases'Access);
       return Suite'Access;
    end All_Tests;
 

@@ -142,22 +142,24 @@ package body Json_Text_Tests is
       end loop;
    end Test_One_Escape_Set;
 
-   --  A fraction as Add_Fraction spells it into a store, against literals
-   --  and, for every value, against a spelling the writer does not share:
-   --  a decimal fixed point image, its trailing zeros dropped down to one
+   --  A fraction as Fill_Fraction writes it into a number hole, against
+   --  literals and, for every value, against a spelling the writer does not
+   --  share: a decimal fixed point image, its trailing zeros dropped down
+   --  to one
    procedure Test_Fractions (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       type Thousandths is delta 0.001 digits 4;
-      Store : Json_Text.Text_Store (16);
+      Skeleton : Json_Text.Builder;
+      Pattern  : Json_Text.Template;
 
       function Spelled (Value : Json_Text.Millis) return String is
-         Part : Json_Text.Stored_Text;
+         Filled : Json_Text.Builder;
       begin
-         Json_Text.Clear (Store);
-         Json_Text.Start_Part (Store);
-         Json_Text.Add_Fraction (Store, Value);
-         Json_Text.End_Part (Store, Part);
-         return Json_Text.Text_Of (Store, Part);
+         Filled.Start_Filling (Pattern);
+         Filled.Fill_Fraction (Value);
+         Assert (not Filled.Is_Filling, "the number hole is filled");
+         --  Within the array's brackets
+         return Filled.Image (2 .. Filled.Length - 1);
       end Spelled;
 
       function Independently (Value : Json_Text.Millis) return String is
@@ -171,6 +173,10 @@ package body Json_Text_Tests is
          return Image (Image'First + 1 .. Last);
       end Independently;
    begin
+      Skeleton.Start_Array;
+      Skeleton.Hole (Json_Text.Number_Hole);
+      Skeleton.End_Array;
+      Pattern := Skeleton.To_Template;
       Assert (Spelled (0) = "0.0", "zero");
       Assert (Spelled (1000) = "1.0", "one");
       Assert (Spelled (875) = "0.875", "three decimals");
@@ -180,6 +186,7 @@ package body Json_Text_Tests is
          Assert (Spelled (Value) = Independently (Value),
                  Value'Image & " spelled " & Spelled (Value) & ", not " & Independently (Value));
       end loop;
+      Json_Text.Free (Pattern);
    end Test_Fractions;
 
    procedure Test_Builder (T : in out AUnit.Test_Cases.Test_Case'Class) is
@@ -264,16 +271,14 @@ package body Json_Text_Tests is
    --  as a whole document and as an item after another, and a quoted one
    --  within a plain builder's text (a document part) is the same document
    --  quoted there; Is_Filling says when every hole has its value; a
-   --  template without holes is copied.  The texts come from a store no
-   --  seal has tested, so they are escaped as they are written; the numbers
-   --  are stored as Add_Fraction spells them or as they stand, against the
-   --  literals a direct writer gives.
+   --  template without holes is copied.  The texts are filled as not known
+   --  to be plain, so they are escaped as they are written; the numbers are
+   --  filled by Fill_Count and Fill_Fraction, against the literals a direct
+   --  writer gives.
    procedure Test_Templates (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       use Json_Text;
       Tricky : constant String := "say ""hi"" \ " & ASCII.LF & "caf" & Character'Val (16#C3#) & Character'Val (16#A9#);
-      Store  : Text_Store (256);
-      Part, Minus, Fraction : Stored_Text;
 
       --  The document, each hole's value written by Direct or left as a hole
       procedure Write (Json : in out Builder; Direct : Boolean) is
@@ -287,7 +292,7 @@ package body Json_Text_Tests is
          end if;
          Json.Key ("n");
          if Direct then
-            Json.Int (-42);
+            Json.Int (42);
          else
             Json.Hole (Number_Hole);
          end if;
@@ -312,12 +317,12 @@ package body Json_Text_Tests is
       procedure Fill (Json : in out Builder; Form : String) is
       begin
          Assert (Json.Is_Filling and then Json.Next_Hole = Text_Hole, Form & "the first hole is a text");
-         Json.Fill_Stored (Store, [Part]);
+         Json.Fill_Text (Tricky, Plain => False);
          Assert (Json.Holes_Left = 3, Form & "three holes left");
-         Json.Fill_Stored (Store, [Minus]);
-         Json.Fill_Stored (Store, [Part]);
+         Json.Fill_Count (42);
+         Json.Fill_Text (Tricky, Plain => False);
          Assert (Json.Next_Hole = Number_Hole, Form & "the last hole is a number");
-         Json.Fill_Stored (Store, [Fraction]);
+         Json.Fill_Fraction (875);
          Assert (not Json.Is_Filling and then Json.Holes_Left = 0, Form & "no hole is left");
       end Fill;
 
@@ -380,101 +385,79 @@ package body Json_Text_Tests is
          Free (Pattern);
       end Check;
 
-      --  A text a seal found plain is copied as it stands: into both forms,
-      --  and into a plain builder's text
-      procedure Check_Sealed is
-         Plain_Store : Text_Store (64);
-         Before, Plain_Part : Stored_Text;
+      --  A text the caller found plain is copied as it stands: into both
+      --  forms, and into a plain builder's text
+      procedure Check_Plain is
+         Plain_Text : constant String := "plain words, 'quoted' once";
          Patterns : Hole_Templates := One_Hole ("w");
          Filled, Direct, In_Text : Builder;
          Quoted_Filled : Builder (Inside_String => True);
       begin
-         Keep (Plain_Store, "kept first", Before);
-         Keep (Plain_Store, "plain words, 'quoted' once", Plain_Part);
-         Seal (Plain_Store);
+         Assert (Json_Bytes.Is_Plain (Plain_Text), "the text is plain");
          Direct.Start_Object;
-         Direct.Text_Field ("w", "plain words, 'quoted' once");
+         Direct.Text_Field ("w", Plain_Text);
          Direct.End_Object;
          Filled.Start_Filling (Patterns.Plain);
-         Filled.Fill_Stored (Plain_Store, [Plain_Part]);
+         Filled.Fill_Text (Plain_Text, Plain => True);
          Assert (not Filled.Is_Filling and then Filled.Image = Direct.Image,
-                 "a sealed plain text filled as it stands: " & Filled.Image);
+                 "a plain text filled as it stands: " & Filled.Image);
          Quoted_Filled.Start_Filling (Patterns.Quoted);
-         Quoted_Filled.Fill_Stored (Plain_Store, [Plain_Part]);
+         Quoted_Filled.Fill_Text (Plain_Text, Plain => True);
          Assert (Quoted_Filled.Image = Plainly (Direct.Image),
-                 "a sealed plain text filled quoted: " & Quoted_Filled.Image);
+                 "a plain text filled quoted: " & Quoted_Filled.Image);
          In_Text.Start_Filling (Patterns.In_Text);
-         In_Text.Fill_Stored (Plain_Store, [Plain_Part]);
+         In_Text.Fill_Text (Plain_Text, Plain => True);
          Assert (In_Text.Image = '"' & Plainly (Direct.Image) & '"',
-                 "a sealed plain text filled within a text: " & In_Text.Image);
+                 "a plain text filled within a text: " & In_Text.Image);
          Free (Patterns);
-      end Check_Sealed;
+      end Check_Plain;
    begin
-      Keep (Store, Tricky, Part);
-      Keep (Store, "-42", Minus);
-      Start_Part (Store);
-      Add_Fraction (Store, 875);
-      End_Part (Store, Fraction);
       Check (Inside_String => False);
       Check (Inside_String => True);
-      Check_Sealed;
+      Check_Plain;
    end Test_Templates;
 
-   --  A stored text filled into a text hole is written as Text writes the
-   --  same string, in both forms and within a plain text as a quoted
-   --  document's text, whatever byte sits at whatever offset, before and
-   --  after the store is sealed: the seal tests sixteen bytes a step, then
-   --  byte by byte, so every length from empty past two steps and every
-   --  position of the one byte that needs an escape is tried, among plain
-   --  texts kept before and after it, and in a second sealing after a
-   --  first one.
-   procedure Test_Stored_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
+   --  A text filled into a text hole is written as Text writes the same
+   --  string, in both forms and within a plain text as a quoted document's
+   --  text, whatever byte sits at whatever offset: filled as plain where
+   --  Json_Bytes.Is_Plain finds it so (sixteen bytes a step, then byte by
+   --  byte), and escaped otherwise, so every length from empty past two
+   --  steps and every position of the one byte that needs an escape is
+   --  tried, and each text is also filled escaped whatever it holds.
+   procedure Test_Filled_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Store : Json_Text.Text_Store (4096);
       Codes : constant array (Positive range <>) of Natural := [0, 9, 31, 32, 34, 92, 127, 16#C3#];
       Patterns : Hole_Templates := One_Hole;
 
-      --  Part as a string value: Pattern, a template of one text hole, filled
-      procedure Stored (Json : in out Json_Text.Builder; Pattern : Json_Text.Template; Part : Json_Text.Stored_Text) is
+      --  Text as a string value: Pattern, a template of one text hole, filled
+      procedure Filled
+        (Json : in out Json_Text.Builder; Pattern : Json_Text.Template; Text : String; Plain : Boolean) is
       begin
          Json.Start_Filling (Pattern);
-         Json.Fill_Stored (Store, [Part]);
-      end Stored;
+         Json.Fill_Text (Text, Plain);
+      end Filled;
 
       procedure Check (Text : String; What : String) is
-         Part, After, Later : Json_Text.Stored_Text;
       begin
-         Json_Text.Keep (Store, Text, Part);
-         Json_Text.Keep (Store, "plain after", After);
-         Assert (Json_Text.Text_Of (Store, Part) = Text, What & ": a kept text reads back as it was");
-         Assert (Json_Text.Is_Empty (Part) = (Text'Length = 0), What & ": only an empty text is empty");
-         for Seals in 0 .. 2 loop
-            --  The second seal tests only a plain text kept since the first
-            if Seals = 2 then
-               Json_Text.Keep (Store, "plain later", Later);
+         for Plain in Boolean loop
+            if not Plain or else Json_Bytes.Is_Plain (Text) then
+               declare
+                  By_Text, By_Hole, In_Text : Json_Text.Builder;
+                  Quoted_By_Text, Quoted_By_Hole : Json_Text.Builder (Inside_String => True);
+                  How : constant String := What & (if Plain then ", plain" else ", escaped");
+               begin
+                  By_Text.Text (Text);
+                  By_Text.Text ("plain after");
+                  Filled (By_Hole, Patterns.Plain, Text, Plain);
+                  Filled (By_Hole, Patterns.Plain, "plain after", True);
+                  Quoted_By_Text.Text (Text);
+                  Filled (Quoted_By_Hole, Patterns.Quoted, Text, Plain);
+                  Filled (In_Text, Patterns.In_Text, Text, Plain);
+                  Assert (By_Hole.Image = By_Text.Image, How & ": " & By_Hole.Image);
+                  Assert (Quoted_By_Hole.Image = Quoted_By_Text.Image, How & ", quoted");
+                  Assert (In_Text.Image = '"' & Quoted_By_Text.Image & '"', How & ", quoted within a text");
+               end;
             end if;
-            if Seals > 0 then
-               Json_Text.Seal (Store);
-               Assert (Json_Text.Is_Sealed (Store), What & ": sealed");
-            end if;
-            declare
-               By_Text, By_Part, In_Text : Json_Text.Builder;
-               Quoted_By_Text, Quoted_By_Part : Json_Text.Builder (Inside_String => True);
-            begin
-               By_Text.Text (Text);
-               By_Text.Text ("plain after");
-               Stored (By_Part, Patterns.Plain, Part);
-               Stored (By_Part, Patterns.Plain, After);
-               Quoted_By_Text.Text (Text);
-               Stored (Quoted_By_Part, Patterns.Quoted, Part);
-               Stored (In_Text, Patterns.In_Text, Part);
-               Assert (By_Part.Image = By_Text.Image,
-                       What & "," & Seals'Image & " seals: " & By_Part.Image);
-               Assert (Quoted_By_Part.Image = Quoted_By_Text.Image,
-                       What & "," & Seals'Image & " seals, quoted");
-               Assert (In_Text.Image = '"' & Quoted_By_Text.Image & '"',
-                       What & "," & Seals'Image & " seals, quoted within a text");
-            end;
          end loop;
       end Check;
    begin
@@ -482,112 +465,23 @@ package body Json_Text_Tests is
          for Length in 0 .. 40 loop
             for Offset in 0 .. Integer'Max (Length - 1, 0) loop
                declare
-                  Text  : String := [1 .. Length => 'a'];
-                  Plain : Json_Text.Stored_Text;
-                  What  : constant String := "byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image;
+                  Text : String := [1 .. Length => 'a'];
                begin
                   if Length > 0 then
                      Text (Text'First + Offset) := Character'Val (Code);
                   end if;
-                  Json_Text.Clear (Store);
-                  Json_Text.Keep (Store, "plain before", Plain);
-                  Check (Text, What);
-                  Json_Text.Clear (Store);
-                  Json_Text.Keep (Store, "plain, sealed first", Plain);
-                  Json_Text.Seal (Store);
-                  Check (Text, What & " after a first seal");
+                  Check (Text, "byte" & Code'Image & " at" & Offset'Image & " of" & Length'Image);
                end;
             end loop;
          end loop;
       end loop;
-      Json_Text.Clear (Store);
-      Assert (Json_Text.Room (Store) = 4096, "a cleared store has all its room again");
       Free (Patterns);
-   end Test_Stored_Texts;
+   end Test_Filled_Texts;
 
-   --  A text written into a store in pieces reads back as the pieces
-   --  joined, and as the same text kept whole; a store out of room cuts the
-   --  part at a character boundary and leaves the rest of it out.
-   procedure Test_Parts_In_Pieces (T : in out AUnit.Test_Cases.Test_Case'Class) is
-      pragma Unreferenced (T);
-      E_Acute : constant String := Character'Val (16#C3#) & Character'Val (16#A9#);
-      Euro    : constant String := Character'Val (16#E2#) & Character'Val (16#82#) & Character'Val (16#AC#);
-
-      function Written (Store : in out Json_Text.Text_Store; Pieces : String) return String is
-         Part : Json_Text.Stored_Text;
-      begin
-         Json_Text.Start_Part (Store);
-         Json_Text.Add (Store, Pieces (Pieces'First .. Pieces'First + Pieces'Length / 2 - 1));
-         Json_Text.Add (Store, Pieces (Pieces'First + Pieces'Length / 2 .. Pieces'Last));
-         Json_Text.End_Part (Store, Part);
-         Assert (not Json_Text.Is_Writing (Store), "a part ended is no longer written");
-         return Json_Text.Text_Of (Store, Part);
-      end Written;
-   begin
-      declare
-         Store : Json_Text.Text_Store (256);
-         Whole, Joined, Again : Json_Text.Stored_Text;
-      begin
-         Json_Text.Keep (Store, "draw: the tower", Whole);
-         Json_Text.Start_Part (Store);
-         Assert (Json_Text.Is_Writing (Store), "a part started is being written");
-         Json_Text.Add (Store, "turn ");
-         Json_Text.Add_Image (Store, 0);
-         Json_Text.Add (Store, " ");
-         Json_Text.Add_Image (Store, Natural'Last);
-         Json_Text.Add (Store, ", ");
-         Json_Text.Add_Fraction (Store, 875);
-         Json_Text.Add (Store, " / ");
-         Json_Text.Add_Kept (Store, Whole);
-         Json_Text.Add (Store, "");
-         Json_Text.End_Part (Store, Joined);
-         Assert (Json_Text.Text_Of (Store, Joined)
-                 = "turn 0" & Natural'Last'Image & ", 0.875 / draw: the tower",
-                 "pieces join: " & Json_Text.Text_Of (Store, Joined));
-         Json_Text.Keep (Store, Json_Text.Text_Of (Store, Joined), Again);
-         Assert (Json_Text.Length (Again) = Json_Text.Length (Joined)
-                 and then Json_Text.Text_Of (Store, Again) = Json_Text.Text_Of (Store, Joined),
-                 "a part written in pieces is the part kept whole");
-      end;
-      declare
-         Store : Json_Text.Text_Store (8);
-      begin
-         Assert (Written (Store, "abcdef" & E_Acute & Euro) = "abcdef" & E_Acute,
-                 "a piece too long is cut after its last whole character");
-         Json_Text.Clear (Store);
-         Assert (Written (Store, "abcdefg" & E_Acute) = "abcdefg",
-                 "a character that does not fit is left out whole");
-         Json_Text.Clear (Store);
-         declare
-            Part : Json_Text.Stored_Text;
-         begin
-            Json_Text.Start_Part (Store);
-            Json_Text.Add (Store, "abcdef" & Euro);
-            Json_Text.Add (Store, "x");
-            Json_Text.End_Part (Store, Part);
-            Assert (Json_Text.Text_Of (Store, Part) = "abcdef",
-                    "after a cut, a piece that would fit is left out too: " & Json_Text.Text_Of (Store, Part));
-            Json_Text.Start_Part (Store);
-            Json_Text.Add (Store, "yz");
-            Json_Text.End_Part (Store, Part);
-            Assert (Json_Text.Text_Of (Store, Part) = "yz", "the next part takes the room left");
-            Json_Text.Start_Part (Store);
-            Json_Text.Add (Store, "!");
-            Json_Text.End_Part (Store, Part);
-            Assert (Json_Text.Is_Empty (Part) and then Json_Text.Room (Store) = 0, "a full store keeps empty parts");
-            Assert (not Json_Text.Is_Whole (Store), "a store that cut a part says so");
-            Json_Text.Clear (Store);
-            Assert (Json_Text.Is_Whole (Store), "until it is cleared");
-         end;
-      end;
-   end Test_Parts_In_Pieces;
-
-   --  Fill_Stored fills a run of consecutive holes as the document is
-   --  written directly: text parts copied as they stand (sealed plain) or
-   --  escaped, in both forms, the whole run at once, a part of it then the
-   --  rest one by one, or a part of it then the rest in a second call, the
-   --  number after them from a part spelled by Add_Image
-   procedure Test_Texts_Filled_At_Once (T : in out AUnit.Test_Cases.Test_Case'Class) is
+   --  A run of holes filled in turn is the document written directly: text
+   --  holes as they stand (plain) or escaped, in both forms, and the number
+   --  after them
+   procedure Test_Holes_Filled_In_Turn (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       use Json_Text;
       Holes : constant := 6;
@@ -596,9 +490,6 @@ package body Json_Text_Tests is
          Skeleton : Builder (Inside_String);
          Direct   : Builder (Inside_String);
          Pattern  : Template;
-         Store    : Text_Store (512);
-         Parts    : Stored_Texts (1 .. Holes);
-         Seven    : Stored_Text;
          What     : constant String :=
            (if Inside_String then "quoted" else "plain") & (if Tricky then ", escaped" else ", plain parts");
 
@@ -636,34 +527,18 @@ package body Json_Text_Tests is
          Write (Skeleton, Values => False);
          Pattern := Skeleton.To_Template;
          Write (Direct, Values => True);
-         for Hole in 1 .. Holes loop
-            Keep (Store, Detail (Hole), Parts (Hole));
-         end loop;
-         Start_Part (Store);
-         Add_Image (Store, 7);
-         End_Part (Store, Seven);
-         Seal (Store);
-         for At_Once in 0 .. Holes loop
+         for Round in 1 .. 2 loop
             declare
-               Together : Builder (Inside_String);
+               In_Turn : Builder (Inside_String);
             begin
-               Together.Start_Filling (Pattern);
-               Together.Fill_Stored (Store, Parts (1 .. At_Once));
-               Assert (Together.Holes_Left = Holes + 1 - At_Once, What & ": holes left after" & At_Once'Image);
-               for Part of Parts (At_Once + 1 .. Holes) loop
-                  Together.Fill_Stored (Store, [Part]);
+               In_Turn.Start_Filling (Pattern);
+               for Hole in 1 .. Holes loop
+                  Assert (In_Turn.Holes_Left = Holes + 2 - Hole, What & ": holes left before" & Hole'Image);
+                  In_Turn.Fill_Text (Detail (Hole), Plain => Json_Bytes.Is_Plain (Detail (Hole)));
                end loop;
-               Together.Fill_Stored (Store, [Seven]);
-               Assert (not Together.Is_Filling, What & ": every hole filled");
-               Assert (Together.Image = Direct.Image,
-                       What & "," & At_Once'Image & " at once, then one by one: " & Together.Image);
-               --  The rest in a second call, its parts not numbered from 1
-               Together.Reset;
-               Together.Start_Filling (Pattern);
-               Together.Fill_Stored (Store, Parts (1 .. At_Once));
-               Together.Fill_Stored (Store, Parts (At_Once + 1 .. Holes) & Seven);
-               Assert (not Together.Is_Filling and then Together.Image = Direct.Image,
-                       What & "," & At_Once'Image & " at once, then the rest: " & Together.Image);
+               In_Turn.Fill_Count (7);
+               Assert (not In_Turn.Is_Filling, What & ": every hole filled");
+               Assert (In_Turn.Image = Direct.Image, What & ", round" & Round'Image & ": " & In_Turn.Image);
             end;
          end loop;
          Free (Pattern);
@@ -674,7 +549,7 @@ package body Json_Text_Tests is
             Check (Inside_String, Tricky);
          end loop;
       end loop;
-   end Test_Texts_Filled_At_Once;
+   end Test_Holes_Filled_In_Turn;
 
    --  A whole reply as one template: a raw hole, a hole within a text, a
    --  quoted document with holes as part of that text, a plain document
@@ -691,8 +566,6 @@ package body Json_Text_Tests is
       Pattern : Template;
       Inner_Direct : Builder (Inside_String => True);
       Plain_Direct : Builder;
-      Store : Text_Store (256);
-      Part, Minus : Stored_Text;
 
       function Expected return String is
         ("{""id"":""x"",""t"":""" & Escaped & "\n\n" & Inner_Direct.Image & """,""p"":" & Plain_Direct.Image & "}");
@@ -724,15 +597,12 @@ package body Json_Text_Tests is
       Pattern := Whole.To_Template;
       Inner_Direct.Start_Object;
       Inner_Direct.Text_Field ("a", Tricky);
-      Inner_Direct.Int_Field ("n", -42);
+      Inner_Direct.Int_Field ("n", 42);
       Inner_Direct.End_Object;
       Plain_Direct.Start_Object;
       Plain_Direct.Text_Field ("a", Tricky);
-      Plain_Direct.Int_Field ("n", -42);
+      Plain_Direct.Int_Field ("n", 42);
       Plain_Direct.End_Object;
-      Keep (Store, Tricky, Part);
-      Keep (Store, "-42", Minus);
-      Seal (Store);
       for Round in 1 .. 2 loop
          declare
             Filled : Builder;
@@ -740,16 +610,13 @@ package body Json_Text_Tests is
             Filled.Start_Filling (Pattern);
             Assert (Filled.Next_Hole = Raw_Hole, "the id's hole is raw");
             Filled.Fill_Raw ("""x""");
-            if Round = 1 then
-               for Value of Stored_Texts'[Part, Part, Minus, Part, Minus] loop
-                  Filled.Fill_Stored (Store, [Value]);
-               end loop;
-            else
-               --  The text within the text and the quoted document's text
-               --  are consecutive text holes, escaped differently; the
-               --  quoted document's number, then the plain one's holes
-               Filled.Fill_Stored (Store, [Part, Part, Minus, Part, Minus]);
-            end if;
+            --  The text within the text and the quoted document's text are
+            --  consecutive text holes, escaped differently
+            Filled.Fill_Text (Tricky, Plain => False);
+            Filled.Fill_Text (Tricky, Plain => False);
+            Filled.Fill_Count (42);
+            Filled.Fill_Text (Tricky, Plain => False);
+            Filled.Fill_Count (42);
             Assert (not Filled.Is_Filling, "every hole filled");
             Assert (Filled.Image = Expected, "round" & Round'Image & ": " & Filled.Image & " /= " & Expected);
          end;
@@ -767,10 +634,9 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Builder'Access, "the builder writes compact JSON");
       Register_Routine (T, Test_Inside_String'Access, "a builder inside a string writes its document quoted");
       Register_Routine (T, Test_Templates'Access, "a template filled in is the document written directly");
-      Register_Routine (T, Test_Stored_Texts'Access, "a stored text is written as Text writes it, sealed or not");
-      Register_Routine (T, Test_Texts_Filled_At_Once'Access, "holes filled at once are the document written directly");
+      Register_Routine (T, Test_Filled_Texts'Access, "a filled text is written as Text writes it, plain or not");
+      Register_Routine (T, Test_Holes_Filled_In_Turn'Access, "holes filled in turn are the document written directly");
       Register_Routine (T, Test_Document_Parts'Access, "a document part's holes are filled as they were written");
-      Register_Routine (T, Test_Parts_In_Pieces'Access, "a text written in pieces is the pieces joined, cut whole");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

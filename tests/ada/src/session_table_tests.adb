@@ -1,15 +1,11 @@
 with Ada.Containers.Indefinite_Vectors;
 with AUnit.Assertions;
-with Organs;
-with Organs.Fixtures;
 with Session_Table;
+with Test_Organs;
 
 package body Session_Table_Tests is
 
    use AUnit.Assertions;
-
-   --  The fixture the body ships; the tests run from the checkout's root.
-   Fixture_Path : constant String := "stubs/organs/default.json";
 
    package Key_Vectors is new Ada.Containers.Indefinite_Vectors (Positive, String);
 
@@ -21,7 +17,6 @@ package body Session_Table_Tests is
    --  gap-closing deletion.
    procedure Test_Matches_An_Lru_Model (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Stub     : constant Organs.Fixture := Organs.Fixtures.Load (Fixture_Path);
       Table    : Session_Table.Table;
       Model    : Key_Vectors.Vector;
       Turns    : array (0 .. 399) of Natural := [others => 0];
@@ -38,7 +33,7 @@ package body Session_Table_Tests is
             Session : Session_Table.Session_Access;
             Place   : constant Key_Vectors.Extended_Index := Model.Find_Index (Key);
          begin
-            Table.Open (Stub, Key, Session);
+            Table.Open (Test_Organs.Stub_Set, Key, Session);
             if Place = Key_Vectors.No_Index then
                Assert (Session.Turns = 0, "a new or evicted session starts afresh: " & Key);
                if Natural (Model.Length) = Capacity then

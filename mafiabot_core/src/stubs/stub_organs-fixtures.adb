@@ -2,11 +2,13 @@ with Ada.IO_Exceptions;
 with Input_Guard;
 with Json_Reader;
 with Session_Keys;
+with Organs.Deck;
 with Text_Files;
 
-package body Organs.Fixtures is
+package body Stub_Organs.Fixtures is
 
    use Json_Reader;
+   use Organs;
    use type Energy_Gate.Pass_Index;
    use type Input_Guard.Finding;
 
@@ -275,6 +277,9 @@ package body Organs.Fixtures is
       Result.Cards := Text_List (Self, Deck, "deck", "cards", 0);
       if Natural (Result.Cards.Length) < 3 then
          Fail (Self, "deck.cards", "needs at least 3 cards");
+      elsif Natural (Result.Cards.Length) > Organs.Deck.Max_Cards then
+         Fail (Self, "deck.cards", "has more than"
+               & Organs.Deck.Max_Cards'Image & " cards");
       end if;
    end Read_Deck;
 
@@ -354,10 +359,10 @@ package body Organs.Fixtures is
    procedure Read_Morag (Self : Reader; Morag : Node_Id; Result : in out Fixture)
    is
    begin
-      Result.Recall_Depth := Recall_Count
+      Result.Recall_Depth := Organs.Morag.Recall_Count
         (Integer_Field (Self, Morag, "morag", "recall_depth",
-                        Long_Long_Integer (Recall_Count'First),
-                        Long_Long_Integer (Recall_Count'Last)));
+                        Long_Long_Integer (Organs.Morag.Recall_Count'First),
+                        Long_Long_Integer (Organs.Morag.Recall_Count'Last)));
       Result.Excerpt_Bytes := Excerpt_Size
         (Integer_Field (Self, Morag, "morag", "excerpt_bytes",
                         Long_Long_Integer (Excerpt_Size'First),
@@ -455,4 +460,4 @@ package body Organs.Fixtures is
       return Curve_From (Self, Document.Root, "thresholds");
    end Parse_Curve;
 
-end Organs.Fixtures;
+end Stub_Organs.Fixtures;

@@ -1,0 +1,87 @@
+with Stub_Organs;
+with Stub_Organs.Fixtures;
+
+package body Test_Organs is
+
+   Stub : constant Stub_Organs.Fixture_Access :=
+     new Stub_Organs.Fixture'(Stub_Organs.Fixtures.Load (Fixture_Path));
+
+   Stubs : constant Organs.Sets.Organ_Set := Stub_Organs.Organs_Of (Stub);
+
+   function Stub_Set return Organs.Sets.Organ_Set is (Stubs);
+
+   function Stub_Curve return Energy_Gate.Threshold_Curve is
+     (Stub_Organs.Curve (Stub.all));
+
+   overriding function Fresh
+     (Self : Still_Drive_Box; Session_Key : String)
+      return Organs.Drive_Box.Reservoir
+   is
+      pragma Unreferenced (Session_Key);
+   begin
+      return (Level => Organs.To_Fraction (Self.Energy), Held => True);
+   end Fresh;
+
+   overriding function Snapshot_Of
+     (Self : Still_Drive_Box; State : Organs.Drive_Box.Reservoir)
+      return Organs.Drive_Box.Snapshot
+   is
+      pragma Unreferenced (Self);
+   begin
+      return (Energy => State.Level, Terrain => Organs.Drive_Box.Steady);
+   end Snapshot_Of;
+
+   Move_Names : constant array (Organs.Direction, Organs.Quarter) of Organs.Name_Text :=
+     [Organs.Descent => [new String'("down-1"), new String'("down-2"), new String'("down-3"),
+                         new String'("down-4")],
+      Organs.Ascent  => [new String'("up-1"), new String'("up-2"), new String'("up-3"),
+                         new String'("up-4")]];
+
+   overriding function Move_Name
+     (Self : Verbose_Cognition; Way : Organs.Direction; Rank : Organs.Quarter)
+      return Organs.Name_Text
+   is
+      pragma Unreferenced (Self);
+   begin
+      return Move_Names (Way, Rank);
+   end Move_Name;
+
+   overriding procedure Reason
+     (Self    : Verbose_Cognition;
+      Way     : Organs.Direction;
+      Rank    : Organs.Quarter;
+      Focus   : String;
+      Draw    : Organs.Texts.Part;
+      Thought : in out Organs.Texts.Store)
+   is
+      pragma Unreferenced (Way, Rank, Focus, Draw);
+   begin
+      Organs.Texts.Add (Thought, "x");
+      for Pair in 1 .. (Self.Thought_Bytes - 1) / 2 loop
+         Organs.Texts.Add (Thought, E_Acute);
+      end loop;
+   end Reason;
+
+   overriding procedure State_Intent
+     (Self          : Eager_Intender;
+      Input         : String;
+      Packed_Schema : String;
+      Intent        : out Organs.Intent_Kind;
+      Basis         : in out Organs.Texts.Store)
+   is
+      pragma Unreferenced (Self, Input);
+   begin
+      Intent := Organs.Act;
+      Organs.Texts.Add (Basis, Packed_Schema);
+      Organs.Texts.Add (Basis, Eager_Basis);
+   end State_Intent;
+
+   function Second_Set (Energy : Organs.Millis; Thought_Bytes : Positive)
+     return Organs.Sets.Organ_Set is
+     ((Stubs with delta
+         Drive_Box => Organs.Sets.Drive_Box_Organ'(new Still_Drive_Box'(Energy => Energy)),
+         Cognition => Organs.Sets.Cognition_Organ'
+           (new Verbose_Cognition'(Thought_Bytes => Thought_Bytes)),
+         Intender  => Organs.Sets.Intender_Organ'(new Eager_Intender'(null record))));
+
+end Test_Organs;
