@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.hermes.locate import is_profile_name
 from harness.hermes.outcome import FieldError
 
 EXPECTED_OUTPUTS = ("markdown", "json", "plain")
@@ -34,7 +35,6 @@ PAYLOAD_DEFAULTS: dict[str, Any] = {
     "timeout_seconds": 300,
 }
 TOP_FIELDS = ("intent", "project_root", "target_paths", "payload")
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")
 MAX_INTENT_CHARS = 16_000
 MAX_TARGET_PATHS = 64
@@ -142,7 +142,7 @@ def parse_intent(document: Any) -> Intent:
     _reject_unknown(payload_raw, PAYLOAD_DEFAULTS, "payload")
     payload = {**PAYLOAD_DEFAULTS, **payload_raw}
     profile = _string(payload["hermes_profile"], "payload.hermes_profile", max_len=64)
-    if not PROFILE_NAME.match(profile):  # type: ignore[arg-type]
+    if not is_profile_name(profile):
         raise IntentError("payload.hermes_profile", f"{profile!r} is not a Hermes profile name "
                                                     f"(lowercase letters, digits, '_' and '-')")
     expected = payload["expected_output"]

@@ -15,7 +15,6 @@ Invariants:
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -23,9 +22,10 @@ from typing import Any
 
 import yaml
 
+from harness import settings
 from harness.autopilot.errors import PlanInvalid
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 
-SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
 HARD_MAX_DEPTH = 2
 HARD_MAX_ATTEMPTS = 6
 
@@ -67,7 +67,7 @@ SECTIONS = frozenset(key.split(".")[0] for key in SCHEMA if "." in key)
 def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = None) -> SentinelConfig:
     """The config at `path`, else at `$MAFIABOT_AUTOPILOT_SENTINEL`, else the contract's defaults."""
     if path is None:
-        named = (os.environ if environ is None else environ).get(SENTINEL_ENV)
+        named = settings.env_value(SENTINEL_ENV, environ)
         if not named:
             return SentinelConfig()
         path = Path(named)

@@ -57,10 +57,9 @@ from harness.hermes.locate import hermes_root
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import PROJECT_ROOT_ENV
 
-LEDGER_ENV = "MAFIABOT_AUTOPILOT_LEDGER"
-# The variable every harness command reads its project root from (harness.cli.hermes_options).
-PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
 # After the transport returns (its own deadline bounds the Hermes run) a step still ledgers, judges
 # and writes: seconds, at most. This slack bounds every wait on another step of the same run.
 POOL_GRACE_S = 60.0

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.config_file import BACKUP_SUFFIX
 from harness.hermes_mount.doctor import FAIL, Check, run_doctor
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_NAME, DEFAULT_TIMEOUT, DISCOVERY_KEY,
@@ -163,6 +164,6 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
                                  description="Exit 0 when no check failed, 1 otherwise.")
     doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
-    doctor.add_argument("--hermes", help="the hermes executable (default: $MAFIABOT_HERMES, .hermes-venv, PATH)")
+    doctor.add_argument("--hermes", help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
     doctor.set_defaults(handler=cmd_doctor)

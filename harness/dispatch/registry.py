@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +29,12 @@ from typing import Any
 
 import yaml
 
+from harness import settings
 from harness.errors import HarnessError
+from harness.hermes.locate import is_profile_name
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 
-REGISTRY_ENV = "MAFIABOT_AGENT_REGISTRY"
 AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"
 DEFAULT_AGENTS = {"andy": "career-manager", "cooper": "health-coach"}
 AGENT_KEYS = frozenset({"profile", "good_at", "toolsets", "provider", "model", "max_turns"})
@@ -80,10 +80,9 @@ def default_registry() -> Registry:
 def load_registry(path: Path | None = None) -> Registry:
     """The registry at `path`, else at `$MAFIABOT_AGENT_REGISTRY`, else the defaults."""
     if path is None:
-        from_env = os.environ.get(REGISTRY_ENV)
-        if not from_env:
+        path = settings.env_path(REGISTRY_ENV)
+        if path is None:
             return default_registry()
-        path = Path(from_env)
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -122,7 +121,7 @@ def _parse_agent(name: str, entry: Any, where: str) -> Agent:
     if unknown:
         raise RegistryError(f"{where}: unknown key(s): {', '.join(unknown)}")
     profile = entry.get("profile")
-    if not isinstance(profile, str) or not PROFILE_NAME.match(profile):
+    if not is_profile_name(profile):
         raise RegistryError(f"{where}.profile: must be a Hermes profile name, got {profile!r}")
     good_at = _names(entry.get("good_at", []), f"{where}.good_at")
     toolsets = entry.get("toolsets")
