@@ -22,6 +22,9 @@ from harness.errors import BodyNotFound
 BUILT_BODY = Path("mafiabot_core") / "bin" / "mafiabot"
 SHIPPED_ORGANS = Path("stubs") / "organs" / "default.json"
 BODY_ENV_VAR = settings.BODY_ENV
+# For --help texts, so every command states the same defaults.
+BODY_HELP = f"the body executable (default: ${BODY_ENV_VAR}, else the checkout's {BUILT_BODY})"
+ORGANS_HELP = f"organ fixture JSON (default: the checkout's {SHIPPED_ORGANS})"
 
 
 def body_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:

@@ -24,6 +24,9 @@ from fuzz_driver import FuzzBody
 from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
 from support import SHIPPED_ORGANS, check_text_block, check_trace, turn_fingerprint
 
+# Many generated cases (20,000 under `make fuzz`): outside the quick loop (`pytest -m "not slow"`), in `make test`.
+pytestmark = pytest.mark.slow
+
 THRESHOLDS = json.loads(SHIPPED_ORGANS.read_text(encoding="utf-8"))["energy_curve"]["thresholds"]
 SECRET = re.compile(r"pw\d{5}q\d[0-9a-f]{8}")
 sessions_made = itertools.count(1)
