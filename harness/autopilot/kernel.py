@@ -59,6 +59,7 @@ from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
 from harness.settings import PROJECT_ROOT_ENV
+from harness.settings import state_dir as project_state_dir
 
 # After the transport returns (its own deadline bounds the Hermes run) a step still ledgers, judges
 # and writes: seconds, at most. This slack bounds every wait on another step of the same run.
@@ -89,7 +90,7 @@ class KernelSettings:
 
     @property
     def state_dir(self) -> Path:
-        return self.state_root or self.project_root / ".agents" / "state" / "autopilot"
+        return self.state_root or project_state_dir(self.project_root) / "autopilot"
 
 
 def child_deadline(plan_timeout_s: float, config: SentinelConfig) -> float:

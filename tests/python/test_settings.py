@@ -195,3 +195,31 @@ def test_what_hermes_would_read_differently_is_named_key_by_key() -> None:
     assert hermes_mismatches({key: v for key, v in read.items() if key != "args"},
                              EntrySpec("mafiabot", Path("/b/mafiabot"), (), Path("/h"))) == []
     assert hermes_mismatches(None, spec) == ["mcp_servers.mafiabot as NoneType"]
+
+
+# --- the project root and the checkout ---------------------------------------------------------------
+
+def test_the_project_root_is_the_option_else_the_variable_else_the_cwd(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert settings.project_root() == tmp_path.resolve()
+    monkeypatch.setenv(settings.PROJECT_ROOT_ENV, "")
+    assert settings.project_root() == tmp_path.resolve()
+    monkeypatch.setenv(settings.PROJECT_ROOT_ENV, str(tmp_path / "from-env"))
+    assert settings.project_root() == (tmp_path / "from-env").resolve()
+    assert settings.project_root(tmp_path / "given") == (tmp_path / "given").resolve()
+    assert settings.state_dir(tmp_path) == tmp_path / ".agents" / "state"
+
+
+def test_the_checkout_is_the_variable_else_the_package_s_else_none(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", tmp_path / "package")
+    assert settings.checkout() == tmp_path / "package"
+    assert settings.checkout({settings.PROJECT_ROOT_ENV: str(tmp_path / "named")}) == tmp_path / "named"
+    monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)
+    assert settings.checkout() is None and settings.checkout_file("stubs") is None
+
+
+def test_this_suite_runs_from_a_checkout_the_package_recognises() -> None:
+    from support import REPO
+    assert settings._checkout_around_package() == REPO
