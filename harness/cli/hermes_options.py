@@ -42,7 +42,8 @@ def hermes_parent() -> argparse.ArgumentParser:
     group.add_argument("--hermes", metavar="BIN",
                        help=f"the hermes executable (default: {LOOKUP_ORDER})")
     group.add_argument("--hermes-home", metavar="DIR",
-                       help="Hermes's home, whose root holds profiles/ as Hermes derives it (default: $HERMES_HOME, else ~/.hermes)")
+                       help="Hermes's home, whose root (derived as Hermes derives it) holds profiles/ "
+                            "(default: $HERMES_HOME, else ~/.hermes)")
     return parent
 
 

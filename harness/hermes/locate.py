@@ -42,8 +42,8 @@ PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
 # For --help texts: the order of `find_executable` after the explicit option.
 LOOKUP_ORDER = f"${HERMES_BIN_ENV}, else the checkout's {PROJECT_HERMES}, else `hermes` on PATH"
 
-__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE", "Route",
-           "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
+__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE",
+           "Route", "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
            "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
 
 

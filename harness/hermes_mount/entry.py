@@ -147,7 +147,8 @@ def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
               "connect_timeout": spec.connect_timeout}
     # Hermes's own defaults for keys an entry may leave out (tools/mcp_tool.py).
     absent = {"args": []}
-    problems = [f"{key}: {entry.get(key)!r}" for key, value in wanted.items() if entry.get(key, absent.get(key)) != value]
+    problems = [f"{key}: {entry.get(key)!r}" for key, value in wanted.items()
+                if entry.get(key, absent.get(key)) != value]
     env = entry.get("env")
     if not isinstance(env, dict) or env.get("HERMES_HOME") != str(spec.hermes_home):
         problems.append(f"env: {env!r}")

@@ -11,8 +11,7 @@ Invariants:
   otherwise is restated once in plain YAML, with a note: an `enabled: off`, `no` or `"0"` (Hermes's
   agent skips the server) or `0` (its `mcp list` shows it disabled) becomes `enabled: true`, a
   `timeout: 0o74` (60 for ruamel, the string "0o74" for Hermes) becomes `timeout: 60`. Unmount's
-  entry must be gone. Otherwise the plan is a
-  HermesConfigError and nothing is written.
+  entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript.
 """
@@ -25,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.body import default_organs, find_body
 import yaml
 
+from harness.body import default_organs, find_body
 from harness.errors import ConfigError
 from harness.hermes.config_yaml import load_as_hermes
 from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, load_config, render, write_config
@@ -97,7 +96,7 @@ def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | 
         # The operator's spelling survived (ruamel keeps `off`, `0o74`...), but YAML 1.1 reads it otherwise.
         restate_entry(doc.data, spec)
         notes.append(f"Hermes would have read the entry's {'; '.join(misread)}: "
-                     "rewritten in plain YAML it reads the same in both dialects (enabled: true)")
+                     "rewritten in plain YAML, which YAML 1.1 and 1.2 read alike")
         text = render(doc)
     problems = hermes_mismatches(_servers_as_hermes(text, doc).get(spec.name), spec)
     if discovery is not None and (read := _as_hermes(text, doc).get(DISCOVERY_KEY)) != discovery:

@@ -93,7 +93,8 @@ def test_the_root_is_derived_as_hermes_derives_it(hermes_home: str, root: str, t
 def test_mount_and_the_transport_agree_on_a_profile_s_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.hermes import HermesTransport
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "root" / "profiles" / "other"))
-    assert resolve_home(None, "coder").path == HermesTransport().home_of("coder") == tmp_path / "root" / "profiles" / "coder"
+    coder = tmp_path / "root" / "profiles" / "coder"
+    assert resolve_home(None, "coder").path == HermesTransport().home_of("coder") == coder
     assert resolve_home(None, "default").path == HermesTransport().home_of(None) == tmp_path / "root"
     assert resolve_home().path == tmp_path / "root" / "profiles" / "other"
 
