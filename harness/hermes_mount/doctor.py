@@ -10,6 +10,8 @@ Invariants:
 - The body probed is the one the entry names (command and args, under Hermes's filtered
   environment and the entry's env), or `--body` when given, or the built body when nothing is
   mounted yet.
+- The entry's values are judged as Hermes reads them (YAML 1.1, its coercion of `enabled`): an
+  entry Hermes reads as disabled fails the `enabled` check.
 - Checks never raise for what they check: harness errors become a failed check with the
   error's own message. Only a config problem doctor cannot even read past is reported as a
   failed `config` check and ends the run early.
@@ -24,9 +26,10 @@ from typing import Any
 
 from harness.body import body_path, default_organs, find_body
 from harness.errors import HarnessError
-from harness.hermes_mount.config_file import HermesConfigError, load_config
+from harness.hermes.config_yaml import server_enabled
+from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        find_entry, tool_name)
+                                        find_entry, servers_as_hermes, tool_name)
 from harness.hermes.locate import find_executable, not_found_detail
 from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
@@ -71,8 +74,13 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
 
     try:
         doc = load_config(home.config)
+        # ruamel checks the structure and names lines; the values checked are the ones Hermes reads.
         entry = find_entry(doc.data, name)
-        discovery, explicit = discovery_timeout(doc.data)
+        seen = as_hermes(doc.original or "", home.config)
+        discovery, explicit = discovery_timeout(seen)
+        if entry is not None:
+            read = servers_as_hermes(seen).get(name)
+            entry = read if isinstance(read, dict) else {}
     except HermesConfigError as exc:
         add("config", FAIL, str(exc))
         return run
@@ -126,6 +134,9 @@ def _body_under_test(entry: Any, body: str | None, home: HermesHome, name: str,
     env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
     add("entry", OK, f"mcp_servers.{name}: {command} {' '.join(args)}".rstrip()
         + f" (the model sees {tool_name(name)})")
+    if not server_enabled(entry):
+        add("enabled", FAIL, f"Hermes reads the entry's enabled: {entry.get('enabled')!r} as disabled and never "
+                             "starts the body: run mount again")
     passed_home = env.get("HERMES_HOME")
     if passed_home is None:
         add("env", WARN, "the entry's env has no HERMES_HOME: Hermes filters the child's environment, so the body "

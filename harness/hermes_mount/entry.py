@@ -157,6 +157,12 @@ def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
     return problems
 
 
+def servers_as_hermes(document: dict[str, Any]) -> dict[str, Any]:
+    """The `mcp_servers` mapping of a document as Hermes read it; {} when it has none (Hermes's own reading)."""
+    servers = document.get(SERVERS_KEY)
+    return servers if isinstance(servers, dict) else {}
+
+
 def remove_entry(data: CommentedMap, name: str) -> bool:
     servers = servers_of(data, create=False)
     if servers is None or name not in servers:

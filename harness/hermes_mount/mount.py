@@ -24,15 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
-from harness.hermes.config_yaml import load_as_hermes
-from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, load_config, render, write_config
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, SERVERS_KEY, EntrySpec,
+from harness.hermes_mount.config_file import (ConfigDocument, HermesConfigError, as_hermes, load_config, render,
+                                              write_config)
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, EntrySpec,
                                         apply_entry, check_name, discovery_timeout, hermes_mismatches, remove_entry,
-                                        restate_entry, set_discovery_timeout)
+                                        restate_entry, servers_as_hermes, set_discovery_timeout)
 from harness.hermes_mount.home import HermesHome
 from harness.replay.recorder import RELAY_MODULE
 
@@ -99,7 +97,7 @@ def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | 
                      "rewritten in plain YAML, which YAML 1.1 and 1.2 read alike")
         text = render(doc)
     problems = hermes_mismatches(_servers_as_hermes(text, doc).get(spec.name), spec)
-    if discovery is not None and (read := _as_hermes(text, doc).get(DISCOVERY_KEY)) != discovery:
+    if discovery is not None and (read := as_hermes(text, doc.path).get(DISCOVERY_KEY)) != discovery:
         problems.append(f"{DISCOVERY_KEY}: {read!r}")
     if problems:
         raise HermesConfigError(f"{doc.path}: after the change Hermes would read {'; '.join(problems)} "
@@ -107,21 +105,8 @@ def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | 
     return text
 
 
-def _as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
-    try:
-        document = load_as_hermes(text)
-    except yaml.YAMLError as exc:
-        raise HermesConfigError(f"{doc.path}: Hermes's YAML reader (PyYAML) could not read the result "
-                                f"({' '.join(str(exc).split())}); the file was left untouched") from None
-    if not isinstance(document, dict):
-        raise HermesConfigError(f"{doc.path}: Hermes would read the result as a {type(document).__name__}, "
-                                "not a mapping of settings; the file was left untouched")
-    return document
-
-
 def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
-    servers = _as_hermes(text, doc).get(SERVERS_KEY)
-    return servers if isinstance(servers, dict) else {}
+    return servers_as_hermes(as_hermes(text, doc.path))
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:

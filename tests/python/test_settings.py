@@ -224,3 +224,16 @@ def test_the_checkout_is_the_variable_else_the_package_s_else_none(tmp_path: Pat
 def test_this_suite_runs_from_a_checkout_the_package_recognises() -> None:
     from support import REPO
     assert settings._checkout_around_package() == REPO
+
+
+@pytest.mark.parametrize("spelled, disabled", [("off", True), ("'no'", True), ("0", False), ("on", False)])
+def test_doctor_judges_enabled_as_hermes_reads_it(spelled: str, disabled: bool, body_exe: Path,
+                                                  tmp_path: Path) -> None:
+    from harness.hermes_mount.doctor import FAIL, run_doctor
+    home = tmp_path / "hermes-home"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"mcp_servers:\n  mafiabot:\n    command: {body_exe}\n    enabled: {spelled}\n"
+                                      f"    env: {{HERMES_HOME: {home}}}\n", encoding="utf-8")
+    run = run_doctor(resolve_home(home), "mafiabot", use_hermes=False)
+    failed = [check.name for check in run.checks if check.status == FAIL]
+    assert failed == (["enabled"] if disabled else [])
