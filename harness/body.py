@@ -1,9 +1,10 @@
 """Where the body is and how to spell its command line.
 
 Invariants:
-- The body executable is `$MAFIABOT_BODY` when set, else `<repo>/mafiabot_core/bin/mafiabot`;
-  an explicit path always wins over both.
-- The organ fixture defaults to `<repo>/stubs/organs/default.json` when that file exists;
+- The body executable is `$MAFIABOT_BODY` when set, else `<checkout>/mafiabot_core/bin/mafiabot`
+  (`harness.settings.checkout`); an explicit path always wins over both. Without a checkout and
+  without `$MAFIABOT_BODY` there is no body, and BodyNotFound says which variable to set.
+- The organ fixture defaults to `<checkout>/stubs/organs/default.json` when that file exists;
   otherwise `--organs` is left out and the body falls back to its own default.
 - `BodyOptions.argv()` is a pure function of the options: the same options give the same
   command line, which is what the determinism tests rely on.
@@ -15,27 +16,33 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import settings
 from harness.errors import BodyNotFound
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BODY = REPO_ROOT / "mafiabot_core" / "bin" / "mafiabot"
-DEFAULT_ORGANS = REPO_ROOT / "stubs" / "organs" / "default.json"
-BODY_ENV_VAR = "MAFIABOT_BODY"
+BUILT_BODY = Path("mafiabot_core") / "bin" / "mafiabot"
+SHIPPED_ORGANS = Path("stubs") / "organs" / "default.json"
+BODY_ENV_VAR = settings.BODY_ENV
+# For --help texts, so every command states the same defaults.
+BODY_HELP = f"the body executable (default: ${BODY_ENV_VAR}, else the checkout's {BUILT_BODY})"
+ORGANS_HELP = f"organ fixture JSON (default: the checkout's {SHIPPED_ORGANS})"
 
 
-def body_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The body executable to run, whether or not it exists yet."""
+def body_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The body executable to run, whether or not it exists yet; None when nothing says where it is."""
     if explicit is not None:
         return Path(explicit)
-    from_env = os.environ.get(BODY_ENV_VAR)
+    from_env = settings.env_value(BODY_ENV_VAR)
     if from_env:
         return Path(from_env)
-    return DEFAULT_BODY
+    return settings.checkout_file(BUILT_BODY)
 
 
 def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The body executable; raises BodyNotFound when it is missing or not executable."""
     path = body_path(explicit)
+    if path is None:
+        raise BodyNotFound(f"no body executable: {settings.no_checkout_hint()}; point {BODY_ENV_VAR} at the body "
+                           f"or {settings.PROJECT_ROOT_ENV} at a mafiabot checkout")
     if not path.is_file():
         raise BodyNotFound(f"the body executable {path} does not exist (build it with `make build`, "
                            f"or point {BODY_ENV_VAR} at it)")
@@ -45,8 +52,9 @@ def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 
 def default_organs() -> Path | None:
-    """The shipped organ fixture, or None when the repository does not have one."""
-    return DEFAULT_ORGANS if DEFAULT_ORGANS.is_file() else None
+    """The shipped organ fixture, or None when there is no checkout holding one."""
+    path = settings.checkout_file(SHIPPED_ORGANS)
+    return path if path is not None and path.is_file() else None
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,10 @@ from typing import Annotated, Any, TypeVar, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
+
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ItemT = TypeVar("ItemT")
@@ -96,8 +97,7 @@ PathText = Annotated[str, AfterValidator(_path_check)]
 """A path as the operator wrote it (relative or absolute); where it may point is the caller's policy."""
 
 
-ProfileName = Annotated[str, matching(PROFILE_NAME, "a Hermes profile name (lowercase letters, digits, '_' and '-', "
-                                                   "at most 64)")]
+ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
 """A Hermes profile's name, as `hermes -p NAME` accepts it."""
 
 

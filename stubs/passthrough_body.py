@@ -39,10 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jsonrpcserver import Error, Success
-from jsonrpcserver.exceptions import JsonRpcError
-from jsonrpcserver.main import dispatch_to_serializable
-from jsonrpcserver.sentinels import NODATA
+try:
+    from jsonrpcserver import Error, Success
+    from jsonrpcserver.exceptions import JsonRpcError
+    from jsonrpcserver.main import dispatch_to_serializable
+    from jsonrpcserver.sentinels import NODATA
+except ImportError:
+    # An optional dependency of the harness: say how to get it rather than show a traceback.
+    sys.exit("passthrough_body: jsonrpcserver is not installed; pip install 'mafiabot-harness[stub-body]'")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

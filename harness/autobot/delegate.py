@@ -37,7 +37,8 @@ from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import NESTED_DELEGATION, is_transient
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerEntry, LedgerError, state_dir, utc_now
+from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
+from harness.settings import state_dir
 
 PROVIDER = "minimax"
 INVALID_INTENT = "invalid_intent"

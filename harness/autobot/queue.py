@@ -32,7 +32,8 @@ from typing import Any
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
 from harness.durable import atomic_write_json, flocked, lock_exclusive
-from harness.ledger.store import STATE_DIR, iso_utc
+from harness.ledger.store import iso_utc
+from harness.settings import STATE_DIR
 
 STATES = ("pending", "running", "done", "dead_letter")
 QUEUE_DIR = STATE_DIR / "autobot-queue"

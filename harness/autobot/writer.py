@@ -21,7 +21,7 @@ from pathlib import Path
 from harness.autobot.intent import IntentError
 from harness.autobot.materials import is_secret
 from harness.durable import DurableWriteError, atomic_write, flocked, remove_stale_temps
-from harness.ledger.store import STATE_DIR
+from harness.settings import STATE_DIR
 
 SENSITIVE_NAMES = ("config.yaml", "config.yml", "SOUL.md", "auth.json", ".env", ".env.*", "*.env", "AGENTS.md")
 SENSITIVE_DIRS = frozenset({"cron"})

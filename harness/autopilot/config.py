@@ -16,7 +16,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -24,12 +23,12 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from harness import strict_yaml
+from harness import settings, strict_yaml
 from harness.autopilot.errors import PlanInvalid
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 from harness.strict_json import InputRejected
 from harness.typed_inputs import StrictModel, validate
 
-SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
 HARD_MAX_DEPTH = 2
 HARD_MAX_ATTEMPTS = 6
 
@@ -80,7 +79,7 @@ class SentinelFile(StrictModel):
 def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = None) -> SentinelConfig:
     """The config at `path`, else at `$MAFIABOT_AUTOPILOT_SENTINEL`, else the contract's defaults."""
     if path is None:
-        named = (os.environ if environ is None else environ).get(SENTINEL_ENV)
+        named = settings.env_value(SENTINEL_ENV, environ)
         if not named:
             return SentinelConfig()
         path = Path(named)

@@ -29,8 +29,8 @@ from harness.autopilot.bands import Band, narrower
 from harness.autopilot.config import HARD_MAX_ATTEMPTS
 from harness.autopilot.errors import DnaInvalid
 from harness.autopilot.plan import MODES
+from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 
-DNA_ENV = "MAFIABOT_AUTOPILOT_DNA"
 FENCE_TAG = "dna-payload v1.1"
 BLOCK = re.compile(r"^```dna-payload v1\.1[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
 ANY_BLOCK = re.compile(r"^```dna-payload\b", re.MULTILINE)

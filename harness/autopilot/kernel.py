@@ -57,10 +57,10 @@ from harness.hermes.locate import hermes_root
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import PROJECT_ROOT_ENV
+from harness.settings import state_dir as project_state_dir
 
-LEDGER_ENV = "MAFIABOT_AUTOPILOT_LEDGER"
-# The variable every harness command reads its project root from (harness.cli.hermes_options).
-PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
 # After the transport returns (its own deadline bounds the Hermes run) a step still ledgers, judges
 # and writes: seconds, at most. This slack bounds every wait on another step of the same run.
 POOL_GRACE_S = 60.0
@@ -90,7 +90,7 @@ class KernelSettings:
 
     @property
     def state_dir(self) -> Path:
-        return self.state_root or self.project_root / ".agents" / "state" / "autopilot"
+        return self.state_root or project_state_dir(self.project_root) / "autopilot"
 
 
 def child_deadline(plan_timeout_s: float, config: SentinelConfig) -> float:

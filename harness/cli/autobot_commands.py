@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from harness import settings
 from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
                                         project_root, transport_settings)
+from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
 from harness.trace import render_table
 
-QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
 
 
 def read_intent(path_text: str) -> Any:
@@ -60,8 +60,9 @@ def cmd_delegate(args: argparse.Namespace, out: Any) -> int:
 def queue_of(args: argparse.Namespace) -> Queue:
     if args.queue:
         return Queue(Path(args.queue).expanduser().resolve())
-    if os.environ.get(QUEUE_ENV):
-        return Queue(Path(os.environ[QUEUE_ENV]).expanduser().resolve())
+    named = settings.env_path(QUEUE_ENV)
+    if named is not None:
+        return Queue(named.resolve())
     return Queue(project_root(args) / QUEUE_DIR)
 
 

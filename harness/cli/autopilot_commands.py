@@ -14,11 +14,11 @@ $MAFIABOT_AUTOPILOT_LEDGER (set by a parent kernel for its children), else the p
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from harness import settings
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.config import SENTINEL_ENV, load_sentinel
 from harness.autopilot.kernel import LEDGER_ENV
@@ -41,7 +41,7 @@ def registry_for(args: argparse.Namespace, plan: Plan) -> Registry:
 
 def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
     root = project_root(args)
-    ledger = args.ledger or os.environ.get(LEDGER_ENV)
+    ledger = args.ledger or settings.env_value(LEDGER_ENV)
     return KernelSettings(project_root=root,
                           ledger_path=Path(ledger).expanduser().resolve() if ledger else default_ledger_path(root),
                           registry=registry_for(args, plan),

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from harness import strict_yaml
-from harness.body import BodyOptions
+from harness.body import BODY_HELP, ORGANS_HELP, BodyOptions
 from harness.client import BodyClient
 from harness.errors import ConfigError
 from harness.strict_json import InputRejected
@@ -162,8 +162,8 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
-    group.add_argument("--body", help="the body executable (default: $MAFIABOT_BODY or mafiabot_core/bin/mafiabot)")
-    group.add_argument("--organs", help="organ fixture JSON (default: stubs/organs/default.json)")
+    group.add_argument("--body", help=BODY_HELP)
+    group.add_argument("--organs", help=ORGANS_HELP)
     group.add_argument("--hermes-home", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
     group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")

@@ -14,7 +14,9 @@ import argparse
 import sys
 from typing import Any
 
+from harness.body import BODY_HELP, ORGANS_HELP
 from harness.errors import HarnessError
+from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.config_file import BACKUP_SUFFIX
 from harness.hermes_mount.doctor import FAIL, Check, run_doctor
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_NAME, DEFAULT_TIMEOUT, DISCOVERY_KEY,
@@ -142,8 +144,8 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     mount = commands.add_parser("mount", parents=[where], help="add or update the body's entry in Hermes's config",
                                 description="Add or update mcp_servers.NAME in Hermes's config.yaml, keeping "
                                             "the rest of the file (comments included) and a backup.")
-    mount.add_argument("--body", help="the body executable (default: $MAFIABOT_BODY or mafiabot_core/bin/mafiabot)")
-    mount.add_argument("--organs", help="organ fixture (default: stubs/organs/default.json)")
+    mount.add_argument("--body", help=BODY_HELP)
+    mount.add_argument("--organs", help=ORGANS_HELP)
     mount.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                        help=f"seconds Hermes waits for one turn (default {DEFAULT_TIMEOUT})")
     mount.add_argument("--connect-timeout", type=int, default=DEFAULT_CONNECT_TIMEOUT,
@@ -163,6 +165,6 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
                                  description="Exit 0 when no check failed, 1 otherwise.")
     doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
-    doctor.add_argument("--hermes", help="the hermes executable (default: $MAFIABOT_HERMES, .hermes-venv, PATH)")
+    doctor.add_argument("--hermes", help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
     doctor.set_defaults(handler=cmd_doctor)

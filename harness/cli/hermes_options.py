@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from harness.hermes import TransportSettings
-from harness.hermes.locate import HERMES_BIN_ENV
-
-PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
+from harness import settings
+from harness.hermes.locate import LOOKUP_ORDER
 
 
 def positive_int(text: str) -> int:
@@ -42,9 +40,10 @@ def hermes_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("hermes")
     group.add_argument("--hermes", metavar="BIN",
-                       help=f"the hermes executable (default: ${HERMES_BIN_ENV}, else `hermes` on PATH)")
+                       help=f"the hermes executable (default: {LOOKUP_ORDER})")
     group.add_argument("--hermes-home", metavar="DIR",
-                       help="Hermes's root home, holding profiles/ (default: $HERMES_HOME, else ~/.hermes)")
+                       help="Hermes's home, whose root (derived as Hermes derives it) holds profiles/ "
+                            "(default: $HERMES_HOME, else ~/.hermes)")
     return parent
 
 
@@ -61,8 +60,7 @@ def transport_settings(args: argparse.Namespace) -> TransportSettings:
 
 def project_root(args: argparse.Namespace) -> Path:
     """--project-root, else $MAFIABOT_PROJECT_ROOT, else the current directory."""
-    given = getattr(args, "project_root", None) or os.environ.get(PROJECT_ROOT_ENV) or os.getcwd()
-    return Path(given).expanduser().resolve()
+    return settings.project_root(getattr(args, "project_root", None))
 
 
 def print_json(document: Any, args: argparse.Namespace, out: Any) -> None:

@@ -24,7 +24,6 @@ Invariants:
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +31,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, model_validator
 
-from harness import strict_yaml
+from harness import settings, strict_yaml
 from harness.errors import HarnessError
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.strict_json import InputRejected
 from harness.typed_inputs import Items, ProfileName, StrictModel, line, validate
 
-REGISTRY_ENV = "MAFIABOT_AGENT_REGISTRY"
 AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"
 DEFAULT_AGENTS = {"andy": "career-manager", "cooper": "health-coach"}
@@ -117,10 +116,9 @@ def default_registry() -> Registry:
 def load_registry(path: Path | None = None) -> Registry:
     """The registry at `path`, else at `$MAFIABOT_AGENT_REGISTRY`, else the defaults."""
     if path is None:
-        from_env = os.environ.get(REGISTRY_ENV)
-        if not from_env:
+        path = settings.env_path(REGISTRY_ENV)
+        if path is None:
             return default_registry()
-        path = Path(from_env)
     try:
         document = strict_yaml.load_file(path)
     except InputRejected as exc:

@@ -1,6 +1,7 @@
 """The Hermes transport: the one way the harness runs the Hermes Agent.
 
-Layers, bottom to top: `locate` (executable, homes, profile config), `command` (the argv and its
+Layers, bottom to top: `config_yaml` (config.yaml read as Hermes reads it), `locate` (the one way
+to find the executable, the homes and a profile's config), `command` (the argv and its
 size limit), `process` (bounded run, whole-tree kill), `accounting` (Hermes's own record of a run),
 `classify` (failure texts to reasons), `transport` (preflight, run, verdict). Callers use
 `HermesTransport().run(RunRequest(...)) -> RunOutcome`; a Hermes failure is an outcome with a

@@ -1,31 +1,121 @@
-"""Where Hermes is: its executable, its root home, a profile's home, and what that profile configures.
+"""Where Hermes is: its executable, its root, a profile's home, and what that profile configures.
+
+This is the one place the harness finds Hermes; every command (mount, doctor, delegate, drain,
+dispatch, autopilot) goes through it, so they all run and configure the same Hermes.
 
 Invariants:
-- The executable is the explicit setting, else `$MAFIABOT_HERMES`, else `hermes` on PATH; a
-  setting that names a missing or non-executable file is "not found", never silently replaced.
-- The root home follows Hermes's own rule: the explicit setting, else `$HERMES_HOME` (its
-  grandparent when it already points at `<root>/profiles/<name>`), else `~/.hermes`. Profile
-  `default` (or none) is the root itself; profile `P` is `<root>/profiles/P`. The transport passes
-  this root to the child as `HERMES_HOME`, so both sides always agree on the home.
-- Reading a profile's config is best effort and read-only: an unreadable or malformed file yields
-  an empty mapping, and Hermes itself reports it when it runs.
+- The executable is the explicit setting (`--hermes`), else `$MAFIABOT_HERMES`, else the project's
+  `<checkout>/.hermes-venv/bin/hermes` (see `harness.settings.checkout`), else `hermes` on PATH. A
+  setting that names a missing or non-executable file is "not found", never silently replaced by
+  a later step of the order.
+- Homes follow Hermes's own rules (hermes_constants.py): the *active home* (what Hermes uses when
+  no profile is named) is the explicit setting, else `$HERMES_HOME`, else `~/.hermes` with `~`
+  from `settings.user_home` (`Path.home()` for the given environment). The *root* holding
+  `profiles/` is derived from the active home as `get_default_hermes_root` does: `~/.hermes` when
+  the active home lies under it, else the home's grandparent when the home is `<root>/profiles/<name>`,
+  else the home itself. Profile `default` is the root; profile `P` is `<root>/profiles/P`.
+  Every returned home is absolute. The transport passes the root to the child as `HERMES_HOME`
+  with `--profile`, so both sides always agree on the home.
+- A profile name is `PROFILE_NAME` (Hermes's `_PROFILE_ID_RE`); this is the only copy of the rule.
+- Reading a profile's config is `config_yaml.read_config`: Hermes's own YAML reading, best effort.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from harness import settings
+from harness.hermes.config_yaml import read_config
+from harness.settings import HERMES_BIN_ENV
 
-HERMES_BIN_ENV = "MAFIABOT_HERMES"
 HERMES_HOME_ENV = "HERMES_HOME"
-# Hermes reads at most this much config; a larger file is not something we should parse either.
-MAX_CONFIG_BYTES = 1 << 20
+PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PROFILE_RULE = "lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64"
+DEFAULT_PROFILE = "default"
+PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
+# For --help texts: the order of `find_executable` after the explicit option.
+LOOKUP_ORDER = f"${HERMES_BIN_ENV}, else the checkout's {PROJECT_HERMES}, else `hermes` on PATH"
+
+__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE",
+           "Route", "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
+           "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
+
+
+def is_profile_name(name: object) -> bool:
+    return isinstance(name, str) and PROFILE_NAME.match(name) is not None
+
+
+def project_hermes(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The project's own Hermes (`make hermes`), whether or not it is installed; None without a checkout."""
+    return settings.checkout_file(PROJECT_HERMES, environ)
+
+
+def _runnable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def find_executable(explicit: str | os.PathLike[str] | None = None,
+                    environ: Mapping[str, str] | None = None) -> Path | None:
+    """The Hermes executable, or None when there is none to run."""
+    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    if named is not None:
+        path = Path(named).expanduser().absolute()
+        return path if _runnable(path) else None
+    project = project_hermes(environ)
+    if project is not None and _runnable(project):
+        return project
+    found = shutil.which("hermes", path=settings.environment(environ).get("PATH"))
+    return Path(found).absolute() if found else None
+
+
+def not_found_detail(explicit: str | os.PathLike[str] | None = None,
+                     environ: Mapping[str, str] | None = None) -> str:
+    """Why `find_executable` found nothing, in one line saying what to do."""
+    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    if named is not None:
+        return f"the Hermes executable {named} does not exist or is not executable"
+    project = project_hermes(environ)
+    looked = f"{project} does not exist" if project is not None else settings.no_checkout_hint()
+    return (f"Hermes not found: {looked} and there is no `hermes` on PATH; run `make hermes` in the checkout, "
+            f"or point {HERMES_BIN_ENV} at a hermes executable")
+
+
+def active_home(explicit: str | os.PathLike[str] | None = None,
+                environ: Mapping[str, str] | None = None) -> Path:
+    """The home Hermes uses when no profile is named."""
+    if explicit is not None:
+        return Path(explicit).expanduser().absolute()
+    from_env = settings.environment(environ).get(HERMES_HOME_ENV, "").strip()
+    if from_env:
+        return Path(from_env).absolute()
+    return settings.user_home(environ) / ".hermes"
+
+
+def hermes_root(explicit: str | os.PathLike[str] | None = None,
+                environ: Mapping[str, str] | None = None) -> Path:
+    """The directory holding `profiles/`, for the active home `explicit` (or the environment's)."""
+    home = active_home(explicit, environ)
+    native = settings.user_home(environ) / ".hermes"
+    if _within(home, native):
+        return native
+    return home.parent.parent if home.parent.name == "profiles" else home
+
+
+def _within(path: Path, base: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(base.resolve())
+    except (OSError, RuntimeError):  # a symlink loop: compare the paths as written
+        return path.is_relative_to(base)
+
+
+def profile_home(root: Path, profile: str | None) -> Path:
+    return root if profile in (None, DEFAULT_PROFILE) else root / "profiles" / str(profile)
 
 
 @dataclass(frozen=True)
@@ -52,45 +142,6 @@ def _same(expected: str | None, actual: str | None, strip_vendor: bool) -> bool:
     if strip_vendor:
         a, b = a.rsplit("/", 1)[-1], b.rsplit("/", 1)[-1]
     return a == b
-
-
-def find_executable(explicit: str | os.PathLike[str] | None = None,
-                    environ: Mapping[str, str] | None = None) -> Path | None:
-    """The Hermes executable, or None when there is none to run."""
-    env = os.environ if environ is None else environ
-    named = explicit if explicit is not None else env.get(HERMES_BIN_ENV) or None
-    if named is not None:
-        path = Path(named).expanduser()
-        return path if path.is_file() and os.access(path, os.X_OK) else None
-    found = shutil.which("hermes", path=env.get("PATH"))
-    return Path(found) if found else None
-
-
-def hermes_root(explicit: str | os.PathLike[str] | None = None,
-                environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if explicit is not None:
-        return Path(explicit).expanduser()
-    from_env = env.get(HERMES_HOME_ENV)
-    if from_env:
-        path = Path(from_env).expanduser()
-        return path.parent.parent if path.parent.name == "profiles" else path
-    return Path(env.get("HOME") or Path.home()) / ".hermes"
-
-
-def profile_home(root: Path, profile: str | None) -> Path:
-    return root if profile in (None, "default") else root / "profiles" / profile
-
-
-def read_config(home: Path) -> dict[str, Any]:
-    path = home / "config.yaml"
-    try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return {}
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return document if isinstance(document, dict) else {}
 
 
 def configured_route(config: Mapping[str, Any]) -> Route:

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
 from harness.errors import HarnessError
+from harness.hermes.locate import is_profile_name
 
 # -- reasons (stable strings: ledgers, queues and callers match on them) ----------------------
 HERMES_NOT_FOUND = "hermes_not_found"
@@ -61,7 +62,6 @@ def is_auth(reason: str | None) -> bool:
 
 
 # -- the request ------------------------------------------------------------------------------
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TOOLSET_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Mode = Literal["chat", "oneshot"]
@@ -109,7 +109,7 @@ class RunRequest:
             raise InvalidRunRequest("prompt", "must be a non-empty string")
         if "\0" in self.prompt:
             raise InvalidRunRequest("prompt", "contains a NUL character, which no command line can carry")
-        if self.profile is not None and not (isinstance(self.profile, str) and PROFILE_NAME.match(self.profile)):
+        if self.profile is not None and not is_profile_name(self.profile):
             raise InvalidRunRequest("profile", f"{self.profile!r} is not a Hermes profile name "
                                                f"(lowercase letters, digits, '_' and '-', at most 64)")
         for name in ("provider", "model", "session"):

@@ -30,8 +30,8 @@ from harness.hermes import outcome as reasons
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.classify import bare_failure, classify, first_line
 from harness.hermes.command import PromptTooLarge, build_argv, check_prompt_fits
-from harness.hermes.locate import (HERMES_BIN_ENV, Route, configured_fallbacks, configured_route, find_executable,
-                                   hermes_root, profile_home, read_config)
+from harness.hermes.locate import (Route, configured_fallbacks, configured_route, find_executable, hermes_root,
+                                   not_found_detail, profile_home, read_config)
 from harness.hermes.outcome import RunOutcome, RunRequest, Usage
 from harness.hermes.process import Completed, SpawnFailed, run_bounded
 
@@ -119,7 +119,7 @@ class HermesTransport:
             return Refusal(reasons.PROMPT_TOO_LARGE, str(exc))
         executable = find_executable(self.settings.hermes_bin, self.settings.env())
         if executable is None:
-            return Refusal(reasons.HERMES_NOT_FOUND, self._not_found_detail())
+            return Refusal(reasons.HERMES_NOT_FOUND, not_found_detail(self.settings.hermes_bin, self.settings.env()))
         home = self.home_of(request.profile)
         if not home.is_dir():
             return Refusal(reasons.PROFILE_NOT_FOUND,
@@ -142,13 +142,6 @@ class HermesTransport:
         env["HERMES_HOME"] = str(self.root)
         env[DELEGATED_ENV] = "1"
         return env
-
-    def _not_found_detail(self) -> str:
-        named = self.settings.hermes_bin or self.settings.env().get(HERMES_BIN_ENV)
-        if named:
-            return f"the Hermes executable {named} does not exist or is not executable"
-        return ("no `hermes` on PATH; install hermes-agent[mcp]==0.19.0 (`make hermes`) and point "
-                f"{HERMES_BIN_ENV} at .hermes-venv/bin/hermes")
 
 
 def judge(request: RunRequest, completed: Completed, record: RunRecord | None, expected: Route, stderr: str,

@@ -13,6 +13,8 @@ Invariants:
   fsynced, and renamed over the config; the previous content is first copied (atomically too) to
   `config.yaml.bak`. A symlinked config is written through to its target, so dotfile setups stay
   linked. The file's permission bits are kept.
+- Reading for decisions is Hermes's (`as_hermes`: PyYAML, YAML 1.1); ruamel's reading (YAML 1.2)
+  serves only to write the text back with the operator's comments and layout.
 - `render(doc)` is a pure function of the document: rendering twice gives the same text, which
   is what makes mount idempotent (no change, no write, no backup).
 """
@@ -28,9 +30,11 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from yaml import YAMLError as PyYamlError
 
 from harness.durable import DurableWriteError, atomic_write
 from harness.errors import ConfigError
+from harness.hermes.config_yaml import load_as_hermes
 
 # (mapping, sequence, offset) layouts tried in order; the first is Hermes's and PyYAML's.
 LAYOUTS: tuple[tuple[int, int, int], ...] = ((2, 2, 0), (2, 4, 2), (4, 4, 0), (4, 6, 4), (4, 4, 2), (2, 4, 0))
@@ -105,6 +109,19 @@ def _parse(yaml: YAML, text: str, path: Path) -> CommentedMap:
         raise HermesConfigError(f"{path}: the top level must be a mapping of settings, "
                                 f"not a {type(data).__name__}; it was left untouched")
     return data
+
+
+def as_hermes(text: str, path: Path) -> dict[str, Any]:
+    """`text` as Hermes 0.19.0 reads it (harness.hermes.config_yaml); HermesConfigError when it would not."""
+    try:
+        document = load_as_hermes(text)
+    except PyYamlError as exc:
+        raise HermesConfigError(f"{path}: Hermes's YAML reader (PyYAML) cannot read it "
+                                f"({' '.join(str(exc).split())}); the file was left untouched") from None
+    if not isinstance(document, dict):
+        raise HermesConfigError(f"{path}: Hermes reads it as a {type(document).__name__}, not a mapping of "
+                                "settings; the file was left untouched")
+    return document
 
 
 def line_of(mapping: Any, key: str) -> str:

@@ -10,6 +10,8 @@ Invariants:
 - The body probed is the one the entry names (command and args, under Hermes's filtered
   environment and the entry's env), or `--body` when given, or the built body when nothing is
   mounted yet.
+- The entry's values are judged as Hermes reads them (YAML 1.1, its coercion of `enabled`): an
+  entry Hermes reads as disabled fails the `enabled` check.
 - Checks never raise for what they check: harness errors become a failed check with the
   error's own message. Only a config problem doctor cannot even read past is reported as a
   failed `config` check and ends the run early.
@@ -22,12 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.body import body_path, default_organs
+from harness.body import body_path, default_organs, find_body
 from harness.errors import HarnessError
-from harness.hermes_mount.config_file import HermesConfigError, load_config
+from harness.hermes.config_yaml import server_enabled
+from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        find_entry, tool_name)
-from harness.hermes_mount.hermes_cli import find_hermes, run_mcp_test
+                                        find_entry, servers_as_hermes, tool_name)
+from harness.hermes.locate import find_executable, not_found_detail
+from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_body
 
@@ -70,8 +74,13 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
 
     try:
         doc = load_config(home.config)
+        # ruamel checks the structure and names lines; the values checked are the ones Hermes reads.
         entry = find_entry(doc.data, name)
-        discovery, explicit = discovery_timeout(doc.data)
+        seen = as_hermes(doc.original or "", home.config)
+        discovery, explicit = discovery_timeout(seen)
+        if entry is not None:
+            read = servers_as_hermes(seen).get(name)
+            entry = read if isinstance(read, dict) else {}
     except HermesConfigError as exc:
         add("config", FAIL, str(exc))
         return run
@@ -83,6 +92,8 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     command, args, env, connect_timeout = _body_under_test(entry, body, home, name, add)
     argv = probe_argv(command, args)
     try:
+        if not command:
+            find_body()  # nothing says where the body is: BodyNotFound names the variables to set
         check_executable(argv[0])
         add("body", OK, f"{argv[0]} is executable")
         body_ok = True
@@ -115,14 +126,17 @@ def _body_under_test(entry: Any, body: str | None, home: HermesHome, name: str,
     if entry is None:
         add("entry", FAIL, f"no mcp_servers.{name} in {home.config}: run `mafiabot-harness mount"
                            f"{' --profile ' + home.profile if home.profile else ''}`")
-        organs = default_organs()
-        return (str(body_path().absolute()), ["--organs", str(organs)] if organs else [],
+        organs, built = default_organs(), body_path()
+        return (str(built.absolute()) if built is not None else "", ["--organs", str(organs)] if organs else [],
                 {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT)
     command = str(entry.get("command", ""))
     args = [str(a) for a in (entry.get("args") or [])]
     env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
     add("entry", OK, f"mcp_servers.{name}: {command} {' '.join(args)}".rstrip()
         + f" (the model sees {tool_name(name)})")
+    if not server_enabled(entry):
+        add("enabled", FAIL, f"Hermes reads the entry's enabled: {entry.get('enabled')!r} as disabled and never "
+                             "starts the body: run mount again")
     passed_home = env.get("HERMES_HOME")
     if passed_home is None:
         add("env", WARN, "the entry's env has no HERMES_HOME: Hermes filters the child's environment, so the body "
@@ -172,13 +186,10 @@ def _check_discovery(discovery: float, explicit: bool, startup: float | None,
 
 def _check_hermes(home: HermesHome, name: str, hermes: str | None, connect_timeout: float,
                   add: Callable[[str, str, str], None]) -> None:
-    try:
-        executable = find_hermes(hermes)
-    except HarnessError as exc:
-        add("hermes", FAIL, str(exc))
-        return
+    executable = find_executable(hermes)
     if executable is None:
-        add("hermes", SKIP, "Hermes not found (looked at $MAFIABOT_HERMES, .hermes-venv/bin/hermes and PATH)")
+        # Asked for by name, a missing Hermes is a failure; merely not installed, the check is skipped.
+        add("hermes", FAIL if hermes is not None else SKIP, not_found_detail(hermes))
         return
     report = run_mcp_test(executable, home, name, connect_timeout)
     if not report.connected:

@@ -14,9 +14,12 @@ Invariants:
 - `env` always carries HERMES_HOME: Hermes filters the child's environment down to PATH, HOME,
   USER, LANG, ... plus the entry's `env:`, so without it the body would write SOUL.md into
   ~/.hermes whatever home Hermes uses.
-- Applying updates an existing entry in place: keys the operator added (`enabled`, `tools`,
-  other `env` variables) and their comments stay; the keys above are set. Applying the same spec
-  twice leaves the document unchanged.
+- Applying updates an existing entry in place: keys the operator added (`tools`, other `env`
+  variables) and their comments stay; the keys above are set. Applying the same spec twice
+  leaves the document unchanged. `enabled` is not judged here, on ruamel's YAML 1.2 reading
+  (where `off` is a string): mount judges it on Hermes's reading (`mount.as_hermes_reads_it`),
+  which `restate_entry`s the owned keys as plain values when Hermes would misread them.
+- `hermes_mismatches(entry, spec)` compares an entry *as Hermes read it* with the spec.
 - Structures that are not mappings where mappings belong raise HermesConfigError naming the key
   and its line; nothing is guessed.
 """
@@ -115,13 +118,49 @@ def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
             notes.append(f"kept the entry's other env variables: {', '.join(others)}")
     _set(entry, "timeout", spec.timeout)
     _set(entry, "connect_timeout", spec.connect_timeout)
-    if entry.get("enabled") in (False, "false", "False", "no", 0):
-        entry["enabled"] = True
-        notes.append("the entry had enabled: false; it is enabled now")
     kept = [k for k in entry if k not in ("command", "args", "env", "timeout", "connect_timeout", "enabled")]
     if kept:
         notes.append(f"kept the entry's own settings: {', '.join(map(str, kept))}")
     return notes
+
+
+def restate_entry(data: CommentedMap, spec: EntrySpec) -> None:
+    """Assign every key mount owns as a plain value, whatever style the operator's spelling had."""
+    entry = find_entry(data, spec.name)
+    assert entry is not None
+    entry["command"] = str(spec.command)
+    entry["args"] = _flow_seq(spec.args)
+    entry["timeout"] = int(spec.timeout)
+    entry["connect_timeout"] = int(spec.connect_timeout)
+    if "enabled" in entry:
+        entry["enabled"] = True
+    env = entry.get("env")
+    if isinstance(env, CommentedMap):
+        env["HERMES_HOME"] = str(spec.hermes_home)
+
+
+def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
+    """What Hermes would read differently from the spec, one phrase per key; [] when it reads the spec."""
+    if not isinstance(entry, dict):
+        return [f"mcp_servers.{spec.name} as {type(entry).__name__}"]
+    wanted = {"command": str(spec.command), "args": list(spec.args), "timeout": spec.timeout,
+              "connect_timeout": spec.connect_timeout}
+    # Hermes's own defaults for keys an entry may leave out (tools/mcp_tool.py).
+    absent = {"args": []}
+    problems = [f"{key}: {entry.get(key)!r}" for key, value in wanted.items()
+                if entry.get(key, absent.get(key)) != value]
+    env = entry.get("env")
+    if not isinstance(env, dict) or env.get("HERMES_HOME") != str(spec.hermes_home):
+        problems.append(f"env: {env!r}")
+    if entry.get("enabled", True) is not True:
+        problems.append(f"enabled: {entry.get('enabled')!r}")
+    return problems
+
+
+def servers_as_hermes(document: dict[str, Any]) -> dict[str, Any]:
+    """The `mcp_servers` mapping of a document as Hermes read it; {} when it has none (Hermes's own reading)."""
+    servers = document.get(SERVERS_KEY)
+    return servers if isinstance(servers, dict) else {}
 
 
 def remove_entry(data: CommentedMap, name: str) -> bool:

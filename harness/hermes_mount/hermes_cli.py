@@ -8,8 +8,7 @@ verdict is read from its output:
 or `✗ Connection failed (7231ms): Connection closed`, or `✗ Server 'x' not found in config.`
 
 Invariants:
-- Hermes is `--hermes PATH` when given (it must exist), else `$MAFIABOT_HERMES`, else the
-  project's `.hermes-venv/bin/hermes`, else `hermes` on PATH; None when there is none.
+- Hermes is found by `harness.hermes.locate.find_executable`, the order every command uses.
 - Hermes runs with HERMES_HOME set to the home being checked (a profile is its own home), with
   colours off, from the caller's working directory, bounded by `mcp_test_timeout`.
 - `parse_mcp_test` is pure: the same output always gives the same report.
@@ -19,18 +18,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.body import REPO_ROOT
-from harness.errors import ConfigError
 from harness.hermes_mount.home import HermesHome
 
-HERMES_ENV_VAR = "MAFIABOT_HERMES"
-PROJECT_HERMES = REPO_ROOT / ".hermes-venv" / "bin" / "hermes"
 # Hermes spends ~3 s importing, then up to the entry's connect_timeout connecting, then on a
 # failure ~7 s in its reconnect backoff; this is added to connect_timeout for the whole run.
 HERMES_OVERHEAD_SECONDS = 30.0
@@ -48,21 +42,6 @@ class McpTestReport:
     tools: tuple[str, ...]
     problem: str | None  # Hermes's own words when it did not connect
     output: str
-
-
-def find_hermes(explicit: str | None = None) -> Path | None:
-    if explicit is not None:
-        path = Path(explicit)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise ConfigError(f"--hermes {explicit}: no such executable")
-        return path
-    from_env = os.environ.get(HERMES_ENV_VAR)
-    if from_env:
-        return Path(from_env) if Path(from_env).is_file() else None
-    if PROJECT_HERMES.is_file():
-        return PROJECT_HERMES
-    found = shutil.which("hermes")
-    return Path(found) if found else None
 
 
 def parse_mcp_test(output: str) -> McpTestReport:

@@ -1,24 +1,23 @@
 """Which Hermes home a command acts on, resolved the way Hermes itself resolves it.
 
 Invariants:
-- The home is `--hermes-home` when given, else `$HERMES_HOME`, else `~/.hermes` (Hermes's own
-  order); it is always made absolute, because it ends up in the config entry's `env:`.
-- `--profile NAME` selects `<root>/profiles/NAME`, where root is the home above, or that home's
-  root when it already is a profile directory. Names follow Hermes's rule
-  `^[a-z0-9][a-z0-9_-]{0,63}$`; anything else is a ConfigError before any file is touched.
+- Without `--profile`, the home is Hermes's active home: `--hermes-home` when given, else
+  `$HERMES_HOME`, else `~/.hermes` (`harness.hermes.locate.active_home`); always absolute,
+  because it ends up in the config entry's `env:`.
+- `--profile NAME` selects `<root>/profiles/NAME` (`default` is the root itself), where the root
+  is derived from that home by Hermes's own rule (`locate.hermes_root`). The name must satisfy
+  `locate.PROFILE_NAME`; anything else is a ConfigError before any file is touched.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ConfigError
-
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-CONFIG_NAME = "config.yaml"
+from harness.hermes.config_yaml import CONFIG_NAME
+from harness.hermes.locate import PROFILE_RULE, active_home, hermes_root, is_profile_name, profile_home
 
 
 @dataclass(frozen=True)
@@ -35,17 +34,8 @@ class HermesHome:
 
 
 def resolve_home(hermes_home: str | os.PathLike[str] | None = None, profile: str | None = None) -> HermesHome:
-    if hermes_home is not None:
-        base = Path(hermes_home)
-    elif os.environ.get("HERMES_HOME"):
-        base = Path(os.environ["HERMES_HOME"])
-    else:
-        base = Path.home() / ".hermes"
-    base = base.expanduser().absolute()
     if profile is None:
-        return HermesHome(base)
-    if not PROFILE_NAME.match(profile):
-        raise ConfigError(f"profile name {profile!r} is not one Hermes accepts "
-                          "(lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64)")
-    root = base.parent.parent if base.parent.name == "profiles" else base
-    return HermesHome(root / "profiles" / profile, profile)
+        return HermesHome(active_home(hermes_home))
+    if not is_profile_name(profile):
+        raise ConfigError(f"profile name {profile!r} is not one Hermes accepts ({PROFILE_RULE})")
+    return HermesHome(profile_home(hermes_root(hermes_home), profile), profile)

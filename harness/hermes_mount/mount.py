@@ -5,6 +5,13 @@ Invariants:
   nothing and makes no backup, so mount and unmount are idempotent.
 - The entry's paths are absolute and checked to exist when the plan is made: a plan never points
   Hermes at a body or fixture that is not there.
+- What mount or unmount would write is first read back the way Hermes reads it
+  (`harness.hermes.config_yaml`, YAML 1.1): mount's entry must come back as the spec with
+  `enabled` absent or the boolean true. What the operator spelled in a way YAML 1.1 reads
+  otherwise is restated once in plain YAML, with a note: an `enabled: off`, `no` or `"0"` (Hermes's
+  agent skips the server) or `0` (its `mcp list` shows it disabled) becomes `enabled: true`, a
+  `timeout: 0o74` (60 for ruamel, the string "0o74" for Hermes) becomes `timeout: 60`. Unmount's
+  entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript.
 """
@@ -15,12 +22,15 @@ import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
-from harness.hermes_mount.config_file import ConfigDocument, load_config, render, write_config
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, EntrySpec, apply_entry, check_name,
-                                        discovery_timeout, remove_entry, set_discovery_timeout)
+from harness.hermes_mount.config_file import (ConfigDocument, HermesConfigError, as_hermes, load_config, render,
+                                              write_config)
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, EntrySpec,
+                                        apply_entry, check_name, discovery_timeout, hermes_mismatches, remove_entry,
+                                        restate_entry, servers_as_hermes, set_discovery_timeout)
 from harness.hermes_mount.home import HermesHome
 from harness.replay.recorder import RELAY_MODULE
 
@@ -73,7 +83,30 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Pl
     if not doc.exact:
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
                      "review the change with --dry-run (a backup is kept either way)")
-    return Plan(home, doc, render(doc), notes)
+    return Plan(home, doc, as_hermes_reads_it(doc, spec, discovery, notes), notes)
+
+
+def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:
+    """The text to write, once Hermes's own reading of it holds the entry as meant (see the invariants)."""
+    text = render(doc)
+    misread = hermes_mismatches(_servers_as_hermes(text, doc).get(spec.name), spec)
+    if misread:
+        # The operator's spelling survived (ruamel keeps `off`, `0o74`...), but YAML 1.1 reads it otherwise.
+        restate_entry(doc.data, spec)
+        notes.append(f"Hermes would have read the entry's {'; '.join(misread)}: "
+                     "rewritten in plain YAML, which YAML 1.1 and 1.2 read alike")
+        text = render(doc)
+    problems = hermes_mismatches(_servers_as_hermes(text, doc).get(spec.name), spec)
+    if discovery is not None and (read := as_hermes(text, doc.path).get(DISCOVERY_KEY)) != discovery:
+        problems.append(f"{DISCOVERY_KEY}: {read!r}")
+    if problems:
+        raise HermesConfigError(f"{doc.path}: after the change Hermes would read {'; '.join(problems)} "
+                                f"for mcp_servers.{spec.name}; the file was left untouched")
+    return text
+
+
+def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
+    return servers_as_hermes(as_hermes(text, doc.path))
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
@@ -82,7 +115,13 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
     if doc.original is None:
         return Plan(home, doc, ""), False
     removed = remove_entry(doc.data, name)
-    return Plan(home, doc, render(doc) if removed else doc.original), removed
+    if not removed:
+        return Plan(home, doc, doc.original), False
+    text = render(doc)
+    if name in _servers_as_hermes(text, doc):
+        raise HermesConfigError(f"{doc.path}: after removing mcp_servers.{name} Hermes would still read it "
+                                "(a duplicate key?); the file was left untouched")
+    return Plan(home, doc, text), True
 
 
 def apply_plan(plan: Plan) -> Path | None:

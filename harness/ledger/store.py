@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.settings import state_dir
 from harness.durable import DurableWriteError, append_line
 
-STATE_DIR = Path(".agents") / "state"
 LEDGER_NAME = "autobot-cost-ledger.jsonl"
 SCHEMA_VERSION = 1
 REQUIRED_FIELDS = ("v", "record_id", "ts", "kind", "status")
@@ -31,10 +31,6 @@ REQUIRED_FIELDS = ("v", "record_id", "ts", "kind", "status")
 
 class LedgerError(HarnessError):
     """The ledger cannot be read or written."""
-
-
-def state_dir(project_root: Path) -> Path:
-    return project_root / STATE_DIR
 
 
 def default_ledger_path(project_root: Path) -> Path:

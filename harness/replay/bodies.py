@@ -2,8 +2,8 @@
 
 Invariants:
 - "ada" is the built body with the shipped organ fixture (`harness.body.BodyOptions().argv()`);
-  "passthrough" is `stubs/passthrough_body.py` run by this very interpreter (it needs
-  jsonrpcserver, which the harness's environment has). Anything else is a command line, split
+  "passthrough" is the checkout's `stubs/passthrough_body.py` run by this very interpreter (it
+  needs jsonrpcserver: the harness's `stub-body` extra). Anything else is a command line, split
   the way a POSIX shell would split it.
 - `body_argv(kind, options)` applies the same BodyOptions to either known body, so a test can
   start both with the same limits.
@@ -15,11 +15,13 @@ import dataclasses
 import shlex
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from harness.body import REPO_ROOT, BodyOptions
+from harness import settings
+from harness.body import BodyOptions
 from harness.errors import ConfigError
 
-PASSTHROUGH_BODY = REPO_ROOT / "stubs" / "passthrough_body.py"
+PASSTHROUGH_BODY = Path("stubs") / "passthrough_body.py"
 KNOWN_BODIES = ("ada", "passthrough")
 DEFAULT_BODY = "ada"
 
@@ -39,9 +41,12 @@ def body_argv(kind: str, options: BodyOptions | None = None) -> list[str]:
     if kind == "ada":
         return options.argv()
     if kind == "passthrough":
-        if not PASSTHROUGH_BODY.is_file():
-            raise ConfigError(f"the pass-through body {PASSTHROUGH_BODY} is missing")
-        return [sys.executable, *dataclasses.replace(options, body=PASSTHROUGH_BODY).argv()]
+        stub = settings.checkout_file(PASSTHROUGH_BODY)
+        if stub is None:
+            raise ConfigError(f"the pass-through body is a checkout file: {settings.no_checkout_hint()}")
+        if not stub.is_file():
+            raise ConfigError(f"the pass-through body {stub} is missing")
+        return [sys.executable, *dataclasses.replace(options, body=stub).argv()]
     raise ConfigError(f"unknown body {kind!r} (known: {', '.join(KNOWN_BODIES)})")
 
 

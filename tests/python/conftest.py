@@ -3,6 +3,12 @@
 Invariants:
 - No test touches a real home: HOME, HERMES_HOME and the XDG dirs point into tmp_path for
   every test (autouse), and bodies started here get their own `--hermes-home` too.
+- No test inherits a setting: every `MAFIABOT_*` variable is removed (autouse), so a suite run
+  from inside a delegated agent or with a developer's variables exported behaves as in CI.
+- No test finds the checkout's real Hermes by accident: in-process, the project's Hermes
+  (`harness.hermes.locate.PROJECT_HERMES`, relative to the checkout) names a file that does not
+  exist; a test that wants a Hermes names it (the fake, or `hermes_support.HERMES`), and the
+  locator tests put `PROJECT_HERMES` back (`REAL_PROJECT_HERMES`) in a checkout of their own.
 - A missing body binary skips the suites that need it, saying how to build it; `make test`
   builds it first, so in CI it exists.
 - Every body a fixture starts is closed at teardown, whatever the test did to it.
@@ -20,8 +26,11 @@ import pytest
 from harness.body import BodyOptions, find_body
 from harness.client import BodyClient
 from harness.errors import BodyNotFound
+from harness.hermes import locate
 
 HOME_VARS = ("HOME", "HERMES_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
+SETTINGS_PREFIX = "MAFIABOT_"
+REAL_PROJECT_HERMES = locate.PROJECT_HERMES
 
 
 def isolated_env(root: Path) -> dict[str, str]:
@@ -36,6 +45,9 @@ def isolated_env(root: Path) -> dict[str, str]:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for var in [name for name in os.environ if name.startswith(SETTINGS_PREFIX)]:
+        monkeypatch.delenv(var)
+    monkeypatch.setattr(locate, "PROJECT_HERMES", REAL_PROJECT_HERMES.with_name("hermes-hidden-from-tests"))
     root = tmp_path / "env"
     for var, value in isolated_env(root).items():
         if var in HOME_VARS:

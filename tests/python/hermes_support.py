@@ -35,9 +35,10 @@ STUB_STOP_TIMEOUT = 5.0
 # One hermes run costs ~3 s of imports plus the turn; 120 s only matters when something hangs.
 HERMES_RUN_TIMEOUT = 120.0
 
-requires_hermes = pytest.mark.skipif(
+# Real Hermes costs seconds a run: these tests are `slow` (outside `pytest -m "not slow"`, in `make test`).
+requires_hermes = [pytest.mark.slow, pytest.mark.skipif(
     not HERMES.exists(),
-    reason=f"the real Hermes Agent is not installed at {HERMES} (run `make deps`, which creates .hermes-venv)")
+    reason=f"the real Hermes Agent is not installed at {HERMES} (run `make deps`, which creates .hermes-venv)")]
 
 
 class StubModel:

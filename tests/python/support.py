@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from harness import body
 from harness.client import BodyClient
 
 STEP_COUNT = 23
@@ -17,6 +18,9 @@ LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_LEGACY = "2025-11-25"
 TRACE_KEYS = ["session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"]
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "corpus"
+# The checkout these suites run from, and the organ fixture it ships (the body's default).
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED_ORGANS = REPO / body.SHIPPED_ORGANS
 
 
 def turn_arguments(input: str = "hello", uid: str = "u", channel: str = "c", server: str = "s") -> dict[str, str]:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.body import DEFAULT_ORGANS, BodyOptions
+from harness.body import BodyOptions
+from support import SHIPPED_ORGANS
 
 RACERS = 20
 ROUNDS = 3
@@ -29,10 +30,10 @@ INITIALIZE = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol
 def fixtures(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The shipped fixture and a copy whose identity seed differs (so its SOUL.md does too)."""
     root = tmp_path_factory.mktemp("soul-fixtures")
-    other = json.loads(DEFAULT_ORGANS.read_text(encoding="utf-8"))
+    other = json.loads(SHIPPED_ORGANS.read_text(encoding="utf-8"))
     other["identity"]["seed"] += 1
     (root / "other.json").write_text(json.dumps(other), encoding="utf-8")
-    return [DEFAULT_ORGANS, root / "other.json"]
+    return [SHIPPED_ORGANS, root / "other.json"]
 
 
 @pytest.fixture(scope="module")

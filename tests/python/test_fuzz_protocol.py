@@ -20,6 +20,9 @@ from fuzz_messages import (PROTOCOL_LINES, LifecycleLine, check_reply, examples,
 from harness.body import BodyOptions
 from harness.client import BodyClient
 
+# Many generated cases (20,000 under `make fuzz`): outside the quick loop (`pytest -m "not slow"`), in `make test`.
+pytestmark = pytest.mark.slow
+
 sessions_made = itertools.count(1)
 
 

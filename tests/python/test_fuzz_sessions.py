@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 
 from fuzz_driver import FuzzBody
 from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
-from harness.body import DEFAULT_ORGANS
-from support import check_text_block, check_trace, turn_fingerprint
+from support import SHIPPED_ORGANS, check_text_block, check_trace, turn_fingerprint
 
-THRESHOLDS = json.loads(DEFAULT_ORGANS.read_text(encoding="utf-8"))["energy_curve"]["thresholds"]
+# Many generated cases (20,000 under `make fuzz`): outside the quick loop (`pytest -m "not slow"`), in `make test`.
+pytestmark = pytest.mark.slow
+
+THRESHOLDS = json.loads(SHIPPED_ORGANS.read_text(encoding="utf-8"))["energy_curve"]["thresholds"]
 SECRET = re.compile(r"pw\d{5}q\d[0-9a-f]{8}")
 sessions_made = itertools.count(1)
 

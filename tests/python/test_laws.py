@@ -12,8 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from harness.body import DEFAULT_ORGANS
-from support import PASS_COUNT, check_trace, turn_fingerprint
+from support import PASS_COUNT, SHIPPED_ORGANS, check_trace, turn_fingerprint
 
 # Sessions whose keys differ from BASE in exactly one part.
 BASE = ("vito", "#tavern", "corleone")
@@ -112,9 +111,9 @@ def test_passes_are_monotone_in_energy_a_prefix_and_full_at_full_energy(ready_bo
 
 
 def test_passes_follow_the_fixture_thresholds_exactly(ready_body):
-    if not DEFAULT_ORGANS.is_file():
+    if not SHIPPED_ORGANS.is_file():
         pytest.skip("no default organ fixture")
-    thresholds = json.loads(DEFAULT_ORGANS.read_text())["energy_curve"]["thresholds"]
+    thresholds = json.loads(SHIPPED_ORGANS.read_text())["energy_curve"]["thresholds"]
     for trace in collect_traces(ready_body, NEIGHBOURS[:2], 10):
         assert trace["passes_run"] == sum(1 for t in thresholds if trace["energy"] >= t), trace["energy"]
 
@@ -151,9 +150,9 @@ def test_a_hammered_session_drops_below_a_fresh_one_while_its_neighbour_stays_fu
 
 
 def test_a_pinned_session_runs_the_passes_of_its_pinned_energy(ready_body):
-    if not DEFAULT_ORGANS.is_file():
+    if not SHIPPED_ORGANS.is_file():
         pytest.skip("no default organ fixture")
-    fixture = json.loads(DEFAULT_ORGANS.read_text())
+    fixture = json.loads(SHIPPED_ORGANS.read_text())
     for pin in fixture["drive_box"]["pinned"]:
         for n in range(3):
             trace = say(ready_body, (pin["uid"], pin["channel"], pin["server"]), f"tired {n}")
@@ -210,7 +209,7 @@ def test_intent_rules_fold_ascii_case_only_and_never_match_inside_another_charac
     """Routing compares words by ASCII case: a UTF-8 rule word matches itself, whatever the ASCII
     around it, and never the bytes of a different character (Latin-1 folding turned the lead byte
     of "Ó", C3 93, into E3 93, the start of "㓀")."""
-    fixture = json.loads(DEFAULT_ORGANS.read_text(encoding="utf-8"))
+    fixture = json.loads(SHIPPED_ORGANS.read_text(encoding="utf-8"))
     fixture["intent"]["rules"] = [{"intent": "remember", "contains": "Ó"}]
     organs = tmp_path / "organs.json"
     organs.write_text(json.dumps(fixture, ensure_ascii=False), encoding="utf-8")

@@ -17,6 +17,9 @@ import pytest
 
 from support import load_corpus
 
+# valgrind runs the body tens of times slower: outside the quick loop, in `make test`.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 DYNAMIC = ROOT / "mafiabot_core/bin/mafiabot-dynamic"
 # memcheck slows the body ~50x; these few hundred messages take a few seconds

@@ -113,7 +113,7 @@ def test_mount_updates_an_existing_entry_in_place_keeping_the_operator_s_own_key
     assert entry["enabled"] is True and entry["tools"] == {"include": ["turn"]}
     assert entry["env"] == {"HERMES_HOME": str(home), "LANG": "C.UTF-8"}
     out = capsys.readouterr().out
-    assert "enabled: false; it is enabled now" in out and "LANG" in out and "tools" in out
+    assert "Hermes would have read the entry's enabled: False" in out and "LANG" in out and "tools" in out
     assert "# moved since" in (home / "config.yaml").read_text()
 
 

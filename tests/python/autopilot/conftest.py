@@ -4,8 +4,9 @@ plus an agent registry whose profiles exist in that root.
 Invariants:
 - Every state directory lives under tmp_path (inherited from the delegation fixtures: HERMES_HOME,
   the project root that is also the cwd and $MAFIABOT_PROJECT_ROOT, the fake's scenario and log);
-  the auto-pilot variables a parent kernel sets for its children are removed, so a suite run from
-  inside an auto-pilot child still starts at the root.
+  the auto-pilot variables a parent kernel sets for its children are removed (the MAFIABOT_* ones by
+  the root conftest, HERMES_AUTOBOT_DELEGATED here), so a suite run from inside an auto-pilot child
+  still starts at the root.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ agents:
 
 @pytest.fixture(autouse=True)
 def no_inherited_autopilot(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("MAFIABOT_AUTOPILOT_DNA", "MAFIABOT_AUTOPILOT_LEDGER", "MAFIABOT_AUTOPILOT_SENTINEL",
-                 "MAFIABOT_AGENT_REGISTRY", "HERMES_AUTOBOT_DELEGATED"):
-        monkeypatch.delenv(name, raising=False)
+    # The MAFIABOT_* variables a parent kernel sets are scrubbed by the root conftest; this is Hermes's.
+    monkeypatch.delenv("HERMES_AUTOBOT_DELEGATED", raising=False)
 
 
 @pytest.fixture

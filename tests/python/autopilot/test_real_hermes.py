@@ -21,7 +21,8 @@ from harness.dispatch.registry import parse_registry
 from harness.hermes import TransportSettings
 from harness.ledger import Ledger, default_ledger_path
 
-pytestmark = pytest.mark.skipif(not HERMES.exists(), reason=f"real Hermes not installed at {HERMES} (`make hermes`)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not HERMES.exists(), reason=f"real Hermes not installed at {HERMES} (`make hermes`)")]
 
 REGISTRY = {"agents": {"andy": {"profile": "career-manager", "good_at": ["career"]},
                        "scribe": {"profile": "tester", "good_at": ["summary"]}}}

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from harness.settings import HERMES_BIN_ENV, PROJECT_ROOT_ENV
+
 FAKE = Path(__file__).with_name("fake_hermes.py")
 PROFILES = ("cstar-hub", "tester", "career-manager", "health-coach")
 
@@ -56,16 +58,22 @@ def hermes_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-@pytest.fixture
-def fake_hermes(tmp_path: Path, hermes_root: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHermes:
-    fake = FakeHermes(tmp_path / "fake-hermes")
+def install_fake(root: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHermes:
+    """The fake as `<root>/bin/hermes`, scripted to answer; nothing names it yet."""
+    fake = FakeHermes(root)
     fake.executable.parent.mkdir(parents=True)
     fake.executable.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
     fake.executable.chmod(fake.executable.stat().st_mode | stat.S_IXUSR)
     fake.script({})
-    monkeypatch.setenv("MAFIABOT_HERMES", str(fake.executable))
     monkeypatch.setenv("FAKE_HERMES_SCENARIO", str(fake.scenario))
     monkeypatch.setenv("FAKE_HERMES_LOG", str(fake.log))
+    return fake
+
+
+@pytest.fixture
+def fake_hermes(tmp_path: Path, hermes_root: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHermes:
+    fake = install_fake(tmp_path / "fake-hermes", monkeypatch)
+    monkeypatch.setenv(HERMES_BIN_ENV, str(fake.executable))
     return fake
 
 
@@ -74,9 +82,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
     (root / "docs").mkdir(parents=True)
     monkeypatch.chdir(root)
-    monkeypatch.setenv("MAFIABOT_PROJECT_ROOT", str(root))
-    monkeypatch.delenv("MAFIABOT_AUTOBOT_QUEUE", raising=False)
-    monkeypatch.delenv("MAFIABOT_AGENT_REGISTRY", raising=False)
+    monkeypatch.setenv(PROJECT_ROOT_ENV, str(root))
     return root
 
 

@@ -37,7 +37,8 @@ STUB_SCRIPT = {"model": "MiniMax-M3", "usage": {"prompt_tokens": 321, "completio
 PROFILE_CONFIG = ("model: {provider: minimax, default: MiniMax-M3}\n"
                   "agent: {api_max_retries: 0}\nsecurity: {tirith_enabled: false}\n")
 
-pytestmark = pytest.mark.skipif(not HERMES.exists(), reason=f"real Hermes not installed at {HERMES} (`make hermes`)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not HERMES.exists(), reason=f"real Hermes not installed at {HERMES} (`make hermes`)")]
 
 
 class Stub:

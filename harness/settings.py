@@ -1,0 +1,104 @@
+"""Every setting the harness reads from its environment, and where its own state and the project's files are.
+
+Each `MAFIABOT_*` variable is named here once (`ENV_VARS` lists them all, which is what the test
+fixture scrubs); modules import the name from here and never spell it themselves.
+
+Two roots, kept apart on purpose:
+- The *project root* is the worktree a command acts on (writes, the ledger, the queue):
+  `--project-root`, else `$MAFIABOT_PROJECT_ROOT`, else the current directory.
+- The *checkout* is where the mafiabot project's own files are (the built body
+  `mafiabot_core/bin/mafiabot`, the organ fixture `stubs/organs/default.json`, the stub bodies
+  under `stubs/`, the Hermes virtualenv `.hermes-venv`): `$MAFIABOT_PROJECT_ROOT`, else the
+  checkout this package sits in when it runs from one (an editable install), else none. A harness
+  installed from a wheel has no checkout unless `$MAFIABOT_PROJECT_ROOT` names one; what then needs
+  a checkout file says so in one line naming the variable.
+
+Invariants:
+- Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
+  that prepares a child's environment resolves exactly what the child will.
+- An empty variable counts as unset. Paths from variables are expanded (`~`) and made absolute.
+- `user_home` is `Path.home()` as Python computes it (which Hermes uses), but from the given
+  environment: `$HOME` when it is set, else the password database.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from collections.abc import Mapping
+from pathlib import Path
+
+PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
+HERMES_BIN_ENV = "MAFIABOT_HERMES"
+BODY_ENV = "MAFIABOT_BODY"
+AGENT_REGISTRY_ENV = "MAFIABOT_AGENT_REGISTRY"
+AUTOBOT_QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
+AUTOPILOT_SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
+AUTOPILOT_DNA_ENV = "MAFIABOT_AUTOPILOT_DNA"
+AUTOPILOT_LEDGER_ENV = "MAFIABOT_AUTOPILOT_LEDGER"
+ENV_VARS = (PROJECT_ROOT_ENV, HERMES_BIN_ENV, BODY_ENV, AGENT_REGISTRY_ENV, AUTOBOT_QUEUE_ENV,
+            AUTOPILOT_SENTINEL_ENV, AUTOPILOT_DNA_ENV, AUTOPILOT_LEDGER_ENV)
+
+# The harness's state inside a project root: the cost ledger, the autobot queue.
+STATE_DIR = Path(".agents") / "state"
+# What tells a directory is a mafiabot checkout rather than, say, site-packages.
+CHECKOUT_MARKERS = ("pyproject.toml", "mafiabot_core")
+HERMES_VENV = Path(".hermes-venv")
+
+
+def _checkout_around_package() -> Path | None:
+    parent = Path(__file__).resolve().parent.parent
+    return parent if all((parent / marker).exists() for marker in CHECKOUT_MARKERS) else None
+
+
+# Resolved once: where this package sits does not change while it runs. Tests replace it.
+PACKAGE_CHECKOUT: Path | None = _checkout_around_package()
+
+
+def environment(environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def env_value(name: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The variable's value, None when unset or empty."""
+    return environment(environ).get(name) or None
+
+
+def env_path(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
+    value = env_value(name, environ)
+    return Path(value).expanduser().absolute() if value is not None else None
+
+
+def user_home(environ: Mapping[str, str] | None = None) -> Path:
+    env = environment(environ)
+    if "HOME" in env:
+        # posixpath.expanduser: a trailing slash is dropped, and an empty HOME means "/".
+        return Path(env["HOME"].rstrip("/") or "/")
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+
+
+def project_root(explicit: str | os.PathLike[str] | None = None,
+                 environ: Mapping[str, str] | None = None) -> Path:
+    """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd."""
+    given = explicit or env_value(PROJECT_ROOT_ENV, environ) or os.getcwd()
+    return Path(given).expanduser().resolve()
+
+
+def state_dir(root: Path) -> Path:
+    return root / STATE_DIR
+
+
+def checkout(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The mafiabot checkout: $MAFIABOT_PROJECT_ROOT, else the one this package sits in, else None."""
+    named = env_path(PROJECT_ROOT_ENV, environ)
+    return named if named is not None else PACKAGE_CHECKOUT
+
+
+def checkout_file(relative: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Path | None:
+    """A file of the checkout, whether or not it exists; None when there is no checkout."""
+    root = checkout(environ)
+    return root / relative if root is not None else None
+
+
+def no_checkout_hint() -> str:
+    return f"no mafiabot checkout: this harness is not installed from one and ${PROJECT_ROOT_ENV} is not set"
