@@ -1,10 +1,13 @@
 --  mafiabot: the body Hermes mounts as an MCP stdio server.
 --
 --  Boot: read the command line and the organ fixture, fix the Big-3
---  identity and write SOUL.md (B2); then serve stdin line by line until it
---  closes.  A configuration that cannot work exits 2 before serving.
+--  identity and write SOUL.md (B2) as --soul allows; then serve stdin line
+--  by line until it closes.  A configuration that cannot work exits 2
+--  before serving.  --soul-state and --soul-restore answer one line about
+--  SOUL.md on stdout and exit without serving.
 
 with Ada.Exceptions;
+with Ada.IO_Exceptions;
 with Ada.Strings.Unbounded;
 with Ada.Text_IO;
 with GNAT.OS_Lib;
@@ -22,6 +25,7 @@ procedure Mafiabot is
    use Ada.Strings.Unbounded;
 
    Usage_Status : constant := 2;
+   Soul_Failure_Status : constant := 1;
 
    Protocol : Hermes_Protocol.Server;
 
@@ -40,6 +44,41 @@ procedure Mafiabot is
    begin
       Protocol.Refuse_Oversized (Length, Stdio_Channel.Send'Access);
    end On_Overflow;
+
+   procedure Answer_Soul_Task
+     (Settings : Body_Config.Settings; Home, Soul : String)
+   with No_Return;
+   --  Print the one line --soul-state or --soul-restore asks for and exit:
+   --  0 when it was printed, 1 when SOUL.md could not be read or put back,
+   --  2 when no home can be named
+
+   procedure Answer_Soul_Task
+     (Settings : Body_Config.Settings; Home, Soul : String)
+   is
+      Outcome : Unbounded_String;
+   begin
+      if Home = "" then
+         Body_Log.Error ("no HERMES_HOME, HOME or --hermes-home: no SOUL.md"
+                         & " to look at");
+         GNAT.OS_Lib.OS_Exit (Usage_Status);
+      end if;
+      case Settings.Soul_Task is
+         when Body_Config.Show_Soul =>
+            Outcome := To_Unbounded_String
+              (Soul_Writer.Describe (Home, Soul, Settings.Soul));
+         when Body_Config.Restore_Soul =>
+            Soul_Writer.Restore (Home, Soul, Outcome);
+         when Body_Config.Serve =>
+            raise Program_Error with "Answer_Soul_Task called to serve";
+      end case;
+      Ada.Text_IO.Put_Line (To_String (Outcome));
+      GNAT.OS_Lib.OS_Exit (0);
+   exception
+      when E : Ada.IO_Exceptions.Name_Error | Ada.IO_Exceptions.Use_Error
+         | Ada.IO_Exceptions.Device_Error | Ada.IO_Exceptions.End_Error =>
+         Body_Log.Error (Ada.Exceptions.Exception_Message (E));
+         GNAT.OS_Lib.OS_Exit (Soul_Failure_Status);
+   end Answer_Soul_Task;
 
    Settings : Body_Config.Settings;
    Stub     : Organs.Fixture;
@@ -72,15 +111,20 @@ begin
    end;
 
    declare
+      use type Body_Config.Soul_Action;
+      use type Body_Config.Soul_Policy;
       Identity : constant Organs.Identity.Big_Three :=
         Organs.Identity.Draw (Stub);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
+      Soul     : constant String := Organs.Identity.Soul_Document (Stub, Identity);
    begin
-      if Settings.Write_Soul then
+      if Settings.Soul_Task /= Body_Config.Serve then
+         Answer_Soul_Task (Settings, Home, Soul);
+      elsif Settings.Soul /= Body_Config.Off then
          if Home = "" then
             Body_Log.Warning ("no HERMES_HOME or HOME: SOUL.md not written");
          else
-            Soul_Writer.Write (Home, Organs.Identity.Soul_Document (Stub, Identity));
+            Soul_Writer.Write (Home, Soul, Settings.Soul);
          end if;
       end if;
       Protocol.Configure (Settings, Stub, Identity);
