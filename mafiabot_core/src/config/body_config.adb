@@ -63,16 +63,13 @@ package body Body_Config is
                declare
                   Policy : constant String := Value_Of (Option);
                begin
-                  if Policy = "keep" then
-                     Result.Soul := Keep;
-                  elsif Policy = "replace" then
-                     Result.Soul := Replace;
-                  elsif Policy = "off" then
-                     Result.Soul := Off;
-                  else
+                  --  Exactly the lower-case names: 'Value alone would
+                  --  also take " KEEP "
+                  if Policy not in "keep" | "replace" | "off" then
                      raise Usage_Error with Option
                        & " needs keep, replace or off, got '" & Policy & "'";
                   end if;
+                  Result.Soul := Soul_Policy'Value (Policy);
                end;
             elsif Option = "--no-soul" then
                Result.Soul := Off;

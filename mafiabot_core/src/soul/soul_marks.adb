@@ -63,9 +63,6 @@ package body Soul_Marks is
    end Marked;
 
    function Read (Content, Document : String) return Reading is
-      Operators_Words : constant Reading :=
-        (Before_Length => 0, Whose => Operators, Before => "",
-         Current => False);
    begin
       if Is_Hermes_Default (Content) then
          return (Before_Length => 0, Whose => Hermes_Default_Persona,

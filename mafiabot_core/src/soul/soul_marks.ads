@@ -72,6 +72,9 @@ package Soul_Marks is
       --  The bytes are exactly what Marked (Document, Before) gives
    end record;
 
+   Operators_Words : constant Reading;
+   --  What a file too large to read is: nobody else's
+
    function Read (Content, Document : String) return Reading
    with Pre  => Content'Length <= Max_Recognised_Bytes,
         Post => (Read'Result.Before_Length = 0
@@ -90,5 +93,10 @@ package Soul_Marks is
    --  Text can stand after before= in a mark: Nothing_Before,
    --  Default_Before, or a backup's name (Backup_Prefix, then no '/', no
    --  space and no control character), at most Max_Before_Bytes long
+
+private
+
+   Operators_Words : constant Reading :=
+     (Before_Length => 0, Whose => Operators, Before => "", Current => False);
 
 end Soul_Marks;

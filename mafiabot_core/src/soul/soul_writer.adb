@@ -56,19 +56,16 @@ package body Soul_Writer is
    end Discard;
 
    function Owner_Of (Path, Document : String) return Reading is
-      Unread : constant Reading :=
-        (Before_Length => 0, Whose => Operators, Before => "",
-         Current => False);
    begin
       if Text_Files.Size (Path) > Max_Recognised_Bytes then
-         return Unread;
+         return Operators_Words;
       end if;
       declare
          Content : constant String := Text_Files.Read (Path);
       begin
          --  It may have grown between the two looks
          if Content'Length > Max_Recognised_Bytes then
-            return Unread;
+            return Operators_Words;
          end if;
          return Read (Content, Document);
       end;
