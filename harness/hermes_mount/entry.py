@@ -90,6 +90,12 @@ def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
     return entry
 
 
+def entry_command(entry: CommentedMap) -> tuple[str, list[str], dict[str, str]]:
+    """What Hermes runs for an entry: its command, args and env, as the strings Hermes passes."""
+    return (str(entry.get("command", "")), [str(a) for a in (entry.get("args") or [])],
+            {str(k): str(v) for k, v in (entry.get("env") or {}).items()})
+
+
 def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
     """Add or update the entry; returns notes for the operator about what was kept or changed."""
     notes: list[str] = []

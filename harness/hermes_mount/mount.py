@@ -5,6 +5,8 @@ Invariants:
   nothing and makes no backup, so mount and unmount are idempotent.
 - The entry's paths are absolute and checked to exist when the plan is made: a plan never points
   Hermes at a body or fixture that is not there.
+- `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
+  (harness.hermes_mount.soul asks it).
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript.
 """
@@ -20,8 +22,11 @@ from harness.body import default_organs, find_body
 from harness.errors import ConfigError
 from harness.hermes_mount.config_file import ConfigDocument, load_config, render, write_config
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, EntrySpec, apply_entry, check_name,
-                                        discovery_timeout, remove_entry, set_discovery_timeout)
+                                        discovery_timeout, entry_command, find_entry, remove_entry,
+                                        set_discovery_timeout)
 from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.probe import body_argv, hermes_child_env
+from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE
 
 
@@ -43,18 +48,31 @@ class Plan:
         return "".join(difflib.unified_diff(old, new, f"{label} (now)", f"{label} (after)"))
 
 
+@dataclass(frozen=True)
+class MountedBody:
+    argv: list[str]  # the body's own command line (the relay's body when the entry records)
+    env: dict[str, str]  # the environment Hermes gives it
+
+
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
                timeout: int = DEFAULT_TIMEOUT, connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
-               record: str | None = None) -> EntrySpec:
-    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing."""
+               record: str | None = None, soul: str | None = None) -> EntrySpec:
+    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing.
+
+    `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the body's default, keep.
+    """
     check_name(name)
     if timeout <= 0 or connect_timeout <= 0:
         raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
+    if soul is not None and soul not in SOUL_POLICIES:
+        raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
     executable = find_body(body).absolute()
     fixture = Path(organs).absolute() if organs else default_organs()
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
     body_args = ("--organs", str(fixture)) if fixture is not None else ()
+    if soul is not None:
+        body_args += (SOUL_OPTION, soul)
     if record is None:
         return EntrySpec(name, executable, body_args, home.path, timeout, connect_timeout)
     relay_args = ("-m", RELAY_MODULE, "--out", str(Path(record).absolute()), "--title",
@@ -74,6 +92,21 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Pl
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
                      "review the change with --dry-run (a backup is kept either way)")
     return Plan(home, doc, render(doc), notes)
+
+
+def spec_body(spec: EntrySpec) -> MountedBody:
+    """The body an entry built from `spec` will run, as Hermes will run it."""
+    return MountedBody(body_argv(str(spec.command), spec.args),
+                       hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}))
+
+
+def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
+    """The body the home's entry `name` runs, as Hermes runs it; None when nothing is mounted."""
+    entry = find_entry(load_config(home.config).data, name)
+    if entry is None:
+        return None
+    command, args, env = entry_command(entry)
+    return MountedBody(body_argv(command, args), hermes_child_env(env))
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
