@@ -30,7 +30,7 @@ from harness.body import body_path, default_organs
 from harness.errors import HarnessError
 from harness.hermes_mount.config_file import HermesConfigError, load_config, render
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        entry_command, find_entry, tool_name)
+                                        entry_command, find_entry, flow_args, tool_name)
 from harness.hermes_mount.hermes_cli import find_hermes, run_mcp_test
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.probe import body_argv, check_executable, hermes_child_env, probe_argv, probe_body
@@ -101,7 +101,10 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     startup = None
     if body_ok:
         startup = _probe(argv, env, add)
-        _check_soul(body_argv(command, args), env, add)
+        if startup is None:
+            add("soul", SKIP, "the body must start first")
+        else:
+            _check_soul(body_argv(command, args), env, add)
     else:
         add("handshake", SKIP, "the body must exist first")
         add("soul", SKIP, "the body must exist first")
@@ -225,7 +228,7 @@ def quiet_copy(home: HermesHome, name: str, scratch: Path) -> HermesHome:
     if entry is not None:
         command, args, _ = entry_command(entry)
         if is_ada_body(body_argv(command, args)[0]):
-            entry["args"] = [*args, *SOUL_OFF]
+            entry["args"] = flow_args([*args, *SOUL_OFF])
     (scratch / home.config.name).write_text(render(doc), encoding="utf-8")
     secrets = home.path / ENV_FILE
     if secrets.is_file():

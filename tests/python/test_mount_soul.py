@@ -15,6 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 from soul_support import SOUL, before_of, hermes_default
 
+from harness.body import REPO_ROOT
 from harness.cli import main
 
 # A boot writes SOUL.md in about a millisecond; the bound only stops a hang.
@@ -160,3 +161,17 @@ def test_unmount_without_the_body_removes_the_entry_and_says_where_the_persona_i
     assert "removed 'mafiabot'" in said.out
     assert "SOUL.md was left as it is" in said.err and "SOUL.md.before-mafiabot.*" in said.err
     assert "mafiabot" not in (YAML(typ="safe").load((home / "config.yaml").read_text()).get("mcp_servers") or {})
+
+
+@pytest.mark.parametrize("policy", ["keep", "replace", "off"])
+def test_the_soul_policy_mount_writes_is_a_string_to_hermes_own_yaml_reader(body_exe, home, policy):
+    """Hermes reads config.yaml with PyYAML (YAML 1.1), where a plain `off` is the boolean False."""
+    hermes_python = REPO_ROOT / ".hermes-venv" / "bin" / "python"
+    if not hermes_python.is_file():
+        pytest.skip("Hermes is not installed in .hermes-venv (make hermes)")
+    assert main(["mount", "--hermes-home", str(home), "--soul", policy]) == 0
+    read = subprocess.run([str(hermes_python), "-c", "import sys, yaml; "
+                           "print(repr(yaml.safe_load(open(sys.argv[1]))['mcp_servers']['mafiabot']['args'][-2:]))",
+                           str(home / "config.yaml")], capture_output=True, text=True, timeout=BOOT_BOUND * 4,
+                          check=True)
+    assert read.stdout.strip() == repr(["--soul", policy])
