@@ -152,7 +152,11 @@ package body Soul_Writer is
          return;
       end if;
       Text_Files.Make_Directories (Home);
-      if not Text_Files.Is_File (Soul) then
+      if Text_Files.Is_File (Soul) and then Owner_Of (Soul, Document).Current
+      then
+         --  The usual boot: nothing to write, so no copy to judge
+         return;
+      elsif not Text_Files.Is_File (Soul) then
          if Created (Home, Soul, Marked (Document, Nothing_Before)) then
             return;
          elsif not Text_Files.Is_File (Soul) then
