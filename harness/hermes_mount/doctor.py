@@ -39,6 +39,9 @@ from harness.hermes_mount.soul import SOUL_OFF, is_ada_body, soul_state
 STEP_COUNT = 23
 OPERATOR_SOUL = "operator"
 ENV_FILE = ".env"
+MCP_STDERR_LOG = "logs/mcp-stderr.log"
+# Enough of the body's stderr under Hermes to show why it did not start, short enough to read.
+STDERR_TAIL_LINES = 5
 QUIETLY = "run in a scratch copy of the home with the body's --soul off, so nothing was written"
 # Start-up above this share of mcp_discovery_timeout is a warning: Hermes drops slow servers silently.
 DISCOVERY_MARGIN = 0.5
@@ -207,13 +210,24 @@ def _check_hermes(home: HermesHome, name: str, hermes: str | None, connect_timeo
         return
     with tempfile.TemporaryDirectory(prefix="mafiabot-doctor-") as scratch:
         report = run_mcp_test(executable, quiet_copy(home, name, Path(scratch)), name, connect_timeout)
+        # The scratch home goes with its log, where Hermes put the body's own words.
+        said = _tail(Path(scratch) / MCP_STDERR_LOG)
     if not report.connected:
-        add("hermes", FAIL, f"`hermes mcp test {name}` could not connect: {report.problem}")
+        add("hermes", FAIL, f"`hermes mcp test {name}` could not connect: {report.problem}"
+                            + (f"\nthe body's stderr under Hermes ({MCP_STDERR_LOG}):\n{said}" if said else ""))
     elif TOOL not in report.tools:
         add("hermes", FAIL, f"`hermes mcp test {name}` connected but lists {list(report.tools)}, not '{TOOL}'")
     else:
         add("hermes", OK, f"`hermes mcp test {name}` connected in {report.connect_ms} ms and lists {TOOL} "
                           f"({QUIETLY})")
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(line for line in lines[-STDERR_TAIL_LINES:] if line.strip())
 
 
 def quiet_copy(home: HermesHome, name: str, scratch: Path) -> HermesHome:

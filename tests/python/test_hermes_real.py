@@ -133,4 +133,6 @@ def test_a_crashing_body_is_reported_plainly_by_doctor_and_by_hermes_own_test(ho
     assert "fail  handshake  the body exited with exit code 2" in out
     assert "mafiabot: cannot read the organ fixture" in out
     assert "fail  hermes     `hermes mcp test mafiabot` could not connect: Connection failed" in out
+    hermes_part = out[out.index("fail  hermes"):]
+    assert "the body's stderr under Hermes" in hermes_part and "cannot read the organ fixture" in hermes_part
     assert "2 check(s) failed: handshake, hermes" in out
