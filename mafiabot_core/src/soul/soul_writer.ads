@@ -20,7 +20,9 @@
 --  - Racing boots: each boot judges its own copy of SOUL.md and backs up
 --    that copy, so a backup never holds a body's soul; bodies only ever
 --    write bodies' souls, so once one boot has backed up the operator's
---    file no later boot meets it again.
+--    file no later boot meets it again.  The one window left is an edit
+--    saved by an editor (which shares no lock with the body) in the
+--    microseconds between a boot's copy and its rename.
 --  - Describe writes nothing.  Failures of Write are warnings (the body
 --    serves without its soul); Describe and Restore raise the
 --    Ada.IO_Exceptions for the caller to report.
