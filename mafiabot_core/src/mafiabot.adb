@@ -45,15 +45,19 @@ procedure Mafiabot is
       Protocol.Refuse_Oversized (Length, Stdio_Channel.Send'Access);
    end On_Overflow;
 
-   procedure Answer_Soul_Task
-     (Settings : Body_Config.Settings; Home, Soul : String)
+   procedure Answer_Soul_Question
+     (Question : Body_Config.Soul_Question;
+      Policy   : Body_Config.Soul_Policy;
+      Home, Soul : String)
    with No_Return;
    --  Print the one line --soul-state or --soul-restore asks for and exit:
    --  0 when it was printed, 1 when SOUL.md could not be read or put back,
    --  2 when no home can be named
 
-   procedure Answer_Soul_Task
-     (Settings : Body_Config.Settings; Home, Soul : String)
+   procedure Answer_Soul_Question
+     (Question : Body_Config.Soul_Question;
+      Policy   : Body_Config.Soul_Policy;
+      Home, Soul : String)
    is
       Outcome : Unbounded_String;
    begin
@@ -62,14 +66,12 @@ procedure Mafiabot is
                          & " to look at");
          GNAT.OS_Lib.OS_Exit (Usage_Status);
       end if;
-      case Settings.Soul_Task is
+      case Question is
          when Body_Config.Show_Soul =>
             Outcome := To_Unbounded_String
-              (Soul_Writer.Describe (Home, Soul, Settings.Soul));
+              (Soul_Writer.Describe (Home, Soul, Policy));
          when Body_Config.Restore_Soul =>
             Soul_Writer.Restore (Home, Soul, Outcome);
-         when Body_Config.Serve =>
-            raise Program_Error with "Answer_Soul_Task called to serve";
       end case;
       Ada.Text_IO.Put_Line (To_String (Outcome));
       GNAT.OS_Lib.OS_Exit (0);
@@ -78,7 +80,7 @@ procedure Mafiabot is
          | Ada.IO_Exceptions.Device_Error | Ada.IO_Exceptions.End_Error =>
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          GNAT.OS_Lib.OS_Exit (Soul_Failure_Status);
-   end Answer_Soul_Task;
+   end Answer_Soul_Question;
 
    Settings : Body_Config.Settings;
    Stub     : Organs.Fixture;
@@ -111,15 +113,14 @@ begin
    end;
 
    declare
-      use type Body_Config.Soul_Action;
       use type Body_Config.Soul_Policy;
       Identity : constant Organs.Identity.Big_Three :=
         Organs.Identity.Draw (Stub);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
       Soul     : constant String := Organs.Identity.Soul_Document (Stub, Identity);
    begin
-      if Settings.Soul_Task /= Body_Config.Serve then
-         Answer_Soul_Task (Settings, Home, Soul);
+      if Settings.Soul_Task in Body_Config.Soul_Question then
+         Answer_Soul_Question (Settings.Soul_Task, Settings.Soul, Home, Soul);
       elsif Settings.Soul /= Body_Config.Off then
          if Home = "" then
             Body_Log.Warning ("no HERMES_HOME or HOME: SOUL.md not written");

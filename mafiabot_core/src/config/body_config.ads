@@ -29,6 +29,9 @@ package Body_Config is
       --  Put back what the body's SOUL.md replaced, if the body's is still
       --  there unedited; print one line, "OUTCOME<TAB>sentence"
 
+   subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
+   --  What is answered with one line instead of serving
+
    type Settings is record
       Organs_Path    : Unbounded_String;
       --  Empty: the fixture shipped beside the executable
