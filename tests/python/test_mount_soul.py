@@ -175,3 +175,20 @@ def test_the_soul_policy_mount_writes_is_a_string_to_hermes_own_yaml_reader(body
                            str(home / "config.yaml")], capture_output=True, text=True, timeout=BOOT_BOUND * 4,
                           check=True)
     assert read.stdout.strip() == repr(["--soul", policy])
+
+
+def test_doctor_gives_hermes_a_scratch_copy_of_the_home_whose_body_writes_no_soul(body_exe, home, tmp_path):
+    from harness.hermes_mount.doctor import quiet_copy
+    from harness.hermes_mount.home import HermesHome
+    assert main(["mount", "--hermes-home", str(home), "--soul", "replace"]) == 0
+    (home / ".env").write_text("GITHUB_TOKEN=abc\n", encoding="utf-8")
+    before = snapshot(home)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    staged = quiet_copy(HermesHome(home), "mafiabot", scratch)
+    assert staged.path == scratch and snapshot(home) == before
+    entry = entry_of(scratch)
+    assert entry["args"][-2:] == ["--soul", "off"], "the last --soul is the one the body takes"
+    assert entry["args"][:-2] == entry_of(home)["args"] and entry["env"] == entry_of(home)["env"]
+    assert (scratch / ".env").read_text(encoding="utf-8") == "GITHUB_TOKEN=abc\n"
+    assert (scratch / ".env").stat().st_mode & 0o777 == 0o600
