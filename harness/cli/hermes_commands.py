@@ -2,8 +2,10 @@
 
 `mount` checks the body starts and answers the way Hermes will start it, then adds or updates its
 `mcp_servers` entry in the home's config.yaml (comments and key order kept, a backup made,
-nothing written when nothing changes; `--dry-run` prints the diff instead). `unmount` removes
-the entry. `doctor` runs every check and exits 0 when none failed, 1 otherwise. Errors exit as
+nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
+body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
+back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
+could not). `doctor` runs every check and exits 0 when none failed, 1 otherwise. Errors exit as
 for every command: 2 bad input or a malformed config.yaml (left untouched), 3 no body, 4 the
 body died, 5 it timed out.
 """
@@ -22,8 +24,10 @@ from harness.hermes_mount.doctor import FAIL, Check, run_doctor
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_NAME, DEFAULT_TIMEOUT, DISCOVERY_KEY,
                                         EntrySpec, discovery_timeout, tool_name)
 from harness.hermes_mount.home import HermesHome, resolve_home
-from harness.hermes_mount.mount import Plan, apply_plan, build_spec, plan_mount, plan_unmount
+from harness.hermes_mount.mount import (Plan, apply_plan, build_spec, mounted_body, plan_mount, plan_unmount,
+                                        spec_body)
 from harness.hermes_mount.probe import hermes_child_env, probe_argv, probe_body
+from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
 
 SUGGESTED_DISCOVERY = 5
 # Where a doctor line's detail starts: continuation lines of a detail line up under it.
@@ -65,9 +69,12 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
 
 def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
-    spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record)
+    spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
+                      args.soul)
     plan = plan_mount(home, spec, args.discovery_timeout)
     startup = None if args.no_check else check_body_as_hermes_would(spec, out)
+    body = spec_body(spec)
+    soul = None if args.no_check else soul_state(body.argv, body.env)
     for note in plan.notes:
         print(f"note: {note}", file=out)
     if args.dry_run:
@@ -77,6 +84,8 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
         else:
             print(f"dry run: '{args.name}' is already mounted as asked in {home.config}; nothing would change",
                   file=out)
+        if soul is not None:
+            print(f"SOUL.md: {soul.sentence}", file=out)
         return 0
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_plan(plan)
@@ -94,6 +103,8 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
+    if soul is not None:
+        print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: mafiabot-harness doctor{_profile_flag(home)}", file=out)
     return 0
@@ -101,17 +112,30 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
 
 def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
+    body = mounted_body(home, args.name)
     plan, removed = plan_unmount(home, args.name)
-    if not removed:
+    if not removed or body is None:
         print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
         return 0
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
+        soul = soul_state(body.argv, body.env)
+        if soul is not None:
+            print(f"SOUL.md: {soul.sentence}", file=out)
         return 0
     apply_plan(plan)
     print(f"removed '{args.name}' from {home.config} (the previous file is kept as "
-          f"{home.config.name}{BACKUP_SUFFIX}); SOUL.md and {DISCOVERY_KEY} were left as they are", file=out)
+          f"{home.config.name}{BACKUP_SUFFIX}); {DISCOVERY_KEY} was left as it is", file=out)
+    # After the entry is gone, so that no Hermes starting meanwhile boots the body again.
+    try:
+        soul = restore_soul(body.argv, body.env)
+    except HarnessError as exc:
+        print(f"SOUL.md was left as it is: {exc}; the persona the body replaced, if any, is in "
+              f"{home.path}/SOUL.md.before-mafiabot.*", file=sys.stderr)
+        return 1
+    if soul is not None:
+        print(f"SOUL.md: {soul.sentence}", file=out)
     return 0
 
 
@@ -154,6 +178,10 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                        help=f"also set Hermes's top-level {DISCOVERY_KEY} (its default: 1.5 s)")
     mount.add_argument("--record", metavar="FILE",
                        help="run the body through the recording relay: each Hermes session becomes a transcript")
+    mount.add_argument("--soul", choices=SOUL_POLICIES,
+                       help="the body's --soul: keep (its default) writes SOUL.md only where it is missing, "
+                            "Hermes's default or the body's own; replace also replaces yours, keeping a "
+                            "timestamped backup; off writes none")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

@@ -6,7 +6,9 @@ does not exist), except Hermes's own test, which runs whenever Hermes and the en
 what Hermes itself reports is the last word, and it costs seconds, not minutes.
 
 Invariants:
-- Doctor writes nothing: not the config, not SOUL.md (probes run with --no-soul), not a recording.
+- Doctor writes nothing: not the config, not SOUL.md (its probes run the body with `--soul off`,
+  and Hermes's own test runs in a scratch copy of the home, see `quiet_copy`), not a recording.
+  The `soul` check asks the body what a boot would do with SOUL.md (`--soul-state`) instead.
 - The body probed is the one the entry names (command and args, under Hermes's filtered
   environment and the entry's env), or `--body` when given, or the built body when nothing is
   mounted yet.
@@ -19,6 +21,8 @@ Invariants:
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +31,22 @@ from typing import Any
 from harness.body import body_path, default_organs, find_body
 from harness.errors import HarnessError
 from harness.hermes.config_yaml import server_enabled
-from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        find_entry, servers_as_hermes, tool_name)
 from harness.hermes.locate import find_executable, not_found_detail
+from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config, render
+from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
+                                        entry_command, find_entry, flow_args, servers_as_hermes, tool_name)
 from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
-from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_body
+from harness.hermes_mount.probe import body_argv, check_executable, hermes_child_env, probe_argv, probe_body
+from harness.hermes_mount.soul import SOUL_OFF, is_ada_body, soul_state
 
 STEP_COUNT = 23
+OPERATOR_SOUL = "operator"
+ENV_FILE = ".env"
+MCP_STDERR_LOG = "logs/mcp-stderr.log"
+# Enough of the body's stderr under Hermes to show why it did not start, short enough to read.
+STDERR_TAIL_LINES = 5
+QUIETLY = "run in a scratch copy of the home with the body's --soul off, so nothing was written"
 # Start-up above this share of mcp_discovery_timeout is a warning: Hermes drops slow servers silently.
 DISCOVERY_MARGIN = 0.5
 OK, WARN, FAIL, SKIP = "ok", "warn", "fail", "skip"
@@ -104,8 +115,13 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     startup = None
     if body_ok:
         startup = _probe(argv, env, add)
+        if startup is None:
+            add("soul", SKIP, "the body must start first")
+        else:
+            _check_soul(body_argv(command, args), env, add)
     else:
         add("handshake", SKIP, "the body must exist first")
+        add("soul", SKIP, "the body must exist first")
 
     _check_discovery(discovery, explicit, startup, add)
 
@@ -129,9 +145,7 @@ def _body_under_test(entry: Any, body: str | None, home: HermesHome, name: str,
         organs, built = default_organs(), body_path()
         return (str(built.absolute()) if built is not None else "", ["--organs", str(organs)] if organs else [],
                 {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT)
-    command = str(entry.get("command", ""))
-    args = [str(a) for a in (entry.get("args") or [])]
-    env = {str(k): str(v) for k, v in (entry.get("env") or {}).items()}
+    command, args, env = entry_command(entry)
     add("entry", OK, f"mcp_servers.{name}: {command} {' '.join(args)}".rstrip()
         + f" (the model sees {tool_name(name)})")
     if not server_enabled(entry):
@@ -171,6 +185,20 @@ def _probe(argv: list[str], env: dict[str, str], add: Callable[[str, str, str], 
     return result.startup_seconds
 
 
+def _check_soul(argv: list[str], env: dict[str, str], add: Callable[[str, str, str], None]) -> None:
+    try:
+        report = soul_state(argv, hermes_child_env(env))
+    except HarnessError as exc:
+        add("soul", FAIL, f"the body could not say what it does with SOUL.md: {exc}")
+        return
+    if report is None:
+        add("soul", SKIP, f"{argv[0]} is not the mafiabot body: it has no SOUL.md of its own")
+    else:
+        # The operator's persona is never replaced unasked, but then the body's identity is not
+        # what Hermes puts first in its prompt: worth a warning, never a failure.
+        add("soul", WARN if report.word == OPERATOR_SOUL else OK, report.sentence)
+
+
 def _check_discovery(discovery: float, explicit: bool, startup: float | None,
                      add: Callable[[str, str, str], None]) -> None:
     source = "set in config.yaml" if explicit else "Hermes's default"
@@ -191,10 +219,44 @@ def _check_hermes(home: HermesHome, name: str, hermes: str | None, connect_timeo
         # Asked for by name, a missing Hermes is a failure; merely not installed, the check is skipped.
         add("hermes", FAIL if hermes is not None else SKIP, not_found_detail(hermes))
         return
-    report = run_mcp_test(executable, home, name, connect_timeout)
+    with tempfile.TemporaryDirectory(prefix="mafiabot-doctor-") as scratch:
+        report = run_mcp_test(executable, quiet_copy(home, name, Path(scratch)), name, connect_timeout)
+        # The scratch home goes with its log, where Hermes put the body's own words.
+        said = _tail(Path(scratch) / MCP_STDERR_LOG)
     if not report.connected:
-        add("hermes", FAIL, f"`hermes mcp test {name}` could not connect: {report.problem}")
+        add("hermes", FAIL, f"`hermes mcp test {name}` could not connect: {report.problem}"
+                            + (f"\nthe body's stderr under Hermes ({MCP_STDERR_LOG}):\n{said}" if said else ""))
     elif TOOL not in report.tools:
         add("hermes", FAIL, f"`hermes mcp test {name}` connected but lists {list(report.tools)}, not '{TOOL}'")
     else:
-        add("hermes", OK, f"`hermes mcp test {name}` connected in {report.connect_ms} ms and lists {TOOL}")
+        add("hermes", OK, f"`hermes mcp test {name}` connected in {report.connect_ms} ms and lists {TOOL} "
+                          f"({QUIETLY})")
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(line for line in lines[-STDERR_TAIL_LINES:] if line.strip())
+
+
+def quiet_copy(home: HermesHome, name: str, scratch: Path) -> HermesHome:
+    """A scratch home where Hermes can test the entry without writing into `home`.
+
+    Hermes itself seeds SOUL.md, logs/ and more into the home it runs in, and the body it starts
+    would write SOUL.md: so `hermes mcp test` runs in `scratch`, on a copy of config.yaml (and of
+    .env, which its ${VAR} placeholders may need) whose entry runs the body with `--soul off` last.
+    """
+    doc = load_config(home.config)
+    entry = find_entry(doc.data, name)
+    if entry is not None:
+        command, args, _ = entry_command(entry)
+        if is_ada_body(body_argv(command, args)[0]):
+            entry["args"] = flow_args([*args, *SOUL_OFF])
+    (scratch / home.config.name).write_text(render(doc), encoding="utf-8")
+    secrets = home.path / ENV_FILE
+    if secrets.is_file():
+        shutil.copyfile(secrets, scratch / ENV_FILE)
+        (scratch / ENV_FILE).chmod(0o600)
+    return HermesHome(scratch)

@@ -27,11 +27,15 @@ Invariants:
 from __future__ import annotations
 
 import re
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML, YAMLError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from harness.hermes_mount.config_file import HermesConfigError, line_of
 
@@ -46,6 +50,8 @@ DEFAULT_TIMEOUT = 60
 DEFAULT_CONNECT_TIMEOUT = 30
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TOOL = "turn"
+_YAML_1_1 = YAML(typ="safe")
+_YAML_1_1.version = (1, 1)
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,12 @@ def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
     return entry
 
 
+def entry_command(entry: CommentedMap) -> tuple[str, list[str], dict[str, str]]:
+    """What Hermes runs for an entry: its command, args and env, as the strings Hermes passes."""
+    return (str(entry.get("command", "")), [str(a) for a in (entry.get("args") or [])],
+            {str(k): str(v) for k, v in (entry.get("env") or {}).items()})
+
+
 def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
     """Add or update the entry; returns notes for the operator about what was kept or changed."""
     notes: list[str] = []
@@ -104,7 +116,7 @@ def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
         servers[spec.name] = entry
     _set(entry, "command", str(spec.command))
     if list(entry.get("args") or []) != list(spec.args):
-        entry["args"] = _flow_seq(spec.args)
+        entry["args"] = flow_args(spec.args)
     env = entry.get("env")
     if env is None:
         entry["env"] = _flow_map({"HERMES_HOME": str(spec.hermes_home)})
@@ -190,6 +202,26 @@ def _set(mapping: CommentedMap, key: str, value: Any) -> None:
     current = mapping.get(key)
     if current != value or not isinstance(current, type(value)):
         mapping[key] = value
+
+
+def flow_args(items: Iterable[str]) -> CommentedSeq:
+    """`args` as a flow sequence whose every item Hermes reads back as that same string.
+
+    Hermes reads config.yaml with a YAML 1.1 reader (PyYAML), where a plain `off`, `yes` or `50`
+    is a boolean or a number, and one non-string in `args` fails the connection (its
+    StdioServerParameters wants strings); ruamel.yaml writes YAML 1.2, where they are plain
+    strings. So an item that YAML 1.1 would read as anything else is written double-quoted.
+    """
+    return _flow_seq(item if _reads_back_in_yaml_1_1(item) else DoubleQuotedScalarString(item) for item in items)
+
+
+def _reads_back_in_yaml_1_1(text: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ruamel warns about YAML 1.1 floats such as 1e3
+        try:
+            return bool(_YAML_1_1.load(text) == text)
+        except YAMLError:
+            return False
 
 
 def _flow_seq(items: Any) -> CommentedSeq:

@@ -12,6 +12,8 @@ Invariants:
   agent skips the server) or `0` (its `mcp list` shows it disabled) becomes `enabled: true`, a
   `timeout: 0o74` (60 for ruamel, the string "0o74" for Hermes) becomes `timeout: 60`. Unmount's
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
+- `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
+  (harness.hermes_mount.soul asks it).
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript.
 """
@@ -29,9 +31,12 @@ from harness.errors import ConfigError
 from harness.hermes_mount.config_file import (ConfigDocument, HermesConfigError, as_hermes, load_config, render,
                                               write_config)
 from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, EntrySpec,
-                                        apply_entry, check_name, discovery_timeout, hermes_mismatches, remove_entry,
-                                        restate_entry, servers_as_hermes, set_discovery_timeout)
+                                        apply_entry, check_name, discovery_timeout, entry_command, find_entry,
+                                        hermes_mismatches, remove_entry, restate_entry, servers_as_hermes,
+                                        set_discovery_timeout)
 from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.probe import body_argv, hermes_child_env
+from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE
 
 
@@ -53,18 +58,31 @@ class Plan:
         return "".join(difflib.unified_diff(old, new, f"{label} (now)", f"{label} (after)"))
 
 
+@dataclass(frozen=True)
+class MountedBody:
+    argv: list[str]  # the body's own command line (the relay's body when the entry records)
+    env: dict[str, str]  # the environment Hermes gives it
+
+
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
                timeout: int = DEFAULT_TIMEOUT, connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
-               record: str | None = None) -> EntrySpec:
-    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing."""
+               record: str | None = None, soul: str | None = None) -> EntrySpec:
+    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing.
+
+    `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the body's default, keep.
+    """
     check_name(name)
     if timeout <= 0 or connect_timeout <= 0:
         raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
+    if soul is not None and soul not in SOUL_POLICIES:
+        raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
     executable = find_body(body).absolute()
     fixture = Path(organs).absolute() if organs else default_organs()
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
     body_args = ("--organs", str(fixture)) if fixture is not None else ()
+    if soul is not None:
+        body_args += (SOUL_OPTION, soul)
     if record is None:
         return EntrySpec(name, executable, body_args, home.path, timeout, connect_timeout)
     relay_args = ("-m", RELAY_MODULE, "--out", str(Path(record).absolute()), "--title",
@@ -107,6 +125,21 @@ def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | 
 
 def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
     return servers_as_hermes(as_hermes(text, doc.path))
+
+
+def spec_body(spec: EntrySpec) -> MountedBody:
+    """The body an entry built from `spec` will run, as Hermes will run it."""
+    return MountedBody(body_argv(str(spec.command), spec.args),
+                       hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}))
+
+
+def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
+    """The body the home's entry `name` runs, as Hermes runs it; None when nothing is mounted."""
+    entry = find_entry(load_config(home.config).data, name)
+    if entry is None:
+        return None
+    command, args, env = entry_command(entry)
+    return MountedBody(body_argv(command, args), hermes_child_env(env))
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:

@@ -4,8 +4,8 @@ Invariants:
 - The body sees the environment Hermes gives an MCP child (tools/mcp_tool.py): only PATH, HOME,
   USER, LANG, LC_ALL, TERM, SHELL, TMPDIR and XDG_* from ours, plus the entry's `env:`. A body
   that only works with more than that fails here too, not first under Hermes.
-- A probe never writes SOUL.md: `--no-soul` is added for the Ada body (a probe is a check, the
-  operator's home is not its to change). Behind the recording relay, the body itself is probed,
+- A probe never writes SOUL.md: `--soul off` is added last for the Ada body, so it wins over the
+  entry's own `--soul` (a probe is a check, the operator's home is not its to change). Behind the recording relay, the body itself is probed,
   so a check never leaves a recording behind.
 - Start-up time is measured from spawn to the `initialize` answer: what Hermes's
   mcp_discovery_timeout bounds.
@@ -24,10 +24,10 @@ from typing import Any
 from harness.client import BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation
 from harness.hermes_mount.entry import TOOL
+from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
 from harness.replay.recorder import RELAY_MODULE
 
 HERMES_PASSED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
-ADA_BODY_NAME = "mafiabot"
 PROBE_INPUT = "mafiabot doctor: is the cycle running?"
 PROBE_KEY = {"uid": "doctor", "channel": "health", "server": "mafiabot-harness"}
 
@@ -46,13 +46,19 @@ def hermes_child_env(entry_env: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
-def probe_argv(command: str, args: Sequence[str]) -> list[str]:
-    """The command line a probe runs for an entry: the body itself, never writing SOUL.md."""
+def body_argv(command: str, args: Sequence[str]) -> list[str]:
+    """The body's own command line in an entry: the relay's body when the entry records."""
     argv = [command, *args]
     if RELAY_MODULE in argv and "--" in argv:
         argv = argv[argv.index("--") + 1:]
-    if Path(argv[0]).name == ADA_BODY_NAME and "--no-soul" not in argv:
-        argv.append("--no-soul")
+    return argv
+
+
+def probe_argv(command: str, args: Sequence[str]) -> list[str]:
+    """The command line a probe runs for an entry: the body itself, never writing SOUL.md."""
+    argv = body_argv(command, args)
+    if is_ada_body(argv[0]):
+        argv += SOUL_OFF
     return argv
 
 

@@ -3,10 +3,13 @@
 --  Boot: read the command line and the organ fixture, choose the organs
 --  (the stub organs of the fixture, through the seam any implementation
 --  is chosen by: Organs.Sets), fix the Big-3 identity and write SOUL.md
---  (B2); then serve stdin line by line until it closes.  A configuration
---  that cannot work exits 2 before serving.
+--  (B2) as --soul allows; then serve stdin line by line until it closes.
+--  A configuration that cannot work exits 2 before serving.  --soul-state
+--  and --soul-restore answer one line about SOUL.md on stdout and exit
+--  without serving.
 
 with Ada.Exceptions;
+with Ada.IO_Exceptions;
 with Ada.Strings.Unbounded;
 with Ada.Text_IO;
 with GNAT.OS_Lib;
@@ -25,6 +28,7 @@ procedure Mafiabot is
    use Ada.Strings.Unbounded;
 
    Usage_Status : constant := 2;
+   Soul_Failure_Status : constant := 1;
 
    Protocol : Hermes_Protocol.Server;
 
@@ -43,6 +47,43 @@ procedure Mafiabot is
    begin
       Protocol.Refuse_Oversized (Length, Stdio_Channel.Send'Access);
    end On_Overflow;
+
+   procedure Answer_Soul_Question
+     (Question : Body_Config.Soul_Question;
+      Policy   : Body_Config.Soul_Policy;
+      Home, Soul : String)
+   with No_Return;
+   --  Print the one line --soul-state or --soul-restore asks for and exit:
+   --  0 when it was printed, 1 when SOUL.md could not be read or put back,
+   --  2 when no home can be named
+
+   procedure Answer_Soul_Question
+     (Question : Body_Config.Soul_Question;
+      Policy   : Body_Config.Soul_Policy;
+      Home, Soul : String)
+   is
+      Outcome : Unbounded_String;
+   begin
+      if Home = "" then
+         Body_Log.Error ("no HERMES_HOME, HOME or --hermes-home: no SOUL.md"
+                         & " to look at");
+         GNAT.OS_Lib.OS_Exit (Usage_Status);
+      end if;
+      case Question is
+         when Body_Config.Show_Soul =>
+            Outcome := To_Unbounded_String
+              (Soul_Writer.Describe (Home, Soul, Policy));
+         when Body_Config.Restore_Soul =>
+            Soul_Writer.Restore (Home, Soul, Outcome);
+      end case;
+      Ada.Text_IO.Put_Line (To_String (Outcome));
+      GNAT.OS_Lib.OS_Exit (0);
+   exception
+      when E : Ada.IO_Exceptions.Name_Error | Ada.IO_Exceptions.Use_Error
+         | Ada.IO_Exceptions.Device_Error | Ada.IO_Exceptions.End_Error =>
+         Body_Log.Error (Ada.Exceptions.Exception_Message (E));
+         GNAT.OS_Lib.OS_Exit (Soul_Failure_Status);
+   end Answer_Soul_Question;
 
    Settings : Body_Config.Settings;
    Stub     : Stub_Organs.Fixture;
@@ -76,20 +117,23 @@ begin
    end;
 
    declare
+      use type Body_Config.Soul_Policy;
       Chosen   : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
       Identity : constant Organs.Identity.Big_Three :=
         Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
+      Soul     : constant String :=
+        Organs.Identity.Soul_Document
+          (Chosen.Identity.all, Chosen.Deck.all, Identity);
    begin
-      if Settings.Write_Soul then
+      if Settings.Soul_Task in Body_Config.Soul_Question then
+         Answer_Soul_Question (Settings.Soul_Task, Settings.Soul, Home, Soul);
+      elsif Settings.Soul /= Body_Config.Off then
          if Home = "" then
             Body_Log.Warning ("no HERMES_HOME or HOME: SOUL.md not written");
          else
-            Soul_Writer.Write
-              (Home,
-               Organs.Identity.Soul_Document
-                 (Chosen.Identity.all, Chosen.Deck.all, Identity));
+            Soul_Writer.Write (Home, Soul, Settings.Soul);
          end if;
       end if;
       Protocol.Configure

@@ -136,3 +136,13 @@ def run_hermes(args: list[str], home: Path, hermes_home: Path, cwd: Path) -> sub
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.run([str(HERMES), *args], env=hermes_env(home, hermes_home), cwd=cwd, capture_output=True,
                           text=True, timeout=HERMES_RUN_TIMEOUT, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def project_hermes(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The checkout's real Hermes, put back where the locator looks (the autouse fixture hides it), for
+    tests that run commands which find Hermes themselves (doctor)."""
+    from conftest import REAL_PROJECT_HERMES
+    from harness.hermes import locate
+    monkeypatch.setattr(locate, "PROJECT_HERMES", REAL_PROJECT_HERMES)
+    return HERMES

@@ -54,7 +54,7 @@ def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path,
     assert doctor(home) == 0
     out = capsys.readouterr().out
     assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
-                             "turn": "ok", "discovery": "ok", "hermes": "skip"}
+                             "turn": "ok", "soul": "ok", "discovery": "ok", "hermes": "skip"}
     assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
     assert not (home / "SOUL.md").exists(), "doctor must not write SOUL.md"
 

@@ -2,8 +2,10 @@
 `mafiabot-harness mount` into a temporary home, fully offline against the stub model server.
 
 Each hermes run costs ~3 s of imports, so these tests are few: Hermes lists the tool, doctor
-agrees with Hermes, one whole turn goes model -> Hermes -> body -> Hermes -> model, and a
-crashing body is reported plainly by doctor and by Hermes's own test.
+agrees with Hermes, one whole turn goes model -> Hermes -> body -> Hermes -> model (with the
+body's SOUL.md first in the prompt), Hermes's own default SOUL.md gives way to the body's while
+an operator's edit survives `hermes mcp test`, doctor and unmount, and a crashing body is
+reported plainly by doctor and by Hermes's own test.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ import pytest
 
 from harness.cli import main
 from harness.hermes_mount.hermes_cli import parse_mcp_test
-from hermes_support import SCRIPTS, StubModel, offline_config, requires_hermes, run_hermes
+from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
+from soul_support import SOUL, before_of, hermes_default
 
-pytestmark = requires_hermes
+# doctor finds Hermes itself: these tests give it the checkout's real one.
+pytestmark = [*requires_hermes, pytest.mark.usefixtures(project_hermes.__name__)]
 PROFILE = "tester"
 BODY_SOUL_MARK = "You are the voice of the mafiabot body"
 
@@ -69,11 +73,51 @@ def test_a_whole_offline_turn_goes_from_the_model_through_hermes_to_the_body_and
     received = received if isinstance(received, str) else "".join(p.get("text", "") for p in received)
     assert '"session": {"uid": "hermes-op", "channel": "tavern", "server": "corleone"}' in received
     assert '"passes_run": 8' in received and '"name": "cohere"' in received
+    system = calls[0]["body"]["messages"][0]
+    assert system["role"] == "system" and BODY_SOUL_MARK in str(system["content"]), \
+        "Hermes did not put the body's SOUL.md (its mark included) first in the prompt"
     assert completed.stdout.startswith("The body said: ")
     assert "hermes-op" in completed.stdout
     soul = profile_home / "SOUL.md"
     assert soul.exists() and BODY_SOUL_MARK in soul.read_text(encoding="utf-8")
     assert not (home / ".hermes").exists(), "nothing may land in the real-looking ~/.hermes"
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_hermes_default_soul_gives_way_and_an_operators_edit_survives_hermes_doctor_and_unmount(
+        body_exe, homes, tmp_path, capsys):
+    home, root = homes
+    cwd = tmp_path / "cwd"
+    run_hermes(["mcp", "list"], home, root, cwd)
+    assert (root / SOUL).read_text(encoding="utf-8") == hermes_default(), "Hermes seeds its default"
+    assert main(["mount", "--hermes-home", str(root)]) == 0
+    assert (root / SOUL).read_text(encoding="utf-8") == hermes_default(), "mount's check writes no SOUL.md"
+
+    assert parse_mcp_test(run_hermes(["mcp", "test", "mafiabot"], home, root, cwd).stdout).connected
+    soul = (root / SOUL).read_text(encoding="utf-8")
+    assert BODY_SOUL_MARK in soul and before_of(soul) == "hermes-default"
+
+    edited = soul.replace("## Big-3", "Answer as a ship's cook would.\n\n## Big-3")
+    (root / SOUL).write_text(edited, encoding="utf-8")
+    assert parse_mcp_test(run_hermes(["mcp", "test", "mafiabot"], home, root, cwd).stdout).connected
+    assert (root / SOUL).read_text(encoding="utf-8") == edited, "the boot under Hermes rewrote the edit"
+    assert "was edited since the body wrote it" in (root / "logs" / "mcp-stderr.log").read_text(encoding="utf-8")
+
+    before = snapshot(root)
+    capsys.readouterr()
+    assert main(["doctor", "--hermes-home", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    hermes" in out and "nothing was written" in out
+    assert "warn  soul       " in out and "edited since it was written" in out
+    assert snapshot(root) == before, "doctor, Hermes's test included, wrote into the home"
+
+    assert main(["unmount", "--hermes-home", str(root)]) == 0
+    assert "edited since the body wrote it: left as it is" in capsys.readouterr().out
+    assert (root / SOUL).read_text(encoding="utf-8") == edited
 
 
 def test_a_crashing_body_is_reported_plainly_by_doctor_and_by_hermes_own_test(homes, tmp_path, capsys):
@@ -90,4 +134,6 @@ def test_a_crashing_body_is_reported_plainly_by_doctor_and_by_hermes_own_test(ho
     assert "fail  handshake  the body exited with exit code 2" in out
     assert "mafiabot: cannot read the organ fixture" in out
     assert "fail  hermes     `hermes mcp test mafiabot` could not connect: Connection failed" in out
+    hermes_part = out[out.index("fail  hermes"):]
+    assert "the body's stderr under Hermes" in hermes_part and "cannot read the organ fixture" in hermes_part
     assert "2 check(s) failed: handshake, hermes" in out

@@ -29,7 +29,7 @@ def test_help_names_every_flag_and_exits_zero(body_exe):
     assert run.returncode == 0
     text = (run.stdout + run.stderr).decode()
     for flag in ("--organs", "--max-line-bytes", "--max-depth", "--max-elements", "--max-sessions", "--no-soul",
-                 "--hermes-home", "--thresholds"):
+                 "--soul", "--soul-state", "--soul-restore", "--hermes-home", "--thresholds"):
         assert flag in text
 
 
@@ -88,14 +88,14 @@ def test_an_unchanged_soul_is_not_rewritten(spawn_body, tmp_path):
     assert sorted(p.name for p in home.iterdir()) == ["SOUL.md"]
 
 
-def test_a_different_existing_soul_is_kept_as_a_backup(spawn_body, tmp_path):
+def test_an_operators_own_soul_is_left_as_it_is_by_default(spawn_body, tmp_path):
+    """The rest of this rule (replace, backups, restore) is tests/python/test_soul.py."""
     home = tmp_path / "hermes"
     home.mkdir()
     (home / "SOUL.md").write_text("an operator's own soul\n")
     assert spawn_body(hermes_home=home).ping() == {}
-    assert (home / "SOUL.md").read_text() != "an operator's own soul\n"
-    others = [p for p in home.iterdir() if p.name != "SOUL.md"]
-    assert [p.read_text() for p in others] == ["an operator's own soul\n"]
+    assert (home / "SOUL.md").read_text() == "an operator's own soul\n"
+    assert sorted(p.name for p in home.iterdir()) == ["SOUL.md"]
 
 
 def test_an_unwritable_hermes_home_is_a_warning_not_a_crash(spawn_body, tmp_path):

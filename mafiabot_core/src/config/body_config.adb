@@ -59,8 +59,24 @@ package body Body_Config is
                Result.Max_Sessions := Count_Of (Option, 1, 10_000_000);
             elsif Option = "--hermes-home" then
                Result.Hermes_Home := To_Unbounded_String (Value_Of (Option));
+            elsif Option = "--soul" then
+               declare
+                  Policy : constant String := Value_Of (Option);
+               begin
+                  --  Exactly the lower-case names: 'Value alone would
+                  --  also take " KEEP "
+                  if Policy not in "keep" | "replace" | "off" then
+                     raise Usage_Error with Option
+                       & " needs keep, replace or off, got '" & Policy & "'";
+                  end if;
+                  Result.Soul := Soul_Policy'Value (Policy);
+               end;
             elsif Option = "--no-soul" then
-               Result.Write_Soul := False;
+               Result.Soul := Off;
+            elsif Option = "--soul-state" then
+               Result.Soul_Task := Show_Soul;
+            elsif Option = "--soul-restore" then
+               Result.Soul_Task := Restore_Soul;
             elsif Option = "--help" or else Option = "-h" then
                Result.Show_Help := True;
             elsif Option = "--version" then

@@ -9,6 +9,29 @@ package Body_Config is
 
    Version : constant String := "0.1.0";
 
+   type Soul_Policy is
+     (Keep,
+      --  Write SOUL.md where it is missing, Hermes's default persona or the
+      --  body's own unedited write; leave anything else, saying so
+      Replace,
+      --  As Keep, and replace the operator's own too, keeping it first as
+      --  a timestamped backup beside it
+      Off);
+      --  Write nothing
+
+   type Soul_Action is
+     (Serve,
+      --  Boot (writing SOUL.md as the policy says) and serve
+      Show_Soul,
+      --  Print one line, "STATE<TAB>sentence", saying whose SOUL.md is there
+      --  and what a boot with this policy would do with it; write nothing
+      Restore_Soul);
+      --  Put back what the body's SOUL.md replaced, if the body's is still
+      --  there unedited; print one line, "OUTCOME<TAB>sentence"
+
+   subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
+   --  What is answered with one line instead of serving
+
    type Settings is record
       Organs_Path    : Unbounded_String;
       --  Empty: the fixture shipped beside the executable
@@ -18,7 +41,8 @@ package Body_Config is
       Max_Depth      : Positive := 64;
       Max_Elements   : Positive := 1_000_000;
       Max_Sessions   : Positive := 10_000;
-      Write_Soul     : Boolean := True;
+      Soul           : Soul_Policy := Keep;
+      Soul_Task      : Soul_Action := Serve;
       Hermes_Home    : Unbounded_String;
       --  Empty: $HERMES_HOME, else $HOME/.hermes
       Show_Help      : Boolean := False;
@@ -60,7 +84,18 @@ private
      & " 10000)" & LF
      & "  --hermes-home DIR      where SOUL.md is written (default"
      & " $HERMES_HOME, else ~/.hermes)" & LF
-     & "  --no-soul              do not write SOUL.md" & LF
+     & "  --soul keep|replace|off  keep (default): write SOUL.md only where it"
+     & " is missing, Hermes's" & LF
+     & "                         default or the body's own unedited write;"
+     & " replace: also replace" & LF
+     & "                         the operator's, keeping it as"
+     & " SOUL.md.before-mafiabot.<UTC time>;" & LF
+     & "                         off: write nothing" & LF
+     & "  --no-soul              the same as --soul off" & LF
+     & "  --soul-state           print whose SOUL.md is there and what a boot"
+     & " would do; exit" & LF
+     & "  --soul-restore         put back what the body's SOUL.md replaced, if"
+     & " unedited; exit" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

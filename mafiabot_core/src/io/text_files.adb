@@ -85,12 +85,11 @@ package body Text_Files is
      return Interfaces.C.int
    with Import, Convention => C, External_Name => "link";
 
-   procedure Link_New (Existing, New_Name : String) is
-      Status : constant Interfaces.C.int :=
-        C_Link (Interfaces.C.To_C (Existing), Interfaces.C.To_C (New_Name));
-      pragma Unreferenced (Status);
+   procedure Link_New (Existing, New_Name : String; Made : out Boolean) is
+      use type Interfaces.C.int;
    begin
-      null;
+      Made := C_Link (Interfaces.C.To_C (Existing),
+                      Interfaces.C.To_C (New_Name)) = 0;
    end Link_New;
 
    function C_Mkdir

@@ -29,11 +29,10 @@ package Text_Files is
    --  Path without its last component ("." for a bare name, "/" for a name
    --  at the root)
 
-   procedure Link_New (Existing, New_Name : String);
+   procedure Link_New (Existing, New_Name : String; Made : out Boolean);
    --  Give the file Existing the second name New_Name, unless New_Name is
-   --  taken: of processes racing to make the same name, exactly one does,
-   --  and nothing that stands there is ever replaced (link(2)).  Whether
-   --  New_Name stands afterwards, whoever made it, is the caller's question.
+   --  taken: of processes racing to make the same name, exactly one does
+   --  (Made), and nothing that stands there is ever replaced (link(2)).
 
    procedure Make_Directories (Path : String);
    --  Path and every missing directory above it, as mkdir -p; Use_Error

@@ -7,6 +7,7 @@ with Json_Text_Tests;
 with Organs_Texts_Tests;
 with Turn_Cycle_Tests;
 with Turn_Tool_Tests;
+with Soul_Marks_Tests;
 
 package body Body_Suites is
 
@@ -21,6 +22,7 @@ package body Body_Suites is
    Texts_Cases  : aliased Organs_Texts_Tests.Test;
    Cycle_Cases  : aliased Turn_Cycle_Tests.Test;
    Tool_Cases   : aliased Turn_Tool_Tests.Test;
+   Soul_Cases   : aliased Soul_Marks_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -33,6 +35,7 @@ package body Body_Suites is
       Suite.Add_Test (Texts_Cases'Access);
       Suite.Add_Test (Cycle_Cases'Access);
       Suite.Add_Test (Tool_Cases'Access);
+      Suite.Add_Test (Soul_Cases'Access);
       return Suite'Access;
    end All_Tests;
 
