@@ -27,10 +27,16 @@ STATE_DIR = Path(".agents") / "state"
 LEDGER_NAME = "autobot-cost-ledger.jsonl"
 SCHEMA_VERSION = 1
 REQUIRED_FIELDS = ("v", "record_id", "ts", "kind", "status")
+STARTED = "started"
 
 
 class LedgerError(HarnessError):
     """The ledger cannot be read or written."""
+
+
+def is_started(record: Mapping[str, Any]) -> bool:
+    """Whether `record` is a journal's `started` record (see `harness.ledger.journal`)."""
+    return record.get("status") == STARTED
 
 
 def state_dir(project_root: Path) -> Path:
@@ -123,10 +129,18 @@ class Ledger:
             for number, raw in enumerate(handle, start=1):
                 yield _parse_line(number, raw)
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def all_records(self) -> Iterator[dict[str, Any]]:
+        """Every readable record, the journal's `started` records included."""
         for line in self.lines():
             if line.record is not None:
                 yield line.record
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The accounted records: settlements and refusals, one per run (a `started` record is not a run's
+        account, only the promise of one; see `journal`)."""
+        for record in self.all_records():
+            if not is_started(record):
+                yield record
 
     def verify(self) -> Verification:
         result = Verification(self.path)

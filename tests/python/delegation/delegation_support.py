@@ -58,9 +58,15 @@ def wait_gone(pid: int, bound_s: float = PROCESS_BOUND_S) -> bool:
         os.close(fd)
 
 
-def read_ledger(project: Path) -> list[dict[str, Any]]:
+def read_ledger_lines(project: Path) -> list[dict[str, Any]]:
+    """Every record of the project's ledger, `started` records of the two-phase journal included."""
     path = project / ".agents" / "state" / "autobot-cost-ledger.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def read_ledger(project: Path) -> list[dict[str, Any]]:
+    """The ledger's settled records and refusals: one per delegation, without the `started` records."""
+    return [record for record in read_ledger_lines(project) if record.get("status") != "started"]
 
 
 # Python source run in a child: every os.write writes half its bytes, then the child SIGKILLs itself.
