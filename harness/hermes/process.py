@@ -105,7 +105,8 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
     control_r, control_w = os.pipe()
     status_r, status_w = os.pipe()
     try:
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        # Shielded: a cancel that interrupted Popen after its fork would leave a supervisor we know nothing of.
+        with cancellation.shielded(), open(out_path, "wb") as out, open(err_path, "wb") as err:
             supervisor = subprocess.Popen(
                 [sys.executable, "-I", str(SUPERVISOR), "--status-fd", str(status_w), "--run-dir", str(spool_dir),
                  "--", *argv], stdin=control_r, stdout=out, stderr=err, env=dict(env), cwd=cwd,
