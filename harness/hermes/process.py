@@ -179,7 +179,10 @@ def _supervised(argv: Sequence[str], supervisor: subprocess.Popen[bytes], status
     exit_code = int(code_text)
     duration = time.monotonic() - started
     stdout = _read_head(out_path, max_stdout_bytes)
-    overflowed = overflowed or ("stdout" if out_path.stat().st_size > max_stdout_bytes else None)
+    if overflowed is None and out_path.stat().st_size > max_stdout_bytes:
+        overflowed = "stdout"
+    elif overflowed is None and err_path.stat().st_size > max_stderr_bytes:
+        overflowed = "stderr"
     return Completed(exit_code=None if timed_out or overflowed else exit_code, timed_out=timed_out,
                      overflowed=overflowed is not None, stdout=stdout,
                      stderr_tail=_read_tail(err_path, STDERR_TAIL_BYTES), duration_s=duration,
