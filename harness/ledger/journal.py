@@ -11,7 +11,8 @@ Invariants:
 - The owner's flock on `owner.lock` is also held by the run's supervisor (`hold_fds`), so an unheld
   lock means the owner and the whole Hermes tree are gone: the run is orphaned.
 - Settling is once: the owner (or a settler) holds `owner.lock`, appends the settlement naming
-  `started_record_id`, then removes the folder. `settle_orphans` (run by every command that opens a
+  `started_record_id`, then removes the folder; a folder whose `owner.lock` is gone is a removal that
+  was cut short (the lock is never removed before the settlement is written), and is finished. `settle_orphans` (run by every command that opens a
   journal or reads the ledger) takes an orphan's lock without waiting, re-reads the ledger under it,
   and appends a settlement only when none exists; a started record the ledger never got means
   nothing was spawned, and the folder is just removed.
@@ -211,6 +212,10 @@ def settle_orphans(ledger: Ledger) -> list[LedgerEntry]:
     for folder in _open_runs(ledger):
         try:
             fd = os.open(folder / OWNER_LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            # Only the removal of a settled (or never started) run deletes the lock: finish that removal.
+            shutil.rmtree(folder, ignore_errors=True)
+            continue
         except OSError:
             continue
         try:
