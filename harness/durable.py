@@ -304,6 +304,22 @@ class HolderLock:
         os.pwrite(fd, stamp.encode("utf-8") + b"\n", 0)
 
 
+def is_flocked(path: Path, *, missing: bool) -> bool:
+    """Whether someone holds an flock on `path` right now (a probe: taken and dropped at once);
+    `missing` is the answer for a path that does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return missing
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def read_holder(path: Path) -> Holder | None:
     """The stamp of a lock file, or None when there is no such file."""
     try:

@@ -33,7 +33,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from harness.autobot.intent import Intent, IntentError, parse_intent

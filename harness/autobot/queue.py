@@ -29,7 +29,6 @@ Invariants:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
@@ -42,7 +41,7 @@ from typing import Any
 
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
-from harness.durable import atomic_write, atomic_write_json, flocked, lock_exclusive
+from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
 from harness.errors import HarnessError
 from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
 from harness.hermes.outcome import NESTED_DELEGATION
@@ -274,17 +273,7 @@ def _reason_beside(path: Path) -> str:
 
 
 def _locked(path: Path) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return is_flocked(path, missing=True)  # a file gone was moved on by its drainer: not an orphan
 
 
 def _iso(epoch: Any) -> str | None:

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.durable import DurableWriteError, atomic_write_json
+from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.hermes import cancellation
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.outcome import RunOutcome, RunRequest
@@ -189,21 +189,7 @@ def _open_runs(ledger: Ledger) -> Iterator[Path]:
 
 def in_flight(ledger: Ledger) -> list[str]:
     """Run ids whose owner (or supervisor) still holds them."""
-    return [path.name for path in _open_runs(ledger) if _is_held(path / OWNER_LOCK)]
-
-
-def _is_held(lock_path: Path) -> bool:
-    try:
-        fd = os.open(lock_path, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return [path.name for path in _open_runs(ledger) if is_flocked(path / OWNER_LOCK, missing=False)]
 
 
 def settle_orphans(ledger: Ledger) -> list[LedgerEntry]:

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 from harness.cli import main
 from harness.ledger import Ledger, default_ledger_path

@@ -19,11 +19,9 @@ import pytest
 
 from harness.autobot import delegate
 from harness.cli import main
-from harness.ledger import Ledger, default_ledger_path
-from harness.ledger.report import reconcile
 
-from .delegation_support import (PROCESS_BOUND_S, make_fifo, parent_of, processes_marked, read_ledger,
-                                 read_ledger_lines, wait_all_gone, wait_fifo, wait_gone)
+from .delegation_support import (PROCESS_BOUND_S, make_fifo, parent_of, read_ledger, read_ledger_lines,
+                                 wait_all_gone, wait_fifo, wait_gone)
 
 USAGE = {"input": 77, "output": 5, "cost": 0.01}
 
