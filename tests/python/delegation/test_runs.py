@@ -136,3 +136,25 @@ def test_a_host_that_cancels_drain_gets_the_item_dead_lettered_as_cancelled_and_
     report = json.loads(out)
     assert [(r["reason"], r["moved_to"]) for r in report["ran"]] == [("cancelled", "dead_letter")]
     assert (report["cancelled"], report["pending"]) == ("SIGTERM", 1) and len(fake_hermes.calls()) == 1
+
+
+def test_sigterm_of_an_autopilot_fan_out_stops_every_child_and_settles_each_run(fake_hermes, project, tmp_path,
+                                                                               capsys) -> None:
+    started, _ = hanging_run(fake_hermes, tmp_path)
+    registry = tmp_path / "agents.yaml"
+    registry.write_text("agents:\n  andy: career-manager\n  cooper: health-coach\n")
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("goal: Weekly check-in for Maxime\nmode: parallel\nsubtasks:\n"
+                    "  - {task: Summary of the sleep log., agent: cooper}\n"
+                    "  - {task: Email to the career coach., agent: andy}\n")
+    cli = start_cli(project, "autopilot", "run", str(plan), "--registry", str(registry))
+    wait_fifo(started, what="a child's start")
+    cli.terminate()
+    cli.communicate(timeout=PROCESS_BOUND_S)
+    assert cli.returncode == 128 + signal.SIGTERM
+    assert wait_all_gone(marker(fake_hermes)) == []
+    assert main(["ledger", "verify", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)["runs"]
+    assert runs["started"] == runs["settled"] >= len(fake_hermes.calls()) >= 1 and runs["problems"] == []
+    settled = [r for r in read_ledger(project) if r.get("started_record_id")]
+    assert {r["reason"] for r in settled} == {"cancelled"} and runs_folder(project) == []
