@@ -15,7 +15,8 @@ Invariants:
   was cut short (the lock is never removed before the settlement is written), and is finished. `settle_orphans` (run by every command that opens a
   journal or reads the ledger) takes an orphan's lock without waiting, re-reads the ledger under it,
   and appends a settlement only when none exists; a started record the ledger never got means
-  nothing was spawned, and the folder is just removed.
+  nothing was spawned, and the folder is just removed; so is a dot-named folder whose lock nobody
+  holds (its owner died before the run had a name).
 - An orphan's settlement is `cancelled` / `orphaned`, with Hermes's own record of the session when it
   left one (the `session_id:` line in the stderr spool and the profile's state.db row, or the
   usage file); otherwise an estimate, marked so.
@@ -185,6 +186,9 @@ def _open_runs(ledger: Ledger) -> Iterator[Path]:
     for name in names:
         if not name.startswith("."):
             yield root / name
+        elif (root / name / OWNER_LOCK).exists() and not is_flocked(root / name / OWNER_LOCK, missing=True):
+            # An owner that died before its run had a name: nothing was spawned, nothing was ledgered.
+            shutil.rmtree(root / name, ignore_errors=True)
 
 
 def in_flight(ledger: Ledger) -> list[str]:
