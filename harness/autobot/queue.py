@@ -44,7 +44,7 @@ from harness.autobot.intent import Intent
 from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
 from harness.errors import HarnessError
 from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
-from harness.hermes.outcome import NESTED_DELEGATION
+from harness.hermes.outcome import CANCELLED, NESTED_DELEGATION
 from harness.ledger.journal import settle_orphans
 from harness.ledger.store import STATE_DIR, Ledger, iso_utc
 
@@ -123,7 +123,14 @@ class Queue:
                 break
             path, fd, item = claim
             try:
-                envelope = runner(item["intent"], item["item_id"])
+                try:
+                    envelope = runner(item["intent"], item["item_id"])
+                except cancellation.Cancelled as exc:
+                    # Cut before its envelope: its run, if any, was settled by its journal; the item is not re-run.
+                    with cancellation.shielded():
+                        self._give_up(path, item, f"the drain got {cancellation.signal_name(exc.signum)} while "
+                                                  f"this item ran; see the ledger for its run")
+                    raise
                 with cancellation.shielded():
                     report.ran.append(self._settle(path, item, envelope, max_attempts, backoff_base_s))
             finally:
@@ -191,6 +198,12 @@ class Queue:
             self._move(path, "dead_letter", item)
             orphans.append(item["item_id"])
         return orphans
+
+    def _give_up(self, running: Path, item: dict[str, Any], detail: str) -> None:
+        item["history"].append({"at": iso_utc(self.clock()), "status": "degraded", "reason": CANCELLED,
+                                "detail": detail})
+        with flocked(self.root / "queue.lock"):
+            self._move(running, "dead_letter", item)
 
     def _set_aside(self, path: Path, problem: str) -> dict[str, str]:
         """Move an unreadable item to `corrupt/` as it is, its reason beside it (call under queue.lock)."""

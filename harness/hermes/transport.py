@@ -49,6 +49,8 @@ DELEGATED_ENV = "HERMES_AUTOBOT_DELEGATED"
 DEFAULT_MAX_OUTPUT_BYTES = 16 << 20
 # Hermes's stderr is logs and tracebacks; only its tail is read (the session id), so 4 MiB is ample.
 DEFAULT_MAX_STDERR_BYTES = 4 << 20
+# The empty folder each run works in, outside any project; a settler removes only folders named so.
+CWD_PREFIX = "hermes-cwd-"
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class HermesTransport:
         work_parent = self.settings.work_dir
         if work_parent is not None:
             work_parent.mkdir(parents=True, exist_ok=True)
-        cwd = Path(tempfile.mkdtemp(prefix="hermes-cwd-", dir=work_parent))
+        cwd = Path(tempfile.mkdtemp(prefix=CWD_PREFIX, dir=work_parent))
         try:
             if journal is None:
                 scratch = Path(tempfile.mkdtemp(prefix="hermes-run-", dir=work_parent))

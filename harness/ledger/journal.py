@@ -15,8 +15,9 @@ Invariants:
   was cut short (the lock is never removed before the settlement is written), and is finished. `settle_orphans` (run by every command that opens a
   journal or reads the ledger) takes an orphan's lock without waiting, re-reads the ledger under it,
   and appends a settlement only when none exists; a started record the ledger never got means
-  nothing was spawned, and the folder is just removed; so is a dot-named folder whose lock nobody
-  holds (its owner died before the run had a name).
+  nothing was spawned, and the folder is just removed; so is a dot-named folder older than
+  STALE_PENDING_S (its owner died before the run had a name). Not by its lock: a live owner's lock is
+  unheld for an instant between its creation and its flock, and a probe then would remove a live run.
 - An orphan's settlement is `cancelled` / `orphaned`, with Hermes's own record of the session when it
   left one (the `session_id:` line in the stderr spool and the profile's state.db row, or the
   usage file); otherwise an estimate, marked so.
@@ -31,6 +32,8 @@ import json
 import os
 import secrets
 import shutil
+import stat
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,7 +42,7 @@ from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.hermes import cancellation
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.outcome import RunOutcome, RunRequest
-from harness.hermes.transport import JournalRefused, RunSlot
+from harness.hermes.transport import CWD_PREFIX, JournalRefused, RunSlot
 from harness.hermes.supervisor import CHILD_PID_FILE
 from harness.ledger.records import orphan_record, run_record, started_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, new_record_id
@@ -50,6 +53,8 @@ OWNER_LOCK = "owner.lock"
 STDERR_READ_BYTES = 1 << 16
 # Stable reasons of the journal's own settlements.
 HARNESS_ERROR = "harness_error"
+# A dot-named run folder lives for the milliseconds between its mkdir and its rename; one an hour old is dead.
+STALE_PENDING_S = 3600.0
 ORPHANED = "orphaned"
 
 
@@ -186,9 +191,16 @@ def _open_runs(ledger: Ledger) -> Iterator[Path]:
     for name in names:
         if not name.startswith("."):
             yield root / name
-        elif (root / name / OWNER_LOCK).exists() and not is_flocked(root / name / OWNER_LOCK, missing=True):
+        elif _older_than(root / name, STALE_PENDING_S):
             # An owner that died before its run had a name: nothing was spawned, nothing was ledgered.
             shutil.rmtree(root / name, ignore_errors=True)
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - os.lstat(path).st_mtime > seconds
+    except OSError:
+        return False
 
 
 def in_flight(ledger: Ledger) -> list[str]:
@@ -241,10 +253,21 @@ def _settle_one(ledger: Ledger, folder: Path) -> LedgerEntry | None:
             entry = ledger.append({**orphan_record(started, hermes, ORPHANED, status="cancelled"),
                                    "hermes_pid": _child_pid(folder)})
     shutil.rmtree(folder, ignore_errors=True)
-    cwd_dir = started.get("cwd_dir")
-    if isinstance(cwd_dir, str):
-        shutil.rmtree(cwd_dir, ignore_errors=True)
+    _remove_cwd(started.get("cwd_dir"))
     return entry
+
+
+def _remove_cwd(path: Any) -> None:
+    """Remove the empty folder Hermes ran in, named by a started record; a record is data someone else may
+    have written, so only a folder of ours that the transport could have made is ever removed."""
+    if not isinstance(path, str) or not Path(path).name.startswith(CWD_PREFIX):
+        return
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _hermes_record(folder: Path, started: Mapping[str, Any]) -> RunRecord | None:

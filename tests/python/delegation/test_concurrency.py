@@ -26,6 +26,7 @@ def test_32_concurrent_delegations_and_dispatches_share_one_ledger_without_loss(
             return envelope.status, envelope.ledger_entry
         result = dispatch({"target": "andy", "task_source": "t", "context": f"c{n}", "reference_id": f"r{n}"},
                           settings)
+        assert result.envelope["status"] == "delivered", result.envelope
         return result.envelope["status"], result.envelope["transport"]["details"]["ledger_entry"]
 
     with ThreadPoolExecutor(max_workers=RUNS) as pool:
