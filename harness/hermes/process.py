@@ -108,7 +108,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
         # Shielded: a cancel that interrupted Popen after its fork would leave a supervisor we know nothing of.
         with cancellation.shielded(), open(out_path, "wb") as out, open(err_path, "wb") as err:
             supervisor = subprocess.Popen(
-                [sys.executable, "-I", str(SUPERVISOR), "--status-fd", str(status_w), "--run-dir", str(spool_dir),
+                [sys.executable, "-I", "-S", str(SUPERVISOR), "--status-fd", str(status_w), "--run-dir", str(spool_dir),
                  "--", *argv], stdin=control_r, stdout=out, stderr=err, env=dict(env), cwd=cwd,
                 start_new_session=True, close_fds=True, pass_fds=(status_w, *hold_fds))
     except OSError as exc:
