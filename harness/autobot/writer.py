@@ -129,7 +129,8 @@ def resolve_write_target(write_to: str, project_root: Path, hermes_root: Path, a
         if inside is not None:
             allowed_root, memories = target.parents[len(inside.parts) - 1], True
     if inside is None or not inside.parts:
-        where = "the project root {root} and the Hermes memories folders" if allow_memories else "the project root {root}"
+        where = ("the project root {root} and the Hermes memories folders" if allow_memories
+                 else "the project root {root}")
         raise IntentError(FIELD, f"{write_to} resolves to {target}, outside {where.format(root=root)}; "
                                  f"nothing is written anywhere else")
     try:

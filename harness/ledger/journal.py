@@ -11,13 +11,14 @@ Invariants:
 - The owner's flock on `owner.lock` is also held by the run's supervisor (`hold_fds`), so an unheld
   lock means the owner and the whole Hermes tree are gone: the run is orphaned.
 - Settling is once: the owner (or a settler) holds `owner.lock`, appends the settlement naming
-  `started_record_id`, then removes the folder; a folder whose `owner.lock` is gone is a removal that
-  was cut short (the lock is never removed before the settlement is written), and is finished. `settle_orphans` (run by every command that opens a
-  journal or reads the ledger) takes an orphan's lock without waiting, re-reads the ledger under it,
-  and appends a settlement only when none exists; a started record the ledger never got means
-  nothing was spawned, and the folder is just removed; so is a dot-named folder older than
-  STALE_PENDING_S (its owner died before the run had a name). Not by its lock: a live owner's lock is
-  unheld for an instant between its creation and its flock, and a probe then would remove a live run.
+  `started_record_id`, then removes the folder. A folder whose `owner.lock` is gone is a removal that
+  was cut short (the lock is never removed before the settlement is written), and is finished.
+- `settle_orphans` (run by every command that opens a journal or reads the ledger) takes an orphan's
+  lock without waiting, re-reads the ledger under it, and appends a settlement only when none
+  exists; a started record the ledger never got means nothing was spawned, and the folder is just
+  removed. So is a dot-named folder older than STALE_PENDING_S (its owner died before the run had a
+  name); never by its lock, which a live owner leaves unheld for an instant between creating and
+  locking it.
 - An orphan's settlement is `cancelled` / `orphaned`, with Hermes's own record of the session when it
   left one (the `session_id:` line in the stderr spool and the profile's state.db row, or the
   usage file); otherwise an estimate, marked so.

@@ -6,6 +6,9 @@ Invariants:
   so `path#L<n>` always points at the record just written, however many writers there are.
 - Every record carries `v`, `record_id`, `ts`, `kind` and `status`; `parent_id` is optional and
   links a run to the run that spawned it. Records are never rewritten or removed.
+- A record with status `started` is a journal's promise that a run was spawned, not its account:
+  `records()` leaves those out (one record per run, for every total), `all_records()` keeps them
+  (for reconciling them with their settlements, which name them by `started_record_id`).
 - Reading tolerates damage: a line torn by a crash, or not JSON, is reported with its number by
   `verify` and skipped by readers; it never hides the lines after it.
 """

@@ -15,7 +15,8 @@ matched it; a prompt matching none plays `steps` by invocation number.
 Step keys (all optional): stdout, stderr, exit, record ("ok" | "failed" | "none"), usage {input,
 output, cost}, routes [[provider, model], ...] (who answered; default: what was asked for),
 huge (bytes of stdout), hang (spawn two grandchildren, one in its own session, write their pids
-to `pids_file`, then block, or pass the gate when there is one), gate {started, release} (FIFOs: announce, then block until released),
+to `pids_file`, then block, or go on to the gate when there is one),
+gate {started, release} (FIFOs: announce, then block until released),
 huge_stderr (bytes of stderr), ignore_term (ignore SIGTERM, so only the supervisor's sweep stops it),
 nested (run `python -m harness delegate --intent-file <nested>` and answer with its stdout),
 reenter (run `python -m harness autopilot run <plan> --compact`, the child re-entering auto-pilot as a

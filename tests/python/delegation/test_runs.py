@@ -75,6 +75,23 @@ def test_a_cancelling_signal_stops_the_whole_tree_and_ledgers_the_run_cancelled_
     assert runs_folder(project) == [] and not list((project / ".agents" / "state").glob("autobot.*.lock"))
 
 
+def test_a_hermes_that_ignores_sigterm_is_killed_after_its_grace_and_the_run_still_ledgered(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, pids_file = hanging_run(fake_hermes, tmp_path)
+    fake_hermes.script({**json.loads(fake_hermes.scenario.read_text())[0], "ignore_term": True})
+    cli = start_cli(project, "delegate", "--intent-file", str(write_intent(tmp_path, make_intent())))
+    wait_fifo(started, what="the fake's start")
+    tree = json.loads(pids_file.read_text())
+    cli.terminate()
+    cli.communicate(timeout=PROCESS_BOUND_S)
+    assert cli.returncode == 128 + signal.SIGTERM
+    assert all(wait_gone(pid) for pid in tree) and wait_all_gone(marker(fake_hermes)) == []
+    [settled] = [r for r in read_ledger(project) if r.get("started_record_id")]
+    assert (settled["status"], settled["reason"], settled["usage"]["source"]) == ("cancelled", "cancelled",
+                                                                                  "estimate")
+    assert settled["transport"]["warnings"][0].startswith("hermes_record_missing")
+
+
 def test_sigkill_takes_the_tree_with_it_the_lock_is_held_until_then_and_the_next_command_settles_the_run(
         fake_hermes, project, make_intent, tmp_path, capsys) -> None:
     started, pids_file = hanging_run(fake_hermes, tmp_path)
