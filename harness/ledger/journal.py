@@ -23,7 +23,8 @@ Invariants:
   left one (the `session_id:` line in the stderr spool and the profile's state.db row, or the
   usage file); otherwise an estimate, marked so.
 - A journal used as a context manager settles on the way out of an exception too (`harness_error`,
-  or `cancelled` when the exception is a cancellation), so no path after the spawn goes unledgered.
+  or `cancelled` when the exception is a cancellation), so no path after the spawn goes unledgered;
+  the answer Hermes gave, if any, is kept at `<ledger dir>/kept-answers/<run id>.txt`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.durable import DurableWriteError, atomic_write_json, is_flocked
+from harness.durable import DurableWriteError, atomic_write, atomic_write_json, is_flocked
 from harness.hermes import cancellation
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.outcome import RunOutcome, RunRequest
@@ -49,6 +50,7 @@ from harness.ledger.records import orphan_record, run_record, started_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, new_record_id
 
 RUNS_DIR = "hermes-runs"
+KEPT_ANSWERS_DIR = "kept-answers"
 STARTED_FILE = "started.json"
 OWNER_LOCK = "owner.lock"
 STDERR_READ_BYTES = 1 << 16
@@ -143,6 +145,17 @@ class RunJournal:
             os.close(self._lock_fd)
             self._lock_fd = None
 
+    def _keep_answer(self, text: str) -> str | None:
+        """Keep an answer whose caller failed before it could use it, beside the ledger; its path, or None."""
+        if not text:
+            return None
+        path = self.ledger.path.parent / KEPT_ANSWERS_DIR / f"{self.run_id}.txt"
+        try:
+            atomic_write(path, text.encode("utf-8"))
+        except DurableWriteError:
+            return None
+        return str(path)
+
     def _drop(self, folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
         if self._cwd_dir is not None:
@@ -166,7 +179,7 @@ class RunJournal:
         detail = f"{type(exc).__name__}: {exc}"[:500]
         if self.outcome is not None:
             self.settle(run_record(self.kind, self.outcome, status=status, reason=reason, detail=detail,
-                                   **self.fields))
+                                   raw_response=self._keep_answer(self.outcome.text), **self.fields))
             return
         assert self._run_dir is not None  # open implies begun
         started = json.loads((self._run_dir / STARTED_FILE).read_text(encoding="utf-8"))

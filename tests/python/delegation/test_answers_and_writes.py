@@ -169,3 +169,21 @@ def test_a_full_disk_at_write_time_still_ledgers_the_run_and_keeps_the_answer(fa
     assert envelope.degraded_reason == "write_failed" and "No space left" in envelope.extra["detail"]
     assert settled_once(project)["reason"] == "write_failed" and kept_raw(envelope) == "the answer"
     assert not [p for p in (project / "docs").iterdir() if p.name.startswith(".full.md")]
+
+
+def test_an_unforeseen_failure_after_the_spawn_still_settles_the_run_and_keeps_the_answer(
+        fake_hermes, project, make_intent, monkeypatch) -> None:
+    import importlib
+    delegation = importlib.import_module("harness.autobot.delegate")  # the package's `delegate` is the function
+
+    def broken(text: str, expected: str) -> str:
+        raise RuntimeError("a bug in a check")
+
+    monkeypatch.setattr(delegation, "validate_output", broken)
+    fake_hermes.script({"stdout": "the paid answer"})
+    with pytest.raises(RuntimeError):
+        delegate(make_intent())
+    settled = settled_once(project)
+    assert (settled["status"], settled["reason"]) == ("error", "harness_error")
+    assert "a bug in a check" in settled["detail"] and Path(settled["raw_response"]).read_text() == "the paid answer"
+    assert settled["usage"]["source"] == "hermes_state_db"

@@ -175,3 +175,20 @@ def test_sigterm_of_an_autopilot_fan_out_stops_every_child_and_settles_each_run(
     assert runs["started"] == runs["settled"] >= len(fake_hermes.calls()) >= 1 and runs["problems"] == []
     settled = [r for r in read_ledger(project) if r.get("started_record_id")]
     assert {r["reason"] for r in settled} == {"cancelled"} and runs_folder(project) == []
+
+
+def test_sigterm_of_dispatch_stops_the_tree_and_ledgers_the_delivery_cancelled(fake_hermes, project,
+                                                                               tmp_path) -> None:
+    started, pids_file = hanging_run(fake_hermes, tmp_path)
+    cli = start_cli(project, "dispatch", "--target", "andy", "--task-source", "t", "--context", "c",
+                    "--reference-id", "r1")
+    wait_fifo(started, what="the fake's start")
+    tree = json.loads(pids_file.read_text())
+    cli.terminate()
+    out, _ = cli.communicate(timeout=PROCESS_BOUND_S)
+    assert cli.returncode == 128 + signal.SIGTERM and json.loads(out)["details"]["reason"] == "cancelled"
+    assert all(wait_gone(pid) for pid in tree) and wait_all_gone(marker(fake_hermes)) == []
+    started_record, settled = read_ledger_lines(project)
+    assert (settled["kind"], settled["status"], settled["started_record_id"]) == ("dispatch", "cancelled",
+                                                                                  started_record["record_id"])
+    assert settled["usage"]["input_tokens"] == USAGE["input"]
