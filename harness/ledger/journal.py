@@ -54,10 +54,10 @@ KEPT_ANSWERS_DIR = "kept-answers"
 STARTED_FILE = "started.json"
 OWNER_LOCK = "owner.lock"
 STDERR_READ_BYTES = 1 << 16
-# Stable reasons of the journal's own settlements.
-HARNESS_ERROR = "harness_error"
 # A dot-named run folder lives for the milliseconds between its mkdir and its rename; one an hour old is dead.
 STALE_PENDING_S = 3600.0
+# Stable reasons of the journal's own settlements.
+HARNESS_ERROR = "harness_error"
 ORPHANED = "orphaned"
 
 
@@ -182,7 +182,10 @@ class RunJournal:
                                    raw_response=self._keep_answer(self.outcome.text), **self.fields))
             return
         assert self._run_dir is not None  # open implies begun
-        started = json.loads((self._run_dir / STARTED_FILE).read_text(encoding="utf-8"))
+        try:
+            started = json.loads((self._run_dir / STARTED_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return  # the folder is damaged; the next command's settler decides from what is left
         self.settle({**orphan_record(started, _hermes_record(self._run_dir, started), reason, status=status),
                      "detail": detail})
 
