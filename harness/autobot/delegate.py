@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,6 +76,8 @@ class AutobotSettings:
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
     queue_item: str | None = None
+    # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
+    stop: threading.Event | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
@@ -179,7 +182,7 @@ class _Delegation:
                              parent_id=self.settings.parent_id, label=self.intent_id)
         extra: dict[str, Any] = {"materials": [m.to_dict() for m in materials]}
         held = () if lock.fd is None else (lock.fd,)
-        with RunJournal(self.ledger, "delegation", self._common(), hold_fds=held) as journal:
+        with RunJournal(self.ledger, "delegation", self._common(), hold_fds=held, stop=self.settings.stop) as journal:
             self.journal = journal
             outcome = self.transport.run(request, journal=journal)
             with cancellation.shielded():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -65,6 +66,8 @@ class DispatchSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
+    # Set by a host that cancels this one dispatch (not the whole command); see `cancellation`.
+    stop: threading.Event | None = field(default=None, compare=False)
 
 
 def parse_context(text: str) -> str | dict[str, Any]:
@@ -182,7 +185,7 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
                          provider=agent.provider, model=agent.model, toolsets=agent.toolsets,
                          max_turns=agent.max_turns, timeout_s=settings.timeout_s, parent_id=settings.parent_id,
                          label=f"dispatch:{inputs.target}:{inputs.reference_id}")
-    with RunJournal(ledger, "dispatch", fields) as journal:
+    with RunJournal(ledger, "dispatch", fields, stop=settings.stop) as journal:
         outcome = (transport or HermesTransport(settings.transport)).run(request, journal=journal)
         with cancellation.shielded():
             return DispatchResult(_settled(journal, outcome, fields, agent.profile, echo))

@@ -12,6 +12,8 @@ Invariants:
 - Threads other than the main one are never interrupted by the exception; the bounded waits on a
   Hermes run poll `requested()` every slice, so a cancelled fan-out stops every child it has.
 - The exit code of a cancelled command is 128 + the signal's number (`exit_code()`), as a shell reports it.
+- One run can be stopped alone, without a signal: its journal's `stop` event (a `threading.Event`),
+  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from contextlib import contextmanager
 from types import FrameType
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Stands for "one run's own caller asked it to stop" (a `stop` event, e.g. a host's cancel of one job)
+# where a signal number would stand for "the whole command was told to stop".
+CALLER_REQUEST = 0
 
 _lock = threading.Lock()
 _first: int | None = None
@@ -57,7 +62,7 @@ def requested() -> int | None:
 
 
 def signal_name(signum: int) -> str:
-    return signal.Signals(signum).name
+    return "a cancel request" if signum == CALLER_REQUEST else signal.Signals(signum).name
 
 
 def exit_code() -> int | None:

@@ -14,7 +14,8 @@ Invariants:
   the spool-size and cancellation checks by POLL_SLICE_SECONDS, the end of a stopped tree by
   STOP_WAIT_SECONDS. Waits are on the supervisor's status pipe (it says when the child ended), not sleeps.
 - On timeout or overflow the whole tree is killed at once (frozen, then SIGKILL, process groups
-  included). On cancellation (`cancellation.requested()`, or `Cancelled` raised in this wait) the
+  included). On cancellation (`cancellation.requested()`, `Cancelled` raised in this wait, or the
+  caller's `stop()` for this run alone) the
   child gets SIGTERM first, so Hermes prints its session id and writes its record, then the tree is
   killed; the result says `cancelled` and the caller ledgers it. Leftovers of a child that exited on its
   own are killed too.
@@ -27,7 +28,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,7 +98,7 @@ class _Status:
 
 def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool_dir: Path,
                 timeout_s: float, max_stdout_bytes: int, max_stderr_bytes: int | None = None,
-                hold_fds: Sequence[int] = ()) -> Completed:
+                hold_fds: Sequence[int] = (), stop: Callable[[], bool] | None = None) -> Completed:
     """Run `argv` to completion, to its deadline or to cancellation; see the module invariants."""
     max_stderr_bytes = max_stdout_bytes if max_stderr_bytes is None else max_stderr_bytes
     out_path, err_path = spool_dir / "stdout", spool_dir / "stderr"
@@ -120,7 +121,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
     status = _Status(status_r)
     try:
         return _supervised(argv, supervisor, status, control_w, started, timeout_s, out_path, err_path,
-                           max_stdout_bytes, max_stderr_bytes)
+                           max_stdout_bytes, max_stderr_bytes, stop)
     finally:
         os.close(control_w)  # end of file: whatever happened above, the supervisor stops the tree
         os.close(status_r)
@@ -132,7 +133,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
 
 def _supervised(argv: Sequence[str], supervisor: subprocess.Popen[bytes], status: _Status, control_w: int,
                 started: float, timeout_s: float, out_path: Path, err_path: Path, max_stdout_bytes: int,
-                max_stderr_bytes: int) -> Completed:
+                max_stderr_bytes: int, stop: Callable[[], bool] | None) -> Completed:
     child_pid: int | None = None
     deadline = started + timeout_s
     timed_out = False
@@ -151,6 +152,8 @@ def _supervised(argv: Sequence[str], supervisor: subprocess.Popen[bytes], status
             if ended is not None:
                 break
             cancelled = cancellation.requested()
+            if cancelled is None and stop is not None and stop():
+                cancelled = cancellation.CALLER_REQUEST
             if out_path.stat().st_size > max_stdout_bytes:
                 overflowed = "stdout"
             elif err_path.stat().st_size > max_stderr_bytes:

@@ -26,8 +26,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -85,9 +86,11 @@ class Journal(Protocol):
 
     `begin` is called after every check that costs nothing and before the spawn; it raises
     JournalRefused when the start cannot be recorded. The transport stores the run's outcome in
-    `outcome` as soon as it has one, so a caller that fails afterwards can still settle it."""
+    `outcome` as soon as it has one, so a caller that fails afterwards can still settle it. Setting
+    `stop` stops this run alone (its outcome is then `cancelled`)."""
 
     outcome: RunOutcome | None
+    stop: threading.Event | None
 
     def begin(self, request: RunRequest, home: Path, cwd_dir: Path) -> RunSlot: ...
 
@@ -140,7 +143,8 @@ class HermesTransport:
                     slot = journal.begin(request, home, cwd)
                 except JournalRefused as exc:
                     return _refused(request, Refusal(reasons.LEDGER_UNWRITABLE, str(exc)), started_at, t0)
-            outcome = self._spawn(request, executable, home, expected, slot, cwd, started_at, t0)
+            stop = journal.stop.is_set if journal is not None and journal.stop is not None else None
+            outcome = self._spawn(request, executable, home, expected, slot, cwd, started_at, t0, stop)
             if journal is not None:
                 journal.outcome = outcome
             return outcome
@@ -150,13 +154,14 @@ class HermesTransport:
                 shutil.rmtree(slot.run_dir, ignore_errors=True)
 
     def _spawn(self, request: RunRequest, executable: Path, home: Path, expected: Route, slot: RunSlot, cwd: Path,
-               started_at: float, t0: float) -> RunOutcome:
+               started_at: float, t0: float, stop: Callable[[], bool] | None) -> RunOutcome:
         usage_file = slot.run_dir / "usage.json" if request.mode == "oneshot" else None
         try:
             completed = run_bounded(build_argv(executable, request, usage_file), env=self._child_env(request),
                                     cwd=cwd, spool_dir=slot.run_dir, timeout_s=request.timeout_s,
                                     max_stdout_bytes=self.settings.max_output_bytes,
-                                    max_stderr_bytes=self.settings.max_stderr_bytes, hold_fds=slot.hold_fds)
+                                    max_stderr_bytes=self.settings.max_stderr_bytes, hold_fds=slot.hold_fds,
+                                    stop=stop)
         except SpawnFailed as exc:
             return _refused(request, Refusal(reasons.HERMES_NOT_FOUND, str(exc)), started_at, t0)
         stderr = completed.stderr_tail.decode("utf-8", errors="replace")
@@ -229,7 +234,7 @@ def judge(request: RunRequest, completed: Completed, record: RunRecord | None, e
 
     if completed.cancelled is not None:
         return verdict(False, reasons.CANCELLED,
-                       f"the command got {cancellation.signal_name(completed.cancelled)}; Hermes was sent SIGTERM, "
+                       f"cancelled by {cancellation.signal_name(completed.cancelled)}; Hermes was sent SIGTERM, "
                        f"then its tree was killed ({completed.killed_count} leftover process(es))")
     if completed.timed_out:
         return verdict(False, reasons.timed_out(request.timeout_s),

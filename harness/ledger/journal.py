@@ -35,6 +35,7 @@ import os
 import secrets
 import shutil
 import stat
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -69,9 +70,10 @@ class RunJournal:
     """The journal of one spawned run (see the module invariants)."""
 
     def __init__(self, ledger: Ledger, kind: str, fields: Mapping[str, Any] | None = None,
-                 hold_fds: tuple[int, ...] = ()) -> None:
+                 hold_fds: tuple[int, ...] = (), stop: threading.Event | None = None) -> None:
         self.ledger, self.kind, self.fields = ledger, kind, dict(fields or {})
         self.extra_hold_fds = hold_fds
+        self.stop = stop
         self.run_id = "run-" + secrets.token_hex(8)
         self.started_id: str | None = None
         self.outcome: RunOutcome | None = None

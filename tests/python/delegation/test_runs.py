@@ -192,3 +192,26 @@ def test_sigterm_of_dispatch_stops_the_tree_and_ledgers_the_delivery_cancelled(f
     assert (settled["kind"], settled["status"], settled["started_record_id"]) == ("dispatch", "cancelled",
                                                                                   started_record["record_id"])
     assert settled["usage"]["input_tokens"] == USAGE["input"]
+
+
+def test_one_delegation_can_be_cancelled_alone_by_its_stop_event(fake_hermes, project, make_intent,
+                                                                 tmp_path) -> None:
+    import threading
+
+    from harness.autobot import AutobotSettings
+    from harness.hermes import cancellation
+
+    started, pids_file = hanging_run(fake_hermes, tmp_path)
+    stop = threading.Event()
+    result: list = []
+    runner = threading.Thread(target=lambda: result.append(delegate(make_intent(),
+                                                                    settings=AutobotSettings(stop=stop))))
+    runner.start()
+    wait_fifo(started, what="the fake's start")
+    tree = json.loads(pids_file.read_text())
+    stop.set()
+    runner.join(PROCESS_BOUND_S)
+    assert result and result[0].degraded_reason == "cancelled" and "a cancel request" in result[0].extra["detail"]
+    assert all(wait_gone(pid) for pid in tree) and cancellation.requested() is None
+    started_record, settled = read_ledger_lines(project)
+    assert (settled["status"], settled["usage"]["input_tokens"]) == ("cancelled", USAGE["input"])
