@@ -34,7 +34,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.hermes import cancellation
-from harness.hermes.supervisor import GRACE_SECONDS, REAP_WAIT_SECONDS, descendants, kill_tree
+from harness.hermes.supervisor import GRACE_SECONDS, REAP_WAIT_SECONDS
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 # How often a running child's spools are measured against their caps and cancellation is checked.
@@ -45,7 +45,7 @@ SUPERVISOR_START_SECONDS = 20.0
 STOP_WAIT_SECONDS = GRACE_SECONDS + 2 * REAP_WAIT_SECONDS + 5.0
 STDERR_TAIL_BYTES = 4096
 
-__all__ = ["ChildWedged", "Completed", "SpawnFailed", "descendants", "kill_tree", "run_bounded"]
+__all__ = ["ChildWedged", "Completed", "SpawnFailed", "run_bounded"]
 
 
 class SpawnFailed(HarnessError):
