@@ -35,7 +35,6 @@ import ctypes
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -173,37 +172,62 @@ def _write_pid_file(run_dir: str, pid: int) -> None:
     os.replace(temp, os.path.join(run_dir, CHILD_PID_FILE))
 
 
+def _spawn(argv: Sequence[str], supervisor: int) -> int:
+    """fork + exec of `argv` in a session of its own, stdin /dev/null, no descriptor but stdout and stderr
+    inherited; OSError when it cannot be executed (the reason comes back through a close-on-exec pipe).
+    By hand rather than with `subprocess`, whose import is most of this process's start-up time."""
+    error_r, error_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(error_r)
+            _child_setup(supervisor)
+            os.setsid()
+            os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+            os.closerange(3, error_w)
+            os.closerange(error_w + 1, os.sysconf("SC_OPEN_MAX"))
+            os.execvp(argv[0], list(argv))
+        except OSError as exc:
+            os.write(error_w, (exc.strerror or str(exc)).encode())
+        finally:
+            os._exit(127)
+    os.close(error_w)
+    failure = os.read(error_r, 4096)
+    os.close(error_r)
+    if failure:
+        os.waitpid(pid, 0)
+        raise OSError(failure.decode(errors="replace"))
+    return pid
+
+
+def _reap(pid: int, pidfd: int) -> int:
+    """The child's exit code (negative: the signal that ended it), once it has ended."""
+    _wait_readable((pidfd,), REAP_WAIT_SECONDS)
+    reaped, status = os.waitpid(pid, os.WNOHANG)
+    return os.waitstatus_to_exitcode(status) if reaped else -signal.SIGKILL
+
+
 def supervise(argv: Sequence[str], run_dir: str, status_fd: int) -> int:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    me = os.getpid()
     try:
-        child = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-                                 preexec_fn=lambda: _child_setup(me))
+        child = _spawn(argv, os.getpid())
     except OSError as exc:
-        _report(status_fd, f"spawn-failed {exc.strerror or exc}")
+        _report(status_fd, f"spawn-failed {exc}")
         return 127
-    _write_pid_file(run_dir, child.pid)
-    _report(status_fd, f"pid {child.pid}")
-    pidfd = os.pidfd_open(child.pid)
+    _write_pid_file(run_dir, child)
+    _report(status_fd, f"pid {child}")
+    pidfd = os.pidfd_open(child)
     order = b""
-    while True:
-        ready = _wait_readable((0, pidfd), None)
-        if pidfd in ready:
-            break
-        data = os.read(0, 64)
-        order = b"term" if not data else data
-        break
-    if b"kill" in order:
-        killed = kill_tree(os.getpid(), include_root=False)
-    elif order:
-        _signal(child.pid, signal.SIGTERM)
+    if pidfd not in _wait_readable((0, pidfd), None):
+        order = os.read(0, 64) or b"term"  # end of file: the harness is gone
+    if order and b"kill" not in order:
+        _signal(child, signal.SIGTERM)
         _wait_readable((pidfd,), GRACE_SECONDS)
-        killed = kill_tree(os.getpid(), include_root=False)
-    else:
-        killed = kill_tree(os.getpid(), include_root=False)  # leftovers of a child that exited on its own
-    code = child.wait(timeout=REAP_WAIT_SECONDS)
+    # After an order the tree is stopped; after a child that exited on its own, what it left behind.
+    killed = kill_tree(os.getpid(), include_root=False)
+    code = _reap(child, pidfd)
     _reap_all(REAP_WAIT_SECONDS)
-    _report(status_fd, f"exit {code} {len([p for p in killed if p != child.pid])}")
+    _report(status_fd, f"exit {code} {len([p for p in killed if p != child])}")
     return 0
 
 
