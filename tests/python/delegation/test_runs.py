@@ -119,7 +119,8 @@ def test_sigkill_takes_the_tree_with_it_the_lock_is_held_until_then_and_the_next
     assert orphan["usage"]["source"] == "hermes_state_db" and orphan["usage"]["input_tokens"] == USAGE["input"]
     assert orphan["intent_hash"] == same.extra["intent_hash"]
     assert main(["ledger", "verify"]) == 0 and len(read_ledger_lines(project)) == 3  # settled once, not again
-    assert runs_folder(project) == []
+    started_record = read_ledger_lines(project)[0]
+    assert runs_folder(project) == [] and not Path(started_record["cwd_dir"]).exists()  # no spool or cwd leaks
 
 
 def test_killing_drain_settles_its_run_and_dead_letters_the_item_as_orphaned(fake_hermes, project, make_intent,
