@@ -88,10 +88,11 @@ class _Status:
             left = deadline - time.monotonic()
             if left <= 0 or not _wait_readable(self.fd, left):
                 return None
-            chunk = os.read(self.fd, 4096)
+            with cancellation.shielded():  # a cancel may cut the wait, never lose a line read from the pipe
+                chunk = os.read(self.fd, 4096)
+                self.buffer += chunk
             if not chunk:
                 return ""
-            self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
         return line.decode("utf-8", errors="replace")
 
@@ -164,7 +165,8 @@ def _supervised(argv: Sequence[str], supervisor: subprocess.Popen[bytes], status
                 continue
             break
     except cancellation.Cancelled as exc:
-        cancelled = exc.signum
+        if ended is None:  # a run already reported ended is not cancelled: its answer stands
+            cancelled = exc.signum
     if ended is None:
         with cancellation.shielded():
             order = b"term\n" if cancelled is not None and not (timed_out or overflowed) else b"kill\n"
