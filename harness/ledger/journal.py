@@ -16,9 +16,9 @@ Invariants:
 - `settle_orphans` (run by every command that opens a journal or reads the ledger) takes an orphan's
   lock without waiting, re-reads the ledger under it, and appends a settlement only when none
   exists; a started record the ledger never got means nothing was spawned, and the folder is just
-  removed. So is a dot-named folder older than STALE_PENDING_S (its owner died before the run had a
-  name); never by its lock, which a live owner leaves unheld for an instant between creating and
-  locking it.
+  removed. So is a dot-named folder (`.<run id>.<pid>`) whose owner process no longer exists (it
+  died before the run had a name); never by its lock, which a live owner leaves unheld for an
+  instant between creating and locking it.
 - An orphan's settlement is `cancelled` / `orphaned`, with Hermes's own record of the session when it
   left one (the `session_id:` line in the stderr spool and the profile's state.db row, or the
   usage file); otherwise an estimate, marked so.
@@ -36,7 +36,6 @@ import secrets
 import shutil
 import stat
 import threading
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -55,8 +54,6 @@ KEPT_ANSWERS_DIR = "kept-answers"
 STARTED_FILE = "started.json"
 OWNER_LOCK = "owner.lock"
 STDERR_READ_BYTES = 1 << 16
-# A dot-named run folder lives for the milliseconds between its mkdir and its rename; one an hour old is dead.
-STALE_PENDING_S = 3600.0
 # Stable reasons of the journal's own settlements.
 HARNESS_ERROR = "harness_error"
 ORPHANED = "orphaned"
@@ -90,13 +87,14 @@ class RunJournal:
     def begin(self, request: RunRequest, home: Path, cwd_dir: Path) -> RunSlot:
         """Write the started record; raises JournalRefused (nothing is spawned then)."""
         try:
-            return self._begin(request, home, cwd_dir)
+            with cancellation.shielded():  # a cancel lands before or after a start, never inside one
+                return self._begin(request, home, cwd_dir)
         except LedgerError as exc:
             raise JournalRefused(f"the run's start could not be ledgered, so it was not started: {exc}") from None
 
     def _begin(self, request: RunRequest, home: Path, cwd_dir: Path) -> RunSlot:
         root = runs_dir(self.ledger)
-        pending = root / f".{self.run_id}"
+        pending = root / f".{self.run_id}.{os.getpid()}"
         try:
             pending.mkdir(parents=True)
             fd = os.open(pending / OWNER_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
@@ -115,8 +113,7 @@ class RunJournal:
             raise LedgerError(f"cannot journal the run in {root}: {exc}") from None
         self._run_dir, self._cwd_dir = root / self.run_id, cwd_dir
         try:
-            with cancellation.shielded():
-                self.ledger.append(record)
+            self.ledger.append(record)
         except LedgerError:
             self._drop(self._run_dir)
             raise
@@ -210,16 +207,24 @@ def _open_runs(ledger: Ledger) -> Iterator[Path]:
     for name in names:
         if not name.startswith("."):
             yield root / name
-        elif _older_than(root / name, STALE_PENDING_S):
+        elif _owner_gone(name):
             # An owner that died before its run had a name: nothing was spawned, nothing was ledgered.
             shutil.rmtree(root / name, ignore_errors=True)
 
 
-def _older_than(path: Path, seconds: float) -> bool:
+def _owner_gone(pending_name: str) -> bool:
+    """Whether the process named in a dot-named run folder (`.<run id>.<pid>`) no longer exists."""
     try:
-        return time.time() - os.lstat(path).st_mtime > seconds
-    except OSError:
+        pid = int(pending_name.rsplit(".", 1)[1])
+    except (IndexError, ValueError):
         return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def in_flight(ledger: Ledger) -> list[str]:
