@@ -75,30 +75,42 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def temp_prefix(target: Path) -> str:
-    return f".{target.name}{TEMP_MARK}"
-
-
 def atomic_write(target: Path, data: bytes, mode: int = 0o644) -> None:
     """Replace `target` with `data` all at once (see the module invariants)."""
     directory = target.parent
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        temp = directory / f"{temp_prefix(target)}{os.getpid()}-{time.monotonic_ns()}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DurableWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        atomic_write_at(dir_fd, target.name, data, mode, shown=target)
+    finally:
+        os.close(dir_fd)
+
+
+def atomic_write_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644, *, shown: Path | None = None) -> None:
+    """`atomic_write` of `name` inside the open folder `dir_fd`: nothing is resolved by path again, and
+    the temp file is created without following a symlink, so a folder swapped meanwhile cannot redirect it."""
+    temp = f".{name}{TEMP_MARK}{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
         try:
             try:
                 _write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            os.replace(temp, target)
+            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except OSError:
-            temp.unlink(missing_ok=True)  # a half-written temp helps no one
+            try:
+                os.unlink(temp, dir_fd=dir_fd)  # a half-written temp helps no one
+            except FileNotFoundError:
+                pass
             raise
-        fsync_dir(directory)
+        os.fsync(dir_fd)
     except OSError as exc:
-        raise DurableWriteError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise DurableWriteError(f"cannot write {shown or name}: {exc.strerror or exc}") from None
 
 
 def atomic_write_json(target: Path, document: Any) -> None:
@@ -107,17 +119,25 @@ def atomic_write_json(target: Path, document: Any) -> None:
 
 def remove_stale_temps(target: Path) -> list[Path]:
     """Delete temp files a crashed writer left beside `target`; call only while holding its lock."""
-    removed = []
-    prefix = temp_prefix(target)
     try:
-        names = os.listdir(target.parent)
+        dir_fd = os.open(target.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        return removed
-    for name in names:
-        if name.startswith(prefix):
+        return []
+    try:
+        return [target.parent / name for name in remove_stale_temps_at(dir_fd, target.name)]
+    finally:
+        os.close(dir_fd)
+
+
+def remove_stale_temps_at(dir_fd: int, name: str) -> list[str]:
+    """`remove_stale_temps` for `name` inside the open folder `dir_fd`; returns the names removed."""
+    removed = []
+    prefix = f".{name}{TEMP_MARK}"
+    for entry in os.listdir(dir_fd):
+        if entry.startswith(prefix):
             try:
-                os.unlink(target.parent / name)
-                removed.append(target.parent / name)
+                os.unlink(entry, dir_fd=dir_fd)
+                removed.append(entry)
             except FileNotFoundError:
                 pass
     return removed
@@ -243,6 +263,11 @@ class HolderLock:
             os.close(fd)
         raise DurableWriteError(f"lock file {self.path} keeps being replaced; giving up")
 
+    @property
+    def fd(self) -> int | None:
+        """The locked descriptor while held (a child that inherits it holds the lock until it exits)."""
+        return self._fd
+
     def release(self) -> None:
         if self._fd is None:
             return
@@ -277,6 +302,22 @@ class HolderLock:
         stamp = json.dumps({"pid": os.getpid(), "started_at": started_at, "label": self.label})
         os.ftruncate(fd, 0)
         os.pwrite(fd, stamp.encode("utf-8") + b"\n", 0)
+
+
+def is_flocked(path: Path, *, missing: bool) -> bool:
+    """Whether someone holds an flock on `path` right now (a probe: taken and dropped at once);
+    `missing` is the answer for a path that does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return missing
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
 
 
 def read_holder(path: Path) -> Holder | None:

@@ -1,14 +1,24 @@
 """One autobot delegation, from intent to result envelope (the seed's Phase 2 and 3).
 
 Order: validate the intent (and its write target) → refuse when nested → take the intent lock →
-read the materials → build the prompt → run Hermes through the transport → validate the answer →
-write the artifact → append the ledger record → release the lock → return the envelope.
+read the materials → build the prompt → journal the start → run Hermes through the transport →
+validate the answer → write the artifact → settle the run in the ledger → release the lock → return
+the envelope.
 
 Invariants:
 - Every outcome is an `Envelope` with the seed's fields; nothing here raises for a Hermes failure,
   a held lock, a bad answer or an unwritable file. Exit codes: 0 ok, 1 degraded, 2 invalid intent.
-- Every delegation that got past validation appends exactly one ledger record, failures included;
-  an invalid intent spends nothing and is not ledgered.
+- Every delegation that got past validation is ledgered exactly once, failures included; one that
+  spawned Hermes has a `started` record before the spawn and one settlement after (`ledger.journal`),
+  so a delegation killed mid-run is settled by the next command. An invalid intent spends nothing and
+  is not ledgered.
+- After the spawn nothing is left to chance: the answer's checks cannot raise anything but
+  `OutputInvalid`, a write that fails or is refused (`write_failed`) or is too long (`output_too_long`,
+  past `writer.WriteCap`) keeps the raw answer at `.agents/state/autobot-rejected/<intent id>.txt`,
+  beside the ledger, and anything unforeseen still settles the run (`harness_error`) on its way out.
+  The concluding steps run shielded from cancellation, so a cancel never cuts a write or a record in two.
+- The intent lock's descriptor is held by the run's supervisor too: the lock is held until the
+  Hermes tree is gone, even when this process is killed outright.
 - Nested delegation (`HERMES_AUTOBOT_DELEGATED` set in our environment) is refused before any lock
   or Hermes call. The same intent on the same project never runs twice at once (`lock_held`).
 - The sub-agent gets read-only toolsets only (default `todo`), so the only write of a delegation is
@@ -19,23 +29,24 @@ from __future__ import annotations
 
 import math
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from harness.autobot.intent import Intent, IntentError, parse_intent
 from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
-from harness.autobot.writer import resolve_write_target, write_artifact
+from harness.autobot.writer import AnswerTooLong, WriteCap, WriteTarget, resolve_write_target, write_artifact
 from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
-                            delegated_marker)
+                            cancellation, delegated_marker)
 from harness.hermes.locate import hermes_root
-from harness.hermes.outcome import NESTED_DELEGATION, is_transient
+from harness.hermes.outcome import CANCELLED, LEDGER_UNWRITABLE, NESTED_DELEGATION, is_transient
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
@@ -45,7 +56,7 @@ INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
 OUTPUT_VALIDATION_FAILED = "output_validation_failed"
 WRITE_FAILED = "write_failed"
-LEDGER_UNWRITABLE = "ledger_unwritable"
+OUTPUT_TOO_LONG = "output_too_long"
 # Toolsets that cannot write files, run commands, or spawn agents; anything else breaks invariant 2.
 READ_ONLY_TOOLSETS = frozenset({"todo", "web", "search", "x_search", "vision", "session_search", "clarify"})
 # A bounded task with its materials inline needs a few model turns; this caps a looping sub-agent's spend.
@@ -66,6 +77,8 @@ class AutobotSettings:
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
     queue_item: str | None = None
+    # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
+    stop: threading.Event | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
@@ -137,12 +150,13 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
 
 
 class _Delegation:
-    def __init__(self, intent: Intent, intent_id: str, target: Path | None, settings: AutobotSettings,
+    def __init__(self, intent: Intent, intent_id: str, target: WriteTarget | None, settings: AutobotSettings,
                  transport: Transport, t0: float) -> None:
         self.intent, self.intent_id, self.target = intent, intent_id, target
         self.settings, self.transport, self.t0 = settings, transport, t0
         self.ledger = Ledger.for_project(intent.project_root)
         self.state = state_dir(intent.project_root)
+        self.journal: RunJournal | None = None
 
     def execute(self, env: Mapping[str, str]) -> Envelope:
         marker = delegated_marker(env)
@@ -157,9 +171,9 @@ class _Delegation:
         except DurableWriteError as exc:
             return self._refused(WRITE_FAILED, f"cannot take the intent lock: {exc}")
         with lock:
-            return self._run()
+            return self._run(lock)
 
-    def _run(self) -> Envelope:
+    def _run(self, lock: HolderLock) -> Envelope:
         intent = self.intent
         materials = read_materials(intent.target_paths, intent.project_root)
         prompt = build_prompt(intent, materials, new_nonce(materials))
@@ -167,8 +181,16 @@ class _Delegation:
                              session=intent.session_name, toolsets=self.settings.toolsets,
                              max_turns=self.settings.max_turns, timeout_s=float(intent.timeout_seconds),
                              parent_id=self.settings.parent_id, label=self.intent_id)
-        outcome = self.transport.run(request)
         extra: dict[str, Any] = {"materials": [m.to_dict() for m in materials]}
+        held = () if lock.fd is None else (lock.fd,)
+        with RunJournal(self.ledger, "delegation", self._common(), hold_fds=held, stop=self.settings.stop) as journal:
+            self.journal = journal
+            outcome = self.transport.run(request, journal=journal)
+            with cancellation.shielded():
+                return self._conclude(outcome, extra)
+
+    def _conclude(self, outcome: RunOutcome, extra: dict[str, Any]) -> Envelope:
+        intent = self.intent
         if not outcome.ok:
             return self._finish(outcome, outcome.reason, outcome.detail, extra)
         try:
@@ -182,7 +204,11 @@ class _Delegation:
             extra["response"] = artifact
             return self._finish(outcome, None, "", extra)
         try:
-            write_artifact(self.target, artifact, intent.append_with_separator)
+            write_artifact(self.target, artifact, intent.append_with_separator,
+                           WriteCap.for_target(self.target, intent.max_chars))
+        except AnswerTooLong as exc:
+            extra["raw_response"] = self._keep_raw(outcome.text)
+            return self._finish(outcome, OUTPUT_TOO_LONG, f"{exc}; the answer was not written", extra)
         except DurableWriteError as exc:
             extra["raw_response"] = self._keep_raw(outcome.text)
             return self._finish(outcome, WRITE_FAILED, str(exc), extra)
@@ -204,7 +230,8 @@ class _Delegation:
     def _finish(self, outcome: RunOutcome, reason: str | None, detail: str, extra: dict[str, Any],
                 wrote_to: str | None = None) -> Envelope:
         status = "ok" if reason is None else "degraded"
-        record = run_record("delegation", outcome, status=status, reason=reason, wrote_to=wrote_to,
+        record = run_record("delegation", outcome, status=CANCELLED if reason == CANCELLED else status,
+                            reason=reason, wrote_to=wrote_to,
                             raw_response=extra.get("raw_response"), detail=detail or None,
                             materials=_material_counts(extra["materials"]), **self._common())
         response_chars = len(outcome.text) if outcome.ok else 0
@@ -222,7 +249,7 @@ class _Delegation:
                           **extra}
         if outcome.warnings:
             envelope.extra["warnings"] = [*envelope.extra.get("warnings", []), *outcome.warnings]
-        return self._ledgered(envelope, record)
+        return self._ledgered(envelope, record, self.journal)
 
     def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
         intent = self.intent
@@ -234,10 +261,10 @@ class _Delegation:
                             extra={"detail": detail, "intent_hash": intent.hash, **extra})
         return self._ledgered(envelope, record)
 
-    def _ledgered(self, envelope: Envelope, record: dict[str, Any]) -> Envelope:
+    def _ledgered(self, envelope: Envelope, record: dict[str, Any], journal: RunJournal | None = None) -> Envelope:
         record["total_ms"] = envelope.duration_ms
         try:
-            entry: LedgerEntry = self.ledger.append(record)
+            entry: LedgerEntry = journal.settle(record) if journal is not None else self.ledger.append(record)
         except LedgerError as exc:
             envelope.status, envelope.degraded_reason = "degraded", LEDGER_UNWRITABLE
             envelope.extra["detail"] = f"the delegation's ledger record could not be written: {exc}"

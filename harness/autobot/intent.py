@@ -11,14 +11,17 @@ Invariants:
   default the operator meant to override.
 - An intent file or stdin is read by `harness.strict_json` (size, depth, duplicate keys, NaN,
   lone surrogates refused first), so no input reaches the models that Python's `json` would mangle.
-- `Intent.hash` is a function of the normalised intent only: the same task on the same project
-  hashes the same, whoever submits it and however its JSON was spelt.
+- `Intent.hash` is a function of the normalised intent only (`intent_hash`): the same task on the
+  same project hashes the same, whoever submits it and however its JSON was spelt, its paths
+  written (`./docs/a.md`, `docs/a.md`, `docs//a.md` and the absolute path inside the project are one
+  path) or its target paths and tags ordered.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -98,8 +101,31 @@ class Intent:
 
     @property
     def hash(self) -> str:
-        canonical = json.dumps(self.to_document(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+        return intent_hash(self.to_document())
+
+
+def canonical_path(path: str, project_root: str) -> str:
+    """A path as the hash sees it: lexically normalised, and relative when it lies inside the project.
+    Lexical only (no symlinks resolved), so the hash never depends on the file system's state."""
+    root = os.path.normpath(project_root)
+    absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(root, path))
+    if absolute == root or absolute.startswith(root.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, root)
+    return absolute
+
+
+def intent_hash(document: dict[str, Any]) -> str:
+    """The identity of a normalised intent document (`Intent.to_document()`): paths canonical, target
+    paths and tags as sorted sets, the rest as given. Two intents with one hash are one task."""
+    root = document["project_root"]
+    payload = dict(document["payload"])
+    if payload.get("write_to") is not None:
+        payload["write_to"] = canonical_path(payload["write_to"], root)
+    payload["tags"] = sorted(set(payload.get("tags") or []))
+    canonical = {**document, "payload": payload,
+                 "target_paths": sorted({canonical_path(p, root) for p in document["target_paths"]})}
+    text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def parse_intent(document: Any) -> Intent:

@@ -3,6 +3,10 @@
 Invariants:
 - `json`: the whole answer parses, or exactly one fenced block parses; the artifact is that JSON
   text. Two parseable fenced blocks are ambiguous and fail (which one did the agent mean?).
+- JSON is strict: `NaN`, `Infinity` and `-Infinity` (which Python's reader accepts and no other JSON
+  reader does) are refused, and so is nesting deeper than MAX_JSON_DEPTH. The depth is measured by
+  one iterative scan before the parser runs, so no answer can drive the recursive parser into
+  `RecursionError`: every answer ends in an artifact or in `OutputInvalid`.
 - `markdown`: any non-empty text. `plain`: non-empty text without code fences.
 - A failure raises `OutputInvalid` with the rule that was broken; the caller keeps the raw answer.
 """
@@ -11,14 +15,21 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from harness.errors import HarnessError
 
 FENCED_BLOCK = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
+# Far deeper than any document a model writes for a person or a parser, far below Python's recursion limit.
+MAX_JSON_DEPTH = 64
 
 
 class OutputInvalid(HarnessError):
     """The answer does not meet `expected_output`."""
+
+
+class _NotStrict(ValueError):
+    pass
 
 
 def validate_output(text: str, expected: str) -> str:
@@ -32,22 +43,63 @@ def validate_output(text: str, expected: str) -> str:
     return text
 
 
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in `text`, brackets inside strings not counted."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotStrict(f"{name} is not JSON")
+
+
+def parse_strict(text: str) -> Any:
+    """json.loads without NaN/Infinity and without deep nesting; ValueError (a JSONDecodeError or
+    the strictness rule broken) otherwise."""
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise _NotStrict(f"it nests {depth} levels deep; at most {MAX_JSON_DEPTH}")
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
 def _json_artifact(text: str) -> str:
     try:
-        json.loads(text)
+        parse_strict(text)
         return text.strip()
-    except json.JSONDecodeError as whole_error:
+    except ValueError as whole_error:
         parsed = []
         for match in FENCED_BLOCK.finditer(text):
             try:
-                json.loads(match.group(2))
+                parse_strict(match.group(2))
                 parsed.append(match.group(2).strip())
-            except json.JSONDecodeError:
+            except ValueError:
                 continue
         if len(parsed) == 1:
             return parsed[0]
         if len(parsed) > 1:
             raise OutputInvalid(f"expected JSON, but {len(parsed)} fenced blocks parse; which one is the answer "
                                 f"is ambiguous") from None
-        raise OutputInvalid(f"expected JSON, but the answer does not parse ({whole_error.msg} at line "
-                            f"{whole_error.lineno}) and no fenced block parses either") from None
+        raise OutputInvalid(f"expected JSON, but the answer does not parse ({_why(whole_error)}) and no fenced "
+                            f"block parses either") from None
+
+
+def _why(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} at line {error.lineno}"
+    return str(error)

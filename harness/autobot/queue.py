@@ -1,15 +1,26 @@
 """The autobot work queue: enqueue now, drain later, retry with backoff, then dead-letter.
 
 Layout under the queue folder: `pending/`, `running/`, `done/`, `dead_letter/` (one JSON file per
-item, named `<enqueued time>-<random>.json` so names sort first-in first-out) and `queue.lock`.
+item, named `<enqueued time>-<random>.json` so names sort first-in first-out), `corrupt/` (items that
+cannot be read, each moved there as it was, with `<name>.reason` beside it) and `queue.lock`.
 
 Invariants:
+- A drain inside a delegated run (`HERMES_AUTOBOT_DELEGATED` set) refuses to start (`NestedDrain`)
+  before it reads, moves or creates anything: a nested drain is the caller's mistake, not the items'.
+- A pending item that cannot be read (not JSON, not an object, fields of the wrong type) is moved to
+  `corrupt/` with its reason and counted in the drain's report; it never blocks the queue and is
+  never retried.
+- The queue of a project is `<project root>/.agents/state/autobot-queue/`, and `enqueue` files an
+  intent in the queue of the intent's own `project_root` (the root its ledger follows), unless a
+  queue folder is named explicitly: an item and its ledger never part ways.
+- A cancelled drain (SIGTERM, SIGINT, SIGHUP) finishes settling the item it was running (its run is
+  ledgered `cancelled` and the item dead-lettered with that reason) and claims nothing more.
 - An item lives in exactly one state folder; it moves by rename, and every rewrite is atomic.
 - Claiming happens under `queue.lock` (flock) and includes taking an flock on the claimed file,
   so two drainers never claim the same item: draining twice never runs an item twice.
-- A `running/` item whose flock nobody holds belongs to a drainer that died mid-run. Whether Hermes
-  was paid for it is unknown, so it is never re-run silently: it goes to `dead_letter/` as
-  `orphaned`, with the ledger as the place to look.
+- A `running/` item whose flock nobody holds belongs to a drainer that died mid-run. It is never
+  re-run silently: it goes to `dead_letter/` as `orphaned`; its run, stopped by its supervisor, is
+  settled in its project's ledger from Hermes's own record (`journal.settle_orphans`).
 - A degraded run is retried only when its reason is transient (provider errors, timeouts, a held
   lock), after `backoff_base_s * 2^(attempt-1)` seconds, at most `max_attempts` runs in all; then,
   or at once for a permanent reason, the item goes to `dead_letter/` with its last envelope.
@@ -18,12 +29,11 @@ Invariants:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,11 +41,16 @@ from typing import Any
 
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
-from harness.durable import atomic_write_json, flocked, lock_exclusive
-from harness.ledger.store import iso_utc
+from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
+from harness.errors import HarnessError
+from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
+from harness.hermes.outcome import CANCELLED, NESTED_DELEGATION
+from harness.ledger.journal import settle_orphans
+from harness.ledger.store import Ledger, iso_utc
 from harness.settings import STATE_DIR
 
-STATES = ("pending", "running", "done", "dead_letter")
+STATES = ("pending", "running", "done", "dead_letter", "corrupt")
+REASON_SUFFIX = ".reason"
 QUEUE_DIR = STATE_DIR / "autobot-queue"
 DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_BACKOFF_BASE_S = 30.0
@@ -45,19 +60,36 @@ ORPHANED = "orphaned"
 Runner = Callable[[dict[str, Any], str], Envelope]
 
 
+class NestedDrain(HarnessError):
+    """A drain was started inside a delegated run; it refused before touching the queue."""
+
+    reason = NESTED_DELEGATION
+
+
+def refuse_if_nested(environ: Mapping[str, str]) -> None:
+    marker = delegated_marker(environ)
+    if marker is not None:
+        raise NestedDrain(f"{NESTED_DELEGATION}: {DELEGATED_ENV}={marker}: this process runs inside a delegated "
+                          f"sub-agent, and a drain there would run delegations nested; nothing was drained")
+
+
 @dataclass
 class DrainReport:
     ran: list[dict[str, Any]] = field(default_factory=list)
     orphaned: list[str] = field(default_factory=list)
+    corrupt: list[dict[str, str]] = field(default_factory=list)
     pending: int = 0
     next_due: str | None = None
+    cancelled: str | None = None
 
     @property
     def all_ok(self) -> bool:
-        return all(item["status"] == "ok" for item in self.ran) and not self.orphaned
+        return (all(item["status"] == "ok" for item in self.ran) and not self.orphaned and not self.corrupt
+                and self.cancelled is None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ran": self.ran, "orphaned": self.orphaned, "pending": self.pending, "next_due": self.next_due}
+        return {"ran": self.ran, "orphaned": self.orphaned, "corrupt": self.corrupt, "pending": self.pending,
+                "next_due": self.next_due, "cancelled": self.cancelled}
 
 
 class Queue:
@@ -84,13 +116,24 @@ class Queue:
               backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
         report = DrainReport()
         while len(report.ran) < max_items:
+            if cancellation.requested() is not None:
+                report.cancelled = cancellation.signal_name(cancellation.requested())
+                break
             claim = self._claim_next(report)
             if claim is None:
                 break
             path, fd, item = claim
             try:
-                envelope = runner(item["intent"], item["item_id"])
-                report.ran.append(self._settle(path, item, envelope, max_attempts, backoff_base_s))
+                try:
+                    envelope = runner(item["intent"], item["item_id"])
+                except cancellation.Cancelled as exc:
+                    # Cut before its envelope: its run, if any, was settled by its journal; the item is not re-run.
+                    with cancellation.shielded():
+                        self._give_up(path, item, f"the drain got {cancellation.signal_name(exc.signum)} while "
+                                                  f"this item ran; see the ledger for its run")
+                    raise
+                with cancellation.shielded():
+                    report.ran.append(self._settle(path, item, envelope, max_attempts, backoff_base_s))
             finally:
                 os.close(fd)
         report.pending, report.next_due = self._pending()
@@ -102,7 +145,7 @@ class Queue:
             for path in self._files(state):
                 item = _read_item(path)
                 if item is None:
-                    items.append({"item_id": path.stem, "state": state, "problem": "unreadable"})
+                    items.append({"item_id": path.stem, "state": state, "problem": _reason_beside(path)})
                     continue
                 last = item.get("last_envelope") or {}
                 entry = {"item_id": item["item_id"], "state": state, "attempts": item.get("attempts", 0),
@@ -124,8 +167,11 @@ class Queue:
             report.orphaned += self._dead_letter_orphans()
             now = self.clock()
             for path in self._files("pending"):
-                item = _read_item(path)
-                if item is None or (item.get("not_before") or 0) > now:
+                item, problem = _check_item(path)
+                if item is None:
+                    report.corrupt.append(self._set_aside(path, problem or "unreadable"))
+                    continue
+                if (item.get("not_before") or 0) > now:
                     continue
                 running = self.folder("running") / path.name
                 running.parent.mkdir(parents=True, exist_ok=True)
@@ -141,12 +187,33 @@ class Queue:
         for path in self._files("running"):
             if _locked(path):
                 continue
-            item = _read_item(path) or {"item_id": path.stem, "history": []}
+            item = _read_item(path)
+            if item is None:
+                self._set_aside(path, "an orphaned running item that cannot be read")
+                continue
             item.setdefault("history", []).append({"at": iso_utc(self.clock()), "status": "degraded",
                                                    "reason": ORPHANED, "detail": _ORPHAN_DETAIL})
+            root = item["intent"].get("project_root")
+            if isinstance(root, str):
+                settle_orphans(Ledger.for_project(Path(root)))
             self._move(path, "dead_letter", item)
             orphans.append(item["item_id"])
         return orphans
+
+    def _give_up(self, running: Path, item: dict[str, Any], detail: str) -> None:
+        item["history"].append({"at": iso_utc(self.clock()), "status": "degraded", "reason": CANCELLED,
+                                "detail": detail})
+        with flocked(self.root / "queue.lock"):
+            self._move(running, "dead_letter", item)
+
+    def _set_aside(self, path: Path, problem: str) -> dict[str, str]:
+        """Move an unreadable item to `corrupt/` as it is, its reason beside it (call under queue.lock)."""
+        folder = self.folder("corrupt")
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / (path.name + REASON_SUFFIX),
+                     json.dumps({"at": iso_utc(self.clock()), "from": path.parent.name, "reason": problem}).encode())
+        os.rename(path, folder / path.name)
+        return {"item_id": path.stem, "reason": problem}
 
     def _settle(self, running: Path, item: dict[str, Any], envelope: Envelope, max_attempts: int,
                 backoff_base_s: float) -> dict[str, Any]:
@@ -179,30 +246,48 @@ class Queue:
         return len(due_times), _iso(min(later)) if later else None
 
 
-_ORPHAN_DETAIL = ("its drainer died while running it; Hermes may or may not have been called (see the ledger "
-                  "for its intent_hash); re-enqueue it if it should run again")
+_ORPHAN_DETAIL = ("its drainer died while running it; its Hermes run was stopped with it and is settled in the "
+                  "ledger as cancelled (reason orphaned, same intent_hash); re-enqueue it if it should run again")
+# The fields a queue item must have to be claimed, with the types they must have.
+_ITEM_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("item_id", (str,)), ("intent", (dict,)), ("attempts", (int,)), ("history", (list,)))
+
+
+def _check_item(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The item, or None and why it cannot be used."""
+    try:
+        item = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at line {exc.lineno})"
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    if not isinstance(item, dict):
+        return None, "not a JSON object"
+    for name, kinds in _ITEM_FIELDS:
+        value = item.get(name)
+        if not isinstance(value, kinds) or isinstance(value, bool):
+            return None, f"field {name!r} is missing or not a {kinds[0].__name__}"
+    not_before = item.get("not_before")
+    if not_before is not None and (isinstance(not_before, bool) or not isinstance(not_before, (int, float))):
+        return None, "field 'not_before' is not a number"
+    return item, None
 
 
 def _read_item(path: Path) -> dict[str, Any] | None:
+    return _check_item(path)[0]
+
+
+def _reason_beside(path: Path) -> str:
     try:
-        item = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return item if isinstance(item, dict) and isinstance(item.get("intent"), dict) else None
+        return "corrupt: " + str(json.loads(path.with_name(path.name + REASON_SUFFIX).read_text())["reason"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "unreadable"
 
 
 def _locked(path: Path) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return is_flocked(path, missing=True)  # a file gone was moved on by its drainer: not an orphan
 
 
 def _iso(epoch: Any) -> str | None:

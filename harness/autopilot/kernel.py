@@ -55,6 +55,8 @@ from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings
 from harness.hermes import outcome as reasons
 from harness.hermes.locate import hermes_root
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.hermes import cancellation
+from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
@@ -223,10 +225,14 @@ class Kernel:
                                  max_turns=min(self.plan.limits.max_turns, gate.agent.max_turns or math.inf),
                                  timeout_s=self.deadline_s, env=self.child_env(dna), parent_id=self.ident.agent_id,
                                  label=f"autopilot:{self.ident.run_id}:{step.subject}")
-            outcome = self.transport.run(request)
-            child = self.judge(step, number, child_id, gate, outcome)
-            self.add(child)
-            self.ledger_child(child, outcome, key)
+            started = {"tree_id": self.ident.tree_id, "run_id": self.ident.run_id, "child_id": child_id,
+                       "agent": gate.agent.name, "depth": self.ident.depth + 1}
+            with RunJournal(self.ledger, KIND, started) as journal:
+                outcome = self.transport.run(request, journal=journal)
+                with cancellation.shielded():
+                    child = self.judge(step, number, child_id, gate, outcome)
+                    self.add(child)
+                    self.ledger_child(child, outcome, key, journal)
             failed = child.failed_attempt
         finally:
             with self.cond:
@@ -403,14 +409,14 @@ class Kernel:
                 "round": child.debate_round, "task_key": key, "spawned": child.spawned,
                 "failed_attempt": child.failed_attempt, "rules": list(child.rules), "toolsets": list(child.toolsets)}
 
-    def ledger_child(self, child: Child, outcome: RunOutcome, key: str) -> None:
+    def ledger_child(self, child: Child, outcome: RunOutcome, key: str, journal: RunJournal) -> None:
         record = run_record(KIND, outcome, status=child.status, reason=child.reason, parent_id=self.ident.agent_id,
                             detail=child.detail or None, **self.record_fields(child, key))
-        self.append(child, record)
+        self.append(child, record, journal)
 
-    def append(self, child: Child, record: Mapping[str, Any]) -> None:
+    def append(self, child: Child, record: Mapping[str, Any], journal: RunJournal | None = None) -> None:
         try:
-            entry = self.ledger.append(record)
+            entry = journal.settle(dict(record)) if journal is not None else self.ledger.append(record)
         except LedgerError as exc:
             self.note(child, finding("ledger_unwritable", child.subject, str(exc)))
             return

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
                             ProtocolViolation, RpcError, ToolError)
+from harness.hermes import cancellation
 
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -51,8 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    cancellation.install()
     try:
-        return args.handler(args, sys.stdout)
+        code = args.handler(args, sys.stdout)
+        # A command that was cancelled but finished its run's record says so, as a killed shell job would.
+        return cancellation.exit_code() or code
     except HarnessError as exc:
         code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
         print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
@@ -61,8 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stdout closed early (e.g. piped into head): nothing left to tell anyone
         return 0
     except KeyboardInterrupt:
-        # the body was already shut down by the client's context manager on the way out
-        return 130
+        # SIGINT, SIGTERM or SIGHUP (see harness.hermes.cancellation): a body was already shut down by
+        # the client's context manager, a Hermes run stopped and ledgered by its journal, on the way out
+        return cancellation.exit_code() or 130
 
 
 if __name__ == "__main__":

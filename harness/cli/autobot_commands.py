@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from harness import settings
 from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
-from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
+from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue, refuse_if_nested
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
                                         project_root, transport_settings)
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
@@ -57,13 +58,15 @@ def cmd_delegate(args: argparse.Namespace, out: Any) -> int:
     return emit(delegate(intent, settings=settings), args, out)
 
 
-def queue_of(args: argparse.Namespace) -> Queue:
+def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
+    """--queue, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (the intent's own root when
+    enqueueing, so the item and its ledger share one root), else of --project-root."""
     if args.queue:
         return Queue(Path(args.queue).expanduser().resolve())
     named = settings.env_path(QUEUE_ENV)
     if named is not None:
         return Queue(named.resolve())
-    return Queue(project_root(args) / QUEUE_DIR)
+    return Queue.for_project(project or project_root(args))
 
 
 def cmd_enqueue(args: argparse.Namespace, out: Any) -> int:
@@ -71,13 +74,15 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> int:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
-    item = queue_of(args).enqueue(intent)
+    queue = queue_of(args, intent.project_root)
+    item = queue.enqueue(intent)
     print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-                "queue": str(queue_of(args).root)}, args, out)
+                "queue": str(queue.root)}, args, out)
     return 0
 
 
 def cmd_drain(args: argparse.Namespace, out: Any) -> int:
+    refuse_if_nested(os.environ)
     try:
         settings = autobot_settings(args)
     except IntentError as exc:

@@ -1,6 +1,9 @@
-"""`ledger` (totals, failures, `--png` chart) and `ledger verify` (every line whole and parseable).
+"""`ledger` (totals, failures, `--png` chart) and `ledger verify` (every line whole and parseable, every
+started run settled exactly once).
 
-Exit codes: 0, or 1 when `verify` finds a damaged line. A missing ledger is an empty one.
+Both first settle the runs whose command died (`journal.settle_orphans`), as every command that uses
+the ledger does. Exit codes: 0, or 1 when `verify` finds a damaged line or a run not settled exactly
+once (a run still in flight is listed, not a problem). A missing ledger is an empty one.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from typing import Any
 
 from harness.cli.hermes_options import json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
-from harness.ledger.report import render_text, summarize
+from harness.ledger.journal import in_flight, settle_orphans
+from harness.ledger.report import reconcile, render_text, summarize
 
 
 def ledger_of(args: argparse.Namespace) -> Ledger:
@@ -22,6 +26,7 @@ def ledger_of(args: argparse.Namespace) -> Ledger:
 
 def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
     ledger = ledger_of(args)
+    settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
     records, unreadable = [], 0
@@ -46,14 +51,21 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
 
 def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
     result = ledger.verify()
+    flying = frozenset(in_flight(ledger))
+    runs = reconcile(ledger.all_records())
+    run_problems = runs.problems(flying)
     if args.json:
         print_json({"ledger": str(ledger.path), "lines": result.lines, "good": result.good,
-                    "problems": [{"line": n, "problem": p} for n, p in result.problems]}, args, out)
+                    "problems": [{"line": n, "problem": p} for n, p in result.problems],
+                    "runs": {**runs.to_dict(), "in_flight": sorted(flying), "problems": run_problems}}, args, out)
     else:
-        print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good", file=out)
+        print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good; {runs.started} run(s) started, "
+              f"{runs.settled} settled, {len(flying)} in flight", file=out)
         for number, problem in result.problems:
             print(f"  line {number}: {problem}", file=out)
-    return 0 if result.ok else 1
+        for problem in run_problems:
+            print(f"  {problem}", file=out)
+    return 0 if result.ok and not run_problems else 1
 
 
 def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

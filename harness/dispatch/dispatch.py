@@ -9,13 +9,15 @@ Invariants:
   transient causes only (provider errors, timeouts). Delivery never claims the task was done.
 - The prompt has the seed's shape and stays short: context is one line of text or compact JSON,
   at most MAX_CONTEXT_CHARS; the full artifact travels by `reference_id`, never inline.
-- Every dispatch that ran (or was refused as nested) appends one ledger record, like a delegation.
+- Every dispatch that ran (or was refused as nested) is ledgered once, like a delegation: a run that
+  spawned Hermes has its `started` record before the spawn and one settlement after (`ledger.journal`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,6 +32,8 @@ from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunReque
                             delegated_marker)
 from harness.hermes import outcome as reasons
 from harness.hermes.outcome import FieldError
+from harness.hermes import cancellation
+from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError
 from harness.typed_inputs import StrictModel, line, matching, validate
@@ -87,6 +91,8 @@ class DispatchSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
+    # Set by a host that cancels this one dispatch (not the whole command); see `cancellation`.
+    stop: threading.Event | None = field(default=None, compare=False)
 
 
 def parse_context(text: str) -> str | dict[str, Any]:
@@ -182,18 +188,26 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
                          provider=agent.provider, model=agent.model, toolsets=agent.toolsets,
                          max_turns=agent.max_turns, timeout_s=settings.timeout_s, parent_id=settings.parent_id,
                          label=f"dispatch:{inputs.target}:{inputs.reference_id}")
-    outcome = (transport or HermesTransport(settings.transport)).run(request)
+    with RunJournal(ledger, "dispatch", fields, stop=settings.stop) as journal:
+        outcome = (transport or HermesTransport(settings.transport)).run(request, journal=journal)
+        with cancellation.shielded():
+            return DispatchResult(_settled(journal, outcome, fields, agent.profile, echo))
+
+
+def _settled(journal: RunJournal, outcome: RunOutcome, fields: dict[str, Any], profile: str,
+             echo: Mapping[str, Any]) -> dict[str, Any]:
     if outcome.ok:
         record = run_record("dispatch", outcome, status="delivered", reason=None, code=None, **fields)
         envelope = {"status": "delivered", "timestamp": _timestamp(),
-                    "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, agent.profile)},
+                    "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, profile)},
                     "transport_message_id": outcome.session_id, **fields}
-        return DispatchResult(_ledgered(ledger, record, envelope))
+        return _ledgered(journal, record, envelope)
     code = error_code(outcome.reason)
-    record = run_record("dispatch", outcome, status="error", reason=outcome.reason, code=code, **fields)
-    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, agent.profile)}
+    status = "cancelled" if outcome.reason == reasons.CANCELLED else "error"
+    record = run_record("dispatch", outcome, status=status, reason=outcome.reason, code=code, **fields)
+    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, profile)}
     envelope = error_envelope(code, outcome.detail, outcome.retryable, details, echo)
-    return DispatchResult(_ledgered(ledger, record, envelope))
+    return _ledgered(journal, record, envelope)
 
 
 def _details(outcome: RunOutcome, profile: str) -> dict[str, Any]:
@@ -206,10 +220,10 @@ def _details(outcome: RunOutcome, profile: str) -> dict[str, Any]:
     return details
 
 
-def _ledgered(ledger: Ledger, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+def _ledgered(ledger: Ledger | RunJournal, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
     details = envelope["transport"]["details"] if envelope["status"] == "delivered" else envelope["details"]
     try:
-        entry = ledger.append(record)
+        entry = ledger.settle(record) if isinstance(ledger, RunJournal) else ledger.append(record)
     except LedgerError as exc:
         details["ledger_error"] = str(exc)
         return envelope

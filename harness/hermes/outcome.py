@@ -33,6 +33,10 @@ PROVIDER_FALLBACK = "provider_fallback"
 PROMPT_TOO_LARGE = "prompt_too_large"
 OUTPUT_TOO_LARGE = "output_too_large"
 NO_PROVIDER_CONFIGURED = "no_provider_configured"
+# The command running the transport got SIGTERM, SIGINT or SIGHUP: Hermes was stopped, its usage kept.
+CANCELLED = "cancelled"
+# The run's start could not be ledgered, so it was not started (a run nobody can account for never runs).
+LEDGER_UNWRITABLE = "ledger_unwritable"
 # Not produced by the transport: callers refuse to start a run from inside a delegated one.
 NESTED_DELEGATION = "nested_delegation"
 
@@ -230,7 +234,9 @@ class Transport(Protocol):
     """Runs one request to completion (bounded by its timeout) and says what came of it.
 
     Above: autobot, dispatch, and the orchestration kernel. Below: a Hermes process. Implementations
-    never raise for a Hermes failure; they return `RunOutcome(ok=False, reason=...)`.
+    never raise for a Hermes failure; they return `RunOutcome(ok=False, reason=...)`. `journal` (a
+    `transport.Journal`) is told of the run before the spawn, so a run is ledgered even when its
+    caller dies.
     """
 
-    def run(self, request: RunRequest) -> RunOutcome: ...
+    def run(self, request: RunRequest, journal: Any = None) -> RunOutcome: ...

@@ -11,20 +11,30 @@ Invariants:
   fallback chain: a chain that could route to another provider or model refuses the run
   (`provider_fallback`), because Hermes offers no switch to turn it off for one run.
 - The child gets `HERMES_HOME=<root>` and `HERMES_AUTOBOT_DELEGATED=1` on top of the caller's
-  environment and the request's `env`, runs in a private empty directory (no stray AGENTS.md is
-  injected), and is killed with its whole tree at the deadline.
+  environment and the request's `env`, runs in a private empty directory outside any project (no
+  stray AGENTS.md is injected), is killed with its whole tree at the deadline, and never outlives
+  the caller (`process`).
+- With a `journal`, the run's start is recorded (`journal.begin`) after those checks and before the
+  spawn, and its spools live in the run folder the journal gives, so a caller killed mid-run leaves
+  what settling it needs; a start that cannot be recorded refuses the run (`ledger_unwritable`). A
+  cancelled command spawns nothing new (`cancelled`, nothing spent).
 - Usage is Hermes's own when it has any; otherwise an estimate marked `source="estimate"`.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+
+from harness.errors import HarnessError
+from harness.hermes import cancellation
 
 from harness.hermes import outcome as reasons
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
@@ -38,6 +48,10 @@ from harness.hermes.process import Completed, SpawnFailed, run_bounded
 DELEGATED_ENV = "HERMES_AUTOBOT_DELEGATED"
 # An answer is text for a human or a parser; 16 MiB is far past any of those and bounds memory.
 DEFAULT_MAX_OUTPUT_BYTES = 16 << 20
+# Hermes's stderr is logs and tracebacks; only its tail is read (the session id), so 4 MiB is ample.
+DEFAULT_MAX_STDERR_BYTES = 4 << 20
+# The empty folder each run works in, outside any project; a settler removes only folders named so.
+CWD_PREFIX = "hermes-cwd-"
 
 
 @dataclass(frozen=True)
@@ -48,10 +62,37 @@ class TransportSettings:
     hermes_home: Path | None = None
     work_dir: Path | None = None
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES
+    max_stderr_bytes: int = DEFAULT_MAX_STDERR_BYTES
     environ: Mapping[str, str] | None = field(default=None, repr=False)
 
     def env(self) -> Mapping[str, str]:
         return os.environ if self.environ is None else self.environ
+
+
+@dataclass(frozen=True)
+class RunSlot:
+    """Where one run's spools go, and the descriptors (locks) its supervisor holds until the tree is gone."""
+
+    run_dir: Path
+    hold_fds: tuple[int, ...]
+
+
+class JournalRefused(HarnessError):
+    """The journal could not record the start of a run, so the run is not started."""
+
+
+class Journal(Protocol):
+    """The two-phase record of one run (above: `harness.ledger.journal.RunJournal`).
+
+    `begin` is called after every check that costs nothing and before the spawn; it raises
+    JournalRefused when the start cannot be recorded. The transport stores the run's outcome in
+    `outcome` as soon as it has one, so a caller that fails afterwards can still settle it. Setting
+    `stop` stops this run alone (its outcome is then `cancelled`)."""
+
+    outcome: RunOutcome | None
+    stop: threading.Event | None
+
+    def begin(self, request: RunRequest, home: Path, cwd_dir: Path) -> RunSlot: ...
 
 
 class Refusal(NamedTuple):
@@ -80,35 +121,55 @@ class HermesTransport:
     def home_of(self, profile: str | None) -> Path:
         return profile_home(self.root, profile)
 
-    def run(self, request: RunRequest) -> RunOutcome:
+    def run(self, request: RunRequest, journal: Journal | None = None) -> RunOutcome:
         started_at, t0 = time.time(), time.monotonic()
         checked = self._preflight(request)
         if isinstance(checked, Refusal):
-            return RunOutcome(request=request, ok=False, reason=checked.reason, detail=checked.detail, text="",
-                              exit_code=None, started_at=started_at, duration_ms=_ms_since(t0),
-                              usage=Usage.not_run())
+            return _refused(request, checked, started_at, t0)
+        if cancellation.requested() is not None:
+            return _refused(request, Refusal(reasons.CANCELLED, "the command was cancelled before Hermes was "
+                                                                "started; nothing was spent"), started_at, t0)
         executable, home, expected = checked
         work_parent = self.settings.work_dir
         if work_parent is not None:
             work_parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="hermes-run-", dir=work_parent) as scratch:
-            run_dir = Path(scratch)
-            (run_dir / "cwd").mkdir()
-            usage_file = run_dir / "usage.json" if request.mode == "oneshot" else None
-            try:
-                completed = run_bounded(build_argv(executable, request, usage_file), env=self._child_env(request),
-                                        cwd=run_dir / "cwd", spool_dir=run_dir, timeout_s=request.timeout_s,
-                                        max_stdout_bytes=self.settings.max_output_bytes)
-            except SpawnFailed as exc:
-                return RunOutcome(request=request, ok=False, reason=reasons.HERMES_NOT_FOUND, detail=str(exc),
-                                  text="", exit_code=None, started_at=started_at, duration_ms=_ms_since(t0),
-                                  usage=Usage.not_run())
-            stderr = completed.stderr_tail.decode("utf-8", errors="replace")
-            session_id = session_id_from(stderr)
-            if usage_file is not None:
-                record = read_usage_file(usage_file)
+        cwd = Path(tempfile.mkdtemp(prefix=CWD_PREFIX, dir=work_parent))
+        try:
+            if journal is None:
+                scratch = Path(tempfile.mkdtemp(prefix="hermes-run-", dir=work_parent))
+                slot = RunSlot(scratch, ())
             else:
-                record = read_state_db(home, session_id) if session_id else None
+                try:
+                    slot = journal.begin(request, home, cwd)
+                except JournalRefused as exc:
+                    return _refused(request, Refusal(reasons.LEDGER_UNWRITABLE, str(exc)), started_at, t0)
+            stop = journal.stop.is_set if journal is not None and journal.stop is not None else None
+            outcome = self._spawn(request, executable, home, expected, slot, cwd, started_at, t0, stop)
+            if journal is not None:
+                journal.outcome = outcome
+            return outcome
+        finally:
+            shutil.rmtree(cwd, ignore_errors=True)
+            if journal is None:
+                shutil.rmtree(slot.run_dir, ignore_errors=True)
+
+    def _spawn(self, request: RunRequest, executable: Path, home: Path, expected: Route, slot: RunSlot, cwd: Path,
+               started_at: float, t0: float, stop: Callable[[], bool] | None) -> RunOutcome:
+        usage_file = slot.run_dir / "usage.json" if request.mode == "oneshot" else None
+        try:
+            completed = run_bounded(build_argv(executable, request, usage_file), env=self._child_env(request),
+                                    cwd=cwd, spool_dir=slot.run_dir, timeout_s=request.timeout_s,
+                                    max_stdout_bytes=self.settings.max_output_bytes,
+                                    max_stderr_bytes=self.settings.max_stderr_bytes, hold_fds=slot.hold_fds,
+                                    stop=stop)
+        except SpawnFailed as exc:
+            return _refused(request, Refusal(reasons.HERMES_NOT_FOUND, str(exc)), started_at, t0)
+        stderr = completed.stderr_tail.decode("utf-8", errors="replace")
+        session_id = session_id_from(stderr)
+        if usage_file is not None:
+            record = read_usage_file(usage_file)
+        else:
+            record = read_state_db(home, session_id) if session_id else None
         return judge(request, completed, record, expected, stderr, started_at)
 
     def _preflight(self, request: RunRequest) -> Refusal | tuple[Path, Path, Route]:
@@ -164,12 +225,17 @@ def judge(request: RunRequest, completed: Completed, record: RunRecord | None, e
                           answered_model=answered.model if answered else None,
                           stderr_tail=stderr[-2000:], warnings=tuple(warnings))
 
+    if completed.cancelled is not None:
+        return verdict(False, reasons.CANCELLED,
+                       f"cancelled by {cancellation.signal_name(completed.cancelled)}; Hermes was sent SIGTERM, "
+                       f"then its tree was killed ({completed.killed_count} leftover process(es))")
     if completed.timed_out:
         return verdict(False, reasons.timed_out(request.timeout_s),
                        f"Hermes did not finish within {request.timeout_s:g} s; killed it and "
-                       f"{len(completed.killed_pids) - 1} descendant process(es)")
+                       f"{completed.killed_count} descendant process(es)")
     if completed.overflowed:
-        return verdict(False, reasons.OUTPUT_TOO_LARGE, "Hermes wrote more than the transport's output cap; killed it")
+        return verdict(False, reasons.OUTPUT_TOO_LARGE,
+                       f"Hermes wrote more than the transport's cap on {completed.overflowed_stream}; killed it")
     hermes_failed = record.failed if record is not None else bare_failure(stdout)
     if completed.exit_code != 0 or hermes_failed or not text:
         cause = classify(stdout + "\n" + stderr, request.provider)
@@ -184,6 +250,11 @@ def judge(request: RunRequest, completed: Completed, record: RunRecord | None, e
     if answered is not None and not expected.matches(answered):
         return verdict(False, reasons.PROVIDER_FALLBACK, f"asked for {expected}, but {answered} answered")
     return verdict(True, None, "")
+
+
+def _refused(request: RunRequest, refusal: Refusal, started_at: float, t0: float) -> RunOutcome:
+    return RunOutcome(request=request, ok=False, reason=refusal.reason, detail=refusal.detail, text="",
+                      exit_code=None, started_at=started_at, duration_ms=_ms_since(t0), usage=Usage.not_run())
 
 
 def _ms_since(t0: float) -> int:

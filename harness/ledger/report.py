@@ -1,6 +1,9 @@
 """Reading the ledger back: totals by day, profile, model, tag, status and kind, and the failures.
 
 Invariants:
+- Totals are of runs, not lines: a journal's `started` record is not counted as a call; it is
+  matched with its settlement (`reconcile`), and one still unsettled is counted apart (`open`), in
+  flight or not, so a total never hides a run that has not been accounted for.
 - Totals count every readable record; damaged lines are counted apart (`unreadable`) and never
   make a report fail. Spend sums only figures Hermes reported; records whose cost is unknown
   and records whose tokens are estimates are counted, so a total never passes an estimate off as real.
@@ -13,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.ledger.store import is_started
 from harness.trace import render_table
 
 SUCCESS = frozenset({"ok", "delivered"})
@@ -54,16 +58,64 @@ class Totals:
 
 
 @dataclass
+class Reconciliation:
+    """How the journal's `started` records and their settlements pair up."""
+
+    started: int = 0
+    settled: int = 0
+    open: list[dict[str, Any]] = field(default_factory=list)
+    unmatched: list[dict[str, Any]] = field(default_factory=list)
+    duplicated: list[dict[str, Any]] = field(default_factory=list)
+
+    def problems(self, in_flight: frozenset[str] = frozenset()) -> list[str]:
+        """What is wrong, one line each; an open run still held by its owner is not a problem."""
+        found = [f"run {r.get('hermes_run')} (started record {r.get('record_id')}, {r.get('ts')}) was never settled"
+                 for r in self.open if r.get("hermes_run") not in in_flight]
+        found += [f"settlement {r.get('record_id')} names started record {r.get('started_record_id')}, which the "
+                  f"ledger does not hold" for r in self.unmatched]
+        found += [f"started record {r.get('started_record_id')} is settled more than once (again by "
+                  f"{r.get('record_id')})" for r in self.duplicated]
+        return found
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"started": self.started, "settled": self.settled,
+                "open": [r.get("hermes_run") for r in self.open],
+                "unmatched": [r.get("record_id") for r in self.unmatched],
+                "duplicated": [r.get("record_id") for r in self.duplicated]}
+
+
+def reconcile(records: Iterable[dict[str, Any]]) -> Reconciliation:
+    result = Reconciliation()
+    started: dict[Any, dict[str, Any]] = {}
+    settled: set[Any] = set()
+    for record in records:
+        if is_started(record):
+            result.started += 1
+            started[record.get("record_id")] = record
+        elif record.get("started_record_id") is not None:
+            result.settled += 1
+            key = record["started_record_id"]
+            if key in settled:
+                result.duplicated.append(record)
+            elif key not in started:
+                result.unmatched.append(record)
+            settled.add(key)
+    result.open = [r for key, r in started.items() if key not in settled]
+    return result
+
+
+@dataclass
 class Summary:
     total: Totals = field(default_factory=Totals)
     by: dict[str, dict[str, Totals]] = field(default_factory=lambda: {d: {} for d in DIMENSIONS})
     failures: list[dict[str, Any]] = field(default_factory=list)
     unreadable: int = 0
+    runs: Reconciliation = field(default_factory=Reconciliation)
 
     def to_dict(self) -> dict[str, Any]:
         return {"total": self.total.to_dict(),
                 "by": {d: {k: t.to_dict() for k, t in sorted(groups.items())} for d, groups in self.by.items()},
-                "failures": self.failures, "unreadable_lines": self.unreadable}
+                "failures": self.failures, "unreadable_lines": self.unreadable, "runs": self.runs.to_dict()}
 
 
 def _int(value: Any) -> int:
@@ -84,8 +136,12 @@ def keys_of(record: dict[str, Any], dimension: str) -> list[str]:
 
 
 def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary:
-    summary = Summary(unreadable=unreadable)
-    for record in records:
+    """Totals of the accounted records; `records` may include `started` records, which are reconciled, not counted."""
+    every = list(records)
+    summary = Summary(unreadable=unreadable, runs=reconcile(every))
+    for record in every:
+        if is_started(record):
+            continue
         summary.total.add(record)
         for dimension in DIMENSIONS:
             for key in keys_of(record, dimension):
@@ -109,6 +165,9 @@ def render_text(summary: Summary, max_failures: int = 20) -> str:
                   f"reported ({total.cost_unknown} call(s) of unknown cost, {total.estimated} with estimated tokens)")
     if summary.unreadable:
         blocks.append(f"warning: {summary.unreadable} unreadable line(s); run `ledger verify`")
+    if summary.runs.open:
+        blocks.append(f"open: {len(summary.runs.open)} run(s) started and not settled yet (in flight, or "
+                      f"settled by the next command once their Hermes tree is gone)")
     for dimension in DIMENSIONS:
         groups = summary.by[dimension]
         if not groups:

@@ -6,6 +6,9 @@ Invariants:
   so `path#L<n>` always points at the record just written, however many writers there are.
 - Every record carries `v`, `record_id`, `ts`, `kind` and `status`; `parent_id` is optional and
   links a run to the run that spawned it. Records are never rewritten or removed.
+- A record with status `started` is a journal's promise that a run was spawned, not its account:
+  `records()` leaves those out (one record per run, for every total), `all_records()` keeps them
+  (for reconciling them with their settlements, which name them by `started_record_id`).
 - Reading tolerates damage: a line torn by a crash, or not JSON, is reported with its number by
   `verify` and skipped by readers; it never hides the lines after it.
 """
@@ -27,10 +30,16 @@ from harness.durable import DurableWriteError, append_line
 LEDGER_NAME = "autobot-cost-ledger.jsonl"
 SCHEMA_VERSION = 1
 REQUIRED_FIELDS = ("v", "record_id", "ts", "kind", "status")
+STARTED = "started"
 
 
 class LedgerError(HarnessError):
     """The ledger cannot be read or written."""
+
+
+def is_started(record: Mapping[str, Any]) -> bool:
+    """Whether `record` is a journal's `started` record (see `harness.ledger.journal`)."""
+    return record.get("status") == STARTED
 
 
 def default_ledger_path(project_root: Path) -> Path:
@@ -119,10 +128,18 @@ class Ledger:
             for number, raw in enumerate(handle, start=1):
                 yield _parse_line(number, raw)
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def all_records(self) -> Iterator[dict[str, Any]]:
+        """Every readable record, the journal's `started` records included."""
         for line in self.lines():
             if line.record is not None:
                 yield line.record
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The accounted records: settlements and refusals, one per run (a `started` record is not a run's
+        account, only the promise of one; see `journal`)."""
+        for record in self.all_records():
+            if not is_started(record):
+                yield record
 
     def verify(self) -> Verification:
         result = Verification(self.path)

@@ -6,6 +6,8 @@ Invariants:
   reaches a real home or the checkout's `.agents/`.
 - `HERMES_AUTOBOT_DELEGATED` is removed from the environment, so a suite run from inside a
   delegated agent still tests the un-nested path unless a test sets it.
+- A test that calls the command line in-process gets the signal handlers it installs
+  (`cancellation.install`) undone afterwards, and any cancellation it recorded forgotten.
 - Waits on other processes go through `delegation_support.wait_fifo` / `wait_gone`: readiness of
   a FIFO or a pidfd, with a named bound, never a sleep.
 """
@@ -13,6 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import signal
 import stat
 import sys
 from collections.abc import Callable
@@ -21,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from harness.hermes import cancellation
 from harness.settings import HERMES_BIN_ENV, PROJECT_ROOT_ENV
 
 FAKE = Path(__file__).with_name("fake_hermes.py")
@@ -84,6 +88,15 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(root)
     monkeypatch.setenv(PROJECT_ROOT_ENV, str(root))
     return root
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    saved = {signum: signal.getsignal(signum) for signum in cancellation.SIGNALS}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+    cancellation.reset_for_tests()
 
 
 MakeIntent = Callable[..., dict[str, Any]]

@@ -15,12 +15,18 @@ matched it; a prompt matching none plays `steps` by invocation number.
 Step keys (all optional): stdout, stderr, exit, record ("ok" | "failed" | "none"), usage {input,
 output, cost}, routes [[provider, model], ...] (who answered; default: what was asked for),
 huge (bytes of stdout), hang (spawn two grandchildren, one in its own session, write their pids
-to `pids_file`, then block), gate {started, release} (FIFOs: announce, then block until released),
+to `pids_file`, then block, or go on to the gate when there is one),
+gate {started, release} (FIFOs: announce, then block until released),
+huge_stderr (bytes of stderr), ignore_term (ignore SIGTERM, so only the supervisor's sweep stops it),
 nested (run `python -m harness delegate --intent-file <nested>` and answer with its stdout),
 reenter (run `python -m harness autopilot run <plan> --compact`, the child re-entering auto-pilot as a
 real process, and answer with its stdout), block (wait until killed), work_s (simulated work: the
 bench's stand-in for a model's latency), concurrency (a JSON file {"now", "max"} counting the fakes
 running at once, under flock, so a test can read the highest concurrency afterwards).
+
+SIGTERM is handled as hermes-agent 0.19.0's `chat -q` handles it: the run is interrupted, its session
+is recorded (state.db row, or the usage file in one-shot mode, with the step's usage), `session_id:` is
+printed on stderr, and the exit code is 130. A run killed before it logged its invocation spent nothing.
 """
 
 from __future__ import annotations
@@ -152,7 +158,8 @@ def hang(step: dict[str, Any]) -> None:
     same_group = subprocess.Popen(blocker)
     own_session = subprocess.Popen(blocker, start_new_session=True)
     Path(step["pids_file"]).write_text(json.dumps([os.getpid(), same_group.pid, own_session.pid]))
-    signal.pause()
+    if "gate" not in step:
+        signal.pause()
 
 
 def gate(step: dict[str, Any]) -> None:
@@ -192,9 +199,26 @@ def count_running(path: str, delta: int) -> None:
         os.close(fd)
 
 
+def _interrupted(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def record_run(parsed: dict[str, Any], step: dict[str, Any], routes: list[list[str]], answer: str,
+               session_id: str) -> None:
+    if step.get("record", "ok") == "none":
+        return
+    if parsed["mode"] == "oneshot":
+        if "usage-file" in parsed["flags"]:
+            write_usage_file(Path(parsed["flags"]["usage-file"]), step, routes, session_id)
+    else:
+        write_state_db(home_of(parsed["profile"]), session_id, step, routes, answer, parsed["prompt"] or "")
+
+
 def main(argv: list[str]) -> int:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # no interruption before the invocation is logged
     parsed = parse_argv(argv)
     step = load_step(parsed["prompt"] or "", log_invocation(parsed, argv))
+    signal.signal(signal.SIGTERM, signal.SIG_IGN if step.get("ignore_term") else _interrupted)
     if "concurrency" not in step:
         return play(parsed, step)
     count_running(step["concurrency"], +1)
@@ -210,29 +234,36 @@ def play(parsed: dict[str, Any], step: dict[str, Any]) -> int:
         print(f"Error: Profile '{parsed['profile']}' does not exist. Create it with: hermes profile create "
               f"{parsed['profile']}", file=sys.stderr)
         return 1
-    if "hang" in step:
-        hang(step)
-    if "gate" in step:
-        gate(step)
-    if step.get("block"):
-        signal.pause()
-    if "work_s" in step:
-        time.sleep(step["work_s"])
     flags = parsed["flags"]
     routes = step.get("routes") or [[flags.get("provider", "minimax"), flags.get("model", "MiniMax-M3")]]
+    session_id = f"fake_{os.getpid()}_{time.monotonic_ns()}"
+    try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        if "hang" in step:
+            hang(step)
+        if "gate" in step:
+            gate(step)
+        if step.get("block"):
+            signal.pause()
+        if "work_s" in step:
+            time.sleep(step["work_s"])
+    except KeyboardInterrupt:
+        record_run(parsed, step, routes, "", session_id)
+        if parsed["mode"] == "chat":
+            sys.stderr.write(f"\nsession_id: {session_id}\n")
+        return 130
     if "nested" in step:
         answer = nested_answer(step)
     elif "reenter" in step:
         answer = reentered_answer(step)
     else:
         answer = step.get("stdout", "fake answer")
-    session_id = f"fake_{os.getpid()}_{time.monotonic_ns()}"
-    if step.get("record", "ok") != "none":
-        if parsed["mode"] == "oneshot":
-            if "usage-file" in flags:
-                write_usage_file(Path(flags["usage-file"]), step, routes, session_id)
-        else:
-            write_state_db(home, session_id, step, routes, answer, parsed["prompt"] or "")
+    record_run(parsed, step, routes, answer, session_id)
+    if "huge_stderr" in step:
+        chunk = b"e" * 65536
+        for _ in range(step["huge_stderr"] // len(chunk)):
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.flush()
     if "huge" in step:
         chunk = b"x" * 65536
         for _ in range(step["huge"] // len(chunk)):

@@ -35,7 +35,8 @@ def test_an_ok_delegation_writes_its_artifact_and_one_ledger_line_with_real_toke
     assert (project / "out" / "summary.md").read_text() == "# Summary\nAll good.\n"
     assert result["tokens"] == {"input": 512, "output": 64, "total": 576, "source": "hermes_state_db"}
     [record] = read_ledger(project)
-    assert envelope.ledger_entry == ".agents/state/autobot-cost-ledger.jsonl#L1"
+    # line 1 is the run's `started` record, written before the spawn; line 2 its settlement
+    assert envelope.ledger_entry == ".agents/state/autobot-cost-ledger.jsonl#L2"
     assert (record["status"], record["intent_id"], record["tags"], record["usage"]["input_tokens"]) == (
         "ok", envelope.intent_id, ["nightly", "docs"], 512)
     assert record["intent_hash"] == result["intent_hash"] and record["parent_id"] is None

@@ -113,4 +113,4 @@ def test_queue_commands_enqueue_drain_and_show_states(fake_hermes, project, make
     assert main(["queue", "--json"]) == 0
     assert main(["drain", "--max", "3"]) == 0
     assert Queue.for_project(project).inspect()["counts"] == {"pending": 0, "running": 0, "done": 1,
-                                                             "dead_letter": 0}
+                                                             "dead_letter": 0, "corrupt": 0}

@@ -11,7 +11,8 @@ from harness.autobot.writer import write_artifact
 from harness.dispatch import DispatchSettings, dispatch
 from harness.ledger import Ledger, default_ledger_path
 
-from .delegation_support import PROCESS_BOUND_S, killed_mid_write, make_fifo, read_ledger, release_fifo, wait_fifo
+from .delegation_support import (PROCESS_BOUND_S, killed_mid_write, make_fifo, read_ledger, read_ledger_lines,
+                                 release_fifo, wait_fifo)
 
 RUNS = 32
 
@@ -26,15 +27,19 @@ def test_32_concurrent_delegations_and_dispatches_share_one_ledger_without_loss(
             return envelope.status, envelope.ledger_entry
         result = dispatch({"target": "andy", "task_source": "t", "context": f"c{n}", "reference_id": f"r{n}"},
                           settings)
+        assert result.envelope["status"] == "delivered", result.envelope
         return result.envelope["status"], result.envelope["transport"]["details"]["ledger_entry"]
 
     with ThreadPoolExecutor(max_workers=RUNS) as pool:
         results = list(pool.map(one, range(RUNS)))
     assert sorted({status for status, _ in results}) == ["delivered", "ok"]
     verification = Ledger(default_ledger_path(project)).verify()
-    assert (verification.lines, verification.good) == (RUNS, RUNS)
-    lines = sorted(int(ref.rsplit("#L", 1)[1]) for _, ref in results)
-    assert lines == list(range(1, RUNS + 1))
+    assert (verification.lines, verification.good, verification.problems) == (2 * RUNS, 2 * RUNS, [])
+    every = read_ledger_lines(project)
+    settlements = [every[int(ref.rsplit("#L", 1)[1]) - 1] for _, ref in results]
+    assert all(record["phase"] == "settled" for record in settlements)
+    started_ids = {record["record_id"] for record in every if record["status"] == "started"}
+    assert len(started_ids) == RUNS and {record["started_record_id"] for record in settlements} == started_ids
     assert len(fake_hermes.calls()) == RUNS
 
 

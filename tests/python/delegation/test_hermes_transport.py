@@ -70,7 +70,7 @@ def test_the_child_runs_marked_as_delegated_in_the_resolved_home_and_a_private_d
     call = fake_hermes.calls()[0]
     assert call["env"] == {"HERMES_HOME": str(hermes_root), "HERMES_AUTOBOT_DELEGATED": "1", "FAKE_MARK": "parent-7"}
     assert call["profile"] == "tester" and call["prompt"] == "do the thing"
-    assert "hermes-run-" in call["cwd"] and not Path(call["cwd"]).exists()
+    assert "hermes-cwd-" in call["cwd"] and not Path(call["cwd"]).exists()
 
 
 def test_oneshot_mode_reads_the_usage_file(fake_hermes) -> None:

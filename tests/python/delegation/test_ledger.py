@@ -113,3 +113,23 @@ def test_ledger_verify_exits_1_naming_the_damaged_line(tmp_path: Path, capsys) -
         handle.write('{"kind": "delegation", "sta')
     assert main(["ledger", "verify", "--ledger", str(path)]) == 1
     assert "line 2: truncated" in capsys.readouterr().out
+
+
+def test_totals_count_runs_not_lines_and_reconcile_started_records_with_their_settlements() -> None:
+    from harness.ledger.report import reconcile, summarize
+
+    started = [{"record_id": f"s{n}", "status": "started", "kind": "delegation", "hermes_run": f"run-{n}"}
+               for n in range(4)]
+    settled = [{"record_id": "a", "status": "ok", "kind": "delegation", "started_record_id": "s0"},
+               {"record_id": "b", "status": "cancelled", "kind": "delegation", "started_record_id": "s1"},
+               {"record_id": "c", "status": "ok", "kind": "delegation", "started_record_id": "s1"},
+               {"record_id": "d", "status": "ok", "kind": "delegation", "started_record_id": "elsewhere"}]
+    refusal = {"record_id": "e", "status": "degraded", "kind": "delegation", "reason": "lock_held"}
+    summary = summarize([*started, *settled, refusal])
+    assert (summary.total.calls, summary.total.ok, summary.total.failed) == (5, 3, 2)
+    runs = reconcile([*started, *settled, refusal])
+    assert (runs.started, runs.settled) == (4, 4)
+    assert [r["hermes_run"] for r in runs.open] == ["run-2", "run-3"]
+    assert [r["record_id"] for r in runs.duplicated] == ["c"] and [r["record_id"] for r in runs.unmatched] == ["d"]
+    problems = runs.problems(in_flight=frozenset({"run-3"}))
+    assert len(problems) == 3 and "run-2" in problems[0] and not any("run-3" in p for p in problems)

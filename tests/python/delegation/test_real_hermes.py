@@ -127,7 +127,7 @@ def test_a_real_delegation_is_ok_with_hermes_own_tokens_its_artifact_and_ledger_
     assert envelope.extra["answered_by"] == {"provider": "minimax", "model": "MiniMax-M3"}
     assert Path(envelope.wrote_to).read_text() == "# Stub summary\nEverything is in order.\n"
     line = int(envelope.ledger_entry.rsplit("#L", 1)[1])
-    record = list(Ledger(default_ledger_path(world["project"])).records())[line - 1]
+    record = list(Ledger(default_ledger_path(world["project"])).all_records())[line - 1]
     assert record["record_id"] == envelope.extra["record_id"] and record["usage"]["input_tokens"] == 321
 
 
@@ -154,5 +154,8 @@ def test_with_the_model_gone_both_fail_honestly_with_a_retryable_provider_error(
     assert delegation.wrote_to is None and not (world["project"] / "out" / "stopped.md").exists()
     assert (delivery["status"], delivery["code"], delivery["retryable"]) == ("error", "transport_error", True)
     assert delivery["details"]["reason"] == "provider_error"
-    statuses = [r["status"] for r in Ledger(default_ledger_path(world["project"])).records()]
-    assert sorted(statuses) == ["degraded", "delivered", "error", "ok"]
+    records = list(Ledger(default_ledger_path(world["project"])).all_records())
+    settled = [r for r in records if r["status"] != "started"]
+    assert sorted(r["status"] for r in settled) == ["degraded", "delivered", "error", "ok"]
+    assert sorted(r["record_id"] for r in records if r["status"] == "started") == sorted(
+        r["started_record_id"] for r in settled)

@@ -1,0 +1,89 @@
+"""Cancellation of a command by SIGTERM, SIGINT or SIGHUP: what a host agent sends on cancel or timeout.
+
+Invariants:
+- `install()` (called once, by the command line's entry point, in the main thread) makes the three
+  signals request cancellation: the request is recorded process-wide, and `Cancelled` (a
+  `KeyboardInterrupt`, so no `except Exception` in the stack can swallow it) is raised in the main
+  thread, unless the main thread is inside `shielded()`, where it is only recorded.
+- A request is never forgotten: `requested()` says which signal came first, for the rest of the
+  process's life. Code that must not be cut in the middle (a ledger append, an answer being written,
+  the settling of a run) runs shielded; the code after it checks `requested()` before starting
+  anything new (a spawn, the next queue item).
+- Threads other than the main one are never interrupted by the exception; the bounded waits on a
+  Hermes run poll `requested()` every slice, so a cancelled fan-out stops every child it has.
+- The exit code of a cancelled command is 128 + the signal's number (`exit_code()`), as a shell reports it.
+- One run can be stopped alone, without a signal: its journal's `stop` event (a `threading.Event`),
+  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Stands for "one run's own caller asked it to stop" (a `stop` event, e.g. a host's cancel of one job)
+# where a signal number would stand for "the whole command was told to stop".
+CALLER_REQUEST = 0
+
+_lock = threading.Lock()
+_first: int | None = None
+_shield_depth = 0
+
+
+class Cancelled(KeyboardInterrupt):
+    """The command was told to stop by `signum`."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"cancelled by {signal.Signals(signum).name}")
+
+
+def _handler(signum: int, _frame: FrameType | None) -> None:
+    global _first
+    with _lock:
+        if _first is None:
+            _first = signum
+    if _shield_depth == 0:
+        raise Cancelled(signum)
+
+
+def install() -> None:
+    for signum in SIGNALS:
+        signal.signal(signum, _handler)
+
+
+def requested() -> int | None:
+    """The first cancelling signal received, or None."""
+    return _first
+
+
+def signal_name(signum: int) -> str:
+    return "a cancel request" if signum == CALLER_REQUEST else signal.Signals(signum).name
+
+
+def exit_code() -> int | None:
+    return None if _first is None else 128 + _first
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Defer the exception of a cancelling signal until the block is done (main thread only)."""
+    global _shield_depth
+    on_main = threading.current_thread() is threading.main_thread()
+    if on_main:
+        _shield_depth += 1
+    try:
+        yield
+    finally:
+        if on_main:
+            _shield_depth -= 1
+
+
+def reset_for_tests() -> None:
+    """Forget a request (in-process tests only; a real command never un-cancels)."""
+    global _first
+    _first = None
