@@ -4,6 +4,9 @@ Invariants:
 - `atomic_write` leaves the target either as it was or wholly replaced: the bytes go to a temp
   file in the same directory, are fsynced, renamed over the target, and the directory is fsynced.
   A crash at any point leaves at most a stray temp file (named `.<name>.tmp-*`), never a torn target.
+  Only a regular file (or a symbolic link, which is replaced itself) is ever replaced: a target that
+  is a device, a FIFO, a socket or a folder is refused before anything is written, so `--output
+  /dev/zero` run as root cannot turn the machine's device node into a file.
 - Blocking locks wait at most LOCK_WAIT_SECONDS, then raise `DurableWriteError` naming the file.
 - `append_line` writes one whole line under an exclusive `flock` on the file itself, fsyncs it,
   and returns the line's 1-based number. A line torn by a crashed writer is first terminated with
@@ -20,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -94,6 +98,7 @@ def atomic_write_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644, *, s
     the temp file is created without following a symlink, so a folder swapped meanwhile cannot redirect it."""
     temp = f".{name}{TEMP_MARK}{os.getpid()}-{time.monotonic_ns()}"
     try:
+        _refuse_special(dir_fd, name, shown)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
         try:
             try:
@@ -111,6 +116,18 @@ def atomic_write_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644, *, s
         os.fsync(dir_fd)
     except OSError as exc:
         raise DurableWriteError(f"cannot write {shown or name}: {exc.strerror or exc}") from None
+
+
+def _refuse_special(dir_fd: int, name: str, shown: Path | None) -> None:
+    """DurableWriteError when `name` exists in `dir_fd` as anything a rename must not replace."""
+    try:
+        mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+        raise DurableWriteError(f"cannot write {shown or name}: it is {kind}, not a regular file; nothing was written")
 
 
 def atomic_write_json(target: Path, document: Any) -> None:
