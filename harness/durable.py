@@ -107,7 +107,7 @@ def atomic_write_json(target: Path, document: Any) -> None:
 
 def remove_stale_temps(target: Path) -> list[Path]:
     """Delete temp files a crashed writer left beside `target`; call only while holding its lock."""
-    removed = []
+    removed: list[Path] = []
     prefix = temp_prefix(target)
     try:
         names = os.listdir(target.parent)

@@ -38,7 +38,7 @@ def one_line(text: str, width: int | None = None) -> str:
 
 
 def step_rows(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for step in steps:
         index = int(step.get("index", 0))
         rows.append((

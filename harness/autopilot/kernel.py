@@ -27,7 +27,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -37,8 +36,8 @@ from typing import Any
 
 from harness.autobot.writer import write_artifact
 from harness.autopilot.bands import child_toolsets, decide_write, destructive_signal
-from harness.autopilot.config import SENTINEL_ENV, SentinelConfig
-from harness.autopilot.dna import DNA_ENV, ESCALATION_TRIGGERS, Dna, render
+from harness.autopilot.config import SentinelConfig
+from harness.autopilot.dna import ESCALATION_TRIGGERS, Dna, render
 from harness.autopilot.findings import Action, Finding, finding
 from harness.autopilot.identity import Identity, new_child_id
 from harness.autopilot.plan import Plan, Subtask
@@ -49,7 +48,7 @@ from harness.autopilot.sentinel import (check_agent_repetition, check_depth, che
                                         check_token_bloat, words)
 from harness.autopilot.steps import Child, Gate, Step
 from harness.autopilot.tree import KIND, TreeScan, scan
-from harness.dispatch.registry import REGISTRY_ENV, Agent, Registry
+from harness.dispatch.registry import Agent, Registry
 from harness.errors import HarnessError
 from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings
 from harness.hermes import outcome as reasons
@@ -57,7 +56,10 @@ from harness.hermes.locate import hermes_root
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
+from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 from harness.settings import PROJECT_ROOT_ENV
 from harness.settings import state_dir as project_state_dir
 
@@ -172,11 +174,12 @@ class Kernel:
                                                  f"{done.status if done else 'not run'}", uses=used))
         siblings = [(s.id, s.task) for s in self.plan.subtasks[: self._index(subtask)]
                     if self.picks.get(s.id) and self.picks[s.id].agent == step.pick.agent]
-        checks = (lambda: destructive_signal(subject, subtask.task, subtask.destructive),
-                  lambda: check_depth(subject, self.ident.depth + 1, self.config),
-                  lambda: check_agent_repetition(subject, step.pick.agent, self.ident.chain),
-                  lambda: check_task_similarity(subject, subtask.task, self.ident.parent_task, siblings, self.config)
-                  if step.check_similarity else None)
+        checks: tuple[Callable[[], Finding | None], ...] = (
+            lambda: destructive_signal(subject, subtask.task, subtask.destructive),
+            lambda: check_depth(subject, self.ident.depth + 1, self.config),
+            lambda: check_agent_repetition(subject, step.pick.agent, self.ident.chain),
+            lambda: check_task_similarity(subject, subtask.task, self.ident.parent_task, siblings, self.config)
+            if step.check_similarity else None)
         for check in checks:
             fired = check()
             if fired is not None:
@@ -220,7 +223,7 @@ class Kernel:
             dna = self.dna_for(step, gate.agent, child_id, remaining)
             request = RunRequest(prompt=self.prompt_for(step, dna), profile=gate.agent.profile,
                                  provider=gate.agent.provider, model=gate.agent.model, toolsets=gate.toolsets,
-                                 max_turns=min(self.plan.limits.max_turns, gate.agent.max_turns or math.inf),
+                                 max_turns=min(self.plan.limits.max_turns, gate.agent.max_turns or self.plan.limits.max_turns),
                                  timeout_s=self.deadline_s, env=self.child_env(dna), parent_id=self.ident.agent_id,
                                  label=f"autopilot:{self.ident.run_id}:{step.subject}")
             outcome = self.transport.run(request)

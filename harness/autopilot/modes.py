@@ -102,7 +102,7 @@ def run_debate(kernel: Kernel) -> None:
     steps = [Step(s, kernel.picks[s.id], role="proposer", debate_round=1) for s in plan.subtasks]
     latest = run_parallel(kernel, steps, plan.width)
     kernel.final.update(latest)
-    proposers = [kernel.picks[s.id].agent for s in plan.subtasks if kernel.picks[s.id].agent]
+    proposers = [agent for s in plan.subtasks if (agent := kernel.picks[s.id].agent)]
     judge = select_consolidator(plan, kernel.settings.registry, kernel.ident.chain, proposers)
     rounds: list[dict[str, Any]] = []
     kernel.debate = {"consolidator": judge.to_dict(), "max_rounds": converge.max_rounds, "rounds": rounds,

@@ -67,7 +67,7 @@ class DoctorRun:
 def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str | None = None,
                use_hermes: bool = True, on_check: Callable[[Check], None] | None = None) -> DoctorRun:
     run = DoctorRun(home, name)
-    report = (lambda c: on_check(c)) if on_check else (lambda c: None)
+    report: Callable[[Check], None] = on_check if on_check is not None else (lambda _check: None)
 
     def add(check_name: str, status: str, detail: str) -> None:
         report(run.add(check_name, status, detail))
@@ -75,10 +75,11 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     try:
         doc = load_config(home.config)
         # ruamel checks the structure and names lines; the values checked are the ones Hermes reads.
-        entry = find_entry(doc.data, name)
+        mounted = find_entry(doc.data, name)
         seen = as_hermes(doc.original or "", home.config)
         discovery, explicit = discovery_timeout(seen)
-        if entry is not None:
+        entry: dict[str, Any] | None = None
+        if mounted is not None:
             read = servers_as_hermes(seen).get(name)
             entry = read if isinstance(read, dict) else {}
     except HermesConfigError as exc:

@@ -51,7 +51,7 @@ class Mismatch:
 def operator_of(pattern: Any) -> str | None:
     if isinstance(pattern, dict) and len(pattern) == 1:
         (key,) = pattern
-        if key in OPERATORS:
+        if isinstance(key, str) and key in OPERATORS:
             return key
     return None
 
