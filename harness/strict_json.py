@@ -84,8 +84,7 @@ def decode_utf8(data: bytes, where: str) -> str:
         if data.startswith(mark):
             raise InputRejected(f"{where} is {encoding} text (it starts with a {encoding} byte-order mark); "
                                 f"save it as UTF-8")
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -118,8 +117,7 @@ def loads(text: str, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_dept
     """The JSON value of `text` (already decoded), every limit of the module checked; `where` names it in errors."""
     if len(text) > max_bytes:
         raise InputRejected(f"{where} is longer than {max_bytes} characters")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     # Fewer opening brackets than the limit cannot nest deeper than it, so ordinary inputs skip the scan.
     depth = 0 if text.count("[") + text.count("{") <= max_depth else nesting_depth(text)
     if depth > max_depth:

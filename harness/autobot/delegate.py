@@ -22,7 +22,7 @@ import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,10 @@ from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
 from harness.autobot.writer import resolve_write_target, write_artifact
-from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
-                            delegated_marker)
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.hermes import DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings, delegated_marker
 from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import NESTED_DELEGATION, is_transient
-from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
@@ -112,7 +111,7 @@ class Envelope:
 
 
 def new_intent_id() -> str:
-    return f"intent-{datetime.now(timezone.utc):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
+    return f"intent-{datetime.now(UTC):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
 def delegate(document: Any, *, settings: AutobotSettings | None = None,

@@ -43,17 +43,26 @@ from harness.autopilot.identity import Identity, new_child_id
 from harness.autopilot.plan import Plan, Subtask
 from harness.autopilot.prompt import BLOCKED_PREFIX, child_prompt, converge_prompt
 from harness.autopilot.selection import Pick
-from harness.autopilot.sentinel import (check_agent_repetition, check_depth, check_error_cascade, check_injection,
-                                        check_output_stagnation, check_retry_storm, check_secret, check_task_similarity,
-                                        check_token_bloat, words)
+from harness.autopilot.sentinel import (
+    check_agent_repetition,
+    check_depth,
+    check_error_cascade,
+    check_injection,
+    check_output_stagnation,
+    check_retry_storm,
+    check_secret,
+    check_task_similarity,
+    check_token_bloat,
+    words,
+)
 from harness.autopilot.steps import Child, Gate, Step
 from harness.autopilot.tree import KIND, TreeScan, scan
 from harness.dispatch.registry import Agent, Registry
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.errors import HarnessError
 from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings
 from harness.hermes import outcome as reasons
 from harness.hermes.locate import hermes_root
-from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
@@ -318,7 +327,7 @@ class Kernel:
     def prompt_for(self, step: Step, dna: Dna) -> str:
         cap = self.config.max_depth
         if step.role == "consolidator":
-            return converge_prompt(dna, cap, step.quoted, step.debate_round or 1, step.max_rounds, step.open_points)
+            return converge_prompt(dna, step.quoted, step.debate_round or 1, step.max_rounds, step.open_points)
         return child_prompt(dna, cap, self.expected_tokens(step), step.quoted, debate_round=step.debate_round,
                             open_points=step.open_points)
 

@@ -27,10 +27,17 @@ from typing import Any
 from harness.body import body_path, default_organs, find_body
 from harness.errors import HarnessError
 from harness.hermes.config_yaml import server_enabled
-from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        find_entry, servers_as_hermes, tool_name)
 from harness.hermes.locate import find_executable, not_found_detail
+from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config
+from harness.hermes_mount.entry import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DISCOVERY_KEY,
+    TOOL,
+    discovery_timeout,
+    find_entry,
+    servers_as_hermes,
+    tool_name,
+)
 from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_body

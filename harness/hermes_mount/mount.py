@@ -26,11 +26,21 @@ from typing import Any
 
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
-from harness.hermes_mount.config_file import (ConfigDocument, HermesConfigError, as_hermes, load_config, render,
-                                              write_config)
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, EntrySpec,
-                                        apply_entry, check_name, discovery_timeout, hermes_mismatches, remove_entry,
-                                        restate_entry, servers_as_hermes, set_discovery_timeout)
+from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, as_hermes, load_config, render, write_config
+from harness.hermes_mount.entry import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    DISCOVERY_KEY,
+    EntrySpec,
+    apply_entry,
+    check_name,
+    discovery_timeout,
+    hermes_mismatches,
+    remove_entry,
+    restate_entry,
+    servers_as_hermes,
+    set_discovery_timeout,
+)
 from harness.hermes_mount.home import HermesHome
 from harness.replay.recorder import RELAY_MODULE
 

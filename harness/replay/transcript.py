@@ -34,7 +34,7 @@ import signal
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from harness import strict_json
 from harness.errors import ConfigError
@@ -93,7 +93,7 @@ class ExpectExit:
     within: float = DEFAULT_EXIT_WITHIN
 
 
-Step = Union[Comment, Send, Expect, ExpectRaw, Close, Signal, ExpectExit]
+Step = Comment | Send | Expect | ExpectRaw | Close | Signal | ExpectExit
 
 
 class Header(StrictModel):
@@ -219,7 +219,7 @@ def _comment(document: dict[str, Any], where: str) -> Step:
     return Comment(_string(document, "comment", where))
 
 
-def _send(document: dict[str, Any], where: str) -> Step:
+def _send(document: dict[str, Any], _where: str) -> Step:
     return Send(compact(document["send"]) + b"\n", document["send"])
 
 
