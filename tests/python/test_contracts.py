@@ -12,7 +12,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from support import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from harness.client import encode_message, modern_params
 from support import turn_arguments
+
+from harness.client import encode_message, modern_params
 
 
 def transcript() -> bytes:

@@ -17,11 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fuzz_driver import FuzzBody
 from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
+from hypothesis import given
+from hypothesis import strategies as st
 from support import SHIPPED_ORGANS, check_text_block, check_trace, turn_fingerprint
 
 # Many generated cases (20,000 under `make fuzz`): outside the quick loop (`pytest -m "not slow"`), in `make test`.
@@ -82,6 +81,6 @@ def test_interleaved_sessions_never_share_state_and_noise_never_changes_a_trace(
 def check_turn(trace: dict, session: tuple[str, str, str], turn: int) -> None:
     """The contract's trace invariants, the session's own key and counter, and the energy gate (L3)."""
     check_trace(trace)
-    assert trace["session"] == dict(zip(("uid", "channel", "server"), session)), trace["session"]
+    assert trace["session"] == dict(zip(("uid", "channel", "server"), session, strict=True)), trace["session"]
     assert trace["turn"] == turn, (trace["turn"], turn)
     assert trace["passes_run"] == sum(threshold <= trace["energy"] for threshold in THRESHOLDS), trace

@@ -11,7 +11,6 @@ import urllib.request
 from typing import Any
 
 import pytest
-
 from hermes_support import MODEL_SERVER, SCRIPTS, STUB_STOP_TIMEOUT, StubModel
 
 HTTP_TIMEOUT = 10.0
@@ -26,7 +25,7 @@ def post(model: StubModel, path: str, body: dict[str, Any]) -> tuple[int, str, b
     request = urllib.request.Request(f"http://127.0.0.1:{model.port}{path}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:  # noqa: S310 (http://127.0.0.1 only)
             return response.status, response.headers["Content-Type"], response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers["Content-Type"], exc.read()
