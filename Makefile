@@ -77,10 +77,13 @@ test-python: deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q
 
 # The gates, configured in pyproject.toml: mypy --strict over harness/, ruff over every Python tree
-# (harness/ under the full rule set, the tests and scripts under a named looser one).
+# (harness/ under the full rule set, the tests and scripts under a named looser one). Both run, so one
+# failure does not hide the other's findings; either fails the target.
 lint: venv
-	$(VENV)/bin/mypy
-	$(VENV)/bin/ruff check harness tests/python stubs bench
+	@status=0; \
+	$(VENV)/bin/mypy || status=1; \
+	$(VENV)/bin/ruff check harness tests/python stubs bench || status=1; \
+	exit $$status
 
 test: lint test-ada test-python
 
