@@ -45,6 +45,8 @@ from harness.typed_inputs import Items, StrictModel, validate
 DEFAULT_WITHIN = 10.0
 # The body exits within ~100 ms of EOF; 5 s allows for a loaded machine.
 DEFAULT_EXIT_WITHIN = 5.0
+# Ten minutes is past any honest wait on a body; a larger `within` is a typo that would stall a replay.
+MAX_WITHIN = 600.0
 SIGNALS = {"TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "KILL": signal.SIGKILL}
 # The longest recorded session in tests/replays is 20 kB; 8 MiB is room for hours of recording, not for a wrong file.
 MAX_TRANSCRIPT_BYTES = 8 << 20
@@ -203,8 +205,8 @@ def parse_step(document: Any, where: str = "step") -> Step:
 
 def _within(document: dict[str, Any], default: float, where: str) -> float:
     within = document.get("within", default)
-    if isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 < within <= 600:
-        raise TranscriptError(f"{where}: 'within' must be a number of seconds in (0, 600]")
+    if isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 < within <= MAX_WITHIN:
+        raise TranscriptError(f"{where}: 'within' must be a number of seconds in (0, {MAX_WITHIN:g}]")
     return float(within)
 
 
