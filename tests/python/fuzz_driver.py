@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 
 from fuzz_messages import FUZZ_MAX_ELEMENTS, Line, check_reply
-
 from harness.body import BodyOptions
 from harness.client import BodyClient
 

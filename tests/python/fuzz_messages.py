@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
 from support import check_text_block
 
 PARSE_ERROR = -32700

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from support import load_corpus
 
 ROOT = Path(__file__).resolve().parents[2]

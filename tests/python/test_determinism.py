@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from support import turn_arguments
-
 from harness.client import encode_message, modern_params
+from support import turn_arguments
 
 
 def transcript() -> bytes:

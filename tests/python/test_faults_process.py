@@ -16,11 +16,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import turn_arguments
 
 from harness.body import BodyOptions
 from harness.client import BodyClient
 from harness.errors import BodyDied
+from support import turn_arguments
 
 # The body leaves within milliseconds of EOF; the MCP shutdown sequence waits 2 s.
 EXIT_BOUND = 5.0

@@ -12,9 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import SHIPPED_ORGANS
 
 from harness.body import BodyOptions
+from support import SHIPPED_ORGANS
 
 RACERS = 20
 ROUNDS = 3

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from fuzz_driver import REPLY_BOUND, FuzzBody
 from fuzz_messages import (
     PROTOCOL_LINES,
@@ -22,9 +25,6 @@ from fuzz_messages import (
     lifecycle_requests,
     turns,
 )
-from hypothesis import given
-from hypothesis import strategies as st
-
 from harness.body import BodyOptions
 from harness.client import BodyClient
 

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fuzz_driver import FuzzBody
-from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
 from hypothesis import given
 from hypothesis import strategies as st
+
+from fuzz_driver import FuzzBody
+from fuzz_messages import PROTOCOL_LINES, examples, key_part_text, turns
 from support import SHIPPED_ORGANS, check_text_block, check_trace, turn_fingerprint
 
 # Many generated cases (20,000 under `make fuzz`): outside the quick loop (`pytest -m "not slow"`), in `make test`.

@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 
 import pytest
-from hermes_support import SCRIPTS, StubModel, offline_config, requires_hermes, run_hermes
 
 from harness.cli import main
 from harness.hermes_mount.hermes_cli import parse_mcp_test
+from hermes_support import SCRIPTS, StubModel, offline_config, requires_hermes, run_hermes
 
 pytestmark = requires_hermes
 PROFILE = "tester"

@@ -11,6 +11,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+
 from hermes_support import MODEL_SERVER, SCRIPTS, STUB_STOP_TIMEOUT, StubModel
 
 HTTP_TIMEOUT = 10.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import assert_answers_ping_next, assert_compact, load_corpus
 
 from harness.client import BodyClient
+from support import assert_answers_ping_next, assert_compact, load_corpus
 
 corpus = load_corpus()
 

@@ -12,6 +12,7 @@ import json
 from collections import defaultdict
 
 import pytest
+
 from support import PASS_COUNT, SHIPPED_ORGANS, check_trace, turn_fingerprint
 
 # Sessions whose keys differ from BASE in exactly one part.

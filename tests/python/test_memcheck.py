@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from support import load_corpus
 
 # valgrind runs the body tens of times slower: outside the quick loop, in `make test`.

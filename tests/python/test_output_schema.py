@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from support import check_text_block, check_trace, turn_arguments
 
 from harness.client import modern_params
+from support import check_text_block, check_trace, turn_arguments
 
 DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "stubs" / "organs" / "default.json"
 MAX_NAME_BYTES = 128  # Organs.Max_Name_Bytes

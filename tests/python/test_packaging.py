@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import REPO
 
 from harness import settings
+from support import REPO
 
 # Building a wheel and a virtualenv takes a few seconds on a loaded 2-core machine.
 pytestmark = pytest.mark.slow

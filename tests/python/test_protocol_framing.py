@@ -6,9 +6,8 @@ import json
 import signal
 import time
 
-from support import assert_answers_ping_next, assert_compact, turn_arguments
-
 from harness.client import encode_message
+from support import assert_answers_ping_next, assert_compact, turn_arguments
 
 INVALID_REQUEST = -32600
 # The body must exit well under 100 ms after EOF (issue 2); the bound leaves room for a loaded

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from support import LATEST_LEGACY, LEGACY_VERSIONS, check_text_block, turn_arguments
 
 from harness.client import MODERN_PROTOCOL_VERSION, modern_params
 from harness.errors import RpcError
+from support import LATEST_LEGACY, LEGACY_VERSIONS, check_text_block, turn_arguments
 
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from support import assert_answers_ping_next, assert_compact, raw_ping, turn_arguments
 
 from harness.errors import RpcError, ToolError
+from support import assert_answers_ping_next, assert_compact, raw_ping, turn_arguments
 
 INVALID_PARAMS = -32602
 

@@ -13,14 +13,14 @@ import sys
 
 import jsonschema
 import pytest
-from bodies_support import any_body_kind, spawn_any  # noqa: F401  (fixtures)
-from support import assert_answers_ping_next, assert_compact, check_trace, load_corpus, turn_arguments
-from test_hostile_corpus import check_outcome
 
+from bodies_support import any_body_kind, spawn_any  # noqa: F401  (fixtures)
 from harness.body import BodyOptions
 from harness.client import BodyClient, modern_params
 from harness.errors import BodyNotFound
 from harness.replay.bodies import PASSTHROUGH_BODY, body_argv
+from support import assert_answers_ping_next, assert_compact, check_trace, load_corpus, turn_arguments
+from test_hostile_corpus import check_outcome
 
 corpus = load_corpus()
 CAPPED_CASES = [case for case in corpus.CASES if case.body]

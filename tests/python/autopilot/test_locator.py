@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REAL_PROJECT_HERMES
 from delegation.conftest import FakeHermes, install_fake
-
 from harness import settings
 from harness.cli import main
 from harness.hermes import locate

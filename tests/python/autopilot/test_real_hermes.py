@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from delegation.test_real_hermes import HERMES, HERMES_RUN_TIMEOUT_S, PROFILE_CONFIG, Stub
 
+from delegation.test_real_hermes import HERMES, HERMES_RUN_TIMEOUT_S, PROFILE_CONFIG, Stub
 from harness.autopilot import KernelSettings, parse_plan, run_plan
 from harness.autopilot.dna import parse
 from harness.dispatch.registry import parse_registry
