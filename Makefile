@@ -1,7 +1,7 @@
 # mafiabot: the Ada body and its Python harness.
 #
 #   make run    installs what is missing, builds, and runs a demonstration session
-#   make test   installs what is missing, builds, and runs every test suite
+#   make test   installs what is missing, builds, runs the lint and type gates (make lint), then every test suite
 #
 # Both work on a fresh Debian machine: Debian's Ada packages come from apt-get,
 # the harness lives in a virtualenv at .venv.
@@ -20,7 +20,7 @@ DEMO_HOME    := .demo/hermes-home
 HERMES_VENV  := .hermes-venv
 HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test test-ada test-python bench profile fuzz clean
+.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test lint test-ada test-python bench profile fuzz clean
 
 all: build
 
@@ -76,7 +76,16 @@ test-ada: build
 test-python: deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q
 
-test: test-ada test-python
+# The gates, configured in pyproject.toml: mypy --strict over harness/, ruff over every Python tree
+# (harness/ under the full rule set, the tests and scripts under a named looser one). Both run, so one
+# failure does not hide the other's findings; either fails the target.
+lint: venv
+	@status=0; \
+	$(VENV)/bin/mypy || status=1; \
+	$(VENV)/bin/ruff check harness tests/python stubs bench || status=1; \
+	exit $$status
+
+test: lint test-ada test-python
 
 # Figures against the floor and the peers, one run: bench/results/latest.{md,json,png}.
 bench: venv build

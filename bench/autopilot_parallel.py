@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import stat
+import statistics
 import sys
 import tempfile
 import time

@@ -7,9 +7,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display on build machines
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import matplotlib.pyplot as plt
 
-from bench.report import MB_IN_KIB  # noqa: E402
+from bench.report import MB_IN_KIB
 
 
 def _available(results: dict) -> dict:

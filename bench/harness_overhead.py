@@ -87,7 +87,7 @@ def harness_unit(body: servers.Server, key: tuple[str, str, str]) -> latency.Uni
 
 def call_tool_round_trips(body: Path, fixture: Path, count: int) -> list[float]:
     key = workloads.PINNED[8][0]
-    arguments = dict(zip(("uid", "channel", "server"), key), input=workloads.TURN_INPUT)
+    arguments = dict(zip(("uid", "channel", "server"), key, strict=True), input=workloads.TURN_INPUT)
     options = BodyOptions(body=body, organs=fixture, no_soul=True)
     samples = []
     with BodyClient.from_options(options, request_timeout=HARNESS_REQUEST_TIMEOUT) as client:

@@ -98,7 +98,7 @@ def _check_reply(stream: Stream, line: bytes, result: LoadResult) -> None:
 def _trace_problem(trace: dict, session: tuple[str, str, str]) -> str:
     if not 0.0 <= trace["energy"] <= 1.0:
         return f"energy {trace['energy']} out of [0, 1]"
-    if trace["session"] != dict(zip(("uid", "channel", "server"), session)):
+    if trace["session"] != dict(zip(("uid", "channel", "server"), session, strict=True)):
         return f"trace of {trace['session']} answered {session}"
     ran = [all(trace["steps"][i - 1]["status"] == "ran" for i in pair) for pair in PASS_STEPS]
     if ran != [k < trace["passes_run"] for k in range(8)]:

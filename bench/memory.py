@@ -59,7 +59,7 @@ def _lines_for(keys: range, first_id: int, prefix: str) -> list[bytes]:
 def live_sessions(body: Server, checkpoints: tuple[int, ...]) -> list[Sample]:
     """RSS after `checkpoints` sessions were opened in one body (table holds them all)."""
     largest = max(checkpoints)
-    server = Server(body.name, body.argv + ("--max-sessions", str(largest)))
+    server = Server(body.name, (*body.argv, "--max-sessions", str(largest)))
     samples = []
     with server.start(MEMORY_DEADLINE) as client:
         client.exchange(workloads.initialize_line())
@@ -76,7 +76,7 @@ def live_sessions(body: Server, checkpoints: tuple[int, ...]) -> list[Sample]:
 
 def soak(body: Server, turns: int) -> list[Sample]:
     """RSS every turns/SOAK_SAMPLES turns over `turns` turns, keys cycling over 2 × cap."""
-    server = Server(body.name, body.argv + ("--max-sessions", str(SOAK_CAP)))
+    server = Server(body.name, (*body.argv, "--max-sessions", str(SOAK_CAP)))
     every = max(BLOCK, turns // SOAK_SAMPLES)
     keys = 2 * SOAK_CAP
     samples = []

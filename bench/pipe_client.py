@@ -38,7 +38,8 @@ class PipeClient:
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                  deadline: float = DEFAULT_DEADLINE, stderr_path: Path | None = None) -> None:
-        stderr = open(stderr_path, "ab") if stderr_path is not None else subprocess.DEVNULL
+        # Held for the child's life and closed with it.
+        stderr = open(stderr_path, "ab") if stderr_path is not None else subprocess.DEVNULL  # noqa: SIM115
         try:
             self.proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=stderr, bufsize=-1,

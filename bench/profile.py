@@ -70,7 +70,7 @@ def annotate(profile: Path, inclusive: bool) -> list[tuple[int, str, str]]:
 def component(function: str, obj: str) -> str:
     """The package an Ada symbol belongs to (`json_text__put` -> json_text), else its object file."""
     if "__" in function and not function.startswith("_"):
-        head = function.split("__")[0]
+        head = function.split("__", maxsplit=1)[0]
         return f"{head}.{function.split('__')[1]}" if head in ("organs", "system", "ada", "gnatcoll") else head
     return f"C: {obj}" if obj.endswith(".so") or ".so." in obj else f"C/libc in {obj}"
 
@@ -86,8 +86,8 @@ def instruction_section(fixture: Path, work: Path, turns: int) -> list[str]:
         if passes == 8:
             eight = profile
     lines = ["## Instructions per turn (callgrind)", "",
-             f"start-up and handshake: {baseline:,} instructions; per 8-pass turn {per_turn[8]:,.0f}; "
-             f"per 1-pass turn {per_turn[1]:,.0f} ({turns} turns each, pinned sessions).", ""]
+             (f"start-up and handshake: {baseline:,} instructions; per 8-pass turn {per_turn[8]:,.0f}; "
+              f"per 1-pass turn {per_turn[1]:,.0f} ({turns} turns each, pinned sessions)."), ""]
     by_part: dict[str, int] = defaultdict(int)
     for count, function, obj in annotate(eight, inclusive=False):
         by_part[component(function, obj)] += count
@@ -99,7 +99,7 @@ def instruction_section(fixture: Path, work: Path, turns: int) -> list[str]:
     lines += [f"| `{function}` | {count / turns:,.0f} |" for count, function in heaviest(eight, 25)]
     lines += ["", "| function (inclusive, start-up and handshake) | instructions |", "| --- | --- |"]
     lines += [f"| `{function}` | {count:,} |" for count, function in heaviest(work / "cg-base.out", 8)]
-    return lines + [""]
+    return [*lines, ""]
 
 
 def heaviest(profile: Path, count: int) -> list[tuple[int, str]]:
@@ -146,7 +146,7 @@ def perf_section(fixture: Path, work: Path) -> list[str]:
         lines.append(f"| {obj} | {share:.1f}% | {boot_share.pop(obj, 0.0):.1f}% |")
     for obj, share in list(boot_share.items())[:4]:
         lines.append(f"| {obj} | — | {share:.1f}% |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,10 +40,11 @@ class Verdict:
 def machine() -> dict:
     cpu = "unknown"
     try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass  # not Linux: the model stays unknown
     return {"date": time.strftime("%Y-%m-%d %H:%M %Z"), "cpu": cpu, "cpus": os.cpu_count(),
@@ -139,14 +140,14 @@ def render(results: dict) -> str:
     meta = results["meta"]
     lines = [f"## mafiabot bench — {meta['date']}",
              "",
-             f"{meta['cpu']}, {meta['cpus']} CPUs, Linux {meta['kernel']}, Python {meta['python']}; "
-             f"commit {meta['commit']}{' + uncommitted body changes' if meta.get('dirty') else ''}; "
-             f"body {meta.get('body', '?')}; "
-             f"one run of {meta.get('wall_seconds', '?')} s, 1-minute load average "
-             f"{meta.get('load_average_at_start', '?')} at its start and {meta.get('load_average_at_end', '?')} "
-             f"at its end. Same plain-pipe client for every server (the \"{HARNESS_ROW}\" row: the body on the harness's "
-             "own client), servers measured in alternating blocks; "
-             "medians and ratios from this run only.",
+             (f"{meta['cpu']}, {meta['cpus']} CPUs, Linux {meta['kernel']}, Python {meta['python']}; "
+              f"commit {meta['commit']}{' + uncommitted body changes' if meta.get('dirty') else ''}; "
+              f"body {meta.get('body', '?')}; "
+              f"one run of {meta.get('wall_seconds', '?')} s, 1-minute load average "
+              f"{meta.get('load_average_at_start', '?')} at its start and {meta.get('load_average_at_end', '?')} "
+              f"at its end. Same plain-pipe client for every server (the \"{HARNESS_ROW}\" row: the body on the harness's "
+              "own client), servers measured in alternating blocks; "
+              "medians and ratios from this run only."),
              ""]
     lines += _servers_table(results) + [""]
     lines += _table(("body (pinned energy)", "passes", "CPU per turn µs", "round trip median µs", "reply bytes"),
@@ -163,24 +164,24 @@ def render(results: dict) -> str:
                      for name, v in results["startup"].items()]) + [""]
     lines += _memory_table(results) + [""]
     soak = results["soak"]
-    lines += [f"Soak: {soak['turns']:,} turns over {soak['keys']:,} keys with a cap of {soak['cap']:,} "
-              f"sessions: RSS {soak['rss_after_fill_kib']:,} KiB once full, then "
-              f"{soak['growth_after_fill_kib']:+,} KiB to the end.", ""]
+    lines += [(f"Soak: {soak['turns']:,} turns over {soak['keys']:,} keys with a cap of {soak['cap']:,} "
+               f"sessions: RSS {soak['rss_after_fill_kib']:,} KiB once full, then "
+               f"{soak['growth_after_fill_kib']:+,} KiB to the end."), ""]
     harness = results["harness"]
-    lines += [f"Harness overhead (same body, 8-pass turns): the round-trip table's \"{HARNESS_ROW}\" row is the "
-              f"body driven by `BodyClient` (`send_raw`, `read_line`) in the same blocks as the plain pipes; "
-              f"a whole `BodyClient.call_tool` (JSON encode and decode, id match) takes "
-              f"{harness['call_tool']['median_us']} µs median vs plain pipes {harness['pipe']['median_us']} µs "
-              f"= {harness['call_tool']['median_us'] / harness['pipe']['median_us']:.1f}×; "
-              f"ping round trip {results['ping']['median_us']} µs.", ""]
+    lines += [(f"Harness overhead (same body, 8-pass turns): the round-trip table's \"{HARNESS_ROW}\" row is the "
+               f"body driven by `BodyClient` (`send_raw`, `read_line`) in the same blocks as the plain pipes; "
+               f"a whole `BodyClient.call_tool` (JSON encode and decode, id match) takes "
+               f"{harness['call_tool']['median_us']} µs median vs plain pipes {harness['pipe']['median_us']} µs "
+               f"= {harness['call_tool']['median_us'] / harness['pipe']['median_us']:.1f}×; "
+               f"ping round trip {results['ping']['median_us']} µs."), ""]
     lines += _table(("input bytes", "round trip median µs", "p99 µs"),
                     [(f"{int(size):,}", v["median_us"], v["p99_us"])
                      for size, v in results["input_size"].items()]) + [""]
     ld = results["load"]
-    lines += [f"Load: {ld['bodies']} bodies × {ld['seconds']} s, one turn in flight each: "
-              f"{ld['turns']:,} turns, {ld['turns_per_s']:,}/s in all, latency median "
-              f"{ld['latency_median_us']} µs, p99 {ld['latency_p99_us']} µs, peak RSS per body "
-              f"{ld['peak_rss_per_body_kib']:,} KiB, failures {ld['failures']}.", ""]
+    lines += [(f"Load: {ld['bodies']} bodies × {ld['seconds']} s, one turn in flight each: "
+               f"{ld['turns']:,} turns, {ld['turns_per_s']:,}/s in all, latency median "
+               f"{ld['latency_median_us']} µs, p99 {ld['latency_p99_us']} µs, peak RSS per body "
+               f"{ld['peak_rss_per_body_kib']:,} KiB, failures {ld['failures']}."), ""]
     lines += _table(("target", "wanted", "measured", "verdict"),
                     [(t["target"], t["wanted"], t["measured"], t["verdict"]) for t in results["targets"]])
     return "\n".join(lines)
@@ -215,13 +216,12 @@ def _servers_table(results: dict) -> list[str]:
 
 
 def _memory_table(results: dict) -> list[str]:
-    rows = []
-    for kind, samples in results["memory"].items():
-        for sample in samples:
-            rows.append((kind, f"{sample['turns']:,}", f"{sample['rss_kib']:,}", f"{sample['hwm_kib']:,}"))
+    rows = [(kind, f"{sample['turns']:,}", f"{sample['rss_kib']:,}", f"{sample['hwm_kib']:,}")
+            for kind, samples in results["memory"].items() for sample in samples]
     return _table(("body link", "live sessions", "RSS KiB", "peak RSS KiB"), rows)
 
 
 if __name__ == "__main__":
     import json
-    print(render(json.load(open(sys.argv[1], encoding="utf-8"))))
+    with open(sys.argv[1], encoding="utf-8") as results_file:
+        print(render(json.load(results_file)))

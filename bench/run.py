@@ -21,8 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench import (chart, harness_overhead, latency, load, memory, report, servers, startup,
-                   stats, workloads)
+from bench import chart, harness_overhead, latency, load, memory, report, servers, startup, stats, workloads
 
 RESULTS = workloads.ROOT / "bench" / "results"
 
@@ -46,9 +45,9 @@ class Plan:
 
     @classmethod
     def quick(cls) -> Plan:
-        return cls(round_trips=500, pipelined=500, pings=1_000, cross_cpu_turns=300, startups=20, session_checkpoints=(1_000, 5_000),
-                   soak_turns=40_000, harness_turns=200, input_sizes=(16, 65_536), input_turns=5,
-                   load_bodies=10, load_seconds=3.0)
+        return cls(round_trips=500, pipelined=500, pings=1_000, cross_cpu_turns=300, startups=20,
+                   session_checkpoints=(1_000, 5_000), soak_turns=40_000, harness_turns=200, input_sizes=(16, 65_536),
+                   input_turns=5, load_bodies=10, load_seconds=3.0)
 
 
 def log(message: str) -> None:

@@ -45,5 +45,5 @@ def interleaved_startups(contenders: dict[str, Server], count: int) -> dict[str,
 
 def booting_body(body: Server, home: Path) -> Server:
     """The body server with SOUL.md written to `home` instead of --no-soul."""
-    argv = tuple(arg for arg in body.argv if arg != "--no-soul") + ("--hermes-home", str(home))
+    argv = (*tuple(arg for arg in body.argv if arg != "--no-soul"), "--hermes-home", str(home))
     return Server(body.name, argv)

@@ -134,7 +134,8 @@ class BodyClient:
             raise HarnessError("this client already started its body")
         if self._stderr_path is not None:
             try:
-                self._stderr_log = open(self._stderr_path, "ab", buffering=0)
+                # Held for the body's life; _close_log() closes it with the body.
+                self._stderr_log = open(self._stderr_path, "ab", buffering=0)  # noqa: SIM115
             except OSError as exc:
                 raise HarnessError(f"could not open the body's stderr log {self._stderr_path}: "
                                    f"{exc.strerror or exc}") from None
@@ -420,7 +421,8 @@ class BodyClient:
             raise ToolError(_content_text(result))
         return result
 
-    def call_turn(self, input: str, uid: str, channel: str, server: str) -> dict[str, Any]:
+    # `input` is the turn tool's own argument name, so a tool call's arguments can be passed as keywords.
+    def call_turn(self, input: str, uid: str, channel: str, server: str) -> dict[str, Any]:  # noqa: A002
         """One turn of the cycle; returns its `structuredContent` (the trace)."""
         result = self.call_tool("turn", {"input": input, "uid": uid, "channel": channel, "server": server})
         if "structuredContent" not in result:

@@ -222,7 +222,7 @@ class Holder:
     label: str | None
 
     @classmethod
-    def parse(cls, text: str) -> "Holder":
+    def parse(cls, text: str) -> Holder:
         try:
             stamp = json.loads(text)
         except json.JSONDecodeError:
@@ -260,7 +260,7 @@ class HolderLock:
         self.label = label
         self._fd: int | None = None
 
-    def acquire(self, started_at: str) -> "HolderLock":
+    def acquire(self, started_at: str) -> HolderLock:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -295,7 +295,7 @@ class HolderLock:
         os.close(self._fd)
         self._fd = None
 
-    def __enter__(self) -> "HolderLock":
+    def __enter__(self) -> HolderLock:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -39,6 +39,10 @@ DEFAULT_MAX_BYTES = 1 << 20
 # JSON of a context or an `expect` pattern while staying far from the interpreter's recursion limit.
 DEFAULT_MAX_DEPTH = 64
 INT64_MAX = (1 << 63) - 1
+# An integer spelt with more digits than INT64_MAX cannot fit, and is refused before int() reads it.
+_INT64_DIGITS = len(str(INT64_MAX))
+# How much of a refused value an error quotes: enough to recognise it, short enough for one line.
+_QUOTED_CHARS = 40
 
 # Possessive: an unterminated string fails in one pass instead of backtracking through itself.
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
@@ -84,8 +88,7 @@ def decode_utf8(data: bytes, where: str) -> str:
         if data.startswith(mark):
             raise InputRejected(f"{where} is {encoding} text (it starts with a {encoding} byte-order mark); "
                                 f"save it as UTF-8")
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -118,8 +121,7 @@ def loads(text: str, where: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_dept
     """The JSON value of `text` (already decoded), every limit of the module checked; `where` names it in errors."""
     if len(text) > max_bytes:
         raise InputRejected(f"{where} is longer than {max_bytes} characters")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     # Fewer opening brackets than the limit cannot nest deeper than it, so ordinary inputs skip the scan.
     depth = 0 if text.count("[") + text.count("{") <= max_depth else nesting_depth(text)
     if depth > max_depth:
@@ -164,14 +166,15 @@ def _no_constant(name: str) -> Any:
 def _finite_float(spelling: str) -> float:
     value = float(spelling)
     if not math.isfinite(value):
-        raise _Refused(f"the number {spelling[:40]} does not fit a double")
+        raise _Refused(f"the number {spelling[:_QUOTED_CHARS]} does not fit a double")
     return value
 
 
 def _bounded_int(spelling: str) -> int:
     # Checked on the spelling first: int() of a 5,000-digit string is itself an error (and slow).
-    if len(spelling.lstrip("-")) > 19 or abs(value := int(spelling)) > INT64_MAX:
-        raise _Refused(f"the integer {spelling[:40]}{'…' if len(spelling) > 40 else ''} does not fit 64 bits")
+    if len(spelling.lstrip("-")) > _INT64_DIGITS or abs(value := int(spelling)) > INT64_MAX:
+        raise _Refused(f"the integer {spelling[:_QUOTED_CHARS]}{'…' if len(spelling) > _QUOTED_CHARS else ''} "
+                       "does not fit 64 bits")
     return value
 
 
@@ -186,7 +189,7 @@ def refuse_lone_surrogates(value: Any, where: str) -> None:
         elif isinstance(item, list):
             pending.extend(item)
         elif isinstance(item, str) and (found := _SURROGATE.search(item)):
-            raise InputRejected(f"{where}: the string {_quoted(item[:40])} holds a lone surrogate "
+            raise InputRejected(f"{where}: the string {_quoted(item[:_QUOTED_CHARS])} holds a lone surrogate "
                                 f"\\u{ord(found.group()):04x}, which is no character")
 
 

@@ -28,8 +28,14 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from harness.strict_json import (DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, InputRejected, decode_utf8, read_bounded,
-                                 refuse_lone_surrogates)
+from harness.strict_json import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_DEPTH,
+    InputRejected,
+    decode_utf8,
+    read_bounded,
+    refuse_lone_surrogates,
+)
 
 # A plan of 12 sub-tasks is a few hundred nodes; 100,000 is far past any honest input and far below the
 # 10^9 a nine-level billion-laughs document expands to.

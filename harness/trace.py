@@ -38,7 +38,7 @@ def one_line(text: str, width: int | None = None) -> str:
 
 
 def step_rows(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for step in steps:
         index = int(step.get("index", 0))
         rows.append((
@@ -57,11 +57,11 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
     """Columns separated by ' | ', a rule under the headers; column 0 right-aligned."""
     widths = [len(h) for h in headers]
     for row in rows:
-        widths = [max(w, len(cell)) for w, cell in zip(widths, row)]
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
 
     def line(cells: Sequence[str]) -> str:
         padded = [cell.rjust(w) if i in right_aligned else cell.ljust(w)
-                  for i, (cell, w) in enumerate(zip(cells, widths))]
+                  for i, (cell, w) in enumerate(zip(cells, widths, strict=False))]
         return " | ".join(padded).rstrip()
 
     rule = "-+-".join("-" * w for w in widths)

@@ -32,6 +32,8 @@ from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
+# How much of a refused value an error shows: enough to recognise it, short enough for one line.
+_SHOWN_CHARS = 60
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ItemT = TypeVar("ItemT")
@@ -106,7 +108,7 @@ def describe(value: Any) -> str:
     kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list",
             dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
     shown = json.dumps(value, ensure_ascii=True, default=str)
-    return f"{kind} {shown[:60]}{'…' if len(shown) > 60 else ''}"
+    return f"{kind} {shown[:_SHOWN_CHARS]}{'…' if len(shown) > _SHOWN_CHARS else ''}"
 
 
 def validate(model: type[ModelT], document: Any, error: Callable[[str, str], Exception], *,

@@ -85,10 +85,9 @@ def _validate_reply(reply: Any, where: str) -> None:
         raise ScriptError(f"{where}: 'text' must be a string")
     if kinds[0] == "error" and not (isinstance(value, int) and 400 <= value <= 599):
         raise ScriptError(f"{where}: 'error' must be an HTTP status between 400 and 599")
-    if kinds[0] == "tool_call":
-        if not (isinstance(value, dict) and isinstance(value.get("name"), str)
-                and isinstance(value.get("arguments", {}), dict)):
-            raise ScriptError(f"{where}: 'tool_call' must be {{\"name\": str, \"arguments\": {{...}}}}")
+    if kinds[0] == "tool_call" and not (isinstance(value, dict) and isinstance(value.get("name"), str)
+                                        and isinstance(value.get("arguments", {}), dict)):
+        raise ScriptError(f"{where}: 'tool_call' must be {{\"name\": str, \"arguments\": {{...}}}}")
 
 
 class Script:
@@ -184,7 +183,8 @@ class StubServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), StubHandler)
         self.script = script
         self.context_length = context_length
-        self._log = open(log_path, "a", encoding="utf-8") if log_path is not None else None
+        # Held open for the server's life: the stub's process ends with it.
+        self._log = open(log_path, "a", encoding="utf-8") if log_path is not None else None  # noqa: SIM115
         self._log_lock = threading.Lock()
 
     def log_request_line(self, method: str, path: str, body: Any) -> None:

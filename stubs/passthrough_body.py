@@ -29,6 +29,7 @@ Invariants:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -93,7 +94,7 @@ def thresholds(text: str) -> tuple[float, ...]:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
     if len(values) != 8 or values[0] != 0.0 or any(not 0.0 <= v <= 1.0 for v in values) \
-            or any(b < a for a, b in zip(values, values[1:])):
+            or any(b < a for a, b in itertools.pairwise(values)):
         raise argparse.ArgumentTypeError("8 thresholds in [0, 1], the first 0, never decreasing")
     return values
 
@@ -436,7 +437,7 @@ def _error(code: int, message: str, data: Any = NODATA) -> dict[str, Any]:
 def encode(raw_id: str, body: dict[str, Any]) -> bytes:
     (member, value), = body.items()
     payload = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return f'{{"jsonrpc":"2.0","id":{raw_id},"{member}":{payload}}}\n'.encode("utf-8")
+    return f'{{"jsonrpc":"2.0","id":{raw_id},"{member}":{payload}}}\n'.encode()
 
 
 class Output:

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from harness.autobot.intent import Intent, IntentError, parse_intent
@@ -41,11 +41,19 @@ from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
 from harness.autobot.writer import AnswerTooLong, WriteCap, WriteTarget, resolve_write_target, write_artifact
-from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
-                            cancellation, delegated_marker)
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
+from harness.hermes import (
+    DELEGATED_ENV,
+    HermesTransport,
+    RunOutcome,
+    RunRequest,
+    Transport,
+    TransportSettings,
+    cancellation,
+    delegated_marker,
+)
 from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import CANCELLED, LEDGER_UNWRITABLE, NESTED_DELEGATION, is_transient
-from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
@@ -125,7 +133,7 @@ class Envelope:
 
 
 def new_intent_id() -> str:
-    return f"intent-{datetime.now(timezone.utc):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
+    return f"intent-{datetime.now(UTC):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
 def delegate(document: Any, *, settings: AutobotSettings | None = None,

@@ -35,7 +35,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +98,7 @@ class Queue:
         self.clock = clock
 
     @classmethod
-    def for_project(cls, project_root: Path) -> "Queue":
+    def for_project(cls, project_root: Path) -> Queue:
         return cls(project_root / QUEUE_DIR)
 
     def folder(self, state: str) -> Path:
@@ -106,7 +106,7 @@ class Queue:
 
     def enqueue(self, intent: Intent) -> dict[str, Any]:
         now = self.clock()
-        item_id = f"{datetime.fromtimestamp(now, timezone.utc):%Y%m%dT%H%M%S%f}-{secrets.token_hex(4)}"
+        item_id = f"{datetime.fromtimestamp(now, UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(4)}"
         item = {"item_id": item_id, "enqueued_at": iso_utc(now), "attempts": 0, "not_before": None,
                 "intent_hash": intent.hash, "intent": intent.to_document(), "history": [], "last_envelope": None}
         atomic_write_json(self.folder("pending") / f"{item_id}.json", item)
@@ -116,8 +116,9 @@ class Queue:
               backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
         report = DrainReport()
         while len(report.ran) < max_items:
-            if cancellation.requested() is not None:
-                report.cancelled = cancellation.signal_name(cancellation.requested())
+            signum = cancellation.requested()
+            if signum is not None:
+                report.cancelled = cancellation.signal_name(signum)
                 break
             claim = self._claim_next(report)
             if claim is None:

@@ -93,7 +93,7 @@ class WriteTarget:
         return str(self.path)
 
     @classmethod
-    def of(cls, target: "WriteTarget | Path") -> "WriteTarget":
+    def of(cls, target: WriteTarget | Path) -> WriteTarget:
         """A bare path is confined to its own (resolved) folder."""
         if isinstance(target, WriteTarget):
             return target
@@ -108,7 +108,7 @@ class WriteCap:
     file_chars: int | None = None
 
     @classmethod
-    def for_target(cls, target: WriteTarget, max_chars: int) -> "WriteCap":
+    def for_target(cls, target: WriteTarget, max_chars: int) -> WriteCap:
         memory_limit = HERMES_MEMORY_LIMITS.get(target.relative.name) if target.memories else None
         return cls(WRITE_CAP_MULTIPLE * max_chars, memory_limit)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from harness.autobot.delegate import READ_ONLY_TOOLSETS
 from harness.autobot.intent import IntentError
-from harness.autobot.writer import resolve_write_target
+from harness.autobot.writer import WriteTarget, resolve_write_target
 from harness.autopilot.errors import PlanInvalid
 from harness.autopilot.findings import Finding, finding
 from harness.autopilot.sentinel import first_match
@@ -93,7 +93,7 @@ def child_toolsets(granted: tuple[str, ...] | None, band: Band) -> tuple[tuple[s
 
 @dataclass(frozen=True)
 class WriteDecision:
-    target: Path | None
+    target: WriteTarget | None
     refusal: Finding | None
 
 

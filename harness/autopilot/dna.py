@@ -13,9 +13,9 @@ Invariants:
   the contract (they are inherited verbatim: a child cannot drop one) raise `DnaInvalid` naming the
   key. A kernel that cannot read its DNA refuses to run instead of starting over at depth 0.
 - The same block reaches a child twice: in its prompt (for the agent to read) and in the
-  environment variable DNA_ENV (for the kernel to read when the child re-enters). `strictest`
-  combines two readings of the same child's block: the deeper depth, the fewer attempts, the
-  narrower band and the smaller budgets win.
+  environment variable $MAFIABOT_AUTOPILOT_DNA (settings.AUTOPILOT_DNA_ENV: for the kernel to read
+  when the child re-enters). `strictest` combines two readings of the same child's block: the deeper
+  depth, the fewer attempts, the narrower band and the smaller budgets win.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from harness.autopilot.bands import Band, narrower
 from harness.autopilot.config import HARD_MAX_ATTEMPTS
 from harness.autopilot.errors import DnaInvalid
 from harness.autopilot.plan import MODES
-from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 
 FENCE_TAG = "dna-payload v1.1"
 BLOCK = re.compile(r"^```dna-payload v1\.1[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)

@@ -22,11 +22,12 @@ from pathlib import Path
 
 from harness.autopilot.bands import Band, narrower
 from harness.autopilot.config import SentinelConfig
-from harness.autopilot.dna import DNA_ENV, Dna, parse, smaller, strictest
+from harness.autopilot.dna import Dna, parse, smaller, strictest
 from harness.autopilot.errors import DnaInvalid
 from harness.autopilot.findings import Finding, finding
 from harness.autopilot.plan import Plan
 from harness.hermes import DELEGATED_ENV, delegated_marker
+from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 
 DNA_INVALID = "dna_invalid"
 NESTED_DELEGATION = "nested_delegation"

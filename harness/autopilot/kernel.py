@@ -27,7 +27,6 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -35,31 +34,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.autobot.writer import write_artifact
+from harness.autobot.writer import WriteTarget, write_artifact
 from harness.autopilot.bands import child_toolsets, decide_write, destructive_signal
-from harness.autopilot.config import SENTINEL_ENV, SentinelConfig
-from harness.autopilot.dna import DNA_ENV, ESCALATION_TRIGGERS, Dna, render
+from harness.autopilot.config import SentinelConfig
+from harness.autopilot.dna import ESCALATION_TRIGGERS, Dna, render
 from harness.autopilot.findings import Action, Finding, finding
 from harness.autopilot.identity import Identity, new_child_id
 from harness.autopilot.plan import Plan, Subtask
 from harness.autopilot.prompt import BLOCKED_PREFIX, child_prompt, converge_prompt
 from harness.autopilot.selection import Pick
-from harness.autopilot.sentinel import (check_agent_repetition, check_depth, check_error_cascade, check_injection,
-                                        check_output_stagnation, check_retry_storm, check_secret, check_task_similarity,
-                                        check_token_bloat, words)
+from harness.autopilot.sentinel import (
+    check_agent_repetition,
+    check_depth,
+    check_error_cascade,
+    check_injection,
+    check_output_stagnation,
+    check_retry_storm,
+    check_secret,
+    check_task_similarity,
+    check_token_bloat,
+    words,
+)
 from harness.autopilot.steps import Child, Gate, Step
 from harness.autopilot.tree import KIND, TreeScan, scan
-from harness.dispatch.registry import REGISTRY_ENV, Agent, Registry
+from harness.dispatch.registry import Agent, Registry
+from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.errors import HarnessError
-from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings
+from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings, cancellation
 from harness.hermes import outcome as reasons
 from harness.hermes.locate import hermes_root
-from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
-from harness.hermes import cancellation
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
+from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 from harness.settings import PROJECT_ROOT_ENV
 from harness.settings import state_dir as project_state_dir
 
@@ -174,11 +184,12 @@ class Kernel:
                                                  f"{done.status if done else 'not run'}", uses=used))
         siblings = [(s.id, s.task) for s in self.plan.subtasks[: self._index(subtask)]
                     if self.picks.get(s.id) and self.picks[s.id].agent == step.pick.agent]
-        checks = (lambda: destructive_signal(subject, subtask.task, subtask.destructive),
-                  lambda: check_depth(subject, self.ident.depth + 1, self.config),
-                  lambda: check_agent_repetition(subject, step.pick.agent, self.ident.chain),
-                  lambda: check_task_similarity(subject, subtask.task, self.ident.parent_task, siblings, self.config)
-                  if step.check_similarity else None)
+        checks: tuple[Callable[[], Finding | None], ...] = (
+            lambda: destructive_signal(subject, subtask.task, subtask.destructive),
+            lambda: check_depth(subject, self.ident.depth + 1, self.config),
+            lambda: check_agent_repetition(subject, step.pick.agent, self.ident.chain),
+            lambda: check_task_similarity(subject, subtask.task, self.ident.parent_task, siblings, self.config)
+            if step.check_similarity else None)
         for check in checks:
             fired = check()
             if fired is not None:
@@ -222,7 +233,7 @@ class Kernel:
             dna = self.dna_for(step, gate.agent, child_id, remaining)
             request = RunRequest(prompt=self.prompt_for(step, dna), profile=gate.agent.profile,
                                  provider=gate.agent.provider, model=gate.agent.model, toolsets=gate.toolsets,
-                                 max_turns=min(self.plan.limits.max_turns, gate.agent.max_turns or math.inf),
+                                 max_turns=min(self.plan.limits.max_turns, gate.agent.max_turns or self.plan.limits.max_turns),
                                  timeout_s=self.deadline_s, env=self.child_env(dna), parent_id=self.ident.agent_id,
                                  label=f"autopilot:{self.ident.run_id}:{step.subject}")
             started = {"tree_id": self.ident.tree_id, "run_id": self.ident.run_id, "child_id": child_id,
@@ -321,7 +332,7 @@ class Kernel:
     def prompt_for(self, step: Step, dna: Dna) -> str:
         cap = self.config.max_depth
         if step.role == "consolidator":
-            return converge_prompt(dna, cap, step.quoted, step.debate_round or 1, step.max_rounds, step.open_points)
+            return converge_prompt(dna, step.quoted, step.debate_round or 1, step.max_rounds, step.open_points)
         return child_prompt(dna, cap, self.expected_tokens(step), step.quoted, debate_round=step.debate_round,
                             open_points=step.open_points)
 
@@ -431,7 +442,7 @@ class Kernel:
             return
         child.answer_file = str(path)
 
-    def write(self, child: Child, target: Path) -> None:
+    def write(self, child: Child, target: WriteTarget) -> None:
         try:
             write_artifact(target, child.answer or "", None)
         except DurableWriteError as exc:

@@ -32,8 +32,8 @@ from harness.autopilot.prompt import Quoted
 from harness.autopilot.selection import select_consolidator
 from harness.autopilot.sentinel import similarity
 from harness.autopilot.steps import Child, Step
-from harness.hermes.locate import hermes_root
 from harness.durable import DurableWriteError
+from harness.hermes.locate import hermes_root
 
 VERDICTS = ("converged", "needs-another-round", "no-convergence-possible")
 
@@ -102,13 +102,13 @@ def run_debate(kernel: Kernel) -> None:
     steps = [Step(s, kernel.picks[s.id], role="proposer", debate_round=1) for s in plan.subtasks]
     latest = run_parallel(kernel, steps, plan.width)
     kernel.final.update(latest)
-    proposers = [kernel.picks[s.id].agent for s in plan.subtasks if kernel.picks[s.id].agent]
+    proposers = [agent for s in plan.subtasks if (agent := kernel.picks[s.id].agent)]
     judge = select_consolidator(plan, kernel.settings.registry, kernel.ident.chain, proposers)
     rounds: list[dict[str, Any]] = []
     kernel.debate = {"consolidator": judge.to_dict(), "max_rounds": converge.max_rounds, "rounds": rounds,
                      "verdict": None, "merged": None, "reasons": []}
     open_points: tuple[str, ...] = ()
-    for number in itertools.count(1):
+    for number in range(1, converge.max_rounds + 1):
         proposals = {sid: c for sid, c in latest.items() if c.status == "ok"}
         entry: dict[str, Any] = {"round": number, "proposals": {sid: c.child_id for sid, c in proposals.items()}}
         rounds.append(entry)
@@ -140,15 +140,16 @@ def run_debate(kernel: Kernel) -> None:
             return _verdict(kernel, "no-convergence-possible", reasons=list(verdict["reasons"]))
         open_points = tuple(verdict["open_points"])
         entry["open_points"] = list(open_points)
-        if number >= converge.max_rounds:
-            return _verdict(kernel, "no-convergence-possible", reasons=[
-                *open_points, f"no agreement after {number} round(s), the most allowed"])
+        if number == converge.max_rounds:
+            break
         revisions = [Step(plan.subtask(sid), kernel.picks[sid], role="proposer", debate_round=number + 1,
                           quoted=tuple(q for q in quoted if not q.label.startswith(f"PROPOSAL {sid} ")),
                           open_points=open_points) for sid in proposals]
         revised = run_parallel(kernel, revisions, plan.width)
         latest = {**latest, **revised}
         kernel.final.update(revised)
+    return _verdict(kernel, "no-convergence-possible", reasons=[
+        *open_points, f"no agreement after {converge.max_rounds} round(s), the most allowed"])
 
 
 def _converge_target(kernel: Kernel) -> Any:

@@ -137,10 +137,10 @@ def render_markdown(envelope: dict[str, Any]) -> str:
              f"- Mode: {envelope['mode']}" + (f" (as {envelope['requested_mode']})"
                                               if envelope["requested_mode"] != envelope["mode"] else "")
              + f", {envelope['width']} at once; band {envelope['band']}",
-             f"- Tree {envelope['tree_id']}, depth {envelope['depth']}, chain: "
-             f"{' > '.join(['(operator)', *envelope['chain']])}",
-             f"- Exit code {envelope['exit_code']}; attempts: {envelope['attempts']['remaining']} of "
-             f"{envelope['attempts']['budget']} left, {envelope['attempts']['failed_in_tree']} failed in the tree",
+             (f"- Tree {envelope['tree_id']}, depth {envelope['depth']}, chain: "
+              f"{' > '.join(['(operator)', *envelope['chain']])}"),
+             (f"- Exit code {envelope['exit_code']}; attempts: {envelope['attempts']['remaining']} of "
+              f"{envelope['attempts']['budget']} left, {envelope['attempts']['failed_in_tree']} failed in the tree"),
              f"- This run: {_money(envelope['totals']['run'])}; whole tree: {_money(envelope['totals']['tree'])}"]
     escalation = envelope.get("escalation")
     if escalation:
@@ -174,9 +174,9 @@ def render_markdown(envelope: dict[str, Any]) -> str:
         lines.append("None.")
     debate = envelope.get("debate")
     if debate:
-        lines += ["", "## Debate", "", f"Consolidator: {debate['consolidator']['agent']} "
-                                       f"({debate['consolidator']['rule']}); {len(debate['rounds'])} round(s) of at most "
-                                       f"{debate['max_rounds']}; verdict: **{debate['verdict']}**"]
+        lines += ["", "## Debate", "", (f"Consolidator: {debate['consolidator']['agent']} "
+                                        f"({debate['consolidator']['rule']}); {len(debate['rounds'])} round(s) of at most "
+                                        f"{debate['max_rounds']}; verdict: **{debate['verdict']}**")]
         if debate.get("merged"):
             lines += ["", debate["merged"]]
         lines += [f"- {reason}" for reason in debate.get("reasons") or []]

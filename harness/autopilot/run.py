@@ -28,8 +28,8 @@ from harness.autopilot.plan import Plan
 from harness.autopilot.report import EXIT_CODES, build_envelope, refused_envelope, render_markdown
 from harness.autopilot.selection import check_agents, select_agents
 from harness.autopilot.tree import KIND
-from harness.hermes import HermesTransport, Transport
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
+from harness.hermes import HermesTransport, Transport
 from harness.ledger.records import refusal_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 

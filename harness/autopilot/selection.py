@@ -101,8 +101,8 @@ def _best(subject: str, task: str, default_agent: str | None, registry: Registry
     if taken and spare:
         skipped += [f"{name}: already proposing" for name in candidates if name in taken]
         candidates = spare
-    scored = sorted(((-len(terms), name, terms) for name in candidates
-                     if (terms := matched_terms(task, registry.agents[name].good_at))))
+    scored = sorted((-len(terms), name, terms) for name in candidates
+                    if (terms := matched_terms(task, registry.agents[name].good_at)))
     if scored:
         _, name, terms = scored[0]
         runner_up = f"; next: {scored[1][1]} ({-scored[1][0]})" if len(scored) > 1 else ""

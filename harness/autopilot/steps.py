@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from harness.autobot.writer import WriteTarget
 from harness.autopilot.plan import Subtask
 from harness.autopilot.prompt import Quoted
 from harness.autopilot.selection import Pick
@@ -80,12 +80,14 @@ class Child:
 
     def to_dict(self) -> dict[str, Any]:
         answer = self.answer
-        truncated = answer is not None and len(answer) > MAX_INLINE_ANSWER
+        truncated = False
+        if answer is not None and len(answer) > MAX_INLINE_ANSWER:
+            answer, truncated = answer[:MAX_INLINE_ANSWER], True
         return {"child_id": self.child_id, "subject": self.subject, "subtask": self.subtask, "role": self.role,
                 "round": self.debate_round, "agent": self.agent, "profile": self.profile, "attempt": self.attempt,
                 "depth": self.depth, "status": self.status, "reason": self.reason, "detail": self.detail or None,
                 "spawned": self.spawned, "toolsets": list(self.toolsets), "withheld_toolsets": list(self.withheld),
-                "artifacts": list(self.artifacts), "answer": answer[:MAX_INLINE_ANSWER] if truncated else answer,
+                "artifacts": list(self.artifacts), "answer": answer,
                 "answer_truncated": truncated, "answer_file": self.answer_file, "usage": self.usage,
                 "duration_ms": self.duration_ms, "session_id": self.session_id, "ledger_entry": self.ledger_entry,
                 "record_id": self.record_id, "rules": list(self.rules), "warnings": list(self.warnings)}
@@ -96,5 +98,5 @@ class Gate:
     agent: Agent
     toolsets: tuple[str, ...]
     withheld: tuple[str, ...]
-    target: Path | None
+    target: WriteTarget | None
     lock: HolderLock | None

@@ -46,7 +46,7 @@ def epoch_of(text: Any) -> float | None:
     if not isinstance(text, str):
         return None
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return None
 

@@ -13,8 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
-                            ProtocolViolation, RpcError, ToolError)
+from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError, ProtocolViolation, RpcError, ToolError
 from harness.hermes import cancellation
 
 # Command groups, in the order `--help` lists them.

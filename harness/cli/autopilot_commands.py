@@ -104,7 +104,7 @@ def _plan_options(parser: argparse.ArgumentParser) -> None:
                                                           f"root>/.agents/state/autobot-cost-ledger.jsonl)")
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `autopilot run` and `autopilot check`."""
     parser = commands.add_parser("autopilot", help="drive a goal across Hermes sub-agents (auto-pilot)")
     actions = parser.add_subparsers(dest="autopilot_action", required=True)

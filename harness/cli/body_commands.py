@@ -158,7 +158,7 @@ def body_options(args: argparse.Namespace) -> BodyOptions:
     )
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import strict_json
-from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
-                                        transport_settings)
+from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputError, error_envelope
 from harness.dispatch.registry import REGISTRY_ENV
@@ -61,7 +60,7 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> int:
     return result.exit_code
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `dispatch`."""
     parser = commands.add_parser("dispatch", parents=[hermes_parent(), json_parent()],
                                  help="deliver a task to a named agent (agent-dispatch)")

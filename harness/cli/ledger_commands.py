@@ -68,7 +68,7 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
     return 0 if result.ok and not run_problems else 1
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
     parser = commands.add_parser("ledger", parents=[json_parent()],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")

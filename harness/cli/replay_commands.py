@@ -136,7 +136,7 @@ def _client_status(code: int, out: Any) -> int:
     return 0
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `replay` and `record`."""
     body_help = (f"the body: {' or '.join(KNOWN_BODIES)} (default ada), or a command line "
                  "such as \"/path/to/body --organs f.json\"")

@@ -20,7 +20,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,11 +28,18 @@ from pydantic import AfterValidator
 
 from harness import strict_json
 from harness.dispatch.registry import Registry, default_registry, normalize
-from harness.hermes import (DELEGATED_ENV, HermesTransport, RunOutcome, RunRequest, Transport, TransportSettings,
-                            delegated_marker)
+from harness.hermes import (
+    DELEGATED_ENV,
+    HermesTransport,
+    RunOutcome,
+    RunRequest,
+    Transport,
+    TransportSettings,
+    cancellation,
+    delegated_marker,
+)
 from harness.hermes import outcome as reasons
 from harness.hermes.outcome import FieldError
-from harness.hermes import cancellation
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError
@@ -59,7 +66,8 @@ def context_line(context: str | dict[str, Any]) -> str:
 
 def _short_context(value: Any) -> str | dict[str, Any]:
     if not isinstance(value, (str, dict)):
-        raise ValueError("must be a string or a JSON object")
+        # ValueError, not TypeError: pydantic turns only a ValueError into a field error naming the field.
+        raise ValueError("must be a string or a JSON object")  # noqa: TRY004
     shown = context_line(value)
     if not shown.strip() or shown == "{}":
         raise ValueError("must not be empty")
@@ -151,7 +159,7 @@ class DispatchResult:
 
 
 def _timestamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _echo(raw: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,5 +13,14 @@ stable `reason`, never an exception. `Transport` is the seam a fake or another r
 from harness.hermes.outcome import InvalidRunRequest, RunOutcome, RunRequest, Transport, Usage
 from harness.hermes.transport import DELEGATED_ENV, HermesTransport, TransportSettings, delegated_marker
 
-__all__ = ["DELEGATED_ENV", "HermesTransport", "delegated_marker", "InvalidRunRequest", "RunOutcome", "RunRequest", "Transport",
-           "TransportSettings", "Usage"]
+__all__ = [
+    "DELEGATED_ENV",
+    "HermesTransport",
+    "InvalidRunRequest",
+    "RunOutcome",
+    "RunRequest",
+    "Transport",
+    "TransportSettings",
+    "Usage",
+    "delegated_marker",
+]

@@ -29,9 +29,18 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # where a signal number would stand for "the whole command was told to stop".
 CALLER_REQUEST = 0
 
-_lock = threading.Lock()
-_first: int | None = None
-_shield_depth = 0
+
+
+class _Requests:
+    """The process-wide record of cancellation: one instance, `_requests`, guarded by its lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.first: int | None = None
+        self.shield_depth = 0
+
+
+_requests = _Requests()
 
 
 class Cancelled(KeyboardInterrupt):
@@ -43,11 +52,10 @@ class Cancelled(KeyboardInterrupt):
 
 
 def _handler(signum: int, _frame: FrameType | None) -> None:
-    global _first
-    with _lock:
-        if _first is None:
-            _first = signum
-    if _shield_depth == 0:
+    with _requests.lock:
+        if _requests.first is None:
+            _requests.first = signum
+    if _requests.shield_depth == 0:
         raise Cancelled(signum)
 
 
@@ -58,7 +66,7 @@ def install() -> None:
 
 def requested() -> int | None:
     """The first cancelling signal received, or None."""
-    return _first
+    return _requests.first
 
 
 def signal_name(signum: int) -> str:
@@ -66,24 +74,22 @@ def signal_name(signum: int) -> str:
 
 
 def exit_code() -> int | None:
-    return None if _first is None else 128 + _first
+    return None if _requests.first is None else 128 + _requests.first
 
 
 @contextmanager
 def shielded() -> Iterator[None]:
     """Defer the exception of a cancelling signal until the block is done (main thread only)."""
-    global _shield_depth
     on_main = threading.current_thread() is threading.main_thread()
     if on_main:
-        _shield_depth += 1
+        _requests.shield_depth += 1
     try:
         yield
     finally:
         if on_main:
-            _shield_depth -= 1
+            _requests.shield_depth -= 1
 
 
 def reset_for_tests() -> None:
     """Forget a request (in-process tests only; a real command never un-cancels)."""
-    global _first
-    _first = None
+    _requests.first = None

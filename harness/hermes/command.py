@@ -75,10 +75,11 @@ def build_argv(executable: Path, request: RunRequest, usage_file: Path | None) -
 
 def display_argv(argv: list[str]) -> str:
     """The command line for logs and envelopes, with the prompt elided."""
-    shown = []
-    for element in argv:
-        for flag in (PROMPT_FLAG, ONESHOT_FLAG):
-            if element.startswith(flag):
-                element = f"{flag}<prompt: {len(element) - len(flag)} chars>"
-        shown.append(element)
-    return " ".join(shown)
+    return " ".join(_elided(element) for element in argv)
+
+
+def _elided(element: str) -> str:
+    for flag in (PROMPT_FLAG, ONESHOT_FLAG):
+        if element.startswith(flag):
+            return f"{flag}<prompt: {len(element) - len(flag)} chars>"
+    return element

@@ -125,7 +125,7 @@ class Route:
     provider: str | None
     model: str | None
 
-    def matches(self, other: "Route") -> bool:
+    def matches(self, other: Route) -> bool:
         return (_same(self.provider, other.provider, strip_vendor=False)
                 and _same(self.model, other.model, strip_vendor=True))
 
@@ -158,11 +158,10 @@ def configured_route(config: Mapping[str, Any]) -> Route:
 
 def configured_fallbacks(config: Mapping[str, Any]) -> list[Route]:
     """The fallback chain Hermes would try after the primary fails (`fallback_providers`, `fallback_model`)."""
-    routes = []
+    routes: list[Route] = []
     for key in ("fallback_providers", "fallback_model"):
         raw = config.get(key)
         entries = [raw] if isinstance(raw, dict) else raw if isinstance(raw, list) else []
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("provider") and entry.get("model"):
-                routes.append(Route(str(entry["provider"]), str(entry["model"])))
+        routes.extend(Route(str(entry["provider"]), str(entry["model"])) for entry in entries
+                      if isinstance(entry, dict) and entry.get("provider") and entry.get("model"))
     return routes

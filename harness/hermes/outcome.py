@@ -121,9 +121,9 @@ class RunRequest:
             if value is not None and (not isinstance(value, str) or not value.strip()
                                       or any(ch in value for ch in "\n\r\0")):
                 raise InvalidRunRequest(name, "must be a non-empty single-line string")
-        if self.toolsets is not None:
-            if not self.toolsets or not all(isinstance(t, str) and TOOLSET_NAME.match(t) for t in self.toolsets):
-                raise InvalidRunRequest("toolsets", f"must be a non-empty tuple of toolset names, got {self.toolsets!r}")
+        if self.toolsets is not None and (
+                not self.toolsets or not all(isinstance(t, str) and TOOLSET_NAME.match(t) for t in self.toolsets)):
+            raise InvalidRunRequest("toolsets", f"must be a non-empty tuple of toolset names, got {self.toolsets!r}")
         if self.max_turns is not None and (isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int)
                                            or self.max_turns < 1):
             raise InvalidRunRequest("max_turns", "must be a positive integer")
@@ -178,12 +178,12 @@ class Usage:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
 
     @classmethod
-    def estimate(cls, prompt_chars: int, response_chars: int) -> "Usage":
+    def estimate(cls, prompt_chars: int, response_chars: int) -> Usage:
         return cls(source="estimate", input_tokens=estimate_tokens(prompt_chars),
                    output_tokens=estimate_tokens(response_chars))
 
     @classmethod
-    def not_run(cls) -> "Usage":
+    def not_run(cls) -> Usage:
         return cls(source="not_run", input_tokens=0, output_tokens=0, api_calls=0, cost_usd=0.0)
 
     def to_dict(self) -> dict[str, Any]:

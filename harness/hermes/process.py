@@ -121,7 +121,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
     os.close(status_w)
     status = _Status(status_r)
     try:
-        return _supervised(argv, supervisor, status, control_w, started, timeout_s, out_path, err_path,
+        return _supervised(argv, status, control_w, started, timeout_s, out_path, err_path,
                            max_stdout_bytes, max_stderr_bytes, stop)
     finally:
         os.close(control_w)  # end of file: whatever happened above, the supervisor stops the tree
@@ -132,7 +132,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
             pass  # it is past its own bounds; it still dies on its own, and never before the tree
 
 
-def _supervised(argv: Sequence[str], supervisor: subprocess.Popen[bytes], status: _Status, control_w: int,
+def _supervised(argv: Sequence[str], status: _Status, control_w: int,
                 started: float, timeout_s: float, out_path: Path, err_path: Path, max_stdout_bytes: int,
                 max_stderr_bytes: int, stop: Callable[[], bool] | None) -> Completed:
     child_pid: int | None = None

@@ -186,7 +186,7 @@ def _spawn(argv: Sequence[str], supervisor: int) -> int:
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             os.closerange(3, error_w)
             os.closerange(error_w + 1, os.sysconf("SC_OPEN_MAX"))
-            os.execvp(argv[0], list(argv))
+            os.execvp(argv[0], list(argv))  # noqa: S606 - Hermes's own argv, never a shell line
         except OSError as exc:
             os.write(error_w, (exc.strerror or str(exc)).encode())
         finally:

@@ -35,13 +35,20 @@ from typing import NamedTuple, Protocol
 
 from harness.errors import HarnessError
 from harness.hermes import cancellation
-
 from harness.hermes import outcome as reasons
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.classify import bare_failure, classify, first_line
 from harness.hermes.command import PromptTooLarge, build_argv, check_prompt_fits
-from harness.hermes.locate import (Route, configured_fallbacks, configured_route, find_executable, hermes_root,
-                                   not_found_detail, profile_home, read_config)
+from harness.hermes.locate import (
+    Route,
+    configured_fallbacks,
+    configured_route,
+    find_executable,
+    hermes_root,
+    not_found_detail,
+    profile_home,
+    read_config,
+)
 from harness.hermes.outcome import RunOutcome, RunRequest, Usage
 from harness.hermes.process import Completed, SpawnFailed, run_bounded
 

@@ -33,8 +33,17 @@ from harness.errors import HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
 from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config, render
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, TOOL, discovery_timeout,
-                                        entry_command, find_entry, flow_args, servers_as_hermes, tool_name)
+from harness.hermes_mount.entry import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DISCOVERY_KEY,
+    TOOL,
+    discovery_timeout,
+    entry_command,
+    find_entry,
+    flow_args,
+    servers_as_hermes,
+    tool_name,
+)
 from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.probe import body_argv, check_executable, hermes_child_env, probe_argv, probe_body
@@ -78,7 +87,7 @@ class DoctorRun:
 def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str | None = None,
                use_hermes: bool = True, on_check: Callable[[Check], None] | None = None) -> DoctorRun:
     run = DoctorRun(home, name)
-    report = (lambda c: on_check(c)) if on_check else (lambda c: None)
+    report: Callable[[Check], None] = on_check if on_check is not None else (lambda _check: None)
 
     def add(check_name: str, status: str, detail: str) -> None:
         report(run.add(check_name, status, detail))
@@ -86,10 +95,11 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     try:
         doc = load_config(home.config)
         # ruamel checks the structure and names lines; the values checked are the ones Hermes reads.
-        entry = find_entry(doc.data, name)
+        mounted = find_entry(doc.data, name)
         seen = as_hermes(doc.original or "", home.config)
         discovery, explicit = discovery_timeout(seen)
-        if entry is not None:
+        entry: dict[str, Any] | None = None
+        if mounted is not None:
             read = servers_as_hermes(seen).get(name)
             entry = read if isinstance(read, dict) else {}
     except HermesConfigError as exc:

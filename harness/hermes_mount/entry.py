@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML, YAMLError
+from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from harness.hermes_mount.config_file import HermesConfigError, line_of
@@ -158,7 +159,7 @@ def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
     wanted = {"command": str(spec.command), "args": list(spec.args), "timeout": spec.timeout,
               "connect_timeout": spec.connect_timeout}
     # Hermes's own defaults for keys an entry may leave out (tools/mcp_tool.py).
-    absent = {"args": []}
+    absent: dict[str, Any] = {"args": []}
     problems = [f"{key}: {entry.get(key)!r}" for key, value in wanted.items()
                 if entry.get(key, absent.get(key)) != value]
     env = entry.get("env")
@@ -183,8 +184,8 @@ def remove_entry(data: CommentedMap, name: str) -> bool:
     return True
 
 
-def discovery_timeout(data: CommentedMap) -> tuple[float, bool]:
-    """Hermes's mcp_discovery_timeout in seconds, and whether the file sets it."""
+def discovery_timeout(data: Mapping[str, Any]) -> tuple[float, bool]:
+    """Hermes's mcp_discovery_timeout in seconds, and whether the file sets it (`data` as ruamel or Hermes read it)."""
     value = data.get(DISCOVERY_KEY)
     if value is None:
         return HERMES_DEFAULT_DISCOVERY, False

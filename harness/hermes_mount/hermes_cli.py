@@ -72,7 +72,7 @@ def run_mcp_test(hermes: Path, home: HermesHome, name: str, connect_timeout: flo
     started = time.monotonic()
     try:
         completed = subprocess.run([str(hermes), "mcp", "test", name], env=env, capture_output=True,
-                                   text=True, timeout=bound, stdin=subprocess.DEVNULL)
+                                   text=True, timeout=bound, stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired:
         return McpTestReport(False, None, (), f"`hermes mcp test {name}` did not finish within {bound:g} s", "")
     except OSError as exc:

@@ -28,12 +28,23 @@ from typing import Any
 
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
-from harness.hermes_mount.config_file import (ConfigDocument, HermesConfigError, as_hermes, load_config, render,
-                                              write_config)
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, DISCOVERY_KEY, EntrySpec,
-                                        apply_entry, check_name, discovery_timeout, entry_command, find_entry,
-                                        hermes_mismatches, remove_entry, restate_entry, servers_as_hermes,
-                                        set_discovery_timeout)
+from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, as_hermes, load_config, render, write_config
+from harness.hermes_mount.entry import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    DISCOVERY_KEY,
+    EntrySpec,
+    apply_entry,
+    check_name,
+    discovery_timeout,
+    entry_command,
+    find_entry,
+    hermes_mismatches,
+    remove_entry,
+    restate_entry,
+    servers_as_hermes,
+    set_discovery_timeout,
+)
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.probe import body_argv, hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
@@ -80,7 +91,7 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     fixture = Path(organs).absolute() if organs else default_organs()
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
-    body_args = ("--organs", str(fixture)) if fixture is not None else ()
+    body_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
     if soul is not None:
         body_args += (SOUL_OPTION, soul)
     if record is None:

@@ -5,8 +5,8 @@ Invariants:
   USER, LANG, LC_ALL, TERM, SHELL, TMPDIR and XDG_* from ours, plus the entry's `env:`. A body
   that only works with more than that fails here too, not first under Hermes.
 - A probe never writes SOUL.md: `--soul off` is added last for the Ada body, so it wins over the
-  entry's own `--soul` (a probe is a check, the operator's home is not its to change). Behind the recording relay, the body itself is probed,
-  so a check never leaves a recording behind.
+  entry's own `--soul` (a probe is a check, the operator's home is not its to change). Behind the
+  recording relay, the body itself is probed, so a check never leaves a recording behind.
 - Start-up time is measured from spawn to the `initialize` answer: what Hermes's
   mcp_discovery_timeout bounds.
 - Every wait is bounded by the client's REQUEST_TIMEOUT; the body is always shut down.

@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from harness.errors import HarnessError
 from harness.durable import atomic_write
+from harness.errors import HarnessError
 from harness.ledger.report import Summary
 
 
@@ -22,9 +22,10 @@ class ChartUnavailable(HarnessError):
 
 def draw(summary: Summary, target: Path) -> None:
     try:
-        import matplotlib
+        # matplotlib is the optional `charts` extra: imported only when a chart is drawn.
+        import matplotlib  # noqa: PLC0415
         matplotlib.use("Agg")
-        from matplotlib import pyplot
+        from matplotlib import pyplot  # noqa: PLC0415
     except ImportError:
         raise ChartUnavailable("drawing needs matplotlib: pip install 'mafiabot-harness[charts]'") from None
     days = sorted(summary.by["day"])

@@ -44,8 +44,8 @@ from harness.durable import DurableWriteError, atomic_write, atomic_write_json, 
 from harness.hermes import cancellation
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
 from harness.hermes.outcome import RunOutcome, RunRequest
-from harness.hermes.transport import CWD_PREFIX, JournalRefused, RunSlot
 from harness.hermes.supervisor import CHILD_PID_FILE
+from harness.hermes.transport import CWD_PREFIX, JournalRefused, RunSlot
 from harness.ledger.records import orphan_record, run_record, started_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, new_record_id
 
@@ -160,7 +160,7 @@ class RunJournal:
         if self._cwd_dir is not None:
             shutil.rmtree(self._cwd_dir, ignore_errors=True)
 
-    def __enter__(self) -> "RunJournal":
+    def __enter__(self) -> RunJournal:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from harness.hermes.accounting import RunRecord
 from harness.hermes.outcome import RunOutcome, RunRequest, Usage
 from harness.ledger.store import STARTED, iso_utc, utc_now
+
 # Fields of a started record that describe the start itself, not the run a settlement reports.
 _STARTED_ONLY = frozenset({"record_id", "v", "ts", "status", "phase", "pid", "timeout_s", "hermes_home", "cwd_dir",
                            "mode"})

@@ -35,7 +35,7 @@ class Totals:
     estimated: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
-        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        usage = found if isinstance(found := record.get("usage"), dict) else {}
         self.calls += 1
         if record.get("status") in SUCCESS:
             self.ok += 1
@@ -126,10 +126,10 @@ def keys_of(record: dict[str, Any], dimension: str) -> list[str]:
     if dimension == "day":
         return [str(record.get("ts", ""))[:10] or "(unknown)"]
     if dimension == "model":
-        answered = record.get("answered_by") if isinstance(record.get("answered_by"), dict) else {}
+        answered = found if isinstance(found := record.get("answered_by"), dict) else {}
         return [str(answered.get("model") or record.get("model") or "(profile default)")]
     if dimension == "tag":
-        tags = record.get("tags") if isinstance(record.get("tags"), list) else []
+        tags = found if isinstance(found := record.get("tags"), list) else []
         return [str(t) for t in tags] or ["(none)"]
     value = record.get(dimension)
     return [str(value) if value not in (None, "") else "(none)"]

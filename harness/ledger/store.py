@@ -19,13 +19,13 @@ import json
 import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.durable import DurableWriteError, append_line
 from harness.errors import HarnessError
 from harness.settings import state_dir
-from harness.durable import DurableWriteError, append_line
 
 LEDGER_NAME = "autobot-cost-ledger.jsonl"
 SCHEMA_VERSION = 1
@@ -47,11 +47,11 @@ def default_ledger_path(project_root: Path) -> Path:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def iso_utc(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def new_record_id() -> str:
@@ -100,7 +100,7 @@ class Ledger:
         self.path = path
 
     @classmethod
-    def for_project(cls, project_root: Path) -> "Ledger":
+    def for_project(cls, project_root: Path) -> Ledger:
         return cls(default_ledger_path(project_root))
 
     def append(self, record: Mapping[str, Any]) -> LedgerEntry:
@@ -119,7 +119,7 @@ class Ledger:
     def lines(self) -> Iterator[LedgerLine]:
         """Every line with its record or its problem; a missing ledger has no lines."""
         try:
-            handle = open(self.path, "rb")
+            handle = open(self.path, "rb")  # noqa: SIM115 (entered below, once a missing file has been told apart)
         except FileNotFoundError:
             return
         except OSError as exc:

@@ -51,7 +51,7 @@ class Mismatch:
 def operator_of(pattern: Any) -> str | None:
     if isinstance(pattern, dict) and len(pattern) == 1:
         (key,) = pattern
-        if key in OPERATORS:
+        if isinstance(key, str) and key in OPERATORS:
             return key
     return None
 
@@ -72,7 +72,7 @@ def first_mismatch(pattern: Any, actual: Any, path: str = "$") -> Mismatch | Non
             return Mismatch(path, f"expected an array, got {_show(actual)}")
         if len(actual) != len(pattern):
             return Mismatch(path, f"expected an array of {len(pattern)} elements, got {len(actual)}")
-        for index, (p, a) in enumerate(zip(pattern, actual)):
+        for index, (p, a) in enumerate(zip(pattern, actual, strict=True)):
             found = first_mismatch(p, a, f"{path}[{index}]")
             if found is not None:
                 return found
@@ -168,7 +168,7 @@ def projection(pattern: Any, actual: Any) -> Any:
     """`actual` cut to what `pattern` talks about; parts that match are shown as the pattern."""
     if matches(pattern, actual):
         return pattern
-    if operator_of(pattern) is not None or isinstance(pattern, str) and pattern in TYPE_MATCHERS:
+    if operator_of(pattern) is not None or (isinstance(pattern, str) and pattern in TYPE_MATCHERS):
         return _shortened(actual)
     if isinstance(pattern, dict) and isinstance(actual, dict):
         shown: dict[str, Any] = {}
@@ -179,7 +179,7 @@ def projection(pattern: Any, actual: Any) -> Any:
                 shown[key] = projection(sub, actual[key]) if key in actual else _MISSING
         return shown
     if isinstance(pattern, list) and isinstance(actual, list) and len(pattern) == len(actual):
-        return [projection(p, a) for p, a in zip(pattern, actual)]
+        return [projection(p, a) for p, a in zip(pattern, actual, strict=True)]
     return _shortened(actual)
 
 

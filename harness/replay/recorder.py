@@ -32,8 +32,20 @@ from typing import IO, Any
 
 from harness.client import SIGTERM_GRACE, STDIN_CLOSE_GRACE
 from harness.errors import HarnessError
-from harness.replay.transcript import (SIGNALS, Close, Comment, Expect, ExpectExit, ExpectRaw, Header, Send,
-                                       Signal, Step, header_line, step_line)
+from harness.replay.transcript import (
+    SIGNALS,
+    Close,
+    Comment,
+    Expect,
+    ExpectExit,
+    ExpectRaw,
+    Header,
+    Send,
+    Signal,
+    Step,
+    header_line,
+    step_line,
+)
 
 # The relay as a module a client can spawn: `python -m harness.replay.relay --out FILE -- BODY...`.
 RELAY_MODULE = "harness.replay.relay"
@@ -72,7 +84,7 @@ class TranscriptWriter:
         self.messages = 0
         # Re-entrant: the relay's signal handler records a step on the thread it interrupts.
         self._lock = threading.RLock()
-        self._file = open(self.part, "w", encoding="utf-8")
+        self._file = open(self.part, "w", encoding="utf-8")  # noqa: SIM115 (held until finish() closes and renames it)
         self._write(header_line(header))
 
     def add(self, step: Step) -> None:

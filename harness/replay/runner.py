@@ -26,8 +26,19 @@ from typing import Any
 from harness.client import BodyClient
 from harness.errors import BodyDied, BodyTimeout, HarnessError
 from harness.replay.matching import first_mismatch, render_diff
-from harness.replay.transcript import (SIGNALS, Close, Comment, Expect, ExpectExit, ExpectRaw, Send, Signal,
-                                       Step, Transcript, text_of)
+from harness.replay.transcript import (
+    SIGNALS,
+    Close,
+    Comment,
+    Expect,
+    ExpectExit,
+    ExpectRaw,
+    Send,
+    Signal,
+    Step,
+    Transcript,
+    text_of,
+)
 
 # After the last step: the body must reach EOF this fast once stdin is closed.
 FINAL_EOF_WITHIN = 5.0

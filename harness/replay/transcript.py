@@ -34,7 +34,7 @@ import signal
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from harness import strict_json
 from harness.errors import ConfigError
@@ -45,6 +45,8 @@ from harness.typed_inputs import Items, StrictModel, validate
 DEFAULT_WITHIN = 10.0
 # The body exits within ~100 ms of EOF; 5 s allows for a loaded machine.
 DEFAULT_EXIT_WITHIN = 5.0
+# Ten minutes is past any honest wait on a body; a larger `within` is a typo that would stall a replay.
+MAX_WITHIN = 600.0
 SIGNALS = {"TERM": signal.SIGTERM, "INT": signal.SIGINT, "HUP": signal.SIGHUP, "KILL": signal.SIGKILL}
 # The longest recorded session in tests/replays is 20 kB; 8 MiB is room for hours of recording, not for a wrong file.
 MAX_TRANSCRIPT_BYTES = 8 << 20
@@ -93,7 +95,7 @@ class ExpectExit:
     within: float = DEFAULT_EXIT_WITHIN
 
 
-Step = Union[Comment, Send, Expect, ExpectRaw, Close, Signal, ExpectExit]
+Step = Comment | Send | Expect | ExpectRaw | Close | Signal | ExpectExit
 
 
 class Header(StrictModel):
@@ -203,8 +205,8 @@ def parse_step(document: Any, where: str = "step") -> Step:
 
 def _within(document: dict[str, Any], default: float, where: str) -> float:
     within = document.get("within", default)
-    if isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 < within <= 600:
-        raise TranscriptError(f"{where}: 'within' must be a number of seconds in (0, 600]")
+    if isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 < within <= MAX_WITHIN:
+        raise TranscriptError(f"{where}: 'within' must be a number of seconds in (0, {MAX_WITHIN:g}]")
     return float(within)
 
 
@@ -219,7 +221,7 @@ def _comment(document: dict[str, Any], where: str) -> Step:
     return Comment(_string(document, "comment", where))
 
 
-def _send(document: dict[str, Any], where: str) -> Step:
+def _send(document: dict[str, Any], _where: str) -> Step:
     return Send(compact(document["send"]) + b"\n", document["send"])
 
 

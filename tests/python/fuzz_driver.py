@@ -17,9 +17,9 @@ import itertools
 import json
 from pathlib import Path
 
+from fuzz_messages import FUZZ_MAX_ELEMENTS, Line, check_reply
 from harness.body import BodyOptions
 from harness.client import BodyClient
-from fuzz_messages import FUZZ_MAX_ELEMENTS, Line, check_reply
 
 # A reply takes ~0.1 ms; 5 s is far beyond any healthy answer and short enough that a
 # missing reply fails an example quickly instead of stalling the run.

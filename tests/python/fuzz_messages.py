@@ -137,7 +137,7 @@ def compose(draw, members: dict[str, str], extras: bool = True) -> bytes:
     items = [item for _, _, item in sorted((ranks[i % 8], i, item) for i, item in enumerate(items))]
     gap = draw(spaces)
     body = f",{gap}".join(f"{spelled_key(draw, k)}{gap}:{gap}{v}" for k, v in items)
-    return f"{draw(spaces)}{{{gap}{body}{gap}}}{draw(LINE_ENDS)}".encode("utf-8")
+    return f"{draw(spaces)}{{{gap}{body}{gap}}}{draw(LINE_ENDS)}".encode()
 
 
 def request(method: str, id_raw: str | None, params: str | None = None) -> dict[str, str]:
@@ -215,7 +215,7 @@ def turns(draw, sessions: Sequence[tuple[str, str, str]], secrets: Sequence[str]
     text = draw(turn_inputs)
     if draw(st.integers(0, 2)) == 0:
         text = f"remember the password {secrets[index]} {text}"
-    arguments = dict(zip(KEY_PARTS, sessions[index]), input=text)
+    arguments = dict(zip(KEY_PARTS, sessions[index], strict=True), input=text)
     params: dict = {"name": "turn", "arguments": dict(draw(st.permutations(list(arguments.items()))))}
     modern = draw(st.booleans())
     if modern:

@@ -112,15 +112,14 @@ def test_replies_are_matched_by_id_and_strays_are_kept():
     ({"nothing": None}, lambda c: c.ping()),
 ])
 def test_a_reply_of_the_wrong_shape_is_a_protocol_violation(members, call):
-    with fake("answer", json.dumps(members)) as client:
-        with pytest.raises(ProtocolViolation):
-            call(client)
+    with fake("answer", json.dumps(members)) as client, pytest.raises(ProtocolViolation):
+        call(client)
 
 
 def test_an_error_reply_is_an_rpc_error_carrying_its_code():
-    with fake("answer", json.dumps({"error": {"code": -32601, "message": "no such method"}})) as client:
-        with pytest.raises(RpcError) as caught:
-            client.ping()
+    with (fake("answer", json.dumps({"error": {"code": -32601, "message": "no such method"}})) as client,
+          pytest.raises(RpcError) as caught):
+        client.ping()
     assert caught.value.code == -32601 and caught.value.message == "no such method"
 
 

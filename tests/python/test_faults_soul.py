@@ -14,9 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from soul_support import BACKUP_NAME, SOUL, hermes_default, unmarked
 
 from harness.body import BodyOptions
+from soul_support import BACKUP_NAME, SOUL, hermes_default, unmarked
 from support import SHIPPED_ORGANS
 
 RACERS = 20

@@ -15,8 +15,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzz_driver import REPLY_BOUND, FuzzBody
-from fuzz_messages import (PROTOCOL_LINES, LifecycleLine, check_reply, examples, initializes, key_part_text,
-                           lifecycle_requests, turns)
+from fuzz_messages import (
+    PROTOCOL_LINES,
+    LifecycleLine,
+    check_reply,
+    examples,
+    initializes,
+    key_part_text,
+    lifecycle_requests,
+    turns,
+)
 from harness.body import BodyOptions
 from harness.client import BodyClient
 

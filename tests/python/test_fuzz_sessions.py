@@ -82,6 +82,6 @@ def test_interleaved_sessions_never_share_state_and_noise_never_changes_a_trace(
 def check_turn(trace: dict, session: tuple[str, str, str], turn: int) -> None:
     """The contract's trace invariants, the session's own key and counter, and the energy gate (L3)."""
     check_trace(trace)
-    assert trace["session"] == dict(zip(("uid", "channel", "server"), session)), trace["session"]
+    assert trace["session"] == dict(zip(("uid", "channel", "server"), session, strict=True)), trace["session"]
     assert trace["turn"] == turn, (trace["turn"], turn)
     assert trace["passes_run"] == sum(threshold <= trace["energy"] for threshold in THRESHOLDS), trace

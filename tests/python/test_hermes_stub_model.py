@@ -26,7 +26,7 @@ def post(model: StubModel, path: str, body: dict[str, Any]) -> tuple[int, str, b
     request = urllib.request.Request(f"http://127.0.0.1:{model.port}{path}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:  # noqa: S310 (http://127.0.0.1 only)
             return response.status, response.headers["Content-Type"], response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers["Content-Type"], exc.read()

@@ -7,6 +7,7 @@ L4: the coherence check (step 23) is a detector, never fed back into a later tur
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 
@@ -34,7 +35,7 @@ def test_a_secret_said_in_one_room_never_appears_in_another_room(ready_body):
         for room in NEIGHBOURS:
             text = (f"remember the password {secrets[room]}" if round_number == 0
                     else f"what was the password? remember it (round {round_number})")
-            result = ready_body.call_tool("turn", dict(zip(("uid", "channel", "server"), room), input=text))
+            result = ready_body.call_tool("turn", dict(zip(("uid", "channel", "server"), room, strict=True), input=text))
             traces[room].append(result)
     for room, results in traces.items():
         for result in results:
@@ -54,7 +55,7 @@ def test_turn_counters_and_energy_are_per_session(spawn_body):
         seen[room].append(say(interleaved, room, text))
     for room in NEIGHBOURS:
         assert [t["turn"] for t in seen[room]] == [1, 2, 3, 4, 5]
-        assert all(t["session"] == dict(zip(("uid", "channel", "server"), room)) for t in seen[room])
+        assert all(t["session"] == dict(zip(("uid", "channel", "server"), room, strict=True)) for t in seen[room])
     solo = [say(alone, BASE, text) for room, text in script if room == BASE]
     assert [(t["energy"], t["passes_run"]) for t in solo] == [(t["energy"], t["passes_run"]) for t in seen[BASE]]
 
@@ -65,7 +66,7 @@ def test_keys_that_concatenate_alike_are_different_sessions(ready_body):
     for room in rooms:
         trace = say(ready_body, room, f"remember token-{'-'.join(room)}")
         assert trace["turn"] == 1, room
-        assert trace["session"] == dict(zip(("uid", "channel", "server"), room))
+        assert trace["session"] == dict(zip(("uid", "channel", "server"), room, strict=True))
 
 
 def test_the_session_table_evicts_the_least_recently_used_session_and_says_so(spawn_body):
@@ -84,16 +85,12 @@ def test_the_session_table_evicts_the_least_recently_used_session_and_says_so(sp
 # -- L3 ------------------------------------------------------------------------------------------
 
 def collect_traces(client, rooms, turns_each):
-    traces = []
-    for n in range(turns_each):
-        for room in rooms:
-            traces.append(say(client, room, f"turn {n} in {room[1]}"))
-    return traces
+    return [say(client, room, f"turn {n} in {room[1]}") for n in range(turns_each) for room in rooms]
 
 
 def assert_monotone(traces):
     pairs = sorted({(t["energy"], t["passes_run"]) for t in traces})
-    for (e1, p1), (e2, p2) in zip(pairs, pairs[1:]):
+    for (e1, p1), (e2, p2) in itertools.pairwise(pairs):
         assert p1 <= p2, f"energy {e2} > {e1} ran fewer passes ({p2} < {p1})"
     by_energy = defaultdict(set)
     for energy, passes in pairs:
@@ -102,7 +99,7 @@ def assert_monotone(traces):
 
 
 def test_passes_are_monotone_in_energy_a_prefix_and_full_at_full_energy(ready_body):
-    rooms = NEIGHBOURS + [("demo-tired", "general", "demo")]
+    rooms = [*NEIGHBOURS, ("demo-tired", "general", "demo")]
     traces = collect_traces(ready_body, rooms[:2], 12) + collect_traces(ready_body, rooms, 3)
     for trace in traces:
         check_trace(trace)  # prefix, 1..8, 8 at E = 1, non-pass steps always run
@@ -178,7 +175,7 @@ def test_a_sessions_traces_do_not_change_when_other_sessions_talk_in_between(spa
 
 
 def test_the_step_order_names_and_organs_are_the_same_every_turn(ready_body):
-    traces = collect_traces(ready_body, NEIGHBOURS + [("demo-tired", "general", "demo")], 6)
+    traces = collect_traces(ready_body, [*NEIGHBOURS, ("demo-tired", "general", "demo")], 6)
     shapes = {tuple((s["index"], s["name"], s["organ"]) for s in t["steps"]) for t in traces}
     assert len(shapes) == 1
     [shape] = shapes
@@ -188,7 +185,7 @@ def test_the_step_order_names_and_organs_are_the_same_every_turn(ready_body):
 def test_coherence_never_feeds_the_next_turn(ready_body):
     """Energy after a turn depends on (energy, passes) only, whatever that turn's coherence was,
     and sessions fed the same inputs agree on everything the next turn shows but the session."""
-    rooms = [("u%d" % n, "c", "s") for n in range(6)]
+    rooms = [(f"u{n}", "c", "s") for n in range(6)]
     history = defaultdict(list)
     for n in range(8):
         for number, room in enumerate(rooms):
@@ -196,7 +193,7 @@ def test_coherence_never_feeds_the_next_turn(ready_body):
     transitions = defaultdict(set)
     coherences = defaultdict(set)
     for traces in history.values():
-        for before, after in zip(traces, traces[1:]):
+        for before, after in itertools.pairwise(traces):
             key = (before["energy"], before["passes_run"])
             transitions[key].add(after["energy"])
             coherences[key].add(before["coherence"]["score"])

@@ -29,12 +29,11 @@ MEMCHECK_BOUND_SECONDS = 120
 def traffic() -> bytes:
     lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                          "params": {"protocolVersion": "2025-11-25"}}).encode()]
-    for number in range(120):
-        lines.append(json.dumps({
-            "jsonrpc": "2.0", "id": number + 1, "method": "tools/call",
-            "params": {"name": "turn", "arguments": {
-                "input": f"turn {number}: what does \"caf\u00e9\" remember?\n\u2603",
-                "uid": f"u{number % 11}", "channel": "c", "server": "s"}}}).encode())
+    lines += [json.dumps({
+        "jsonrpc": "2.0", "id": number + 1, "method": "tools/call",
+        "params": {"name": "turn", "arguments": {
+            "input": f"turn {number}: what does \"caf\u00e9\" remember?\n\u2603",
+            "uid": f"u{number % 11}", "channel": "c", "server": "s"}}}).encode() for number in range(120)]
     lines += [case.line for case in load_corpus().CASES if not case.body]
     return b"\n".join(lines) + b"\n"
 

@@ -71,7 +71,7 @@ def test_mount_keeps_every_line_of_the_user_s_file_in_order_and_backs_it_up(body
     for line in USER_CONFIG.splitlines():
         assert line in added, f"lost: {line!r}"
         added.remove(line)
-    assert all(line.startswith("  mafiabot:") or line.startswith("    ") for line in added), added
+    assert all(line.startswith(("  mafiabot:", "    ")) for line in added), added
     assert after.index("github:") < after.index("mafiabot:") < after.index("agent:")
     assert (home / "config.yaml.bak").read_text(encoding="utf-8") == USER_CONFIG
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
-from soul_support import SOUL, before_of, hermes_default
 
-from support import REPO as REPO_ROOT
 from harness.cli import main
+from soul_support import SOUL, before_of, hermes_default
+from support import REPO as REPO_ROOT
 
 # A boot writes SOUL.md in about a millisecond; the bound only stops a hang.
 BOOT_BOUND = 5.0
@@ -170,8 +170,8 @@ def test_the_soul_policy_mount_writes_is_a_string_to_hermes_own_yaml_reader(body
     if not hermes_python.is_file():
         pytest.skip("Hermes is not installed in .hermes-venv (make hermes)")
     assert main(["mount", "--hermes-home", str(home), "--soul", policy]) == 0
-    read = subprocess.run([str(hermes_python), "-c", "import sys, yaml; "
-                           "print(repr(yaml.safe_load(open(sys.argv[1]))['mcp_servers']['mafiabot']['args'][-2:]))",
+    read = subprocess.run([str(hermes_python), "-c", ("import sys, yaml; "
+                           "print(repr(yaml.safe_load(open(sys.argv[1]))['mcp_servers']['mafiabot']['args'][-2:]))"),
                            str(home / "config.yaml")], capture_output=True, text=True, timeout=BOOT_BOUND * 4,
                           check=True)
     assert read.stdout.strip() == repr(["--soul", policy])

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.replay.bodies import body_argv
 from harness.replay.runner import run_transcript
 from harness.replay.transcript import Close, Expect, ExpectExit, Send, load_transcript
-from harness.replay.bodies import body_argv
 
 REPLAYS = Path(__file__).resolve().parents[1] / "replays"
 PING = '{"send": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}\n'
@@ -61,7 +61,7 @@ def test_replay_prints_the_first_mismatch_of_each_file_as_a_diff_and_exits_1(tmp
     out = capsys.readouterr().out
     assert f"FAIL {bad}:2: at $.error: expected 'error', it is missing" in out
     assert '+  "error": "<missing>"' in out
-    assert "[2/2] good.jsonl ... ok" in out and "1 passed, 1 failed" in out
+    assert f"[2/2] {good.name} ... ok" in out and "1 passed, 1 failed" in out
 
 
 def test_replay_skips_transcripts_written_for_the_other_body(tmp_path, capsys):

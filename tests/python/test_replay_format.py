@@ -8,8 +8,22 @@ from pathlib import Path
 import pytest
 
 from harness.replay.matching import first_mismatch, matches, projection, render_diff
-from harness.replay.transcript import (Close, Comment, Expect, ExpectExit, ExpectRaw, Send, Signal, TranscriptError,
-                                       bytes_of, parse_step, parse_transcript, send_document, step_line, text_of)
+from harness.replay.transcript import (
+    Close,
+    Comment,
+    Expect,
+    ExpectExit,
+    ExpectRaw,
+    Send,
+    Signal,
+    TranscriptError,
+    bytes_of,
+    parse_step,
+    parse_transcript,
+    send_document,
+    step_line,
+    text_of,
+)
 
 HERE = Path("t.jsonl")
 

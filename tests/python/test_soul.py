@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from soul_support import BACKUP_NAME, MARK, SOUL, before_of, hermes_default, unmarked
 
+from soul_support import BACKUP_NAME, MARK, SOUL, before_of, hermes_default, unmarked
 from support import SHIPPED_ORGANS as DEFAULT_ORGANS
 
 # A boot writes SOUL.md in about a millisecond; the bound only stops a hang.

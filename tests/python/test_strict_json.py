@@ -109,9 +109,8 @@ def test_a_file_over_the_size_cap_is_refused_and_one_at_the_cap_is_read(tmp_path
 
 
 def test_stdin_is_read_no_further_than_the_cap(tmp_path: Path) -> None:
-    with open("/dev/zero", "rb") as endless:
-        with pytest.raises(InputRejected, match="stdin is larger than 1000 bytes"):
-            strict_json.load_stream(endless, "stdin", max_bytes=1000)
+    with open("/dev/zero", "rb") as endless, pytest.raises(InputRejected, match="stdin is larger than 1000 bytes"):
+        strict_json.load_stream(endless, "stdin", max_bytes=1000)
 
 
 def hostile_paths(tmp_path: Path) -> dict[str, Path]:

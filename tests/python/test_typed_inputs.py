@@ -17,8 +17,7 @@ from harness.cli import main
 from harness.cli.body_commands import Turn, parse_session
 from harness.errors import ConfigError
 from harness.hermes.outcome import FieldError
-from harness.typed_inputs import (MAX_NAME_BYTES, MAX_PATH_CHARS, Items, PathText, StrictModel, block, dotted, line,
-                                  validate)
+from harness.typed_inputs import MAX_NAME_BYTES, MAX_PATH_CHARS, Items, PathText, StrictModel, block, dotted, line, validate
 
 
 class Inner(StrictModel):
@@ -31,7 +30,7 @@ class Outer(StrictModel):
     inner: Inner | None = None
     items: Items[Inner] = ()
     paths: Items[PathText] = ()
-    table: dict[str, Inner] = {}
+    table: dict[str, Inner] = {}  # noqa: RUF012 (a pydantic field: each model gets its own copy)
 
 
 def first_error(document: object) -> FieldError:

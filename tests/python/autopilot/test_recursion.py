@@ -8,7 +8,8 @@ import json
 from dataclasses import replace
 
 from harness.autopilot.bands import Band
-from harness.autopilot.dna import DNA_ENV, ESCALATION_TRIGGERS, Dna, parse, render
+from harness.autopilot.dna import ESCALATION_TRIGGERS, Dna, parse, render
+from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 
 from .autopilot_support import children, ledger, plan, rules, run, write_yaml
 

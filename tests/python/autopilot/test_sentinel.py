@@ -5,9 +5,18 @@ from __future__ import annotations
 import pytest
 
 from harness.autopilot.config import SentinelConfig
-from harness.autopilot.sentinel import (check_agent_repetition, check_depth, check_error_cascade, check_injection,
-                                        check_output_stagnation, check_retry_storm, check_secret, check_task_similarity,
-                                        check_token_bloat, similarity)
+from harness.autopilot.sentinel import (
+    check_agent_repetition,
+    check_depth,
+    check_error_cascade,
+    check_injection,
+    check_output_stagnation,
+    check_retry_storm,
+    check_secret,
+    check_task_similarity,
+    check_token_bloat,
+    similarity,
+)
 
 CONFIG = SentinelConfig()
 PARENT = "Prepare the weekly report on sleep and fitness for Maxime"

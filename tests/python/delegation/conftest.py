@@ -38,7 +38,7 @@ class FakeHermes:
         self.scenario = root / "scenario.json"
         self.log = root / "calls.jsonl"
 
-    def script(self, *steps: dict[str, Any]) -> "FakeHermes":
+    def script(self, *steps: dict[str, Any]) -> FakeHermes:
         """Steps played in invocation order; or one `{"by_prompt": [...], "steps": [...]}` routing document."""
         routed = len(steps) == 1 and "by_prompt" in steps[0]
         self.scenario.write_text(json.dumps(steps[0] if routed else (list(steps) or [{}])))

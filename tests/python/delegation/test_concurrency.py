@@ -11,8 +11,15 @@ from harness.autobot.writer import write_artifact
 from harness.dispatch import DispatchSettings, dispatch
 from harness.ledger import Ledger, default_ledger_path
 
-from .delegation_support import (PROCESS_BOUND_S, killed_mid_write, make_fifo, read_ledger, read_ledger_lines,
-                                 release_fifo, wait_fifo)
+from .delegation_support import (
+    PROCESS_BOUND_S,
+    killed_mid_write,
+    make_fifo,
+    read_ledger,
+    read_ledger_lines,
+    release_fifo,
+    wait_fifo,
+)
 
 RUNS = 32
 

@@ -1,7 +1,9 @@
 """Kill races: random SIGKILLs and SIGTERMs during delegations and drains, then an exact audit.
 
-The stimulus is a kill at a random moment: each round waits for its command a random fraction of a
-second (`Popen.wait` with a timeout, which returns at once if the command ends first), then kills it.
+The stimulus is a kill at a random moment: each round waits for its command a random fraction of the
+time one whole delegation took on this machine just before (measured by a first, unkilled round, so a
+loaded machine stretches the window with the work instead of killing every command before its spawn),
+with `Popen.wait` and a timeout (it returns at once if the command ends first), then kills it.
 Nothing is synchronised by that wait; everything checked afterwards waits on events (pidfds), bounded.
 
 Afterwards: no process of the fake's is left (/proc), every started record is settled exactly once,
@@ -16,6 +18,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 
 from harness.cli import main
@@ -27,7 +30,6 @@ from .delegation_support import PROCESS_BOUND_S, processes_marked, wait_all_gone
 ROUNDS = 30
 # Long enough for a kill to land in any phase: before the spawn, while Hermes works, while it is settled.
 WORK_S = 0.6
-LONGEST_PAUSE_S = 1.5
 
 
 def test_random_kills_during_delegations_and_drains_leave_nothing_running_and_every_run_settled_once(
@@ -35,6 +37,7 @@ def test_random_kills_during_delegations_and_drains_leave_nothing_running_and_ev
     seed = random.randrange(1 << 30)
     chooser = random.Random(seed)
     fake_hermes.script({"work_s": WORK_S, "usage": {"input": 40, "output": 4, "cost": 0.001}})
+    longest_pause_s = 0.0
     for n in range(ROUNDS):
         intent = tmp_path / f"intent-{n}.json"
         intent.write_text(json.dumps(make_intent(f"task {n}")))
@@ -43,10 +46,15 @@ def test_random_kills_during_delegations_and_drains_leave_nothing_running_and_ev
             args = ["drain", "--max", "2"]
         else:
             args = ["delegate", "--intent-file", str(intent)]
+        began = time.monotonic()
         command = subprocess.Popen([sys.executable, "-m", "harness", *args, "--compact"], cwd=project,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if n == 0:  # the calibration round: one whole delegation, unkilled
+            assert command.wait(timeout=PROCESS_BOUND_S) == 0
+            longest_pause_s = time.monotonic() - began
+            continue
         try:
-            command.wait(timeout=chooser.uniform(0, LONGEST_PAUSE_S))
+            command.wait(timeout=chooser.uniform(0, longest_pause_s))
         except subprocess.TimeoutExpired:
             command.send_signal(chooser.choice([signal.SIGKILL, signal.SIGTERM]))
         command.wait(timeout=PROCESS_BOUND_S)

@@ -20,8 +20,16 @@ import pytest
 from harness.autobot import delegate
 from harness.cli import main
 
-from .delegation_support import (PROCESS_BOUND_S, make_fifo, parent_of, read_ledger, read_ledger_lines,
-                                 wait_all_gone, wait_fifo, wait_gone)
+from .delegation_support import (
+    PROCESS_BOUND_S,
+    make_fifo,
+    parent_of,
+    read_ledger,
+    read_ledger_lines,
+    wait_all_gone,
+    wait_fifo,
+    wait_gone,
+)
 
 USAGE = {"input": 77, "output": 5, "cost": 0.01}
 
@@ -214,5 +222,5 @@ def test_one_delegation_can_be_cancelled_alone_by_its_stop_event(fake_hermes, pr
     runner.join(PROCESS_BOUND_S)
     assert result and result[0].degraded_reason == "cancelled" and "a cancel request" in result[0].extra["detail"]
     assert all(wait_gone(pid) for pid in tree) and cancellation.requested() is None
-    started_record, settled = read_ledger_lines(project)
+    _started, settled = read_ledger_lines(project)
     assert (settled["status"], settled["usage"]["input_tokens"]) == ("cancelled", USAGE["input"])
