@@ -1,4 +1,5 @@
 with Input_Guard;
+with Organs.Word_Search;
 
 package body Organs.Morag is
 
@@ -6,58 +7,24 @@ package body Organs.Morag is
      (Input (Input'First .. Input'First - 1
              + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
 
-   --  Whether some word of three or more bytes of Left occurs in Right,
-   --  both compared with ASCII folding
-   function Shares_Word (Left, Right : String) return Boolean is
-      --  Whether Left (First .. Last) stands in Right from At_Byte on
-      --  (At_Byte - 1 <= Right'Last - (Last - First + 1), as the caller
-      --  sees to)
-      function Stands_At (First, Last, At_Byte : Positive) return Boolean is
-        (for all K in First .. Last =>
-           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)));
-
-      Start : Natural := 0;
-   begin
-      for Index in Left'First .. Left'Last + 1 loop
-         if Index <= Left'Last and then Is_Word_Byte (Left (Index)) then
-            if Start = 0 then
-               Start := Index;
-            end if;
-         elsif Start /= 0 then
-            if Index - Start >= 3
-              and then (for some At_Byte in
-                          Right'First .. Right'Last - (Index - Start) + 1 =>
-                          Stands_At (Start, Index - 1, At_Byte))
-            then
-               return True;
-            end if;
-            Start := 0;
-         end if;
-      end loop;
-      return False;
-   end Shares_Word;
-
    function Recall (Self : Memory; Input : String) return String is
-      Last  : Natural := Length (Self.Kept);
-      First : Natural;
+      Kept : constant String := To_String (Self.Kept);
+      Ends : Organs.Word_Search.Text_Ends (1 .. Self.Count);
+      Last : Natural := 0;
+      Age  : Natural;
    begin
       if Self.Count = 0 then
          return "";
       end if;
-      for Age in reverse 1 .. Self.Count loop
-         First := Last - Natural (Self.Sizes (Age)) + 1;
-         declare
-            Excerpt : constant String := Slice (Self.Kept, First, Last);
-         begin
-            if Shares_Word (Input, Excerpt) then
-               return Excerpt;
-            end if;
-         end;
-         Last := First - 1;
+      for Turn in Ends'Range loop
+         Last := Last + Natural (Self.Sizes (Turn));
+         Ends (Turn) := Last;
       end loop;
-      return Slice (Self.Kept,
-                    Length (Self.Kept) - Natural (Self.Sizes (Self.Count)) + 1,
-                    Length (Self.Kept));
+      Age := Organs.Word_Search.Latest_Sharing (Kept, Ends, Input);
+      if Age = 0 then
+         Age := Self.Count;
+      end if;
+      return Kept ((if Age = 1 then 1 else Ends (Age - 1) + 1) .. Ends (Age));
    end Recall;
 
    procedure Remember (Self : in out Memory; Stub : Fixture; Input : String) is

@@ -1,0 +1,48 @@
+--  The word comparisons of the organs that hold a turn's input against
+--  texts (F1's recall against the session's memory), at a cost linear in
+--  the input and in the texts whatever either holds: the input is bounded
+--  only by the line cap (4 MiB), so nothing may compare it against a text
+--  once per word of it.
+--
+--  Contract: each answer is the one its definition (stated under each
+--  function) gives; only how it is found depends on the sizes.  A short
+--  input is compared directly, which costs at most about Input'Length
+--  comparisons per byte of the texts; a longer one is walked once, a word
+--  at a time, through a suffix automaton of the texts (Blumer et al.,
+--  1985), built in time linear in the texts.  Plain Strings in, plain
+--  numbers out: nothing here knows what the texts mean.
+
+package Organs.Word_Search is
+
+   Min_Word_Bytes : constant := 3;
+   --  Shorter words ("a", "of") are shared by too many texts to mean
+   --  anything
+
+   Max_Texts : constant := 32;
+   --  How many texts one search tells apart (one bit each)
+
+   type Text_Ends is array (Positive range <>) of Natural;
+   --  Where each of several texts kept back to back ends, oldest first:
+   --  text K is Texts (Ends (K - 1) + 1 .. Ends (K)), the first starting
+   --  at Texts'First
+
+   function Are_Ends_Of (Texts : String; Ends : Text_Ends) return Boolean is
+     (Ends'First = 1
+      and then Ends'Length <= Max_Texts
+      and then (for all K in Ends'Range =>
+                  Ends (K) <= Texts'Last
+                  and then Ends (K) + 1
+                           >= (if K = 1 then Texts'First else Ends (K - 1) + 1)));
+   --  Ends cuts Texts into at most Max_Texts consecutive texts, some
+   --  possibly empty
+
+   function Latest_Sharing
+     (Texts : String; Ends : Text_Ends; Input : String) return Natural
+   with
+     Pre  => Are_Ends_Of (Texts, Ends),
+     Post => Latest_Sharing'Result <= Ends'Last;
+   --  The last K such that some word of Input of Min_Word_Bytes or more
+   --  (a maximal run of Is_Word_Byte bytes) occurs in text K, anywhere,
+   --  compared with ASCII folding (Folded); 0 if there is none
+
+end Organs.Word_Search;
