@@ -1,3 +1,5 @@
+with Organs.Word_Search;
+
 package body Organs.Intender is
 
    function Intent_Of (Stub : Fixture; Input : String) return Stated_Intent is
@@ -18,10 +20,7 @@ package body Organs.Intender is
               and then
                 (case Rule.Match is
                     when Contains =>
-                       (for some Start in
-                          Input'First .. Input'Last - Word'Length + 1 =>
-                          Folded (Input (Start)) = Word (Word'First)
-                          and then Stands_At (Word, Start)),
+                       Organs.Word_Search.Occurs_Folded (Word, Input),
                     when Starts_With =>
                        Stands_At (Word, Input'First),
                     when Ends_With =>

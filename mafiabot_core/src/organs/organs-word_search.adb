@@ -359,4 +359,79 @@ package body Organs.Word_Search is
       end if;
    end Latest_Sharing;
 
+   ---------------------------------------------------------------------
+   --  One word in a text
+
+   type Border_Array is array (Positive range <>) of Natural;
+   type Border_Access is access Border_Array;
+   procedure Free is new Ada.Unchecked_Deallocation
+     (Border_Array, Border_Access);
+
+   function Occurs_Folded (Word, Text : String) return Boolean is
+   begin
+      if Word'Length = 0 then
+         return True;
+      elsif Word'Length > Text'Length then
+         return False;
+      end if;
+      declare
+         --  Border (J): the length of the longest proper prefix of
+         --  Word (1 .. J) that is also its suffix.  On the heap: a fixture
+         --  may give a word of any length.
+         Border  : Border_Access := new Border_Array (1 .. Word'Length);
+         Matched : Natural := 0;
+         Found   : Boolean := False;
+
+         function At_Rank (J : Positive) return Character is
+           (Word (Word'First + J - 1));
+      begin
+         Border (1) := 0;
+         for J in 2 .. Word'Length loop
+            Matched := Border (J - 1);
+            while Matched > 0 and then At_Rank (Matched + 1) /= At_Rank (J) loop
+               Matched := Border (Matched);
+            end loop;
+            if At_Rank (Matched + 1) = At_Rank (J) then
+               Matched := Matched + 1;
+            end if;
+            Border (J) := Matched;
+         end loop;
+
+         --  Matched: how much of Word ends at the byte just read.  Where
+         --  none of it does, bytes that cannot begin it are passed over in
+         --  a loop of their own: in most texts that is nearly every byte.
+         Matched := 0;
+         declare
+            Position : Positive := Text'First;
+            C        : Character;
+         begin
+            loop
+               if Matched = 0 then
+                  while Position <= Text'Last
+                    and then Folded (Text (Position)) /= At_Rank (1)
+                  loop
+                     Position := Position + 1;
+                  end loop;
+                  exit when Position > Text'Last;
+               end if;
+               C := Folded (Text (Position));
+               while Matched > 0 and then At_Rank (Matched + 1) /= C loop
+                  Matched := Border (Matched);
+               end loop;
+               if At_Rank (Matched + 1) = C then
+                  Matched := Matched + 1;
+               end if;
+               if Matched = Word'Length then
+                  Found := True;
+                  exit;
+               end if;
+               exit when Position = Text'Last;
+               Position := Position + 1;
+            end loop;
+         end;
+         Free (Border);
+         return Found;
+      end;
+   end Occurs_Folded;
+
 end Organs.Word_Search;

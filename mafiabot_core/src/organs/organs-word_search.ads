@@ -1,5 +1,5 @@
 --  The word comparisons of the organs that hold a turn's input against
---  texts (F1's recall against the session's memory), at a cost linear in
+--  texts (F1's recall against the session's memory, C3's rules), at a cost linear in
 --  the input and in the texts whatever either holds: the input is bounded
 --  only by the line cap (4 MiB), so nothing may compare it against a text
 --  once per word of it.
@@ -44,5 +44,11 @@ package Organs.Word_Search is
    --  The last K such that some word of Input of Min_Word_Bytes or more
    --  (a maximal run of Is_Word_Byte bytes) occurs in text K, anywhere,
    --  compared with ASCII folding (Folded); 0 if there is none
+
+   function Occurs_Folded (Word, Text : String) return Boolean;
+   --  Whether Word stands anywhere in Text, Text's bytes folded (Folded)
+   --  and Word's compared as they are (the intender folds its words when
+   --  the fixture is loaded).  Knuth-Morris-Pratt: at most 2 x Text'Length
+   --  comparisons and Word'Length words of memory, whatever either holds.
 
 end Organs.Word_Search;

@@ -143,11 +143,51 @@ package body Word_Search_Tests is
       end loop;
    end Test_Matches_The_Oracle;
 
+   --  Words made to defeat a naive search (long runs that almost match) and
+   --  random ones, against Ada.Strings.Fixed.Index on the folded text
+   procedure Test_Occurs_Folded (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Seed : Interfaces.Unsigned_32 := 777;
+
+      function Next (Bound : Positive) return Positive is
+      begin
+         Seed := Seed * 1_103_515_245 + 12_345;
+         return Natural (Interfaces.Shift_Right (Seed, 8) mod Interfaces.Unsigned_32 (Bound)) + 1;
+      end Next;
+
+      function Random_Text (Alphabet : String; Longest : Natural) return String is
+         Length : constant Natural := Next (Longest + 1) - 1;
+      begin
+         return [for I in 1 .. Length => Alphabet (Next (Alphabet'Length))];
+      end Random_Text;
+
+      Run : constant String (1 .. 300) := [others => 'A'];
+   begin
+      Assert (Search.Occurs_Folded ("remember", "Please REMEMBER this"), "a folded word inside a text");
+      Assert (not Search.Occurs_Folded ("Remember", "remember"), "the word's own bytes are not folded");
+      Assert (not Search.Occurs_Folded ("aaab", Run), "a run that almost matches everywhere");
+      Assert (Search.Occurs_Folded ("aaab", Run & "b"), "and matches at its very end");
+      Assert (Search.Occurs_Folded ("abab", "aabababab"), "overlapping candidates");
+      Assert (not Search.Occurs_Folded ("word", "wor"), "a word longer than the text");
+      Assert (Search.Occurs_Folded ("", ""), "the empty word stands everywhere");
+      for Trial in 1 .. 5_000 loop
+         declare
+            Word : constant String := Random_Text ("ab", 6);
+            Text : constant String := Random_Text ("abAB", 40);
+         begin
+            Assert (Search.Occurs_Folded (Word, Text)
+                    = (Word'Length = 0 or else Ada.Strings.Fixed.Index (Organs.Folded (Text), Word) > 0),
+                    "trial" & Trial'Image & ": """ & Word & """ in """ & Text & """");
+         end;
+      end loop;
+   end Test_Occurs_Folded;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Pinned'Access, "word search: pinned answers, directly and indexed");
       Register_Routine (T, Test_Matches_The_Oracle'Access, "word search: matches the definition on random texts");
+      Register_Routine (T, Test_Occurs_Folded'Access, "word search: one word in a text, as the standard library finds it");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
