@@ -4,6 +4,7 @@ with Input_Guard_Tests;
 with Json_Reader_Tests;
 with Session_Table_Tests;
 with Json_Text_Tests;
+with Lifecycle_Tests;
 with Word_Search_Tests;
 
 package body Body_Suites is
@@ -17,6 +18,7 @@ package body Body_Suites is
    Table_Cases  : aliased Session_Table_Tests.Test;
    Cohere_Cases : aliased Cognition_Tests.Test;
    Search_Cases : aliased Word_Search_Tests.Test;
+   Lifecycle_Cases : aliased Lifecycle_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -27,6 +29,7 @@ package body Body_Suites is
       Suite.Add_Test (Table_Cases'Access);
       Suite.Add_Test (Cohere_Cases'Access);
       Suite.Add_Test (Search_Cases'Access);
+      Suite.Add_Test (Lifecycle_Cases'Access);
       return Suite'Access;
    end All_Tests;
 
