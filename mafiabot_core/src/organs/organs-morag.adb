@@ -3,6 +3,10 @@ with Organs.Word_Search;
 
 package body Organs.Morag is
 
+   pragma Compile_Time_Error
+     (Recall_Count'Last > Organs.Word_Search.Max_Texts,
+      "one recall must tell every kept turn apart");
+
    function Excerpt (Stub : Fixture; Input : String) return String is
      (Input (Input'First .. Input'First - 1
              + Input_Guard.Utf8_Prefix_Length (Input, Stub.Excerpt_Bytes)));
