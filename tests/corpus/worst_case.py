@@ -1,0 +1,143 @@
+"""Turn inputs built to cost the body the most per byte: the worst cases of issue 12, item 4.
+
+Each case names the organ (or stage) it aims at, the session's earlier turns (what MoRAG
+remembers) and the fixture it runs under, and builds an input of a given size. The bench
+(`bench/worst_case.py`) reports the CPU of one such turn at 4 MB; the tests
+(`tests/python/test_linear_turns.py`) hold the work of a turn at two sizes to a ratio.
+
+Invariants:
+- `Case.input(size)` is deterministic, and its turn line (compact JSON, UTF-8, what
+  `line_bytes` counts) is at most `size` bytes, so any size up to the body's 4 MiB line cap
+  is served, never refused.
+- Every case runs under `fixture(largest=...)`: the shipped fixture, plus a 128-byte
+  near-miss contains rule ahead of its own rules, and with `largest` the largest recall the
+  fixture allows (16 turns of 1,024 bytes). Nothing here depends on the fixture's own rules
+  matching or not: the near-miss rule never matches an input of these cases but its own.
+- A case's memory turns are short enough to be kept whole (excerpts are cut at 1,024 bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_FIXTURE = ROOT / "stubs" / "organs" / "default.json"
+
+LARGEST_RECALL = {"organ": "F1", "recall_depth": 16, "excerpt_bytes": 1024}
+NEAR_MISS_RULE = {"intent": "remember", "contains": "a" * 127 + "b"}
+# The longest name the loader allows is 128 bytes; a rule's word is not a name, but 128 is
+# what a fixture is likely to hold and already makes a naive search 128 comparisons a byte.
+
+KEY = ("worst", "case", "bench")
+LINE_OVERHEAD = 512  # the envelope, the key and the arguments' names around the input
+
+
+def fixture(largest: bool) -> dict:
+    """The fixture a case runs under (see the module's invariants)."""
+    data = json.loads(DEFAULT_FIXTURE.read_text(encoding="utf-8"))
+    data["intent"]["rules"].insert(0, NEAR_MISS_RULE)
+    if largest:
+        data["morag"] = dict(LARGEST_RECALL)
+    return data
+
+
+def write_fixture(directory: Path, largest: bool) -> Path:
+    path = directory / f"worst-case-{'largest' if largest else 'default'}.json"
+    path.write_text(json.dumps(fixture(largest)), encoding="utf-8")
+    return path
+
+
+def turn_line(request_id: int, text: str) -> bytes:
+    uid, channel, server = KEY
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+               "params": {"name": "turn", "arguments": {"input": text, "uid": uid,
+                                                        "channel": channel, "server": server}}}
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _repeat(unit: str, size: int, escaped_bytes: int) -> str:
+    """`unit` repeated so that its JSON spelling takes at most `size` bytes of the line."""
+    budget = max(0, size - LINE_OVERHEAD)
+    return unit * (budget // escaped_bytes)
+
+
+def _short_words(alphabet: str, length: int) -> Callable[[int], str]:
+    def build(size: int) -> str:
+        chooser = random.Random(12)
+        count = max(0, size - LINE_OVERHEAD) // (length + 1)
+        return " ".join("".join(chooser.choice(alphabet) for _ in range(length)) for _ in range(count))
+    return build
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    target: str
+    # what it aims at, and why it is a worst case there
+    why: str
+    largest: bool
+    memory: tuple[str, ...]
+    input: Callable[[int], str]
+
+
+# Memory that shares no byte with the inputs of the word cases (they use a .. p)
+UNRELATED_MEMORY = tuple(("zq" * 512)[:1000] for _ in range(16))
+# Memory whose older turns hold every word of the deep-walk input and whose latest holds none:
+# every word is walked to its end and none ends the search early
+DEEP_MEMORY = tuple(["abcdefg " * 120] * 15 + ["zzzz " * 200])
+
+CASES: tuple[Case, ...] = (
+    Case("short words, nothing shared", "F1 recall",
+         "the known case: every word compared against every remembered turn", False,
+         UNRELATED_MEMORY[:3], _short_words("abcdefghijklmnop", 3)),
+    Case("short words, nothing shared, largest recall", "F1 recall",
+         "the same against 16 turns of 1,024 bytes", True,
+         UNRELATED_MEMORY, _short_words("abcdefghijklmnop", 3)),
+    Case("words found in older turns only", "F1 recall",
+         "every word walked to its end through the index, none in the latest turn", True,
+         DEEP_MEMORY, lambda size: _repeat("abcdefg ", size, 8)),
+    Case("a run of 'a' against 'aaa...ab'", "C3 intender",
+         "a naive search compares 127 bytes at every position", True,
+         UNRELATED_MEMORY, lambda size: _repeat("a", size, 1)),
+    Case("one word as long as the input", "F1 recall, C3",
+         "one word longer than anything remembered", True,
+         UNRELATED_MEMORY, lambda size: _repeat("x", size, 1)),
+    Case("two-byte characters", "guard, reader, excerpts",
+         "every byte non-ASCII: the UTF-8 decoder on every character", True,
+         UNRELATED_MEMORY, lambda size: _repeat("\u00e9", size, 2)),
+    Case("four-byte characters", "guard, reader, excerpts",
+         "the longest UTF-8 sequences", True,
+         UNRELATED_MEMORY, lambda size: _repeat("\U0001F600", size, 4)),
+    Case("escapes", "reader",
+         "quotes, backslashes and newlines: every byte escaped on the wire", True,
+         UNRELATED_MEMORY, lambda size: _repeat('"\\\n', size, 6)),
+    Case("blanks", "every word scan",
+         "no word at all: the scans between words", True,
+         UNRELATED_MEMORY, lambda size: _repeat(" ", size, 1)),
+)
+
+
+def line_bytes(case: Case, size: int) -> int:
+    return len(turn_line(1, case.input(size)))
+
+
+def _handshake() -> list[bytes]:
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                             "clientInfo": {"name": "worst-case", "version": "1"}}}
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    return [json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in (initialize, initialized)]
+
+
+def requests(case: Case, size: int | None) -> bytes:
+    """A whole conversation: the handshake, the case's memory turns, then (unless `size` is
+    None, the baseline) one turn of `case.input(size)`. One worst-case turn per conversation:
+    a second would meet the first one's excerpt in memory, which is no longer the worst case."""
+    lines = _handshake() + [turn_line(1 + n, text) for n, text in enumerate(case.memory)]
+    if size is not None:
+        lines.append(turn_line(1000, case.input(size)))
+    return b"".join(lines)
