@@ -3,7 +3,7 @@ with Interfaces;
 
 package body Organs.Word_Search is
 
-   use type Interfaces.Unsigned_64;
+   use type Interfaces.Unsigned_32;
 
    Index_Cost_Per_Byte : constant := 32;
    --  Building the automaton costs about as much, per byte of the texts, as
@@ -19,6 +19,10 @@ package body Organs.Word_Search is
    pragma Compile_Time_Error
      (Direct_Input_Limit < Min_Word_Bytes + 1,
       "no input would be searched directly");
+
+   Word_Bytes : constant array (Character) of Boolean :=
+     [for C in Character => Is_Word_Byte (C)];
+   --  Is_Word_Byte as one load a byte, for the loops over a whole input
 
    function First_Of (Texts : String; Ends : Text_Ends; K : Positive)
      return Positive is
@@ -101,23 +105,34 @@ package body Organs.Word_Search is
       Found  : Text_Set := 0;
    end record;
 
-   type Edge is record
-      From   : Natural;
-      Byte   : Character;
-      Target : Natural;
-      Next   : Natural;
-      --  The next edge of From, 0 for none
+   subtype Edge_Key is Interfaces.Unsigned_32;
+   --  (state, byte) as State * 256 + byte + 1; 0 marks a vacant slot.
+   --  Max_Text_Bytes keeps every state's key below 2**32.
+
+   type Slot is record
+      Key    : Edge_Key := 0;
+      Target : Natural := 0;
    end record;
+   --  An edge where a walk finds it: one read per byte walked
+
+   type Edge is record
+      Place : Natural;
+      --  Its slot
+      Next  : Natural;
+      --  The next edge of the same state, 0 for none
+   end record;
+   --  The edges of a state in a list, for cloning a state
 
    type State_Array is array (Natural range <>) of State;
    type Edge_Array is array (Positive range <>) of Edge;
-   type Slot_Array is array (Natural range <>) of Natural;
-   --  Edge numbers, 0 for a vacant slot
+   type Slot_Array is array (Natural range <>) of Slot;
 
    type Automaton (Last_State, Last_Edge, Last_Slot : Natural) is record
       States : State_Array (0 .. Last_State);
       Edges  : Edge_Array (1 .. Last_Edge);
-      Slots  : Slot_Array (0 .. Last_Slot) := [others => 0];
+      Slots  : Slot_Array (0 .. Last_Slot);
+      Shift  : Natural range 0 .. 31;
+      --  Last_Slot + 1 = 2 ** (32 - Shift)
       Used_States : Natural := 0;
       Used_Edges  : Natural := 0;
    end record;
@@ -128,51 +143,47 @@ package body Organs.Word_Search is
    procedure Free is new Ada.Unchecked_Deallocation
      (Automaton, Automaton_Access);
 
-   function Slot_Of (Self : Automaton; From : Natural; Byte : Character)
-     return Natural is
-     (Natural
-        (Interfaces.Shift_Right
-           ((Interfaces.Unsigned_64 (From) * 256
-             + Interfaces.Unsigned_64 (Character'Pos (Byte)))
-            * 16#9E37_79B9_7F4A_7C15#, 32)
-         and Interfaces.Unsigned_64 (Self.Last_Slot)));
+   function Key_Of (From : Natural; Byte : Character) return Edge_Key is
+     (Edge_Key (From) * 256 + Character'Pos (Byte) + 1)
+   with Inline;
 
-   --  The edge from From on Byte, or 0
-   function Edge_Of (Self : Automaton; From : Natural; Byte : Character)
+   function Byte_Of (Key : Edge_Key) return Character is
+     (Character'Val ((Key - 1) mod 256));
+
+   --  The slot of the edge from From on Byte, or the vacant slot where it
+   --  would go (Fibonacci hashing of the key, then linear probing)
+   function Place_Of (Self : Automaton; From : Natural; Byte : Character)
      return Natural
+   with Inline
    is
-      Slot : Natural := Slot_Of (Self, From, Byte);
+      Key   : constant Edge_Key := Key_Of (From, Byte);
+      Place : Natural :=
+        Natural (Interfaces.Shift_Right (Key * Edge_Key'(16#9E37_79B1#),
+                                         Self.Shift));
    begin
-      while Self.Slots (Slot) /= 0 loop
-         declare
-            Candidate : Edge renames Self.Edges (Self.Slots (Slot));
-         begin
-            if Candidate.From = From and then Candidate.Byte = Byte then
-               return Self.Slots (Slot);
-            end if;
-         end;
-         Slot := (Slot + 1) mod (Self.Last_Slot + 1);
+      while Self.Slots (Place).Key /= 0 and then Self.Slots (Place).Key /= Key
+      loop
+         Place := (if Place = Self.Last_Slot then 0 else Place + 1);
       end loop;
-      return 0;
-   end Edge_Of;
+      return Place;
+   end Place_Of;
+
+   function Is_Edge (Self : Automaton; Place : Natural) return Boolean is
+     (Self.Slots (Place).Key /= 0)
+   with Inline;
 
    procedure Add_Edge
-     (Self : in out Automaton; From : Natural; Byte : Character;
-      Target : Natural)
-   with Pre => Edge_Of (Self, From, Byte) = 0
+     (Self : in out Automaton; Place : Natural; From : Natural;
+      Byte : Character; Target : Natural)
+   with Pre => not Is_Edge (Self, Place)
      and then Self.Used_Edges < Self.Last_Edge
    is
-      Slot : Natural := Slot_Of (Self, From, Byte);
    begin
+      Self.Slots (Place) := (Key => Key_Of (From, Byte), Target => Target);
       Self.Used_Edges := Self.Used_Edges + 1;
       Self.Edges (Self.Used_Edges) :=
-        (From => From, Byte => Byte, Target => Target,
-         Next => Self.States (From).Edges);
+        (Place => Place, Next => Self.States (From).Edges);
       Self.States (From).Edges := Self.Used_Edges;
-      while Self.Slots (Slot) /= 0 loop
-         Slot := (Slot + 1) mod (Self.Last_Slot + 1);
-      end loop;
-      Self.Slots (Slot) := Self.Used_Edges;
    end Add_Edge;
 
    function New_State
@@ -186,7 +197,7 @@ package body Organs.Word_Search is
    end New_State;
 
    --  The automaton of the sequence read so far, ending in state Last,
-   --  extended by Byte, which belongs to the texts In
+   --  extended by Byte, which belongs to the texts In_Text
    procedure Extend
      (Self : in out Automaton; Last : in out Natural; Byte : Character;
       In_Text : Text_Set)
@@ -194,17 +205,20 @@ package body Organs.Word_Search is
       Current : constant Natural :=
         New_State (Self, Self.States (Last).Length + 1, In_Text);
       From    : Integer := Last;
+      Place   : Natural;
    begin
-      while From /= -1 and then Edge_Of (Self, From, Byte) = 0 loop
-         Add_Edge (Self, From, Byte, Current);
+      loop
+         Place := Place_Of (Self, From, Byte);
+         exit when Is_Edge (Self, Place);
+         Add_Edge (Self, Place, From, Byte, Current);
          From := Self.States (From).Link;
+         exit when From = -1;
       end loop;
       if From = -1 then
          Self.States (Current).Link := 0;
       else
          declare
-            Next : constant Natural :=
-              Self.Edges (Edge_Of (Self, From, Byte)).Target;
+            Next : constant Natural := Self.Slots (Place).Target;
          begin
             if Self.States (From).Length + 1 = Self.States (Next).Length then
                Self.States (Current).Link := Next;
@@ -216,19 +230,22 @@ package body Organs.Word_Search is
                begin
                   Self.States (Clone).Link := Self.States (Next).Link;
                   while Copied /= 0 loop
-                     Add_Edge (Self, Clone, Self.Edges (Copied).Byte,
-                               Self.Edges (Copied).Target);
+                     declare
+                        Original : constant Slot :=
+                          Self.Slots (Self.Edges (Copied).Place);
+                        Byte_Of_Copy : constant Character :=
+                          Byte_Of (Original.Key);
+                     begin
+                        Add_Edge (Self, Place_Of (Self, Clone, Byte_Of_Copy),
+                                  Clone, Byte_Of_Copy, Original.Target);
+                     end;
                      Copied := Self.Edges (Copied).Next;
                   end loop;
                   while From /= -1 loop
-                     declare
-                        Redirected : constant Natural :=
-                          Edge_Of (Self, From, Byte);
-                     begin
-                        exit when Redirected = 0
-                          or else Self.Edges (Redirected).Target /= Next;
-                        Self.Edges (Redirected).Target := Clone;
-                     end;
+                     Place := Place_Of (Self, From, Byte);
+                     exit when not Is_Edge (Self, Place)
+                       or else Self.Slots (Place).Target /= Next;
+                     Self.Slots (Place).Target := Clone;
                      From := Self.States (From).Link;
                   end loop;
                   Self.States (Next).Link := Clone;
@@ -275,34 +292,36 @@ package body Organs.Word_Search is
       end;
    end Gather_Texts;
 
-   function Power_Of_Two_Above (Count : Positive) return Positive is
-      Size : Positive := 2;
+   function Bits_For (Count : Positive) return Positive is
+      Bits : Positive := 1;
    begin
-      while Size < Count loop
-         Size := 2 * Size;
+      while 2 ** Bits < Count loop
+         Bits := Bits + 1;
       end loop;
-      return Size;
-   end Power_Of_Two_Above;
+      return Bits;
+   end Bits_For;
 
    function Latest_Sharing_Indexed
      (Texts : String; Ends : Text_Ends; Input : String) return Natural
    is
       Bytes : constant Natural := Texts'Length + Ends'Length;
       --  The texts and a NUL after each
+      Bits  : constant Positive := Bits_For (2 * (3 * Bytes + 1));
       Index : Automaton_Access :=
         new Automaton
           (Last_State => 2 * Bytes,
            Last_Edge  => 3 * Bytes + 1,
-           Last_Slot  => Power_Of_Two_Above (2 * (3 * Bytes + 1)) - 1);
+           Last_Slot  => 2 ** Bits - 1);
       Last    : Natural := 0;
       Found   : Text_Set := 0;
       Latest  : constant Text_Set := Only (Ends'Last);
-      Start   : Natural := 0;
+      Start   : Positive;
       At_Word : Natural := 0;
-      --  While in a word: the state its bytes so far lead to, 0 once it
-      --  has left the automaton (or before its first byte)
+      --  While in a word: the state its bytes so far lead to
       Walking : Boolean := False;
+      --  The word's bytes so far are all in the automaton
    begin
+      Index.Shift := 32 - Bits;
       Index.States (0) := (Length => 0, Link => -1, Edges => 0, Found => 0);
       for K in Ends'Range loop
          for Byte of Texts (First_Of (Texts, Ends, K) .. Ends (K)) loop
@@ -312,34 +331,48 @@ package body Organs.Word_Search is
       end loop;
       Gather_Texts (Index.all);
 
-      for Position in Input'First .. Input'Last + 1 loop
-         if Position <= Input'Last and then Is_Word_Byte (Input (Position))
-         then
-            if Start = 0 then
-               Start := Position;
-               At_Word := 0;
-               Walking := True;
-            end if;
-            if Walking then
+      --  A word at a time: the bytes between words are passed over, and so
+      --  is the rest of a word once it has left the automaton, each in a
+      --  loop of its own
+      declare
+         Position : Positive := Input'First;
+      begin
+         Words : loop
+            while Position <= Input'Last
+              and then not Word_Bytes (Input (Position))
+            loop
+               Position := Position + 1;
+            end loop;
+            exit Words when Position > Input'Last;
+            Start := Position;
+            At_Word := 0;
+            Walking := True;
+            while Position <= Input'Last and then Word_Bytes (Input (Position))
+            loop
                declare
-                  Step : constant Natural :=
-                    Edge_Of (Index.all, At_Word, Folded (Input (Position)));
+                  Place : constant Natural :=
+                    Place_Of (Index.all, At_Word, Folded (Input (Position)));
                begin
-                  if Step = 0 then
+                  Position := Position + 1;
+                  if not Is_Edge (Index.all, Place) then
                      Walking := False;
-                  else
-                     At_Word := Index.Edges (Step).Target;
+                     while Position <= Input'Last
+                       and then Word_Bytes (Input (Position))
+                     loop
+                        Position := Position + 1;
+                     end loop;
+                     exit;
                   end if;
+                  At_Word := Index.Slots (Place).Target;
                end;
-            end if;
-         elsif Start /= 0 then
+            end loop;
             if Walking and then Position - Start >= Min_Word_Bytes then
                Found := Found or Index.States (At_Word).Found;
-               exit when (Found and Latest) /= 0;
+               exit Words when (Found and Latest) /= 0;
             end if;
-            Start := 0;
-         end if;
-      end loop;
+            exit Words when Position > Input'Last;
+         end loop Words;
+      end;
       Free (Index);
       for K in reverse Ends'Range loop
          if (Found and Only (K)) /= 0 then
@@ -433,5 +466,182 @@ package body Organs.Word_Search is
          return Found;
       end;
    end Occurs_Folded;
+
+   ---------------------------------------------------------------------
+   --  Several words in a text
+
+   Max_Table_Entries : constant := 2 ** 22;
+   --  The largest automaton Find_Folded builds (16 MiB): a fixture whose
+   --  contains rules would need more (some 16,000 bytes of words over
+   --  every byte there is) is searched a word at a time
+
+   type Class_Map is array (Character) of Natural;
+   type Natural_Array is array (Natural range <>) of Natural;
+   type Natural_Access is access Natural_Array;
+   procedure Free is new Ada.Unchecked_Deallocation
+     (Natural_Array, Natural_Access);
+
+   procedure Find_Folded
+     (Words : Word_List; Text : String; Found : out Word_Flags)
+   is
+      Classes : Class_Map := [others => 0];
+      --  Each byte a word holds numbered from 1, each other byte 0; an
+      --  upper-case ASCII letter of the text is its lower-case letter's
+      Class_Count : Natural := 0;
+      Total       : Natural := 0;
+      --  Bytes of all the words: the trie has at most one state more
+   begin
+      Found := [others => False];
+      for Word of Words loop
+         Total := Total + Word'Length;
+         for Byte of Word.all loop
+            if Classes (Byte) = 0 then
+               Class_Count := Class_Count + 1;
+               Classes (Byte) := Class_Count;
+            end if;
+         end loop;
+      end loop;
+      for Letter in Character range 'A' .. 'Z' loop
+         Classes (Letter) := Classes (Folded (Letter));
+      end loop;
+
+      --  A pass a word costs about Text'Length each; the automaton costs
+      --  its table to build, then one pass
+      if Words'Length * Long_Long_Integer (Text'Length)
+           <= Long_Long_Integer (Total + 1) * Long_Long_Integer (Class_Count + 1)
+        or else (Total + 1) * (Class_Count + 1) > Max_Table_Entries
+      then
+         for K in Words'Range loop
+            Found (K) := Occurs_Folded (Words (K).all, Text);
+         end loop;
+         return;
+      end if;
+
+      declare
+         Width : constant Positive := Class_Count + 1;
+         Last  : constant Natural := Total;
+         --  States 0 (the root) .. Last
+         Step  : Natural_Access := new Natural_Array'(0 .. (Last + 1) * Width - 1 => 0);
+         --  Step (State * Width + Class): the state after one more byte.
+         --  While the trie is built, 0 means no child (no child is the
+         --  root); once complete, 0 is the root.
+         Ending  : Natural_Array (0 .. Last) := [others => 0];
+         --  The first word that ends at a state, 0 for none
+         Also    : Natural_Array (Words'Range) := [others => 0];
+         --  The next word ending at the same state (a repeated word)
+         Fail    : Natural_Array (0 .. Last) := [others => 0];
+         Output  : array (0 .. Last) of Integer := [others => -1];
+         --  The nearest state on the failure chain where a word ends
+         Pending : array (0 .. Last) of Boolean := [others => False];
+         --  The state, or one on its output chain, has words not yet
+         --  marked found
+         Queue   : Natural_Array (0 .. Last);
+         Used    : Natural := 0;
+         Remaining : Natural := Words'Length;
+         State   : Natural := 0;
+
+         --  Mark the words that end at Reached and along its output chain;
+         --  a state passed once is never passed again, for its chain was
+         --  passed whole with it
+         procedure Report (Reached : Natural) is
+            At_State : Integer := Reached;
+         begin
+            while At_State >= 0 and then Pending (At_State) loop
+               Pending (At_State) := False;
+               declare
+                  Word : Natural := Ending (At_State);
+               begin
+                  while Word /= 0 loop
+                     Found (Word) := True;
+                     Remaining := Remaining - 1;
+                     Word := Also (Word);
+                  end loop;
+               end;
+               At_State := Output (At_State);
+            end loop;
+         end Report;
+      begin
+         for K in Words'Range loop
+            State := 0;
+            for Byte of Words (K).all loop
+               declare
+                  Edge : Natural renames Step (State * Width + Classes (Byte));
+               begin
+                  if Edge = 0 then
+                     Used := Used + 1;
+                     Edge := Used;
+                  end if;
+                  State := Edge;
+               end;
+            end loop;
+            Also (K) := Ending (State);
+            Ending (State) := K;
+         end loop;
+
+         --  Breadth first, so a state's failure is complete before its
+         --  children need it; a missing step takes the failure's step
+         declare
+            Head, Tail : Natural := 0;
+         begin
+            Queue (Tail) := 0;
+            Tail := Tail + 1;
+            while Head < Tail loop
+               declare
+                  Parent : constant Natural := Queue (Head);
+               begin
+                  Head := Head + 1;
+                  Pending (Parent) := Ending (Parent) /= 0 or else Output (Parent) >= 0;
+                  for Class in 1 .. Class_Count loop
+                     declare
+                        Child : constant Natural := Step (Parent * Width + Class);
+                        Via   : constant Natural :=
+                          (if Parent = 0 then 0 else Step (Fail (Parent) * Width + Class));
+                     begin
+                        if Child = 0 then
+                           Step (Parent * Width + Class) := Via;
+                        else
+                           Fail (Child) := Via;
+                           Output (Child) :=
+                             (if Ending (Via) /= 0 then Via else Output (Via));
+                           Queue (Tail) := Child;
+                           Tail := Tail + 1;
+                        end if;
+                     end;
+                  end loop;
+               end;
+            end loop;
+         end;
+
+         State := 0;
+         if Pending (0) then
+            Report (0);
+         end if;
+         declare
+            Begins : constant array (Character) of Boolean :=
+              [for C in Character => Step (Classes (C)) /= 0];
+            --  The bytes that leave the root: at the root, where most of a
+            --  text is read, the others are passed over in a loop of their
+            --  own
+            Position : Positive := Text'First;
+         begin
+            while Remaining > 0 and then Position <= Text'Last loop
+               if State = 0 then
+                  while Position <= Text'Last
+                    and then not Begins (Text (Position))
+                  loop
+                     Position := Position + 1;
+                  end loop;
+                  exit when Position > Text'Last;
+               end if;
+               State := Step (State * Width + Classes (Text (Position)));
+               if Pending (State) then
+                  Report (State);
+               end if;
+               Position := Position + 1;
+            end loop;
+         end;
+         Free (Step);
+      end;
+   end Find_Folded;
 
 end Organs.Word_Search;

@@ -21,6 +21,11 @@ package Organs.Word_Search is
    Max_Texts : constant := 32;
    --  How many texts one search tells apart (one bit each)
 
+   Max_Text_Bytes : constant := 2 ** 22;
+   --  The most bytes of texts one search indexes (MoRAG keeps at most
+   --  16 x 1,024): the index numbers an edge by its state and byte in 32
+   --  bits, and has at most 2 states a byte
+
    type Text_Ends is array (Positive range <>) of Natural;
    --  Where each of several texts kept back to back ends, oldest first:
    --  text K is Texts (Ends (K - 1) + 1 .. Ends (K)), the first starting
@@ -29,6 +34,7 @@ package Organs.Word_Search is
    function Are_Ends_Of (Texts : String; Ends : Text_Ends) return Boolean is
      (Ends'First = 1
       and then Ends'Length <= Max_Texts
+      and then Texts'Length + Ends'Length <= Max_Text_Bytes
       and then (for all K in Ends'Range =>
                   Ends (K) <= Texts'Last
                   and then Ends (K) + 1
@@ -50,5 +56,17 @@ package Organs.Word_Search is
    --  and Word's compared as they are (the intender folds its words when
    --  the fixture is loaded).  Knuth-Morris-Pratt: at most 2 x Text'Length
    --  comparisons and Word'Length words of memory, whatever either holds.
+
+   type Word_List is array (Positive range <>) of not null Fixture_Text;
+   type Word_Flags is array (Positive range <>) of Boolean;
+
+   procedure Find_Folded
+     (Words : Word_List; Text : String; Found : out Word_Flags)
+   with Pre => Found'First = Words'First and then Found'Last = Words'Last;
+   --  Found (K) = Occurs_Folded (Words (K).all, Text) for every K, in one
+   --  pass over Text for all the words (Aho-Corasick, an automaton over
+   --  the bytes the words use) once Text is long enough for building it to
+   --  pay, else a pass a word.  Not a postcondition: checking it would
+   --  search again, word by word, what the single pass is there to spare.
 
 end Organs.Word_Search;

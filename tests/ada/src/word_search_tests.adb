@@ -77,6 +77,22 @@ package body Word_Search_Tests is
 
    function "+" (Text : String) return Unbounded_String renames To_Unbounded_String;
 
+   --  A linear congruential generator: the random cases are the same on
+   --  every run, each test setting its own seed
+   Seed : Interfaces.Unsigned_32 := 1;
+
+   function Next (Bound : Positive) return Positive is
+   begin
+      Seed := Seed * 1_103_515_245 + 12_345;
+      return Natural (Interfaces.Shift_Right (Seed, 8) mod Interfaces.Unsigned_32 (Bound)) + 1;
+   end Next;
+
+   function Random_Text (Alphabet : String; Longest : Natural) return String is
+      Length : constant Natural := Next (Longest + 1) - 1;
+   begin
+      return [for I in 1 .. Length => Alphabet (Next (Alphabet'Length))];
+   end Random_Text;
+
    procedure Test_Pinned (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       Memory : constant Text_List := [+"the moon is full", +"a red sun", +"Sunday, moonlight"];
@@ -113,29 +129,17 @@ package body Word_Search_Tests is
    --  direct search's limit, against the oracle
    procedure Test_Matches_The_Oracle (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Seed : Interfaces.Unsigned_32 := 12_345;
       Alphabet : constant String := "abAB c" & Character'Val (16#C3#) & ".";
-
-      function Next (Bound : Positive) return Positive is
-      begin
-         Seed := Seed * 1_103_515_245 + 12_345;
-         return Natural (Interfaces.Shift_Right (Seed, 8) mod Interfaces.Unsigned_32 (Bound)) + 1;
-      end Next;
-
-      function Random_Text (Longest : Positive) return String is
-         Length : constant Natural := Next (Longest + 1) - 1;
-      begin
-         return [for I in 1 .. Length => Alphabet (Next (Alphabet'Length))];
-      end Random_Text;
    begin
+      Seed := 12_345;
       for Trial in 1 .. 3_000 loop
          declare
             Count : constant Positive := Next (16);
             Texts : Text_List (1 .. Count);
-            Input : constant String := Random_Text (if Trial mod 2 = 0 then 40 else 400);
+            Input : constant String := Random_Text (Alphabet, (if Trial mod 2 = 0 then 40 else 400));
          begin
             for Text of Texts loop
-               Text := +Random_Text (24);
+               Text := +Random_Text (Alphabet, 24);
             end loop;
             Assert (Latest (Texts, Input) = Oracle (Texts, Input),
                     "trial" & Trial'Image & ": input """ & Input & """");
@@ -147,22 +151,10 @@ package body Word_Search_Tests is
    --  random ones, against Ada.Strings.Fixed.Index on the folded text
    procedure Test_Occurs_Folded (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Seed : Interfaces.Unsigned_32 := 777;
-
-      function Next (Bound : Positive) return Positive is
-      begin
-         Seed := Seed * 1_103_515_245 + 12_345;
-         return Natural (Interfaces.Shift_Right (Seed, 8) mod Interfaces.Unsigned_32 (Bound)) + 1;
-      end Next;
-
-      function Random_Text (Alphabet : String; Longest : Natural) return String is
-         Length : constant Natural := Next (Longest + 1) - 1;
-      begin
-         return [for I in 1 .. Length => Alphabet (Next (Alphabet'Length))];
-      end Random_Text;
 
       Run : constant String (1 .. 300) := [others => 'A'];
    begin
+      Seed := 777;
       Assert (Search.Occurs_Folded ("remember", "Please REMEMBER this"), "a folded word inside a text");
       Assert (not Search.Occurs_Folded ("Remember", "remember"), "the word's own bytes are not folded");
       Assert (not Search.Occurs_Folded ("aaab", Run), "a run that almost matches everywhere");
@@ -182,11 +174,48 @@ package body Word_Search_Tests is
       end loop;
    end Test_Occurs_Folded;
 
+   --  Several words at once, in texts short enough to be searched a word at
+   --  a time and long enough for the automaton, against the oracle; words
+   --  that are suffixes and prefixes of each other, repeated and empty
+   procedure Test_Find_Folded (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+
+      function Expected (Word, Text : String) return Boolean is
+        (Word'Length = 0 or else Ada.Strings.Fixed.Index (Organs.Folded (Text), Word) > 0);
+
+      Fixed : constant Search.Word_List :=
+        [new String'("a"), new String'("aa"), new String'("ba"), new String'("aab"), new String'("aa"),
+         new String'("b" & Character'Val (16#C3#)), new String'("")];
+   begin
+      Seed := 4_242;
+      for Trial in 1 .. 2_000 loop
+         declare
+            Count : constant Positive := Next (6);
+            Words : constant Search.Word_List := [for I in 1 .. Count => new String'(Random_Text ("ab", 5))];
+            Text  : constant String := Random_Text ("abAB" & Character'Val (16#C3#), (if Trial mod 2 = 0 then 8 else 600));
+            Found : Search.Word_Flags (Words'Range);
+            All_Found : Search.Word_Flags (Fixed'Range);
+         begin
+            Search.Find_Folded (Words, Text, Found);
+            for K in Words'Range loop
+               Assert (Found (K) = Expected (Words (K).all, Text),
+                       "trial" & Trial'Image & ": """ & Words (K).all & """ in """ & Text & """");
+            end loop;
+            Search.Find_Folded (Fixed, Text, All_Found);
+            for K in Fixed'Range loop
+               Assert (All_Found (K) = Expected (Fixed (K).all, Text),
+                       "trial" & Trial'Image & ", nested words: """ & Fixed (K).all & """ in """ & Text & """");
+            end loop;
+         end;
+      end loop;
+   end Test_Find_Folded;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Pinned'Access, "word search: pinned answers, directly and indexed");
       Register_Routine (T, Test_Matches_The_Oracle'Access, "word search: matches the definition on random texts");
+      Register_Routine (T, Test_Find_Folded'Access, "word search: several words in one pass, as the standard library finds them");
       Register_Routine (T, Test_Occurs_Folded'Access, "word search: one word in a text, as the standard library finds it");
    end Register_Tests;
 
