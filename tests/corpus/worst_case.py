@@ -11,8 +11,10 @@ Invariants:
   is served, never refused.
 - Every case runs under `fixture(largest=...)`: the shipped fixture, plus a 128-byte
   near-miss contains rule ahead of its own rules, and with `largest` the largest recall the
-  fixture allows (16 turns of 1,024 bytes). Nothing here depends on the fixture's own rules
-  matching or not: the near-miss rule never matches an input of these cases but its own.
+  fixture allows (16 turns of 1,024 bytes). The near-miss rule matches no input here.
+- `Case.lighter()` changes only what the aimed-at organ compares against (less memory, a
+  2-byte near-miss rule), never the input: the two cost the same per byte iff that organ's
+  work per byte does not grow with it.
 - A case's memory turns are short enough to be kept whole (excerpts are cut at 1,024 bytes).
 """
 
@@ -28,26 +30,31 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_FIXTURE = ROOT / "stubs" / "organs" / "default.json"
 
 LARGEST_RECALL = {"organ": "F1", "recall_depth": 16, "excerpt_bytes": 1024}
-NEAR_MISS_RULE = {"intent": "remember", "contains": "a" * 127 + "b"}
+NEAR_MISS_BYTES = 128
 # The longest name the loader allows is 128 bytes; a rule's word is not a name, but 128 is
 # what a fixture is likely to hold and already makes a naive search 128 comparisons a byte.
+
+
+def near_miss_rule(length: int = NEAR_MISS_BYTES) -> dict:
+    """A contains rule that a run of "a" almost matches everywhere: "aa...ab"."""
+    return {"intent": "remember", "contains": "a" * (length - 1) + "b"}
 
 KEY = ("worst", "case", "bench")
 LINE_OVERHEAD = 512  # the envelope, the key and the arguments' names around the input
 
 
-def fixture(largest: bool) -> dict:
+def fixture(largest: bool, near_miss_bytes: int = NEAR_MISS_BYTES) -> dict:
     """The fixture a case runs under (see the module's invariants)."""
     data = json.loads(DEFAULT_FIXTURE.read_text(encoding="utf-8"))
-    data["intent"]["rules"].insert(0, NEAR_MISS_RULE)
+    data["intent"]["rules"].insert(0, near_miss_rule(near_miss_bytes))
     if largest:
         data["morag"] = dict(LARGEST_RECALL)
     return data
 
 
-def write_fixture(directory: Path, largest: bool) -> Path:
-    path = directory / f"worst-case-{'largest' if largest else 'default'}.json"
-    path.write_text(json.dumps(fixture(largest)), encoding="utf-8")
+def write_fixture(directory: Path, largest: bool, near_miss_bytes: int = NEAR_MISS_BYTES) -> Path:
+    path = directory / f"worst-case-{'largest' if largest else 'default'}-{near_miss_bytes}.json"
+    path.write_text(json.dumps(fixture(largest, near_miss_bytes)), encoding="utf-8")
     return path
 
 
@@ -82,6 +89,22 @@ class Case:
     largest: bool
     memory: tuple[str, ...]
     input: Callable[[int], str]
+    # What the organ aimed at compares the input against, which a naive organ pays for once
+    # per byte of input: "memory" (MoRAG's kept turns) or "rule" (the near-miss rule's word).
+    # `lighter()` is the same case with far less of it.
+    against: str | None = None
+
+    def lighter(self) -> tuple[tuple[str, ...], int]:
+        """(memory, near-miss rule bytes) of the same case with little to compare against."""
+        if self.against == "memory":
+            return tuple(text[:LIGHT_MEMORY_BYTES] for text in self.memory[-2:]), NEAR_MISS_BYTES
+        if self.against == "rule":
+            return self.memory, LIGHT_RULE_BYTES
+        return self.memory, NEAR_MISS_BYTES
+
+
+LIGHT_MEMORY_BYTES = 64   # the last two turns, 64 bytes of each: both kinds of turn kept
+LIGHT_RULE_BYTES = 2      # "ab"
 
 
 # Memory that shares no byte with the inputs of the word cases (they use a .. p)
@@ -93,16 +116,16 @@ DEEP_MEMORY = tuple(["abcdefg " * 120] * 15 + ["zzzz " * 200])
 CASES: tuple[Case, ...] = (
     Case("short words, nothing shared", "F1 recall",
          "the known case: every word compared against every remembered turn", False,
-         UNRELATED_MEMORY[:3], _short_words("abcdefghijklmnop", 3)),
+         UNRELATED_MEMORY[:3], _short_words("abcdefghijklmnop", 3), "memory"),
     Case("short words, nothing shared, largest recall", "F1 recall",
          "the same against 16 turns of 1,024 bytes", True,
-         UNRELATED_MEMORY, _short_words("abcdefghijklmnop", 3)),
+         UNRELATED_MEMORY, _short_words("abcdefghijklmnop", 3), "memory"),
     Case("words found in older turns only", "F1 recall",
          "every word walked to its end through the index, none in the latest turn", True,
-         DEEP_MEMORY, lambda size: _repeat("abcdefg ", size, 8)),
+         DEEP_MEMORY, lambda size: _repeat("abcdefg ", size, 8), "memory"),
     Case("a run of 'a' against 'aaa...ab'", "C3 intender",
          "a naive search compares 127 bytes at every position", True,
-         UNRELATED_MEMORY, lambda size: _repeat("a", size, 1)),
+         UNRELATED_MEMORY, lambda size: _repeat("a", size, 1), "rule"),
     Case("one word as long as the input", "F1 recall, C3",
          "one word longer than anything remembered", True,
          UNRELATED_MEMORY, lambda size: _repeat("x", size, 1)),
@@ -133,11 +156,13 @@ def _handshake() -> list[bytes]:
     return [json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in (initialize, initialized)]
 
 
-def requests(case: Case, size: int | None) -> bytes:
-    """A whole conversation: the handshake, the case's memory turns, then (unless `size` is
-    None, the baseline) one turn of `case.input(size)`. One worst-case turn per conversation:
-    a second would meet the first one's excerpt in memory, which is no longer the worst case."""
-    lines = _handshake() + [turn_line(1 + n, text) for n, text in enumerate(case.memory)]
+def requests(case: Case, size: int | None, memory: tuple[str, ...] | None = None) -> bytes:
+    """A whole conversation: the handshake, the case's memory turns (or `memory`), then
+    (unless `size` is None, the baseline) one turn of `case.input(size)`. One worst-case turn
+    per conversation: a second would meet the first one's excerpt in memory, which is no
+    longer the worst case."""
+    kept = case.memory if memory is None else memory
+    lines = _handshake() + [turn_line(1 + n, text) for n, text in enumerate(kept)]
     if size is not None:
         lines.append(turn_line(1000, case.input(size)))
     return b"".join(lines)
