@@ -282,30 +282,33 @@ package body Input_Guard with SPARK_Mode => On is
    function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
      return Natural
    is
-      Taken : Natural := 0;
+      Length : constant Natural := Text'Length;
+      --  A Natural, so the invariants' sums are machine arithmetic (with
+      --  -gnato13, a sum involving 'Length is computed in bignums)
+      Taken  : Natural := 0;
    begin
       --  ASCII bytes are whole characters: most texts are taken here,
       --  eight at a time while eight remain
-      while Text'Length - Taken >= 8 and then Max_Bytes - Taken >= 8
+      while Length - Taken >= 8 and then Max_Bytes - Taken >= 8
         and then Json_Bytes.Is_Ascii_Run
           (Text (Text'First + Taken .. Text'First + Taken + 7))
       loop
          --  The loop's test leaves eight bytes of room both ways
          pragma Loop_Invariant
-           (Taken + 8 <= Max_Bytes and then Taken + 8 <= Text'Length);
+           (Taken + 8 <= Max_Bytes and then Taken + 8 <= Length);
          Taken := Taken + 8;
       end loop;
-      while Taken < Text'Length and then Taken < Max_Bytes
+      while Taken < Length and then Taken < Max_Bytes
         and then Code (Text (Text'First + Taken)) < 16#80#
       loop
          --  Likewise, one byte
-         pragma Loop_Invariant (Taken < Max_Bytes and then Taken < Text'Length);
+         pragma Loop_Invariant (Taken < Max_Bytes and then Taken < Length);
          Taken := Taken + 1;
       end loop;
-      while Taken < Text'Length loop
+      while Taken < Length loop
          --  A sequence is taken only when it fits within Max_Bytes, and
          --  Sequence_Length never reaches past the text
-         pragma Loop_Invariant (Taken <= Max_Bytes and then Taken < Text'Length);
+         pragma Loop_Invariant (Taken <= Max_Bytes and then Taken < Length);
          declare
             Lead   : constant Character := Text (Text'First + Taken);
             Length : constant Sequence_Size :=

@@ -406,6 +406,14 @@ package body Organs.Word_Search is
          return True;
       elsif Word'Length > Text'Length then
          return False;
+      elsif Text'Length <= Direct_Input_Limit then
+         --  Directly, as Latest_Sharing does with a short input: at most
+         --  Text'Length comparisons at each of its positions
+         return (for some Start in Text'First .. Text'Last - Word'Length + 1 =>
+                   Folded (Text (Start)) = Word (Word'First)
+                   and then (for all K in Word'First + 1 .. Word'Last =>
+                               Folded (Text (Start + (K - Word'First)))
+                               = Word (K)));
       end if;
       declare
          --  Border (J): the length of the longest proper prefix of
@@ -492,6 +500,12 @@ package body Organs.Word_Search is
       --  Bytes of all the words: the trie has at most one state more
    begin
       Found := [others => False];
+      if Text'Length <= Direct_Input_Limit then
+         for K in Words'Range loop
+            Found (K) := Occurs_Folded (Words (K).all, Text);
+         end loop;
+         return;
+      end if;
       for Word of Words loop
          Total := Total + Word'Length;
          for Byte of Word.all loop

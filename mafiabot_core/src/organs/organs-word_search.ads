@@ -33,12 +33,12 @@ package Organs.Word_Search is
 
    function Are_Ends_Of (Texts : String; Ends : Text_Ends) return Boolean is
      (Ends'First = 1
-      and then Ends'Length <= Max_Texts
-      and then Texts'Length + Ends'Length <= Max_Text_Bytes
+      and then Ends'Last <= Max_Texts
+      and then Texts'Last - Texts'First < Max_Text_Bytes - Ends'Last
       and then (for all K in Ends'Range =>
                   Ends (K) <= Texts'Last
-                  and then Ends (K) + 1
-                           >= (if K = 1 then Texts'First else Ends (K - 1) + 1)));
+                  and then (if K = 1 then Ends (K) >= Texts'First - 1
+                            else Ends (K) >= Ends (K - 1))));
    --  Ends cuts Texts into at most Max_Texts consecutive texts, some
    --  possibly empty
 
