@@ -5,20 +5,24 @@ package body Organs.Word_Search is
 
    use type Interfaces.Unsigned_32;
 
-   Index_Cost_Per_Byte : constant := 32;
-   --  Building the automaton costs about as much, per byte of the texts, as
-   --  this many direct comparisons of a byte (measured with the bench's
-   --  worst-case rows: 16 texts of 1,024 bytes index in ~0.5 ms)
+   Index_Cost_Per_Byte : constant := 375;
+   Direct_Cost_Per_Position : constant := 19;
+   --  Instructions (callgrind, contracts on): to index one byte of the texts
+   --  (16 texts of 1,000 bytes index in 6.2 million), and to look for a
+   --  word at one position of a text where its first byte does not match
 
-   Direct_Input_Limit : constant := 4 * Index_Cost_Per_Byte;
-   --  A word of Min_Word_Bytes and the byte that ends it take four: an input
-   --  this long has at most Index_Cost_Per_Byte words to look for, and
-   --  looking for each directly costs at most its length per byte of the
-   --  texts, so up to here the direct search is the cheaper one
+   Index_Cost_In_Positions : constant :=
+     Index_Cost_Per_Byte / Direct_Cost_Per_Position;
+   --  Indexing a byte of the texts costs as much as this many positions
+   --  searched directly
 
    pragma Compile_Time_Error
-     (Direct_Input_Limit < Min_Word_Bytes + 1,
-      "no input would be searched directly");
+     (Index_Cost_In_Positions < 1,
+      "a direct search would never be tried");
+
+   Direct_Input_Limit : constant := 128;
+   --  The longest text C3's rules are looked for in directly: at most its
+   --  square of comparisons, whatever the rule
 
    Word_Bytes : constant array (Character) of Boolean :=
      [for C in Character => Is_Word_Byte (C)];
@@ -32,47 +36,78 @@ package body Organs.Word_Search is
    ---------------------------------------------------------------------
    --  Directly: each word of the input against each position of a text
 
-   --  Whether some word of Min_Word_Bytes or more of Left occurs in Right,
-   --  both compared with ASCII folding
-   function Shares_Word (Left, Right : String) return Boolean is
-      --  Whether Left (First .. Last) stands in Right from At_Byte on
-      --  (At_Byte - 1 <= Right'Last - (Last - First + 1), as the caller
-      --  sees to)
-      function Stands_At (First, Last, At_Byte : Positive) return Boolean is
-        (for all K in First .. Last =>
-           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)));
+   --  Whether Word stands in Text, Text's bytes folded and Word's compared
+   --  as they are: the first byte at each position, then the rest where it
+   --  matched.  At most Word'Length comparisons at each position of Text.
+   function Occurs_Folded_Directly (Word, Text : String) return Boolean is
+     (for some Start in Text'First .. Text'Last - Word'Length + 1 =>
+        Folded (Text (Start)) = Word (Word'First)
+        and then (for all K in Word'First + 1 .. Word'Last =>
+                    Folded (Text (Start + (K - Word'First))) = Word (K)))
+   with Pre => Word'Length in 1 .. Text'Length;
 
+   --  Whether some word of Min_Word_Bytes or more of Left occurs in Right,
+   --  both compared with ASCII folding; Spent counts the work (a byte of
+   --  Left read, a position of Right tried), and the search gives up, with
+   --  Done false, once Spent is past Budget
+   procedure Share_Word
+     (Left, Right : String; Budget : Natural; Spent : in out Natural;
+      Shared, Done : out Boolean)
+   is
       Start : Natural := 0;
    begin
+      Shared := False;
+      Done := False;
       for Index in Left'First .. Left'Last + 1 loop
-         if Index <= Left'Last and then Is_Word_Byte (Left (Index)) then
+         Spent := Spent + 1;
+         if Spent > Budget then
+            return;
+         end if;
+         if Index <= Left'Last and then Word_Bytes (Left (Index)) then
             if Start = 0 then
                Start := Index;
             end if;
          elsif Start /= 0 then
             if Index - Start >= Min_Word_Bytes
-              and then (for some At_Byte in
-                          Right'First .. Right'Last - (Index - Start) + 1 =>
-                          Stands_At (Start, Index - 1, At_Byte))
+              and then Index - Start <= Right'Length
             then
-               return True;
+               Spent := Spent + Right'Length;
+               if Spent > Budget then
+                  return;
+               end if;
+               if Occurs_Folded_Directly
+                    (Folded (Left (Start .. Index - 1)), Right)
+               then
+                  Shared := True;
+                  Done := True;
+                  return;
+               end if;
             end if;
             Start := 0;
          end if;
       end loop;
-      return False;
-   end Shares_Word;
+      Done := True;
+   end Share_Word;
 
-   function Latest_Sharing_Directly
-     (Texts : String; Ends : Text_Ends; Input : String) return Natural is
+   --  Latest_Sharing, directly, with as much work as Budget allows; Done
+   --  false if that was not enough
+   procedure Latest_Sharing_Directly
+     (Texts : String; Ends : Text_Ends; Input : String; Budget : Natural;
+      Latest : out Natural; Done : out Boolean)
+   is
+      Spent  : Natural := 0;
+      Shared : Boolean;
    begin
+      Latest := 0;
       for K in reverse Ends'Range loop
-         if Shares_Word (Input, Texts (First_Of (Texts, Ends, K) .. Ends (K)))
-         then
-            return K;
+         Share_Word (Input, Texts (First_Of (Texts, Ends, K) .. Ends (K)),
+                     Budget, Spent, Shared, Done);
+         if not Done or else Shared then
+            Latest := (if Shared then K else 0);
+            return;
          end if;
       end loop;
-      return 0;
+      Done := True;
    end Latest_Sharing_Directly;
 
    ---------------------------------------------------------------------
@@ -382,11 +417,21 @@ package body Organs.Word_Search is
       return 0;
    end Latest_Sharing_Indexed;
 
+   --  The direct search first, which ends early as soon as it finds a word
+   --  (a turn nearly always shares one with the latest), given as much work
+   --  as indexing the texts would cost; the index only when that was not
+   --  enough.  Either way the work is at most twice the cheaper of the two.
    function Latest_Sharing
-     (Texts : String; Ends : Text_Ends; Input : String) return Natural is
+     (Texts : String; Ends : Text_Ends; Input : String) return Natural
+   is
+      Budget : constant Natural :=
+        Index_Cost_In_Positions * (Texts'Length + Ends'Length);
+      Latest : Natural;
+      Done   : Boolean;
    begin
-      if Input'Length <= Direct_Input_Limit or else Ends'Length = 0 then
-         return Latest_Sharing_Directly (Texts, Ends, Input);
+      Latest_Sharing_Directly (Texts, Ends, Input, Budget, Latest, Done);
+      if Done then
+         return Latest;
       else
          return Latest_Sharing_Indexed (Texts, Ends, Input);
       end if;
@@ -407,13 +452,8 @@ package body Organs.Word_Search is
       elsif Word'Length > Text'Length then
          return False;
       elsif Text'Length <= Direct_Input_Limit then
-         --  Directly, as Latest_Sharing does with a short input: at most
-         --  Text'Length comparisons at each of its positions
-         return (for some Start in Text'First .. Text'Last - Word'Length + 1 =>
-                   Folded (Text (Start)) = Word (Word'First)
-                   and then (for all K in Word'First + 1 .. Word'Last =>
-                               Folded (Text (Start + (K - Word'First)))
-                               = Word (K)));
+         --  Directly, as Latest_Sharing does with a short input
+         return Occurs_Folded_Directly (Word, Text);
       end if;
       declare
          --  Border (J): the length of the longest proper prefix of

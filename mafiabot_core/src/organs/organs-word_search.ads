@@ -5,11 +5,14 @@
 --  once per word of it.
 --
 --  Contract: each answer is the one its definition (stated under each
---  function) gives; only how it is found depends on the sizes.  A short
---  input is compared directly, which costs at most about Input'Length
---  comparisons per byte of the texts; a longer one is walked once, a word
---  at a time, through a suffix automaton of the texts (Blumer et al.,
---  1985), built in time linear in the texts.  Plain Strings in, plain
+--  function) gives; only how it is found depends on the sizes.  Recall is
+--  first searched directly (each word of the input at each position of a
+--  text, latest text first), which nearly always ends at once, but only
+--  with as much work as indexing the texts would cost; past that the input
+--  is walked once, a word at a time, through a suffix automaton of the
+--  texts (Blumer et al., 1985), built in time linear in the texts.  The
+--  rules' words are searched directly in a short text and otherwise by
+--  Knuth-Morris-Pratt or one Aho-Corasick pass.  Plain Strings in, plain
 --  numbers out: nothing here knows what the texts mean.
 
 package Organs.Word_Search is

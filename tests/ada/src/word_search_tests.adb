@@ -13,9 +13,10 @@ package body Word_Search_Tests is
 
    package Search renames Organs.Word_Search;
 
-   Long_Enough : constant := 200;
-   --  Padding that takes an input past the direct search's limit (128
-   --  bytes) without adding a word: both ways are held to one answer
+   Long_Enough : constant := 20_000;
+   --  Padding that adds no word but more work than the direct search is
+   --  given for the texts below (19 positions a byte of them, some 50
+   --  bytes): both ways are held to one answer
 
    function Padded (Input : String) return String is
      (Input & [1 .. Long_Enough => ' ']);
@@ -125,8 +126,8 @@ package body Word_Search_Tests is
    end Test_Pinned;
 
    --  Random texts and inputs over a small alphabet (so that words are
-   --  shared often, in part and in whole), at lengths on both sides of the
-   --  direct search's limit, against the oracle
+   --  shared often, in part and in whole), at lengths that the direct
+   --  search answers and lengths that need the index, against the oracle
    procedure Test_Matches_The_Oracle (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       Alphabet : constant String := "abAB c" & Character'Val (16#C3#) & ".";
@@ -136,7 +137,7 @@ package body Word_Search_Tests is
          declare
             Count : constant Positive := Next (16);
             Texts : Text_List (1 .. Count);
-            Input : constant String := Random_Text (Alphabet, (if Trial mod 2 = 0 then 40 else 400));
+            Input : constant String := Random_Text (Alphabet, (case Trial mod 3 is when 0 => 40, when 1 => 400, when others => 4_000));
          begin
             for Text of Texts loop
                Text := +Random_Text (Alphabet, 24);
