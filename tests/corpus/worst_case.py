@@ -6,9 +6,10 @@ remembers) and the fixture it runs under, and builds an input of a given size. T
 (`tests/python/test_linear_turns.py`) hold the work of a turn at two sizes to a ratio.
 
 Invariants:
-- `Case.input(size)` is deterministic, and its turn line (compact JSON, UTF-8, what
-  `line_bytes` counts) is at most `size` bytes, so any size up to the body's 4 MiB line cap
-  is served, never refused.
+- `Case.line(id, size)`, the turn of `Case.input(size)` (or of a short input among filler
+  members of params, for `members`), is deterministic, compact JSON in UTF-8 and at most
+  `size` bytes (what `line_bytes` counts), so any size up to the body's 4 MiB line cap is
+  served, never refused.
 - Every case runs under `fixture(largest=...)`: the shipped fixture, plus a 128-byte
   near-miss contains rule ahead of its own rules, and with `largest` the largest recall the
   fixture allows (16 turns of 1,024 bytes). The near-miss rule matches no input here.
@@ -58,12 +59,17 @@ def write_fixture(directory: Path, largest: bool, near_miss_bytes: int = NEAR_MI
     return path
 
 
-def turn_line(request_id: int, text: str) -> bytes:
+def turn_line(request_id: int, text: str, filler: int = 0) -> bytes:
+    """A turn of `text`; `filler` more members in its params, which the body reads past."""
     uid, channel, server = KEY
-    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-               "params": {"name": "turn", "arguments": {"input": text, "uid": uid,
-                                                        "channel": channel, "server": server}}}
+    params: dict = {"name": "turn", "arguments": {"input": text, "uid": uid,
+                                                  "channel": channel, "server": server}}
+    params |= {f"m{number}": 0 for number in range(filler)}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+MEMBER_BYTES = 12  # '"m123456":0,' at most, for the sizes served (up to 4 MiB)
 
 
 def _repeat(unit: str, size: int, escaped_bytes: int) -> str:
@@ -93,6 +99,13 @@ class Case:
     # per byte of input: "memory" (MoRAG's kept turns) or "rule" (the near-miss rule's word).
     # `lighter()` is the same case with far less of it.
     against: str | None = None
+    # The size is spent on members of params around a short input instead of on the input
+    members: bool = False
+
+    def line(self, request_id: int, size: int) -> bytes:
+        if self.members:
+            return turn_line(request_id, self.input(size), max(0, size - LINE_OVERHEAD) // MEMBER_BYTES)
+        return turn_line(request_id, self.input(size))
 
     def lighter(self) -> tuple[tuple[str, ...], int]:
         """(memory, near-miss rule bytes) of the same case with little to compare against."""
@@ -141,11 +154,14 @@ CASES: tuple[Case, ...] = (
     Case("blanks", "every word scan",
          "no word at all: the scans between words", True,
          UNRELATED_MEMORY, lambda size: _repeat(" ", size, 1)),
+    Case("params of many members", "reader, argument checks",
+         "every member looked up by name is looked for among all the others", True,
+         UNRELATED_MEMORY, lambda size: "what is the moon?", members=True),
 )
 
 
 def line_bytes(case: Case, size: int) -> int:
-    return len(turn_line(1, case.input(size)))
+    return len(case.line(1000, size))
 
 
 def _handshake() -> list[bytes]:
@@ -164,5 +180,5 @@ def requests(case: Case, size: int | None, memory: tuple[str, ...] | None = None
     kept = case.memory if memory is None else memory
     lines = _handshake() + [turn_line(1 + n, text) for n, text in enumerate(kept)]
     if size is not None:
-        lines.append(turn_line(1000, case.input(size)))
+        lines.append(case.line(1000, size))
     return b"".join(lines)
