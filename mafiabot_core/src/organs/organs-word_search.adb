@@ -120,9 +120,10 @@ package body Organs.Word_Search is
    --  texts its substrings end in (Found): a prefix's own state gets its
    --  text, and every state gets the texts of the states whose suffix link
    --  leads to it, so a word walked to a state occurs in exactly the texts
-   --  of its set.  Transitions are edges in one array, found through an
-   --  open-addressing table keyed by (state, byte); the automaton of n
-   --  bytes has at most 2n states and 3n edges.
+   --  of its set.  A transition lives in an open-addressing table keyed by
+   --  (state, byte), its target beside its key, and is listed with its
+   --  state's others for the one step that copies them (a clone); the
+   --  automaton of n bytes has at most 2n states and 3n edges.
 
    type Text_Set is new Interfaces.Unsigned_32;
 
