@@ -11,18 +11,20 @@ package body Organs.Intender is
         (for all K in Word'Range =>
            Folded (Input (From + (K - Word'First))) = Word (K));
 
-      Rule_Count  : constant Natural :=
-        Natural (Stub.Rules.Length);
-      Rules_Found    : Organs.Word_Search.Word_Flags (1 .. Rule_Count);
+      Rule_Count  : constant Natural := Natural (Stub.Rules.Length);
+      Rules_Found : Organs.Word_Search.Word_Flags (1 .. Rule_Count);
       --  By rule number: whether its word stands in the input (contains
       --  rules only), all of them found in one search the first time a
       --  contains rule is reached
-      Searched       : Boolean := False;
+      Searched    : Boolean := False;
 
       procedure Search_Contains is
          Words  : Organs.Word_Search.Word_List (1 .. Rule_Count) :=
            [others => Stub.Rules.First_Element.Word];
+         --  The contains rules' words, first Count of them; a list of
+         --  non-null texts needs some text in every place until then
          Number : array (1 .. Rule_Count) of Positive := [others => 1];
+         --  The rule each of Words comes from
          Count  : Natural := 0;
       begin
          for Index in 1 .. Rule_Count loop
@@ -44,7 +46,7 @@ package body Organs.Intender is
          Searched := True;
       end Search_Contains;
    begin
-      for Index in 1 .. Natural (Stub.Rules.Length) loop
+      for Index in 1 .. Rule_Count loop
          declare
             Rule : constant Intent_Rule := Stub.Rules.Element (Index);
             Word : String renames Rule.Word.all;
