@@ -1,6 +1,6 @@
-with Ada.Exceptions;
 with Ada.Strings.Unbounded;
 with Body_Log;
+with Lifecycle_Checks;
 with Session_Keys;
 with Turn_Cycle;
 
@@ -36,17 +36,6 @@ package body Hermes_Protocol is
      "Call `turn` once per user message with the message as `input` and the"
      & " speaker's uid, channel and server. Each call returns the output and"
      & " the trace of the 23-step cycle for that session alone.";
-
-   type Method_Kind is
-     (Initialize, Ping, Discover, Tools_List, Tools_Call, Unknown);
-
-   function Method_Of (Name : String) return Method_Kind is
-     (if Name = "initialize" then Initialize
-      elsif Name = "ping" then Ping
-      elsif Name = "server/discover" then Discover
-      elsif Name = "tools/list" then Tools_List
-      elsif Name = "tools/call" then Tools_Call
-      else Unknown);
 
    --  What one request comes to before it is written out.
    type Outcome is record
@@ -233,11 +222,7 @@ package body Hermes_Protocol is
       Asked : constant String :=
         Text_Member (Self, Line, Params, "protocolVersion");
    begin
-      if Self.Initialized then
-         Problem := Failure (Invalid_Request,
-                             "Invalid Request: already initialized");
-         return;
-      elsif Asked = "" then
+      if Asked = "" then
          Problem := Failure (Invalid_Params, "Invalid params: initialize"
                              & " needs protocolVersion (a string)");
          return;
@@ -401,79 +386,89 @@ package body Hermes_Protocol is
                 Found (Envelope_Member'Pos (Member) + 1)];
    end Envelope_Of;
 
-   --  Write the response to a request into Self.Answer.
+   --  Write the response to a request into Self.Answer: what the
+   --  lifecycle allows is dispatched on its method, the rest refused
    procedure Serve_Request
      (Self : in out Server; Line : String; Members : Envelope; Id : String)
    is
+      package Lifecycle renames Lifecycle_Checks;
+      use type Lifecycle.Method_Kind;
+
       Method_Name : constant String :=
         Text_Of (Self, Line, Members (Method));
-      Method  : constant Method_Kind := Method_Of (Method_Name);
+      Method  : constant Lifecycle.Method_Kind :=
+        Lifecycle.Method_Of (Method_Name);
       Params  : constant Node_Id := Members (Hermes_Protocol.Params);
       Meta    : constant Node_Id := Field (Self, Line, Params, "_meta");
+      Claimed : constant Boolean :=
+        Field (Self, Line, Meta, Version_Key) /= No_Node;
+      Asked   : constant String :=
+        (if Claimed then Text_Member (Self, Line, Meta, Version_Key) else "");
       Json    : Json_Text.Builder renames Self.Answer;
       Problem : Outcome;
-      Modern  : Boolean := False;
    begin
       if Params /= No_Node and then not Is_Object (Self, Params) then
          Problem := Failure (Invalid_Params,
                              "Invalid params: params must be an object");
-      elsif Method = Unknown then
+      elsif Method = Lifecycle.Unknown then
          Problem := Failure
            (Method_Not_Found, "Method not found: " & Method_Name);
       else
-         if Field (Self, Line, Meta, Version_Key) /= No_Node then
-            declare
-               Asked : constant String :=
-                 Text_Member (Self, Line, Meta, Version_Key);
-            begin
-               Modern := True;
-               if Asked /= Modern_Version then
+         declare
+            Verdict : constant Lifecycle.Verdict :=
+              Lifecycle.Check
+                (Self.Initialized,
+                 (Method             => Method,
+                  Version            =>
+                    (if not Claimed then Lifecycle.Unstated
+                     elsif Asked = Modern_Version then Lifecycle.Modern
+                     else Lifecycle.Other),
+                  Capabilities_Given =>
+                    Is_Object
+                      (Self, Field (Self, Line, Meta, Capabilities_Key))));
+            Modern : constant Boolean := Verdict.Is_Modern;
+         begin
+            case Verdict.Outcome is
+               when Lifecycle.Allowed =>
+                  case Method is
+                     when Lifecycle.Initialize =>
+                        Answer_Initialize
+                          (Self, Line, Params, Id, Problem, Json);
+                     when Lifecycle.Ping =>
+                        Open_Result (Json, Id);
+                        Close_Result (Json, Modern);
+                     when Lifecycle.Discover =>
+                        Answer_Discover (Id, Json);
+                     when Lifecycle.Tools_List =>
+                        Answer_Tools_List
+                          (Self, Line, Params, Id, Modern, Problem, Json);
+                     when Lifecycle.Tools_Call =>
+                        Answer_Tools_Call
+                          (Self, Line, Params, Id, Modern, Problem, Json);
+                     when Lifecycle.Unknown =>
+                        null;
+                  end case;
+               when Lifecycle.Unsupported_Version =>
                   Problem := Failure
                     (Unsupported_Version, "Unsupported protocol version",
                      "{""supported"":[" & Json_Text.Quoted (Modern_Version)
                      & "],""requested"":"
                      & (if Asked = "" then "null"
                         else Json_Text.Quoted (Asked)) & "}");
-               elsif not Is_Object
-                           (Self, Field (Self, Line, Meta, Capabilities_Key))
-               then
+               when Lifecycle.Missing_Capabilities =>
                   Problem := Failure
                     (Invalid_Params, "Invalid params: _meta needs "
                      & Capabilities_Key & " (an object)");
-               end if;
-            end;
-         end if;
-
-         if not Problem.Failed
-           and then not Modern
-           and then not Self.Initialized
-           and then Method not in Initialize | Ping | Discover
-         then
-            Problem := Failure
-              (Invalid_Request, "Invalid Request: not initialized (send"
-               & " initialize first, or use protocol version "
-               & Modern_Version & " in _meta)");
-         end if;
-
-         if not Problem.Failed then
-            case Method is
-               when Initialize =>
-                  Answer_Initialize (Self, Line, Params, Id, Problem, Json);
-               when Ping =>
-                  Open_Result (Json, Id);
-                  Close_Result (Json, Modern);
-               when Discover =>
-                  Answer_Discover (Id, Json);
-               when Tools_List =>
-                  Answer_Tools_List
-                    (Self, Line, Params, Id, Modern, Problem, Json);
-               when Tools_Call =>
-                  Answer_Tools_Call
-                    (Self, Line, Params, Id, Modern, Problem, Json);
-               when Unknown =>
-                  null;
+               when Lifecycle.Already_Initialized =>
+                  Problem := Failure (Invalid_Request,
+                                      "Invalid Request: already initialized");
+               when Lifecycle.Not_Initialized =>
+                  Problem := Failure
+                    (Invalid_Request, "Invalid Request: not initialized (send"
+                     & " initialize first, or use protocol version "
+                     & Modern_Version & " in _meta)");
             end case;
-         end if;
+         end;
       end if;
 
       if Problem.Failed then
@@ -495,15 +490,14 @@ package body Hermes_Protocol is
    function Is_Blank (Line : String) return Boolean is
      (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
 
+   --  The id a response to Line echoes: as it was sent, or null
+   function Id_Of (Self : Server; Line : String) return String is
+     (if Self.Answering = No_Node then Null_Id
+      else Raw (Self.Reader, Line, Self.Answering));
+
    procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink)
    is
-      Id_Node : Node_Id := No_Node;
-      --  The request's id, once found to be one JSON-RPC allows
-
-      --  The id a response echoes: as it was sent, or null
-      function Id return String is
-        (if Id_Node = No_Node then Null_Id
-         else Raw (Self.Reader, Line, Id_Node));
+      function Id return String is (Id_Of (Self, Line));
 
       procedure Answer_Error (Problem : Outcome) is
       begin
@@ -511,6 +505,7 @@ package body Hermes_Protocol is
          Send (Self.Answer, Reply);
       end Answer_Error;
    begin
+      Self.Answering := No_Node;
       Self.Answer.Reset;
       if Is_Blank (Line) then
          return;
@@ -578,7 +573,7 @@ package body Hermes_Protocol is
                Body_Log.Info ("ignored a response to no request of ours");
                return;
             else
-               Id_Node := Members (Hermes_Protocol.Id);
+               Self.Answering := Members (Hermes_Protocol.Id);
                if Text_Of (Self, Line, Members (Jsonrpc)) /= "2.0" then
                   Problem := Failure
                     (Invalid_Request,
@@ -602,13 +597,14 @@ package body Hermes_Protocol is
             end if;
          end;
       end;
-   exception
-      --  The edge of one request: whatever went wrong stays with it, and the
-      --  process keeps serving.
-      when E : others =>
-         Body_Log.Error ("internal error: "
-                         & Ada.Exceptions.Exception_Information (E));
-         Answer_Error (Failure (Internal_Error, "Internal error"));
    end Handle;
+
+   procedure Answer_Internal_Error
+     (Self : in out Server; Line : String; Reply : Reply_Sink) is
+   begin
+      Write_Error (Self.Answer, Id_Of (Self, Line),
+                   Failure (Internal_Error, "Internal error"));
+      Send (Self.Answer, Reply);
+   end Answer_Internal_Error;
 
 end Hermes_Protocol;
