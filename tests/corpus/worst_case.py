@@ -7,7 +7,7 @@ remembers) and the fixture it runs under, and builds an input of a given size. T
 
 Invariants:
 - `Case.line(id, size)`, the turn of `Case.input(size)` (or of a short input among filler
-  members of params, for `members`), is deterministic, compact JSON in UTF-8 and at most
+  members of params or of the message itself, for `members`), is deterministic, compact JSON in UTF-8 and at most
   `size` bytes (what `line_bytes` counts), so any size up to the body's 4 MiB line cap is
   served, never refused.
 - Every case runs under `fixture(largest=...)`: the shipped fixture, plus a 128-byte
@@ -59,13 +59,14 @@ def write_fixture(directory: Path, largest: bool, near_miss_bytes: int = NEAR_MI
     return path
 
 
-def turn_line(request_id: int, text: str, filler: int = 0) -> bytes:
-    """A turn of `text`; `filler` more members in its params, which the body reads past."""
+def turn_line(request_id: int, text: str, filler: int = 0, filler_in: str = "params") -> bytes:
+    """A turn of `text`; `filler` more members in its params (or in the message, `filler_in`
+    "message"), which the body reads past."""
     uid, channel, server = KEY
     params: dict = {"name": "turn", "arguments": {"input": text, "uid": uid,
                                                   "channel": channel, "server": server}}
-    params |= {f"m{number}": 0 for number in range(filler)}
     message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    {"params": params, "message": message}[filler_in].update({f"m{number}": 0 for number in range(filler)})
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
@@ -99,12 +100,14 @@ class Case:
     # per byte of input: "memory" (MoRAG's kept turns) or "rule" (the near-miss rule's word).
     # `lighter()` is the same case with far less of it.
     against: str | None = None
-    # The size is spent on members of params around a short input instead of on the input
-    members: bool = False
+    # The size is spent on filler members around a short input instead of on the input: of
+    # "params" or of the "message" itself
+    members: str | None = None
 
     def line(self, request_id: int, size: int) -> bytes:
         if self.members:
-            return turn_line(request_id, self.input(size), max(0, size - LINE_OVERHEAD) // MEMBER_BYTES)
+            return turn_line(request_id, self.input(size), max(0, size - LINE_OVERHEAD) // MEMBER_BYTES,
+                             self.members)
         return turn_line(request_id, self.input(size))
 
     def lighter(self) -> tuple[tuple[str, ...], int]:
@@ -156,7 +159,10 @@ CASES: tuple[Case, ...] = (
          UNRELATED_MEMORY, lambda size: _repeat(" ", size, 1)),
     Case("params of many members", "reader, argument checks",
          "every member looked up by name is looked for among all the others", True,
-         UNRELATED_MEMORY, lambda size: "what is the moon?", members=True),
+         UNRELATED_MEMORY, lambda size: "what is the moon?", members="params"),
+    Case("a message of many members", "reader, envelope",
+         "every member of the message compared with each of JSON-RPC's six names", True,
+         UNRELATED_MEMORY, lambda size: "what is the moon?", members="message"),
 )
 
 

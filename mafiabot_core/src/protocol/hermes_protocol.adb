@@ -215,12 +215,57 @@ package body Hermes_Protocol is
       return String is
      (Text_Of (Self, Line, Field (Self, Line, Object, Name)));
 
+   --  The members of an object a request is read by, named by an
+   --  enumeration: Members_Of finds them all in one walk over the object's
+   --  members, however many it has (a line of 4 MiB may hold ~320,000)
+   generic
+      type Member_Kind is (<>);
+      type Member_Set is array (Member_Kind) of Node_Id;
+      Names : Json_Reader.Name_List;
+      --  Member_Kind's names on the wire, in its order
+   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+     return Member_Set;
+   --  Object's members named by Names, as Member finds them (of duplicates
+   --  the last); No_Node for those it lacks, and for all of them when
+   --  Object is not an object.  Members not in Names are left alone.
+
+   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+     return Member_Set
+   is
+      pragma Compile_Time_Error
+        (Member_Kind'Pos (Member_Kind'Last) - Member_Kind'Pos
+           (Member_Kind'First) + 1 /= Names'Length,
+         "every member kind needs its name");
+      Found   : Member_Values (Names'Range);
+      Unknown : Node_Id;
+   begin
+      if not Is_Object (Self, Object) then
+         return [others => No_Node];
+      end if;
+      Find_Members (Self.Reader, Line, Object, Names, Found, Unknown);
+      return [for Member in Member_Kind =>
+                Found (Names'First + Member_Kind'Pos (Member)
+                                   - Member_Kind'Pos (Member_Kind'First))];
+   end Members_Of;
+
+   --  The members of params some method reads: each request walks params'
+   --  members once, not once a name
+   type Params_Member is
+     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version);
+
+   type Params_Members is array (Params_Member) of Node_Id;
+
+   function Params_Of is new Members_Of
+     (Params_Member, Params_Members,
+      [new String'("_meta"), new String'("name"), new String'("arguments"),
+       new String'("cursor"), new String'("protocolVersion")]);
+
    procedure Answer_Initialize
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Problem : out Outcome; Json : in out Json_Text.Builder)
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Problem : out Outcome; Json : in out Json_Text.Builder)
    is
       Asked : constant String :=
-        Text_Member (Self, Line, Params, "protocolVersion");
+        Text_Of (Self, Line, Params (Protocol_Version));
    begin
       if Asked = "" then
          Problem := Failure (Invalid_Params, "Invalid params: initialize"
@@ -256,11 +301,10 @@ package body Hermes_Protocol is
    end Answer_Discover;
 
    procedure Answer_Tools_List
-     (Self : Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
-      Json : in out Json_Text.Builder) is
+     (Params : Params_Members; Id : String; Modern : Boolean;
+      Problem : out Outcome; Json : in out Json_Text.Builder) is
    begin
-      if Field (Self, Line, Params, "cursor") /= No_Node then
+      if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
                              & " (the tool list has a single page)");
          return;
@@ -302,8 +346,8 @@ package body Hermes_Protocol is
    end Reply_Shape;
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
    --  Its frame holds a turn's trace (17 KB), probed page by page on entry
@@ -311,11 +355,11 @@ package body Hermes_Protocol is
    --  (spawn to initialize answered) would take four more page faults
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    is
-      Tool : constant String := Text_Member (Self, Line, Params, "name");
+      Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
    begin
       if Tool = "" then
          Problem := Failure (Invalid_Params, "Invalid params: tools/call"
@@ -329,7 +373,7 @@ package body Hermes_Protocol is
       declare
          Request : constant Turn_Tool.Turn_Request :=
            Turn_Tool.Check_Arguments
-             (Self.Reader, Line, Field (Self, Line, Params, "arguments"));
+             (Self.Reader, Line, Params (Arguments));
       begin
          if not Request.Valid then
             Open_Result (Json, Id);
@@ -368,23 +412,10 @@ package body Hermes_Protocol is
    --  The members of a message JSON-RPC defines, No_Node for those it
    --  lacks; of duplicates the last, as Member finds
 
-   Envelope_Names : constant Json_Reader.Name_List :=
-     [new String'("jsonrpc"), new String'("id"), new String'("method"),
-      new String'("params"), new String'("result"), new String'("error")];
-
-   --  Message's members, found in one walk over them
-   function Envelope_Of (Self : Server; Line : String; Message : Node_Id)
-     return Envelope
-   with Pre => Is_Object (Self, Message)
-   is
-      Found   : Member_Values (Envelope_Names'Range);
-      Unknown : Node_Id;
-   begin
-      --  Members JSON-RPC does not define are left alone
-      Find_Members (Self.Reader, Line, Message, Envelope_Names, Found, Unknown);
-      return [for Member in Envelope_Member =>
-                Found (Envelope_Member'Pos (Member) + 1)];
-   end Envelope_Of;
+   function Envelope_Of is new Members_Of
+     (Envelope_Member, Envelope,
+      [new String'("jsonrpc"), new String'("id"), new String'("method"),
+       new String'("params"), new String'("result"), new String'("error")]);
 
    --  Write the response to a request into Self.Answer: what the
    --  lifecycle allows is dispatched on its method, the rest refused
@@ -399,7 +430,8 @@ package body Hermes_Protocol is
       Method  : constant Lifecycle.Method_Kind :=
         Lifecycle.Method_Of (Method_Name);
       Params  : constant Node_Id := Members (Hermes_Protocol.Params);
-      Meta    : constant Node_Id := Field (Self, Line, Params, "_meta");
+      Given   : constant Params_Members := Params_Of (Self, Line, Params);
+      Meta    : constant Node_Id := Given (Hermes_Protocol.Meta);
       Claimed : constant Boolean :=
         Field (Self, Line, Meta, Version_Key) /= No_Node;
       Asked   : constant String :=
@@ -433,18 +465,17 @@ package body Hermes_Protocol is
                   case Method is
                      when Lifecycle.Initialize =>
                         Answer_Initialize
-                          (Self, Line, Params, Id, Problem, Json);
+                          (Self, Line, Given, Id, Problem, Json);
                      when Lifecycle.Ping =>
                         Open_Result (Json, Id);
                         Close_Result (Json, Modern);
                      when Lifecycle.Discover =>
                         Answer_Discover (Id, Json);
                      when Lifecycle.Tools_List =>
-                        Answer_Tools_List
-                          (Self, Line, Params, Id, Modern, Problem, Json);
+                        Answer_Tools_List (Given, Id, Modern, Problem, Json);
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
-                          (Self, Line, Params, Id, Modern, Problem, Json);
+                          (Self, Line, Given, Id, Modern, Problem, Json);
                      when Lifecycle.Unknown =>
                         null;
                   end case;
