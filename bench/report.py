@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from bench import workloads
+from bench import workloads, worst_case
 from bench.harness_overhead import HARNESS_ROW
 
 # Allocator noise on a flat process is a few pages; a leak of even 10 bytes per turn over
@@ -85,6 +85,9 @@ def targets(results: dict) -> list[dict]:
     rss = {kind: _rss_at(results, kind, 100_000) for kind in ("dynamic", "static")}
     growth = _get(results, "soak", "growth_after_fill_kib")
     failures = _get(results, "load", "failures")
+    worst = _get(results, "worst_case", "rows")
+    worst_ms = worst_case.worst_ms(worst) if worst else None
+    full_size = _get(results, "worst_case", "bytes") == worst_case.FULL_SIZE
 
     def ratio(a, b):
         return None if a is None or b is None else a / b
@@ -109,6 +112,8 @@ def targets(results: dict) -> list[dict]:
         _verdict("soak: RSS growth once the table is full", f"≤ {SOAK_TOLERANCE_KIB} KiB", growth,
                  lambda v: v <= SOAK_TOLERANCE_KIB, "{:,} KiB"),
         _verdict("load: failures among all turns", "0", failures, lambda v: v == 0, "{}"),
+        _verdict("CPU of the costliest 4 MB worst-case turn", f"≤ {worst_case.TARGET_MS:g} ms",
+                 worst_ms if full_size else None, lambda v: v <= worst_case.TARGET_MS, "{:.1f} ms"),
     ]
     return [asdict(v) | {"verdict": v.word} for v in verdicts]
 
@@ -177,6 +182,13 @@ def render(results: dict) -> str:
     lines += _table(("input bytes", "round trip median µs", "p99 µs"),
                     [(f"{int(size):,}", v["median_us"], v["p99_us"])
                      for size, v in results["input_size"].items()]) + [""]
+    worst = results.get("worst_case")
+    if worst:
+        lines += [(f"Worst-case turns ({worst['bytes']:,}-byte lines; tests/corpus/worst_case.py): the CPU of one "
+                   "turn, the conversation with it minus the one without, lowest of the repeats."), ""]
+        lines += _table(("input", "aimed at", "why it is a worst case", "line bytes", "CPU ms"),
+                        [(r["case"], r["target"], r["why"], f"{r['line_bytes']:,}",
+                          "overran" if r["cpu_ms"] is None else r["cpu_ms"]) for r in worst["rows"]]) + [""]
     ld = results["load"]
     lines += [(f"Load: {ld['bodies']} bodies × {ld['seconds']} s, one turn in flight each: "
                f"{ld['turns']:,} turns, {ld['turns_per_s']:,}/s in all, latency median "

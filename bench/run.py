@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench import chart, harness_overhead, latency, load, memory, report, servers, startup, stats, workloads
+from bench import chart, harness_overhead, latency, load, memory, report, servers, startup, stats, workloads, worst_case
 
 RESULTS = workloads.ROOT / "bench" / "results"
 
@@ -40,6 +40,8 @@ class Plan:
     harness_turns: int = 2_000
     input_sizes: tuple[int, ...] = (16, 1_024, 65_536, 1_048_576)
     input_turns: int = 30
+    worst_case_bytes: int = worst_case.FULL_SIZE
+    worst_case_repeats: int = 5
     load_bodies: int = 100
     load_seconds: float = 60.0
 
@@ -47,7 +49,7 @@ class Plan:
     def quick(cls) -> Plan:
         return cls(round_trips=500, pipelined=500, pings=1_000, cross_cpu_turns=300, startups=20,
                    session_checkpoints=(1_000, 5_000), soak_turns=40_000, harness_turns=200, input_sizes=(16, 65_536),
-                   input_turns=5, load_bodies=10, load_seconds=3.0)
+                   input_turns=5, worst_case_bytes=262_144, worst_case_repeats=1, load_bodies=10, load_seconds=3.0)
 
 
 def log(message: str) -> None:
@@ -133,6 +135,10 @@ def _extras(plan: Plan, setup: Setup, pipe_round_trip: dict) -> dict:
     log("input size")
     by_size = latency.input_size_round_trips(setup.body, plan.input_sizes, plan.input_turns)
     out["input_size"] = {str(size): stats.summary_us(samples) for size, samples in by_size.items()}
+    log(f"worst-case turns of {plan.worst_case_bytes:,} bytes")
+    out["worst_case"] = {"bytes": plan.worst_case_bytes,
+                         "rows": worst_case.rows(servers.body_path(), plan.worst_case_bytes,
+                                                 plan.worst_case_repeats)}
     log(f"load: {plan.load_bodies} bodies for {plan.load_seconds:g} s")
     load_body = servers.Server("body", (str(servers.body_path()), "--organs", str(workloads.DEFAULT_FIXTURE),
                                         "--no-soul"))

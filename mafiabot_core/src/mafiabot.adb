@@ -41,6 +41,13 @@ procedure Mafiabot is
    procedure On_Line (Line : String) is
    begin
       Protocol.Handle (Line, Stdio_Channel.Send'Access);
+   exception
+      --  The request loop's edge: a defect met while serving one line stays
+      --  with that line, which is answered -32603, and the body reads on.
+      when E : others =>
+         Body_Log.Error ("internal error: "
+                         & Ada.Exceptions.Exception_Information (E));
+         Protocol.Answer_Internal_Error (Line, Stdio_Channel.Send'Access);
    end On_Line;
 
    procedure On_Overflow (Length : Natural) is

@@ -112,13 +112,22 @@ def turn_fingerprint(trace: dict[str, Any]) -> str:
     return json.dumps(trace, sort_keys=True, ensure_ascii=False)
 
 
-def load_corpus() -> ModuleType:
-    if "hostile_corpus" in sys.modules:
-        return sys.modules["hostile_corpus"]
-    spec = importlib.util.spec_from_file_location("hostile_corpus", CORPUS_DIR / "hostile.py")
+def _load_corpus_file(name: str, file: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, CORPUS_DIR / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     # dataclasses look their module up in sys.modules while the class is being built
-    sys.modules["hostile_corpus"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_corpus() -> ModuleType:
+    return _load_corpus_file("hostile_corpus", "hostile.py")
+
+
+def load_worst_cases() -> ModuleType:
+    """tests/corpus/worst_case.py: the adversarial turn inputs of issue 12 (shared with bench/)."""
+    return _load_corpus_file("worst_case_corpus", "worst_case.py")

@@ -4,13 +4,16 @@ package body Input_Guard with SPARK_Mode => On is
 
    subtype Byte is Natural range 0 .. 255;
 
-   function Code (C : Character) return Byte is (Character'Pos (C));
+   function Code (C : Character) return Byte is (Character'Pos (C))
+   with Global => null;
 
    function Is_Continuation (C : Character) return Boolean is
-     (Code (C) in 16#80# .. 16#BF#);
+     (Code (C) in 16#80# .. 16#BF#)
+   with Global => null;
 
    function Is_Plain_Text (C : Character) return Boolean is
-     (Code (C) in 16#20# .. 16#7F# and then C not in '"' | '\');
+     (Code (C) in 16#20# .. 16#7F# and then C not in '"' | '\')
+   with Global => null;
    --  A byte a JSON string holds as it is, one character long
 
    type Byte_Set is array (Character) of Boolean;
@@ -23,20 +26,25 @@ package body Input_Guard with SPARK_Mode => On is
 
    --  The second-byte ranges exclude overlong forms, UTF-16 surrogates and
    --  code points above U+10FFFF (table 3-7 of the Unicode standard).
-   function Sequence_Length (Text : String; From : Positive) return Natural
+   function Sequence_Length (Text : String; From : Positive)
+     return Sequence_Size
    is
       Lead : constant Byte := Code (Text (From));
 
       function Has (Offset : Positive) return Boolean is
-        (Text'Last - From >= Offset);
+        (Text'Last - From >= Offset)
+      with Global => (Input => (Text, From));
 
       function Second_In (Low, High : Byte) return Boolean is
-        (Has (1) and then Code (Text (From + 1)) in Low .. High);
+        (Has (1) and then Code (Text (From + 1)) in Low .. High)
+      with Global => (Input => (Text, From));
 
       function Tail_Ok (First, Last : Positive) return Boolean is
         (Has (Last)
          and then (for all K in First .. Last =>
-                     Is_Continuation (Text (From + K))));
+                     Is_Continuation (Text (From + K))))
+      with Global => (Input => (Text, From)),
+           Pre    => First <= Last and then Last < Max_Sequence_Bytes;
    begin
       case Lead is
          when 16#00# .. 16#7F# =>
@@ -66,36 +74,67 @@ package body Input_Guard with SPARK_Mode => On is
       end case;
    end Sequence_Length;
 
-   function Hex_Value (C : Character) return Integer is
+   Hex_Digits : constant := 4;
+   --  A \uXXXX escape's digits: one UTF-16 code unit
+
+   Escape_Bytes : constant := 2 + Hex_Digits;
+   --  The backslash, the u and the digits
+
+   Pair_Bytes : constant := 2 * Escape_Bytes;
+   --  A surrogate pair: \uD83D\uDE00
+
+   Max_Unit : constant := 16 ** Hex_Digits - 1;
+
+   pragma Compile_Time_Error
+     (Max_Unit < 16#DFFF#, "an escape must reach the surrogates");
+
+   subtype Hex_Digit_Value is Integer range -1 .. 15;
+   --  A hex digit's value, -1 for a byte that is none
+
+   subtype Escaped_Unit is Integer range -1 .. Max_Unit;
+   --  An escape's code unit, -1 when its digits are not all there
+
+   function Hex_Value (C : Character) return Hex_Digit_Value is
      (case C is
          when '0' .. '9' => Character'Pos (C) - Character'Pos ('0'),
          when 'a' .. 'f' => Character'Pos (C) - Character'Pos ('a') + 10,
          when 'A' .. 'F' => Character'Pos (C) - Character'Pos ('A') + 10,
-         when others => -1);
+         when others => -1)
+   with Global => null;
+
+   function Power_Of_16 (Exponent : Natural) return Positive is
+     (case Exponent is
+         when 0 => 1, when 1 => 16#10#, when 2 => 16#100#,
+         when 3 => 16#1000#, when others => 16#1_0000#)
+   with Ghost, Global => null, Pre => Exponent <= Hex_Digits;
+   --  Spelt out for the prover, which handles no variable exponent
 
    --  The code unit of a \uXXXX escape whose 'u' is at At_U, or -1 when the
    --  four hex digits are not all there (the parser reports that itself).
-   function Escape_Unit (Text : String; At_U : Positive) return Integer
+   function Escape_Unit (Text : String; At_U : Positive) return Escaped_Unit
    with
-     Pre  => At_U in Text'Range and then Text'Last < Integer'Last,
-     Post => Escape_Unit'Result in -1 .. 16#FFFF#
+     Global => null,
+     Pre    => At_U in Text'Range and then Text'Last < Integer'Last
    is
-      Unit : Integer := 0;
+      Unit : Natural := 0;
    begin
-      if Text'Last - At_U < 4 then
+      if Text'Last - At_U < Hex_Digits then
          return -1;
       end if;
-      for K in 1 .. 4 loop
-         pragma Loop_Invariant (Unit in 0 .. 16#FFF#);
+      for K in 1 .. Hex_Digits loop
+         --  Unit is the value of the K - 1 digits read, so below 16 to
+         --  that power: one more digit (below 16) multiplies the bound by
+         --  16, which is the invariant at K + 1, and at K = Hex_Digits + 1
+         --  it is Max_Unit + 1
+         pragma Loop_Invariant (Unit < Power_Of_16 (K - 1));
          declare
-            Digit : constant Integer := Hex_Value (Text (At_U + K));
+            Digit : constant Hex_Digit_Value := Hex_Value (Text (At_U + K));
          begin
             if Digit < 0 then
                return -1;
             end if;
             Unit := Unit * 16 + Digit;
          end;
-         exit when K = 4;
       end loop;
       return Unit;
    end Escape_Unit;
@@ -108,9 +147,12 @@ package body Input_Guard with SPARK_Mode => On is
 
       function Reject (Kind : Rejection; At_Byte : Positive) return Verdict
       is ((Kind => Kind, Offset => At_Byte))
-      with Pre => At_Byte in Line'Range;
+      with Global => (Input => Line), Pre => At_Byte in Line'Range;
    begin
       while Index <= Line'Last loop
+         --  Index only grows, by at most what the loop's exit test leaves
+         --  in the line; Depth and Elements grow only after a test that
+         --  they are below their limits, else the line is rejected
          pragma Loop_Invariant (Index in Line'Range);
          pragma Loop_Invariant (Depth <= Within.Max_Depth);
          pragma Loop_Invariant (Elements <= Within.Max_Elements);
@@ -142,7 +184,7 @@ package body Input_Guard with SPARK_Mode => On is
             C      : constant Character := Line (Index);
             --  ASCII, nearly every byte of a protocol line, is a sequence
             --  of one: only the other bytes need the full decoder.
-            Length : constant Natural :=
+            Length : constant Sequence_Size :=
               (if Code (C) < 16#80# then 1 else Sequence_Length (Line, Index));
          begin
             if Length = 0 then
@@ -167,15 +209,16 @@ package body Input_Guard with SPARK_Mode => On is
                         elsif Unit in 16#D800# .. 16#DBFF# then
                            --  A high half must be followed at once by a
                            --  low half: \uD83D\uDE00.
-                           if Line'Last - Index < 11
-                             or else Line (Index + 6) /= '\'
-                             or else Line (Index + 7) /= 'u'
-                             or else Escape_Unit (Line, Index + 7)
+                           if Line'Last - Index < Pair_Bytes - 1
+                             or else Line (Index + Escape_Bytes) /= '\'
+                             or else Line (Index + Escape_Bytes + 1) /= 'u'
+                             or else Escape_Unit
+                                       (Line, Index + Escape_Bytes + 1)
                                        not in 16#DC00# .. 16#DFFF#
                            then
                               return Reject (Lone_Surrogate, Index);
                            end if;
-                           Index := Index + 6;
+                           Index := Index + Escape_Bytes;
                         end if;
                      end;
                   end if;
@@ -220,9 +263,11 @@ package body Input_Guard with SPARK_Mode => On is
       Index : Natural := Text'First;
    begin
       while Index <= Text'Last loop
+         --  Every byte before Index is part of a whole sequence: the loop
+         --  only steps over sequences Sequence_Length found
          pragma Loop_Invariant (Index in Text'Range);
          declare
-            Length : constant Natural := Sequence_Length (Text, Index);
+            Length : constant Sequence_Size := Sequence_Length (Text, Index);
          begin
             if Length = 0 then
                return False;
@@ -237,28 +282,36 @@ package body Input_Guard with SPARK_Mode => On is
    function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
      return Natural
    is
-      Taken : Natural := 0;
+      Length : constant Natural := Text'Length;
+      --  A Natural, so the invariants' sums are machine arithmetic (with
+      --  -gnato13, a sum involving 'Length is computed in bignums)
+      Taken  : Natural := 0;
    begin
       --  ASCII bytes are whole characters: most texts are taken here,
       --  eight at a time while eight remain
-      while Text'Length - Taken >= 8 and then Max_Bytes - Taken >= 8
+      while Length - Taken >= 8 and then Max_Bytes - Taken >= 8
         and then Json_Bytes.Is_Ascii_Run
           (Text (Text'First + Taken .. Text'First + Taken + 7))
       loop
-         pragma Loop_Invariant (Taken + 8 <= Max_Bytes);
+         --  The loop's test leaves eight bytes of room both ways
+         pragma Loop_Invariant
+           (Taken + 8 <= Max_Bytes and then Taken + 8 <= Length);
          Taken := Taken + 8;
       end loop;
-      while Taken < Text'Length and then Taken < Max_Bytes
+      while Taken < Length and then Taken < Max_Bytes
         and then Code (Text (Text'First + Taken)) < 16#80#
       loop
-         pragma Loop_Invariant (Taken < Max_Bytes);
+         --  Likewise, one byte
+         pragma Loop_Invariant (Taken < Max_Bytes and then Taken < Length);
          Taken := Taken + 1;
       end loop;
-      while Taken < Text'Length loop
-         pragma Loop_Invariant (Taken <= Max_Bytes);
+      while Taken < Length loop
+         --  A sequence is taken only when it fits within Max_Bytes, and
+         --  Sequence_Length never reaches past the text
+         pragma Loop_Invariant (Taken <= Max_Bytes and then Taken < Length);
          declare
             Lead   : constant Character := Text (Text'First + Taken);
-            Length : constant Natural :=
+            Length : constant Sequence_Size :=
               (if Code (Lead) < 16#80# then 1
                else Sequence_Length (Text, Text'First + Taken));
          begin

@@ -3,8 +3,10 @@
 --  surrogate escapes, and recurses once per nesting level, so a line is only
 --  handed to it once this package has found it Clean.
 --
---  SPARK subset by discipline (gnatprove is not available here); the
---  contracts are checked at run time with -gnata.
+--  Written for the prover (docs/spark.md; gnatprove is not available here,
+--  so the subset is kept by discipline and the contracts are checked at run
+--  time with -gnata): no state (Global => null on every declaration), a
+--  verdict instead of an exception, bounds in range subtypes.
 
 package Input_Guard with SPARK_Mode => On is
 
@@ -46,31 +48,40 @@ package Input_Guard with SPARK_Mode => On is
 
    function Inspect (Line : String; Within : Limits) return Verdict
    with
+     Global => null,
      Pre  => Line'Last < Integer'Last,
      Post =>
        (if Inspect'Result.Kind = Clean then Inspect'Result.Offset = 0
         else Inspect'Result.Offset in Line'Range);
    --  The first finding in Line, scanning left to right
 
-   function Sequence_Length (Text : String; From : Positive) return Natural
+   Max_Sequence_Bytes : constant := 4;
+   --  The longest UTF-8 sequence (RFC 3629: U+10000 .. U+10FFFF)
+
+   subtype Sequence_Size is Natural range 0 .. Max_Sequence_Bytes;
+   --  A sequence's length, 0 for none
+
+   function Sequence_Length (Text : String; From : Positive)
+     return Sequence_Size
    with
-     Pre  => From in Text'Range and then Text'Last < Integer'Last,
-     Post => Sequence_Length'Result <= 4
-             and then (if Sequence_Length'Result > 0 then
-                         From + Sequence_Length'Result - 1 <= Text'Last);
+     Global => null,
+     Pre    => From in Text'Range and then Text'Last < Integer'Last,
+     Post   => (if Sequence_Length'Result > 0 then
+                  From + Sequence_Length'Result - 1 <= Text'Last);
    --  Length of the well-formed UTF-8 sequence starting at Text (From), or
    --  0 when none starts there (RFC 3629: no overlong forms, no encoded
    --  surrogates, nothing above U+10FFFF)
 
    function Is_Valid_Utf8 (Text : String) return Boolean
-   with Pre => Text'Last < Integer'Last;
+   with Global => null, Pre => Text'Last < Integer'Last;
    --  Whether Text is well-formed UTF-8, by the same decoder Inspect uses
 
    function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
      return Natural
    with
-     Pre  => Text'Last < Integer'Last,
-     Post => Utf8_Prefix_Length'Result <= Max_Bytes
+     Global => null,
+     Pre    => Text'Last < Integer'Last,
+     Post   => Utf8_Prefix_Length'Result <= Max_Bytes
              and then Utf8_Prefix_Length'Result <= Text'Length;
    --  The longest prefix of valid UTF-8 Text of at most Max_Bytes bytes that
    --  does not cut a character in two

@@ -1,59 +1,36 @@
+with Organs.Word_Search;
+
 package body Organs.Morag is
 
    use Ada.Strings.Unbounded;
 
-   --  Whether some word of three or more bytes of Left occurs in Right,
-   --  both compared with ASCII folding
-   function Shares_Word (Left, Right : String) return Boolean is
-      --  Whether Left (First .. Last) stands in Right from At_Byte on
-      --  (At_Byte - 1 <= Right'Last - (Last - First + 1), as the caller
-      --  sees to)
-      function Stands_At (First, Last, At_Byte : Positive) return Boolean is
-        (for all K in First .. Last =>
-           Folded (Right (At_Byte + (K - First))) = Folded (Left (K)));
+   pragma Compile_Time_Error
+     (Recall_Count'Last > Organs.Word_Search.Max_Texts,
+      "one recall must tell every kept turn apart");
 
-      Start : Natural := 0;
-   begin
-      for Index in Left'First .. Left'Last + 1 loop
-         if Index <= Left'Last and then Is_Word_Byte (Left (Index)) then
-            if Start = 0 then
-               Start := Index;
-            end if;
-         elsif Start /= 0 then
-            if Index - Start >= 3
-              and then (for some At_Byte in
-                          Right'First .. Right'Last - (Index - Start) + 1 =>
-                          Stands_At (Start, Index - 1, At_Byte))
-            then
-               return True;
-            end if;
-            Start := 0;
-         end if;
-      end loop;
-      return False;
-   end Shares_Word;
+   pragma Compile_Time_Error
+     (Max_Depth * Max_Recall_Bytes > Organs.Word_Search.Max_Text_Bytes
+                                     - Organs.Word_Search.Max_Texts,
+      "one recall must index every kept byte");
 
    function Latest_Sharing (Held : Memory; Input : String) return String is
-      Last  : Natural := Length (Held.Kept);
-      First : Natural;
+      Kept : constant String := To_String (Held.Kept);
+      Ends : Organs.Word_Search.Text_Ends (1 .. Held.Count);
+      Last : Natural := 0;
+      Age  : Natural;
    begin
       if Held.Count = 0 then
          return "";
       end if;
-      for Age in reverse 1 .. Held.Count loop
-         First := Last - Natural (Held.Sizes (Age)) + 1;
-         declare
-            Excerpt : constant String := Slice (Held.Kept, First, Last);
-         begin
-            if Shares_Word (Input, Excerpt) then
-               return Excerpt;
-            end if;
-         end;
-         Last := First - 1;
+      for Turn in Ends'Range loop
+         Last := Last + Natural (Held.Sizes (Turn));
+         Ends (Turn) := Last;
       end loop;
-      return Slice (Held.Kept,
-                    Length (Held.Kept) - Natural (Held.Sizes (Held.Count)) + 1,
-                    Length (Held.Kept));
+      Age := Organs.Word_Search.Latest_Sharing (Kept, Ends, Input);
+      if Age = 0 then
+         Age := Held.Count;
+      end if;
+      return Kept ((if Age = 1 then 1 else Ends (Age - 1) + 1) .. Ends (Age));
    end Latest_Sharing;
 
    procedure Keep

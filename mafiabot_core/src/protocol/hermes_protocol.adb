@@ -1,6 +1,6 @@
-with Ada.Exceptions;
 with Ada.Strings.Unbounded;
 with Body_Log;
+with Lifecycle_Checks;
 with Session_Keys;
 with Turn_Cycle;
 
@@ -36,17 +36,6 @@ package body Hermes_Protocol is
      "Call `turn` once per user message with the message as `input` and the"
      & " speaker's uid, channel and server. Each call returns the output and"
      & " the trace of the 23-step cycle for that session alone.";
-
-   type Method_Kind is
-     (Initialize, Ping, Discover, Tools_List, Tools_Call, Unknown);
-
-   function Method_Of (Name : String) return Method_Kind is
-     (if Name = "initialize" then Initialize
-      elsif Name = "ping" then Ping
-      elsif Name = "server/discover" then Discover
-      elsif Name = "tools/list" then Tools_List
-      elsif Name = "tools/call" then Tools_Call
-      else Unknown);
 
    --  What one request comes to before it is written out.
    type Outcome is record
@@ -226,18 +215,59 @@ package body Hermes_Protocol is
       return String is
      (Text_Of (Self, Line, Field (Self, Line, Object, Name)));
 
+   --  The members of an object a request is read by, named by an
+   --  enumeration: Members_Of finds them all in one walk over the object's
+   --  members, however many it has (a line of 4 MiB may hold ~320,000)
+   generic
+      type Member_Kind is (<>);
+      type Member_Set is array (Member_Kind) of Node_Id;
+      Names : Json_Reader.Name_List;
+      --  Member_Kind's names on the wire, in its order
+   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+     return Member_Set;
+   --  Object's members named by Names, as Member finds them (of duplicates
+   --  the last); No_Node for those it lacks, and for all of them when
+   --  Object is not an object.  Members not in Names are left alone.
+
+   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+     return Member_Set
+   is
+      pragma Compile_Time_Error
+        (Member_Kind'Pos (Member_Kind'Last) - Member_Kind'Pos
+           (Member_Kind'First) + 1 /= Names'Length,
+         "every member kind needs its name");
+      Found   : Member_Values (Names'Range);
+      Unknown : Node_Id;
+   begin
+      if not Is_Object (Self, Object) then
+         return [others => No_Node];
+      end if;
+      Find_Members (Self.Reader, Line, Object, Names, Found, Unknown);
+      return [for Member in Member_Kind =>
+                Found (Names'First + Member_Kind'Pos (Member)
+                                   - Member_Kind'Pos (Member_Kind'First))];
+   end Members_Of;
+
+   --  The members of params some method reads: each request walks params'
+   --  members once, not once a name
+   type Params_Member is
+     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version);
+
+   type Params_Members is array (Params_Member) of Node_Id;
+
+   function Params_Of is new Members_Of
+     (Params_Member, Params_Members,
+      [new String'("_meta"), new String'("name"), new String'("arguments"),
+       new String'("cursor"), new String'("protocolVersion")]);
+
    procedure Answer_Initialize
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Problem : out Outcome; Json : in out Json_Text.Builder)
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Problem : out Outcome; Json : in out Json_Text.Builder)
    is
       Asked : constant String :=
-        Text_Member (Self, Line, Params, "protocolVersion");
+        Text_Of (Self, Line, Params (Protocol_Version));
    begin
-      if Self.Initialized then
-         Problem := Failure (Invalid_Request,
-                             "Invalid Request: already initialized");
-         return;
-      elsif Asked = "" then
+      if Asked = "" then
          Problem := Failure (Invalid_Params, "Invalid params: initialize"
                              & " needs protocolVersion (a string)");
          return;
@@ -271,11 +301,10 @@ package body Hermes_Protocol is
    end Answer_Discover;
 
    procedure Answer_Tools_List
-     (Self : Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
-      Json : in out Json_Text.Builder) is
+     (Params : Params_Members; Id : String; Modern : Boolean;
+      Problem : out Outcome; Json : in out Json_Text.Builder) is
    begin
-      if Field (Self, Line, Params, "cursor") /= No_Node then
+      if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
                              & " (the tool list has a single page)");
          return;
@@ -317,8 +346,8 @@ package body Hermes_Protocol is
    end Reply_Shape;
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
    --  Its frame holds a turn's trace (17 KB), probed page by page on entry
@@ -326,11 +355,11 @@ package body Hermes_Protocol is
    --  (spawn to initialize answered) would take four more page faults
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Node_Id; Id : String;
-      Modern : Boolean; Problem : out Outcome;
+     (Self : in out Server; Line : String; Params : Params_Members;
+      Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    is
-      Tool : constant String := Text_Member (Self, Line, Params, "name");
+      Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
    begin
       if Tool = "" then
          Problem := Failure (Invalid_Params, "Invalid params: tools/call"
@@ -344,7 +373,7 @@ package body Hermes_Protocol is
       declare
          Request : constant Turn_Tool.Turn_Request :=
            Turn_Tool.Check_Arguments
-             (Self.Reader, Line, Field (Self, Line, Params, "arguments"));
+             (Self.Reader, Line, Params (Arguments));
       begin
          if not Request.Valid then
             Open_Result (Json, Id);
@@ -383,97 +412,94 @@ package body Hermes_Protocol is
    --  The members of a message JSON-RPC defines, No_Node for those it
    --  lacks; of duplicates the last, as Member finds
 
-   Envelope_Names : constant Json_Reader.Name_List :=
-     [new String'("jsonrpc"), new String'("id"), new String'("method"),
-      new String'("params"), new String'("result"), new String'("error")];
+   function Envelope_Of is new Members_Of
+     (Envelope_Member, Envelope,
+      [new String'("jsonrpc"), new String'("id"), new String'("method"),
+       new String'("params"), new String'("result"), new String'("error")]);
 
-   --  Message's members, found in one walk over them
-   function Envelope_Of (Self : Server; Line : String; Message : Node_Id)
-     return Envelope
-   with Pre => Is_Object (Self, Message)
-   is
-      Found   : Member_Values (Envelope_Names'Range);
-      Unknown : Node_Id;
-   begin
-      --  Members JSON-RPC does not define are left alone
-      Find_Members (Self.Reader, Line, Message, Envelope_Names, Found, Unknown);
-      return [for Member in Envelope_Member =>
-                Found (Envelope_Member'Pos (Member) + 1)];
-   end Envelope_Of;
-
-   --  Write the response to a request into Self.Answer.
+   --  Write the response to a request into Self.Answer: what the
+   --  lifecycle allows is dispatched on its method, the rest refused
    procedure Serve_Request
      (Self : in out Server; Line : String; Members : Envelope; Id : String)
    is
+      package Lifecycle renames Lifecycle_Checks;
+      use type Lifecycle.Method_Kind;
+
       Method_Name : constant String :=
         Text_Of (Self, Line, Members (Method));
-      Method  : constant Method_Kind := Method_Of (Method_Name);
+      Method  : constant Lifecycle.Method_Kind :=
+        Lifecycle.Method_Of (Method_Name);
       Params  : constant Node_Id := Members (Hermes_Protocol.Params);
-      Meta    : constant Node_Id := Field (Self, Line, Params, "_meta");
+      Given   : constant Params_Members := Params_Of (Self, Line, Params);
+      Meta    : constant Node_Id := Given (Hermes_Protocol.Meta);
+      Claimed : constant Boolean :=
+        Field (Self, Line, Meta, Version_Key) /= No_Node;
+      Asked   : constant String :=
+        (if Claimed then Text_Member (Self, Line, Meta, Version_Key) else "");
       Json    : Json_Text.Builder renames Self.Answer;
       Problem : Outcome;
-      Modern  : Boolean := False;
    begin
       if Params /= No_Node and then not Is_Object (Self, Params) then
          Problem := Failure (Invalid_Params,
                              "Invalid params: params must be an object");
-      elsif Method = Unknown then
+      elsif Method = Lifecycle.Unknown then
          Problem := Failure
            (Method_Not_Found, "Method not found: " & Method_Name);
       else
-         if Field (Self, Line, Meta, Version_Key) /= No_Node then
-            declare
-               Asked : constant String :=
-                 Text_Member (Self, Line, Meta, Version_Key);
-            begin
-               Modern := True;
-               if Asked /= Modern_Version then
+         declare
+            Verdict : constant Lifecycle.Verdict :=
+              Lifecycle.Check
+                (Self.Initialized,
+                 (Method             => Method,
+                  Version            =>
+                    (if not Claimed then Lifecycle.Unstated
+                     elsif Asked = Modern_Version then Lifecycle.Modern
+                     else Lifecycle.Other),
+                  Capabilities_Given =>
+                    Is_Object
+                      (Self, Field (Self, Line, Meta, Capabilities_Key))));
+            Modern : constant Boolean := Verdict.Is_Modern;
+         begin
+            case Verdict.Outcome is
+               when Lifecycle.Allowed =>
+                  case Method is
+                     when Lifecycle.Initialize =>
+                        Answer_Initialize
+                          (Self, Line, Given, Id, Problem, Json);
+                     when Lifecycle.Ping =>
+                        Open_Result (Json, Id);
+                        Close_Result (Json, Modern);
+                     when Lifecycle.Discover =>
+                        Answer_Discover (Id, Json);
+                     when Lifecycle.Tools_List =>
+                        Answer_Tools_List (Given, Id, Modern, Problem, Json);
+                     when Lifecycle.Tools_Call =>
+                        Answer_Tools_Call
+                          (Self, Line, Given, Id, Modern, Problem, Json);
+                     when Lifecycle.Unknown =>
+                        null;
+                  end case;
+               when Lifecycle.Unsupported_Version =>
                   Problem := Failure
                     (Unsupported_Version, "Unsupported protocol version",
                      "{""supported"":[" & Json_Text.Quoted (Modern_Version)
                      & "],""requested"":"
                      & (if Asked = "" then "null"
                         else Json_Text.Quoted (Asked)) & "}");
-               elsif not Is_Object
-                           (Self, Field (Self, Line, Meta, Capabilities_Key))
-               then
+               when Lifecycle.Missing_Capabilities =>
                   Problem := Failure
                     (Invalid_Params, "Invalid params: _meta needs "
                      & Capabilities_Key & " (an object)");
-               end if;
-            end;
-         end if;
-
-         if not Problem.Failed
-           and then not Modern
-           and then not Self.Initialized
-           and then Method not in Initialize | Ping | Discover
-         then
-            Problem := Failure
-              (Invalid_Request, "Invalid Request: not initialized (send"
-               & " initialize first, or use protocol version "
-               & Modern_Version & " in _meta)");
-         end if;
-
-         if not Problem.Failed then
-            case Method is
-               when Initialize =>
-                  Answer_Initialize (Self, Line, Params, Id, Problem, Json);
-               when Ping =>
-                  Open_Result (Json, Id);
-                  Close_Result (Json, Modern);
-               when Discover =>
-                  Answer_Discover (Id, Json);
-               when Tools_List =>
-                  Answer_Tools_List
-                    (Self, Line, Params, Id, Modern, Problem, Json);
-               when Tools_Call =>
-                  Answer_Tools_Call
-                    (Self, Line, Params, Id, Modern, Problem, Json);
-               when Unknown =>
-                  null;
+               when Lifecycle.Already_Initialized =>
+                  Problem := Failure (Invalid_Request,
+                                      "Invalid Request: already initialized");
+               when Lifecycle.Not_Initialized =>
+                  Problem := Failure
+                    (Invalid_Request, "Invalid Request: not initialized (send"
+                     & " initialize first, or use protocol version "
+                     & Modern_Version & " in _meta)");
             end case;
-         end if;
+         end;
       end if;
 
       if Problem.Failed then
@@ -495,15 +521,14 @@ package body Hermes_Protocol is
    function Is_Blank (Line : String) return Boolean is
      (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
 
+   --  The id a response to Line echoes: as it was sent, or null
+   function Id_Of (Self : Server; Line : String) return String is
+     (if Self.Answering = No_Node then Null_Id
+      else Raw (Self.Reader, Line, Self.Answering));
+
    procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink)
    is
-      Id_Node : Node_Id := No_Node;
-      --  The request's id, once found to be one JSON-RPC allows
-
-      --  The id a response echoes: as it was sent, or null
-      function Id return String is
-        (if Id_Node = No_Node then Null_Id
-         else Raw (Self.Reader, Line, Id_Node));
+      function Id return String is (Id_Of (Self, Line));
 
       procedure Answer_Error (Problem : Outcome) is
       begin
@@ -511,6 +536,7 @@ package body Hermes_Protocol is
          Send (Self.Answer, Reply);
       end Answer_Error;
    begin
+      Self.Answering := No_Node;
       Self.Answer.Reset;
       if Is_Blank (Line) then
          return;
@@ -578,7 +604,7 @@ package body Hermes_Protocol is
                Body_Log.Info ("ignored a response to no request of ours");
                return;
             else
-               Id_Node := Members (Hermes_Protocol.Id);
+               Self.Answering := Members (Hermes_Protocol.Id);
                if Text_Of (Self, Line, Members (Jsonrpc)) /= "2.0" then
                   Problem := Failure
                     (Invalid_Request,
@@ -602,13 +628,14 @@ package body Hermes_Protocol is
             end if;
          end;
       end;
-   exception
-      --  The edge of one request: whatever went wrong stays with it, and the
-      --  process keeps serving.
-      when E : others =>
-         Body_Log.Error ("internal error: "
-                         & Ada.Exceptions.Exception_Information (E));
-         Answer_Error (Failure (Internal_Error, "Internal error"));
    end Handle;
+
+   procedure Answer_Internal_Error
+     (Self : in out Server; Line : String; Reply : Reply_Sink) is
+   begin
+      Write_Error (Self.Answer, Id_Of (Self, Line),
+                   Failure (Internal_Error, "Internal error"));
+      Send (Self.Answer, Reply);
+   end Answer_Internal_Error;
 
 end Hermes_Protocol;

@@ -5,8 +5,9 @@
 --
 --  Every request gets exactly one response; notifications and client
 --  responses get none.  Protocol errors are mapped to JSON-RPC codes here
---  and nowhere else; anything unexpected while serving one request becomes
---  -32603 for that request alone.
+--  and nowhere else; the protocol's ordering rules are Lifecycle_Checks'.
+--  Anything unexpected while serving one request becomes -32603 for that
+--  request alone, at the request loop's edge (Answer_Internal_Error).
 
 with Body_Config;
 with Energy_Gate;
@@ -40,8 +41,17 @@ package Hermes_Protocol is
    --  Where a reply goes: one whole message, LF included
 
    procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink);
-   --  Answer one line (LF removed), calling Reply at most once.  Never
-   --  raises.
+   --  Answer one line (LF removed), calling Reply at most once.  Every
+   --  refusal is an answer, not an exception: Handle raises only on a
+   --  defect of the body or when memory runs out, before calling Reply, and
+   --  Self stays fit for the next line.  The request loop's edge then
+   --  answers the line with Answer_Internal_Error.
+
+   procedure Answer_Internal_Error
+     (Self : in out Server; Line : String; Reply : Reply_Sink);
+   --  The -32603 answer to the Line that Handle raised on, echoing its id
+   --  if Handle had found one valid, else null.  Raises only what Reply or
+   --  the allocator raises.
 
    procedure Refuse_Oversized
      (Self : in out Server; Length : Natural; Reply : Reply_Sink);
@@ -63,6 +73,9 @@ private
       Sessions      : Session_Table.Table;
       Initialized   : Boolean := False;
       --  A legacy `initialize` has been answered
+      Answering     : Json_Reader.Node_Id := Json_Reader.No_Node;
+      --  The id of the request being answered, once found to be one
+      --  JSON-RPC allows: what an internal error's answer echoes
       Reader        : Json_Reader.Document;
       Answer        : Json_Text.Builder;
       --  Reused for every message: the parsed line and the reply

@@ -5,34 +5,54 @@
 --  writer's escaper and the reader's string scan pass clean text with them.
 --  Is_Plain tests a whole text, sixteen bytes an instruction: its body is
 --  compiled with the vectorizer (see mafiabot_core.gpr).
+--
+--  The visible part is in the SPARK subset, for Input_Guard calls it: each
+--  function has no state and the two the guard relies on say what they
+--  answer in a postcondition; how they answer it is not for the prover.
 
 private with Ada.Unchecked_Conversion;
 private with System;
 
-package Json_Bytes is
+package Json_Bytes with SPARK_Mode => On is
 
    subtype Eight_Bytes is String (1 .. 8);
 
-   function Is_Plain_Run (Bytes : Eight_Bytes) return Boolean;
+   function Is_Plain_Run (Bytes : Eight_Bytes) return Boolean
+   with Global => null;
    --  No quote, no backslash and no byte below 16#20# among Bytes
 
-   function Is_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
+   function Is_Ascii_Run (Bytes : Eight_Bytes) return Boolean
+   with
+     Global => null,
+     Post   => Is_Ascii_Run'Result
+               = (for all C of Bytes => Character'Pos (C) < 16#80#);
    --  Every byte of Bytes below 16#80#: eight whole UTF-8 characters
 
-   function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean;
+   function Is_Plain_Ascii_Run (Bytes : Eight_Bytes) return Boolean
+   with
+     Global => null,
+     Post   => Is_Plain_Ascii_Run'Result
+               = (for all C of Bytes =>
+                    Character'Pos (C) in 16#20# .. 16#7F#
+                    and then C not in '"' | '\');
    --  Is_Plain_Run, and every byte ASCII: eight whole characters
 
    subtype Run_Length is Natural range 0 .. 8;
 
-   function Plain_Ascii_Prefix (Bytes : Eight_Bytes) return Run_Length;
+   function Plain_Ascii_Prefix (Bytes : Eight_Bytes) return Run_Length
+   with Global => null;
    --  How many of Bytes, from the first, are plain ASCII: the place of the
    --  first quote, backslash, control or non-ASCII byte, found without a
    --  loop (8 when there is none)
 
-   function Is_Plain (Text : String) return Boolean;
+   function Is_Plain (Text : String) return Boolean
+   with Global => null;
    --  No quote, no backslash and no byte below 16#20# in Text
 
 private
+   pragma SPARK_Mode (Off);
+   --  Bit tricks over a word read through an unchecked conversion: outside
+   --  the subset, and stated for the prover by the postconditions above
 
    type Word is mod 2**64;
 

@@ -7,6 +7,7 @@ with Organs.Identity;
 with Organs.Intender;
 with Organs.Mini_Rag;
 with Organs.Texts;
+with Organs.Word_Search;
 with Session_Keys;
 
 package body Stub_Organs is
@@ -275,25 +276,64 @@ package body Stub_Organs is
       function Stands_At (Word : String; From : Positive) return Boolean is
         (for all K in Word'Range =>
            Folded (Input (From + (K - Word'First))) = Word (K));
+
+      Rule_Count  : constant Natural := Natural (Self.Stub.Rules.Length);
+      Rules_Found : Word_Search.Word_Flags (1 .. Rule_Count);
+      --  By rule number: whether its word stands in the input (contains
+      --  rules only), all of them found in one search the first time a
+      --  contains rule is reached: a rule a pass would cost the input's
+      --  length once per rule
+      Searched    : Boolean := False;
+
+      procedure Search_Contains is
+         Words  : Word_Search.Word_List (1 .. Rule_Count) :=
+           [others => Word_Search.Word_Text
+                        (Self.Stub.Rules.First_Element.Word)];
+         --  The contains rules' words, the first Count of them; a list of
+         --  non-null texts needs some text in every place until then
+         Number : array (1 .. Rule_Count) of Positive := [others => 1];
+         --  The rule each of Words comes from
+         Count  : Natural := 0;
+      begin
+         for Index in 1 .. Rule_Count loop
+            if Self.Stub.Rules.Element (Index).Match = Contains then
+               Count := Count + 1;
+               Words (Count) :=
+                 Word_Search.Word_Text (Self.Stub.Rules.Element (Index).Word);
+               Number (Count) := Index;
+            end if;
+         end loop;
+         declare
+            Found : Word_Search.Word_Flags (1 .. Count);
+         begin
+            Word_Search.Find_Folded (Words (1 .. Count), Input, Found);
+            Rules_Found := [others => False];
+            for K in 1 .. Count loop
+               Rules_Found (Number (K)) := Found (K);
+            end loop;
+         end;
+         Searched := True;
+      end Search_Contains;
    begin
-      for Index in 1 .. Natural (Self.Stub.Rules.Length) loop
+      for Index in 1 .. Rule_Count loop
          declare
             Rule : constant Intent_Rule := Self.Stub.Rules.Element (Index);
             Word : String renames Rule.Word.all;
-            Hit  : constant Boolean :=
-              Input'Length >= Word'Length
-              and then
-                (case Rule.Match is
-                    when Contains =>
-                       (for some Start in
-                          Input'First .. Input'Last - Word'Length + 1 =>
-                          Folded (Input (Start)) = Word (Word'First)
-                          and then Stands_At (Word, Start)),
-                    when Starts_With =>
-                       Stands_At (Word, Input'First),
-                    when Ends_With =>
-                       Stands_At (Word, Input'Last - Word'Length + 1));
+            Hit  : Boolean;
          begin
+            case Rule.Match is
+               when Contains =>
+                  if not Searched then
+                     Search_Contains;
+                  end if;
+                  Hit := Rules_Found (Index);
+               when Starts_With =>
+                  Hit := Input'Length >= Word'Length
+                    and then Stands_At (Word, Input'First);
+               when Ends_With =>
+                  Hit := Input'Length >= Word'Length
+                    and then Stands_At (Word, Input'Last - Word'Length + 1);
+            end case;
             if Hit then
                Intent := Rule.Intent;
                Texts.Add (Basis, "fixture rule ");

@@ -8,6 +8,8 @@ with Organs_Texts_Tests;
 with Turn_Cycle_Tests;
 with Turn_Tool_Tests;
 with Soul_Marks_Tests;
+with Lifecycle_Tests;
+with Word_Search_Tests;
 
 package body Body_Suites is
 
@@ -23,6 +25,8 @@ package body Body_Suites is
    Cycle_Cases  : aliased Turn_Cycle_Tests.Test;
    Tool_Cases   : aliased Turn_Tool_Tests.Test;
    Soul_Cases   : aliased Soul_Marks_Tests.Test;
+   Search_Cases : aliased Word_Search_Tests.Test;
+   Lifecycle_Cases : aliased Lifecycle_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -36,6 +40,8 @@ package body Body_Suites is
       Suite.Add_Test (Cycle_Cases'Access);
       Suite.Add_Test (Tool_Cases'Access);
       Suite.Add_Test (Soul_Cases'Access);
+      Suite.Add_Test (Search_Cases'Access);
+      Suite.Add_Test (Lifecycle_Cases'Access);
       return Suite'Access;
    end All_Tests;
 

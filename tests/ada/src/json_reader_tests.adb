@@ -310,6 +310,76 @@ package body Json_Reader_Tests is
               & Refused_By_Guard'Image & " refused by the guard");
    end Test_Guard_Rules_Held_While_Reading;
 
+   --  Find_Members passes over most keys by their signatures' bits alone:
+   --  over objects of many members, keys alike in length and end bytes,
+   --  escaped spellings and duplicates, it must find what Member finds, and
+   --  as the unknown member the first whose decoded key is not asked for
+   procedure Test_One_Walk_Finds_What_Member_Finds (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Keys : constant Name_List :=
+        [new String'("a"), new String'("b"), new String'("ab"), new String'("ba"), new String'("m1"),
+         new String'("m2"), new String'("m12"), new String'("m21"), new String'("id"), new String'("_meta"),
+         new String'("name"), new String'("nome"), new String'("arguments"), new String'("argumentz"),
+         new String'("cursor"), new String'("protocolVersion")];
+      State : Natural := 7;
+      function Next (Bound : Positive) return Positive is
+      begin
+         State := Natural ((Long_Long_Integer (State) * 1_103_515_245 + 12_345) mod 2**31);
+         return State / 2**8 mod Bound + 1;
+      end Next;
+      Hex : constant String := "0123456789abcdef";
+      --  Key K, sometimes with its first byte escaped (\u00XX)
+      function Spelled (K : Positive) return String is
+         Word : String renames Keys (K).all;
+         Code : constant Natural := Character'Pos (Word (Word'First));
+      begin
+         return (if Next (3) = 1
+                 then "\u00" & Hex (Code / 16 + 1) & Hex (Code mod 16 + 1) & Word (Word'First + 1 .. Word'Last)
+                 else Word);
+      end Spelled;
+   begin
+      for Round in 1 .. 200 loop
+         declare
+            Count  : constant Positive := Next (400);
+            Line   : String (1 .. 2 + Count * 40);
+            Last   : Natural := 1;
+            First_Asked : constant Positive := Next (Keys'Length);
+            Asked  : constant Name_List := Keys (First_Asked .. First_Asked - 1 + Next (Keys'Length - First_Asked + 1));
+            Reader : Document;
+            Found  : Member_Values (Asked'Range);
+            Unknown, Child, First_Other : Node_Id := No_Node;
+         begin
+            Line (1) := '{';
+            for Index in 1 .. Count loop
+               declare
+                  Member_Text : constant String :=
+                    (if Index > 1 then "," else "") & '"' & Spelled (Next (Keys'Length)) & """:" & Index'Image;
+               begin
+                  Line (Last + 1 .. Last + Member_Text'Length) := Member_Text;
+                  Last := Last + Member_Text'Length;
+               end;
+            end loop;
+            Last := Last + 1;
+            Line (Last) := '}';
+            Reader.Parse (Line (1 .. Last), (Max_Depth => 4, Max_Elements => 1_000));
+            Assert (Reader.Is_Valid, "the object parses");
+            Find_Members (Reader, Line (1 .. Last), Reader.Root, Asked, Found, Unknown);
+            for K in Asked'Range loop
+               Assert (Found (K) = Member (Reader, Line (1 .. Last), Reader.Root, Asked (K).all),
+                       "round" & Round'Image & ": member " & Asked (K).all & " as Member finds it");
+            end loop;
+            Child := First_Child (Reader, Reader.Root);
+            while Child /= No_Node and then First_Other = No_Node loop
+               if (for all Name of Asked => Key (Reader, Line (1 .. Last), Child) /= Name.all) then
+                  First_Other := Child;
+               end if;
+               Child := Next_Sibling (Reader, Child);
+            end loop;
+            Assert (Unknown = First_Other, "round" & Round'Image & ": the first member not asked for");
+         end;
+      end loop;
+   end Test_One_Walk_Finds_What_Member_Finds;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -322,6 +392,8 @@ package body Json_Reader_Tests is
                         "mutated documents are accepted and refused as GNATCOLL.JSON does");
       Register_Routine (T, Test_Guard_Rules_Held_While_Reading'Access,
                         "the reader accepts only what the input guard finds clean");
+      Register_Routine (T, Test_One_Walk_Finds_What_Member_Finds'Access,
+                        "one walk finds the members Member finds, among many alike");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

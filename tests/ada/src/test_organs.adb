@@ -84,4 +84,26 @@ package body Test_Organs is
            (new Verbose_Cognition'(Thought_Bytes => Thought_Bytes)),
          Intender  => Organs.Sets.Intender_Organ'(new Eager_Intender'(null record))));
 
+   overriding procedure Next
+     (Self   : Wide_Cross;
+      From   : Organs.Deck.Organ'Class;
+      State  : in out Organs.Celtic_Cross.Draw_State;
+      Result : out Organs.Celtic_Cross.Draw)
+   is
+      pragma Unreferenced (Self, From, State);
+   begin
+      Result := (Card => 1, Reversed => True);
+   end Next;
+
+   function Widest_Set return Organs.Sets.Organ_Set is
+     ((Drive_Box    => Organs.Sets.Drive_Box_Organ'(new Still_Drive_Box'(Energy => 1_000)),
+       Deck         => Organs.Sets.Deck_Organ'(new Wide_Deck'(null record)),
+       Identity     => Stubs.Identity,
+       Celtic_Cross => Organs.Sets.Celtic_Cross_Organ'(new Wide_Cross'(null record)),
+       Morag        => Organs.Sets.Morag_Organ'(new Full_Morag'(null record)),
+       Cognition    => Organs.Sets.Cognition_Organ'
+         (new Wide_Cognition'(Thought_Bytes => Organs.Cognition.Max_Thought_Bytes * 2)),
+       Mini_Rag     => Organs.Sets.Mini_Rag_Organ'(new Full_Mini_Rag'(null record)),
+       Intender     => Organs.Sets.Intender_Organ'(new Eager_Intender'(null record))));
+
 end Test_Organs;

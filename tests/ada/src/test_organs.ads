@@ -7,12 +7,19 @@
 --    bound, in two-byte characters, so the cut must fall between them;
 --  - Eager_Intender: an intender that always acts, on a long basis that
 --    starts with the packed schema it was given.
+--  And the widest organs: every text one gives is as long as its spec
+--  allows (card, position and move names, the recall, the packed schema),
+--  so that a turn through them fills every part of the trace to its bound.
 
 with Energy_Gate;
 with Organs;
 with Organs.Cognition;
+with Organs.Celtic_Cross;
+with Organs.Deck;
 with Organs.Drive_Box;
 with Organs.Intender;
+with Organs.Mini_Rag;
+with Organs.Morag;
 with Organs.Sets;
 with Organs.Texts;
 
@@ -82,5 +89,48 @@ package Test_Organs is
      return Organs.Sets.Organ_Set
    with Post => Organs.Sets.Is_Complete (Second_Set'Result);
    --  The stub organs, but for the three above
+
+   Widest_Name : aliased constant String := [1 .. Organs.Max_Name_Bytes => 'n'];
+
+   type Wide_Deck is limited new Organs.Deck.Organ with null record;
+   overriding function Size (Self : Wide_Deck) return Organs.Deck.Card_Count is (3);
+   overriding function Name (Self : Wide_Deck; Which : Organs.Deck.Card) return Organs.Name_Text is
+     (Widest_Name'Access);
+
+   type Wide_Cross is limited new Organs.Celtic_Cross.Organ with null record;
+   --  Every draw the first card, reversed, in a position of the widest name
+   overriding function Shuffled_For (Self : Wide_Cross; Session_Key : String)
+     return Organs.Celtic_Cross.Draw_State is (0);
+   overriding procedure Next
+     (Self   : Wide_Cross;
+      From   : Organs.Deck.Organ'Class;
+      State  : in out Organs.Celtic_Cross.Draw_State;
+      Result : out Organs.Celtic_Cross.Draw);
+   overriding function Position_Name (Self : Wide_Cross; Pass : Energy_Gate.Pass_Index)
+     return Organs.Name_Text is (Widest_Name'Access);
+
+   type Wide_Cognition is limited new Verbose_Cognition with null record;
+   overriding function Move_Name
+     (Self : Wide_Cognition; Way : Organs.Direction; Rank : Organs.Quarter)
+      return Organs.Name_Text is (Widest_Name'Access);
+
+   Fullest_Recall : constant String := [1 .. Organs.Morag.Max_Recall_Bytes => 'r'];
+
+   type Full_Morag is limited new Organs.Morag.Organ with null record;
+   overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory; Input : String)
+     return String is (Fullest_Recall);
+   overriding procedure Remember
+     (Self : Full_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
+
+   Fullest_Schema : constant String := [1 .. Organs.Mini_Rag.Max_Schema_Bytes => 's'];
+
+   type Full_Mini_Rag is limited new Organs.Mini_Rag.Organ with null record;
+   overriding function Packed_Schema (Self : Full_Mini_Rag; Input : String) return String is
+     (Fullest_Schema);
+
+   function Widest_Set return Organs.Sets.Organ_Set
+   with Post => Organs.Sets.Is_Complete (Widest_Set'Result);
+   --  The widest organs, full energy (all eight passes) and the eager
+   --  intender (its basis cut at its bound)
 
 end Test_Organs;

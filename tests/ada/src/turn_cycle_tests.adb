@@ -201,12 +201,52 @@ package body Turn_Cycle_Tests is
       end loop;
    end Test_A_Second_Implementation;
 
+   --  Every organ at its bounds (names of Max_Name_Bytes, the longest
+   --  recall and packed schema, key parts of Max_Part_Bytes, all eight
+   --  passes): the words the cycle writes around them fit the margins the
+   --  trace's bounds leave, so no part is cut but those of the organs' own
+   --  texts (the thoughts and the basis), and the store is not short
+   procedure Test_Every_Part_Fits_At_The_Bounds (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Chosen   : constant Organs.Sets.Organ_Set := Test_Organs.Widest_Set;
+      Key_Part : constant String := [1 .. Session_Keys.Max_Part_Bytes => 'k'];
+      Input    : constant String := [1 .. 4_096 => 'i'];
+      Mark     : constant String := Organs.Texts.Cut_Mark;
+      Table    : Session_Table.Table;
+      Session  : Session_Table.Session_Access;
+      Trace    : Turn_Cycle.Turn_Trace;
+   begin
+      Table.Open (Chosen, Session_Keys.Key_Of (Key_Part, Key_Part, Key_Part), Session);
+      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Key_Part, Key_Part, Key_Part, Input, Trace);
+      Assert (Turn_Cycle.Is_Complete (Trace) and then Trace.Passes = 8, "a complete turn of eight passes");
+      for Step in Cycle_Order.Step_Index loop
+         if Cycle_Order.Phase (Step) /= Cycle_Order.Reason then
+            Assert (not Ends_With (Detail (Trace, Step), Mark),
+                    "step" & Step'Image & "'s words fit its bound: " & Detail (Trace, Step));
+         end if;
+      end loop;
+      Assert (Ends_With (Detail (Trace, 2), "recall: '" & Test_Organs.Fullest_Recall & "'"), "the whole recall");
+      Assert (Detail (Trace, 3) = Test_Organs.Widest_Name & ", reversed, in " & Test_Organs.Widest_Name,
+              "a draw of the widest names, reversed");
+      Assert (Detail (Trace, 19) = "packed schema " & Test_Organs.Fullest_Schema, "the whole packed schema");
+      Assert (not Ends_With (Turn_Cycle.Text_Of (Trace, Trace.Output), Mark)
+              and then Ends_With (Turn_Cycle.Text_Of (Trace, Trace.Output),
+                                  Test_Organs.Widest_Name & " (8/8 passes); recalled '"
+                                  & Test_Organs.Fullest_Recall & "'."),
+              "the output lists every move and the whole recall");
+      Assert (Turn_Cycle.Text_Of (Trace, Trace.Uid) = Key_Part and then Turn_Cycle.Text_Of (Trace, Trace.Server) = Key_Part,
+              "the key parts whole");
+      Assert (Organs.Texts.Used (Trace.Texts) <= Turn_Cycle.Text_Capacity, "within the store");
+   end Test_Every_Part_Fits_At_The_Bounds;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Each_Organ_Through_Its_Seam'Access, "each stub organ honours its spec through its seam");
       Register_Routine (T, Test_The_Stubs_Through_The_Cycle'Access, "the stub organs through the cycle");
       Register_Routine (T, Test_A_Second_Implementation'Access, "a second implementation runs through the cycle unchanged");
+      Register_Routine (T, Test_Every_Part_Fits_At_The_Bounds'Access,
+                        "at every organ's bounds, the cycle's words fit the trace's margins");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
