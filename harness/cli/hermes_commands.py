@@ -70,7 +70,7 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
 def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul)
+                      args.soul, args.compact)
     plan = plan_mount(home, spec, args.discovery_timeout)
     startup = None if args.no_check else check_body_as_hermes_would(spec, out)
     body = spec_body(spec)
@@ -182,6 +182,9 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                        help="the body's --soul: keep (its default) writes SOUL.md only where it is missing, "
                             "Hermes's default or the body's own; replace also replaces yours, keeping a "
                             "timestamped backup; off writes none")
+    mount.add_argument("--compact", action="store_true",
+                       help="the body's --text-block compact: the model reads each turn's output and a one-line "
+                            "summary, not the whole trace (structuredContent keeps it)")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)
