@@ -13,7 +13,9 @@ body died, 5 it timed out.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
@@ -67,6 +69,16 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
     return advice
 
 
+def runnable_harness() -> str:
+    """This harness as the operator can type it again: its name where PATH finds this very script, else
+    the path it was started by, else this interpreter running the package (started from Python itself)."""
+    script = Path(sys.argv[0])
+    if script.name != "mafiabot-harness":
+        return f"{sys.executable} -m harness"
+    on_path = shutil.which(script.name)
+    return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
+
+
 def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
@@ -106,7 +118,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     if soul is not None:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
-    print(f"next: mafiabot-harness doctor{_profile_flag(home)}", file=out)
+    print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
     return 0
 
 
