@@ -14,8 +14,12 @@ import subprocess
 from typing import Any
 
 import pytest
+import yaml
 from jsonschema import Draft202012Validator
 
+from conftest import isolated_env
+from harness.cli import main
+from harness.client import BodyClient
 from harness.hermes_mount.mount import COMPACT_TEXT_BLOCK
 from support import REPO, check_text_block, check_trace, turn_arguments
 
@@ -99,3 +103,16 @@ def test_a_bad_text_block_form_is_refused_naming_the_option(body_exe):
                                timeout=10, stdin=subprocess.DEVNULL)
     assert completed.returncode == 2
     assert completed.stderr.splitlines()[0] == "mafiabot: error: --text-block needs full or compact, got 'tiny'"
+
+
+def test_mount_compact_writes_the_option_and_the_mounted_body_answers_compact(body_exe, tmp_path, capsys):
+    home = tmp_path / "hermes-home"
+    assert main(["mount", "--hermes-home", str(home), "--compact"]) == 0
+    assert "--text-block compact" in capsys.readouterr().out
+    entry = yaml.safe_load((home / "config.yaml").read_text(encoding="utf-8"))["mcp_servers"]["mafiabot"]
+    assert entry["args"][-2:] == list(COMPACT_TEXT_BLOCK)
+    argv = [entry["command"], *entry["args"], "--soul", "off"]
+    with BodyClient(argv, env=isolated_env(tmp_path / "env")) as client:
+        client.initialize()
+        _, _, summary_line = text_of(client.call_tool("turn", README_TURN)).partition("\n\n")
+    assert list(json.loads(summary_line)) == SUMMARY_MEMBERS
