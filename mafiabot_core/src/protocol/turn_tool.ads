@@ -7,10 +7,10 @@
 --  are all derived from it, so they cannot drift apart (the official SDK
 --  client validates one against the other).  The compact text block
 --  (--text-block compact) carries the members the table marks In_Summary,
---  written by the same procedure from the same table.  A member's value is read from
---  the trace by a function whose result type is the member's kind: a
---  number member cannot be given a text, for its reader returns a number
---  and the only fills of a number hole take numbers.
+--  written by the same procedure from the same table.  A member's value is
+--  read from the trace by a function whose result type is the member's
+--  kind: a number member cannot be given a text, for its reader returns a
+--  number and the only fills of a number hole take numbers.
 
 with Ada.Strings.Unbounded;
 with Body_Config;
