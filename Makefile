@@ -30,7 +30,7 @@ deps: apt venv hermes
 apt:
 	@if ! command -v gprbuild >/dev/null || [ ! -f /usr/share/gpr/gnatcoll.gpr ] \
 	    || [ ! -f /usr/share/gpr/aunit.gpr ]; then \
-	  echo "installing Debian packages: $(APT_PACKAGES)"; \
+	  echo "make: installing Debian's Ada toolchain ($(APT_PACKAGES)) with apt-get: about 1-2 minutes"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    --no-install-recommends $(APT_PACKAGES) >/dev/null; \
@@ -39,19 +39,22 @@ apt:
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
+	@echo "make: installing the harness and its test tools into $(VENV) (pip, editable): about 1 minute"
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	@$(VENV)/bin/pip install -q --upgrade pip
+	@$(VENV)/bin/pip install -q -e '.[test]'
 	@touch $@
 
 hermes: $(HERMES_VENV)/.installed
 
 $(HERMES_VENV)/.installed: Makefile
+	@echo "make: installing the Hermes Agent ($(HERMES_PIN)) into $(HERMES_VENV): about 2 minutes"
 	@test -x $(HERMES_VENV)/bin/python || $(PYTHON) -m venv $(HERMES_VENV)
-	$(HERMES_VENV)/bin/pip install -q '$(HERMES_PIN)'
+	@$(HERMES_VENV)/bin/pip install -q '$(HERMES_PIN)'
 	@touch $@
 
 build: apt
+	@test -x $(BODY) || echo "make: building the Ada body $(BODY) with gprbuild: about 1 minute the first time"
 	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr
 
 # The body without run-time contract checks (-gnata off), for the test that

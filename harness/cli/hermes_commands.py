@@ -13,7 +13,9 @@ body died, 5 it timed out.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
@@ -73,10 +75,20 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
     return advice
 
 
+def runnable_harness() -> str:
+    """This harness as the operator can type it again: its name where PATH finds this very script, else
+    the path it was started by, else this interpreter running the package (started from Python itself)."""
+    script = Path(sys.argv[0])
+    if script.name != "mafiabot-harness":
+        return f"{sys.executable} -m harness"
+    on_path = shutil.which(script.name)
+    return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
+
+
 def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul)
+                      args.soul, args.compact)
     plan = plan_mount(home, spec, args.discovery_timeout)
     startup = None if args.no_check else check_body_as_hermes_would(spec, out)
     body = spec_body(spec)
@@ -112,7 +124,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     if soul is not None:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
-    print(f"next: mafiabot-harness doctor{_profile_flag(home)}", file=out)
+    print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
     return 0
 
 
@@ -188,6 +200,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="the body's --soul: keep (its default) writes SOUL.md only where it is missing, "
                             "Hermes's default or the body's own; replace also replaces yours, keeping a "
                             "timestamped backup; off writes none")
+    mount.add_argument("--compact", action="store_true",
+                       help="the body's --text-block compact: the model reads each turn's output and a one-line "
+                            "summary, not the whole trace (structuredContent keeps it)")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

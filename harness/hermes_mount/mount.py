@@ -14,6 +14,8 @@ Invariants:
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
   (harness.hermes_mount.soul asks it).
+- `compact` is written as the body's `--text-block compact`: the model reads the output and a
+  one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript.
 """
@@ -50,6 +52,8 @@ from harness.hermes_mount.probe import body_argv, hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE
 
+COMPACT_TEXT_BLOCK = ("--text-block", "compact")
+
 
 @dataclass
 class Plan:
@@ -77,7 +81,7 @@ class MountedBody:
 
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
                timeout: int = DEFAULT_TIMEOUT, connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
-               record: str | None = None, soul: str | None = None) -> EntrySpec:
+               record: str | None = None, soul: str | None = None, compact: bool = False) -> EntrySpec:
     """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing.
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the body's default, keep.
@@ -94,6 +98,8 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     body_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
     if soul is not None:
         body_args += (SOUL_OPTION, soul)
+    if compact:
+        body_args += COMPACT_TEXT_BLOCK
     if record is None:
         return EntrySpec(name, executable, body_args, home.path, timeout, connect_timeout)
     relay_args = ("-m", RELAY_MODULE, "--out", str(Path(record).absolute()), "--title",

@@ -117,9 +117,15 @@ begin
             Stub_Organs.Fixtures.Parse_Curve (To_String (Settings.Thresholds)));
       end if;
    exception
-      when E : Body_Config.Usage_Error | Stub_Organs.Fixture_Error =>
+      when E : Body_Config.Usage_Error =>
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          Ada.Text_IO.Put (Ada.Text_IO.Standard_Error, Body_Config.Usage);
+         GNAT.OS_Lib.OS_Exit (Usage_Status);
+      when E : Stub_Organs.Fixture_Error =>
+         --  The command line was right, the file it names is not: the usage
+         --  would push the one line that says why out of the tail a Hermes
+         --  log or doctor shows
+         Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          GNAT.OS_Lib.OS_Exit (Usage_Status);
    end;
 

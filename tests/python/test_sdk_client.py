@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from harness.body import BodyOptions
+from harness.hermes_mount.mount import COMPACT_TEXT_BLOCK
 
 # The SDK's own patience with a silent server is 10 s; a whole session gets 30 s.
 READ_TIMEOUT = 10.0
@@ -106,3 +107,10 @@ def test_the_sdk_client_refuses_a_trace_that_breaks_the_output_schema(tmp_path):
         return "the SDK accepted it"
 
     assert anyio.run(call).startswith("Invalid structured content returned by tool turn: 'energy' is a required")
+
+
+def test_the_sdk_client_validates_the_compact_bodys_structured_content_and_gets_the_full_traces(body_exe, tmp_path):
+    full = BodyOptions(body=body_exe, no_soul=True).argv()
+    compact = BodyOptions(body=body_exe, no_soul=True, extra_args=COMPACT_TEXT_BLOCK).argv()
+    assert anyio.run(session, server(compact, tmp_path), "legacy")["turns"] == \
+        anyio.run(session, server(full, tmp_path), "legacy")["turns"]

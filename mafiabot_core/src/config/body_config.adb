@@ -71,6 +71,16 @@ package body Body_Config is
                   end if;
                   Result.Soul := Soul_Policy'Value (Policy);
                end;
+            elsif Option = "--text-block" then
+               declare
+                  Form : constant String := Value_Of (Option);
+               begin
+                  if Form not in "full" | "compact" then
+                     raise Usage_Error with Option
+                       & " needs full or compact, got '" & Form & "'";
+                  end if;
+                  Result.Text_Block := Text_Block_Form'Value (Form);
+               end;
             elsif Option = "--no-soul" then
                Result.Soul := Off;
             elsif Option = "--soul-state" then

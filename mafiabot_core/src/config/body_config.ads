@@ -29,6 +29,16 @@ package Body_Config is
       --  Put back what the body's SOUL.md replaced, if the body's is still
       --  there unedited; print one line, "OUTCOME<TAB>sentence"
 
+   type Text_Block_Form is
+     (Full,
+      --  The text block of a turn's result is the output and the whole
+      --  result as JSON text: what clients that ignore structuredContent
+      --  read (the MCP specification's advice), and what replays hold
+      Compact);
+      --  The output and the result's summary members only, on one line:
+      --  what a model reads per turn when its client passes it the text
+      --  block; structuredContent keeps the whole trace either way
+
    subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
    --  What is answered with one line instead of serving
 
@@ -45,6 +55,7 @@ package Body_Config is
       Soul_Task      : Soul_Action := Serve;
       Hermes_Home    : Unbounded_String;
       --  Empty: $HERMES_HOME, else $HOME/.hermes
+      Text_Block     : Text_Block_Form := Full;
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -96,6 +107,12 @@ private
      & " would do; exit" & LF
      & "  --soul-restore         put back what the body's SOUL.md replaced, if"
      & " unedited; exit" & LF
+     & "  --text-block full|compact  a turn's text block: full (default): the"
+     & " output and the whole" & LF
+     & "                         result as JSON; compact: the output and a"
+     & " one-line summary" & LF
+     & "                         (structuredContent keeps the whole result)"
+     & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

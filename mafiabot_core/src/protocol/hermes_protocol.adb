@@ -91,6 +91,7 @@ package body Hermes_Protocol is
       Self.Chosen := Chosen;
       Self.Curve := Curve;
       Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
+      Turn_Tool.Set_Text_Block (Self.Identity, Settings.Text_Block);
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
@@ -398,7 +399,7 @@ package body Hermes_Protocol is
                             Trace);
             Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
             Json.Fill_Raw (Id);
-            Turn_Tool.Fill_Result (Json, Trace);
+            Turn_Tool.Fill_Result (Json, Self.Identity, Trace);
          end;
       end;
    end Answer_Tools_Call;

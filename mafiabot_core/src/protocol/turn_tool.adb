@@ -201,6 +201,32 @@ package body Turn_Tool is
       and then (for all M of Members =>
                  M.Group = Result or else Group_Name (M.Group) /= ""));
 
+   function Summary_Of (Members : Member_List) return Member_List is
+      Count : Natural := 0;
+   begin
+      for M of Members loop
+         if M.Part = In_Summary then
+            Count := Count + 1;
+         end if;
+      end loop;
+      return Summary : Member_List (1 .. Count) do
+         Count := 0;
+         for M of Members loop
+            if M.Part = In_Summary then
+               Count := Count + 1;
+               Summary (Count) := M;
+            end if;
+         end loop;
+      end return;
+   end Summary_Of;
+
+   --  The members the text block of Identity's results copies
+   function Text_Copy
+     (Identity : Result_Identity; Members : Member_List) return Member_List is
+     (case Identity.Text_Block is
+         when Body_Config.Full => Members,
+         when Body_Config.Compact => Summary_Of (Members));
+
    function Holes_Per_Copy (Members : Member_List) return Natural is
       Holes : Natural := 0;
    begin
@@ -411,6 +437,13 @@ package body Turn_Tool is
       end loop;
    end Set_Identity;
 
+   procedure Set_Text_Block
+     (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form)
+   is
+   begin
+      Identity.Text_Block := Form;
+   end Set_Text_Block;
+
    --  The structured result of every turn of Passes passes, with a hole for
    --  each value that changes from turn to turn, in the order of Members:
    --  the order Fill_Copy fills them in.
@@ -511,7 +544,7 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Hole (Json_Text.Text_Hole);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Write_Shape (Quoted, Identity, Passes, Members);
+      Write_Shape (Quoted, Identity, Passes, Text_Copy (Identity, Members));
       Json.Document_Part (Quoted);
       Json.End_Text;
       Json.End_Object;
@@ -522,9 +555,10 @@ package body Turn_Tool is
    end Write_Result_Shape;
 
    procedure Fill_Result
-     (Json    : in out Json_Text.Builder;
-      Trace   : Turn_Cycle.Turn_Trace;
-      Members : Member_List := Result_Members)
+     (Json     : in out Json_Text.Builder;
+      Identity : Result_Identity;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Members  : Member_List := Result_Members)
    is
       --  Every text of the trace is read where it stands in its store
       procedure Fill_From (Bytes : String) is
@@ -538,9 +572,9 @@ package body Turn_Tool is
          end Fill_Part;
 
          --  The values of one copy of Write_Shape's document, in its order
-         procedure Fill_Copy is
+         procedure Fill_Copy (Copy : Member_List) is
          begin
-            for M of Members loop
+            for M of Copy loop
                case M.Kind is
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));
@@ -567,8 +601,8 @@ package body Turn_Tool is
          end Fill_Copy;
       begin
          Fill_Part (Trace.Output);
-         Fill_Copy;
-         Fill_Copy;
+         Fill_Copy (Text_Copy (Identity, Members));
+         Fill_Copy (Members);
       end Fill_From;
    begin
       Organs.Texts.Read (Trace.Texts, Fill_From'Access);

@@ -5,12 +5,15 @@
 --  the advertised outputSchema, the template of structuredContent and of
 --  its copy in the text block, and the order their holes are filled in,
 --  are all derived from it, so they cannot drift apart (the official SDK
---  client validates one against the other).  A member's value is read from
---  the trace by a function whose result type is the member's kind: a
---  number member cannot be given a text, for its reader returns a number
---  and the only fills of a number hole take numbers.
+--  client validates one against the other).  The compact text block
+--  (--text-block compact) carries the members the table marks In_Summary,
+--  written by the same procedure from the same table.  A member's value is
+--  read from the trace by a function whose result type is the member's
+--  kind: a number member cannot be given a text, for its reader returns a
+--  number and the only fills of a number hole take numbers.
 
 with Ada.Strings.Unbounded;
+with Body_Config;
 with Energy_Gate;
 with Json_Reader;
 with Json_Text;
@@ -100,9 +103,14 @@ package Turn_Tool is
 
    type Identity_List is (Roles, Cards);
 
+   type Summary_Part is (In_Summary, Trace_Only);
+   --  In_Summary: also in the one-line summary of a compact text block;
+   --  Trace_Only: only in structuredContent and a full text block
+
    type Member (Kind : Value_Kind := Pass_Total) is record
       Name  : Name_Text;
       Group : Group_Kind := Result;
+      Part  : Summary_Part := Trace_Only;
       case Kind is
          when Text => Text_Of : Text_Reader;
          when Choice => Choice_Of : Choice_Reader;
@@ -112,9 +120,9 @@ package Turn_Tool is
          when Names => List : Identity_List;
       end case;
    end record;
-   --  One member of the result: its name, its object, and how its value is
-   --  read (a member whose value changes from turn to turn is a hole of the
-   --  templates)
+   --  One member of the result: its name, its object, whether a compact
+   --  text block carries it, and how its value is read (a member whose
+   --  value changes from turn to turn is a hole of the templates)
 
    type Member_List is array (Positive range <>) of Member;
 
@@ -125,6 +133,10 @@ package Turn_Tool is
    Result_Members : constant Member_List;
    --  The turn result, in the order it is written: the one place a member
    --  is declared
+
+   function Summary_Of (Members : Member_List) return Member_List
+   with Post => (for all M of Summary_Of'Result => M.Part = In_Summary);
+   --  The members of Members marked In_Summary, in their order
 
    function Holes_Per_Copy (Members : Member_List) return Natural;
    --  The holes one copy of the result of Members leaves, at most: one for
@@ -137,7 +149,8 @@ package Turn_Tool is
    --  the table's order, all of them required, nothing else allowed
 
    type Result_Identity is limited private;
-   --  The identity every result carries (drawn at boot, never changed)
+   --  What every result carries that is fixed at boot: the identity drawn
+   --  and the form of the text block (Full unless Set_Text_Block says)
 
    procedure Set_Identity
      (Identity : in out Result_Identity;
@@ -147,6 +160,11 @@ package Turn_Tool is
         Post => Has_Identity (Identity);
 
    function Has_Identity (Identity : Result_Identity) return Boolean;
+
+   procedure Set_Text_Block
+     (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form);
+   --  The text block of the results written from now on (shapes written
+   --  before keep theirs: the caller writes its shapes again)
 
    procedure Write_Result_Shape
      (Json     : in out Json_Text.Builder;
@@ -160,18 +178,21 @@ package Turn_Tool is
                         <= Json_Text.Max_Holes;
    --  The members of a successful tools/call result of a turn of Passes
    --  passes, with a hole for each of its values: content (the output,
-   --  then the result as JSON text), structuredContent, isError.  A
-   --  template of it is filled by Fill_Result with the same Members.
+   --  then the result as JSON text: all of it, or only its summary members
+   --  when the text block is Compact), structuredContent, isError.  A
+   --  template of it is filled by Fill_Result with the same Identity and
+   --  Members.
 
    procedure Fill_Result
-     (Json    : in out Json_Text.Builder;
-      Trace   : Turn_Cycle.Turn_Trace;
-      Members : Member_List := Result_Members)
+     (Json     : in out Json_Text.Builder;
+      Identity : Result_Identity;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Members  : Member_List := Result_Members)
    with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Complete (Trace)
                 and then Json.Next_Hole = Json_Text.Text_Hole,
         Post => not Json.Is_Filling;
-   --  The holes a shape of Write_Result_Shape for Trace.Passes and Members
-   --  left, next in the template being filled, filled with Trace
+   --  The holes a shape of Write_Result_Shape for Identity, Trace.Passes
+   --  and Members left, next in the template being filled, filled with Trace
 
 private
 
@@ -180,8 +201,9 @@ private
    type Identity_Names is array (Organs.Identity.Role) of Name_Access;
 
    type Result_Identity is limited record
-      Roles : Identity_Names;
-      Cards : Identity_Names;
+      Roles      : Identity_Names;
+      Cards      : Identity_Names;
+      Text_Block : Body_Config.Text_Block_Form := Body_Config.Full;
    end record;
 
    function Has_Identity (Identity : Result_Identity) return Boolean is
@@ -212,19 +234,19 @@ private
    function Named (Name : String) return Name_Text is (new String'(Name));
 
    Result_Members : constant Member_List :=
-     [Member'(Text, Named ("uid"), Session, Uid_Of'Access),
-      Member'(Text, Named ("channel"), Session, Channel_Of'Access),
-      Member'(Text, Named ("server"), Session, Server_Of'Access),
-      Member'(Count, Named ("turn"), Result, Turn_Of'Access),
-      Member'(Fraction, Named ("energy"), Result, Energy_Of'Access),
-      Member'(Pass_Total, Named ("passes_run"), Result),
-      Member'(Steps, Named ("steps"), Result),
-      Member'(Choice, Named ("intent"), Route, Intent_Of'Access),
-      Member'(Text, Named ("target"), Route, Route_Of'Access),
-      Member'(Fraction, Named ("score"), Coherence, Score_Of'Access),
-      Member'(Fraction, Named ("drift"), Coherence, Drift_Of'Access),
-      Member'(Text, Named ("output"), Result, Output_Of'Access),
-      Member'(Names, Named ("roles"), Identity, Roles),
-      Member'(Names, Named ("cards"), Identity, Cards)];
+     [Member'(Text, Named ("uid"), Session, Trace_Only, Uid_Of'Access),
+      Member'(Text, Named ("channel"), Session, Trace_Only, Channel_Of'Access),
+      Member'(Text, Named ("server"), Session, Trace_Only, Server_Of'Access),
+      Member'(Count, Named ("turn"), Result, In_Summary, Turn_Of'Access),
+      Member'(Fraction, Named ("energy"), Result, In_Summary, Energy_Of'Access),
+      Member'(Pass_Total, Named ("passes_run"), Result, In_Summary),
+      Member'(Steps, Named ("steps"), Result, Trace_Only),
+      Member'(Choice, Named ("intent"), Route, In_Summary, Intent_Of'Access),
+      Member'(Text, Named ("target"), Route, In_Summary, Route_Of'Access),
+      Member'(Fraction, Named ("score"), Coherence, In_Summary, Score_Of'Access),
+      Member'(Fraction, Named ("drift"), Coherence, In_Summary, Drift_Of'Access),
+      Member'(Text, Named ("output"), Result, Trace_Only, Output_Of'Access),
+      Member'(Names, Named ("roles"), Identity, Trace_Only, Roles),
+      Member'(Names, Named ("cards"), Identity, Trace_Only, Cards)];
 
 end Turn_Tool;

@@ -1,8 +1,10 @@
 with Ada.Strings.Fixed;
 with AUnit.Assertions;
+with Body_Config;
 with GNATCOLL.JSON;
 with Json_Text;
 with Organs;
+with Organs.Identity;
 with Organs.Sets;
 with Session_Keys;
 with Session_Table;
@@ -23,9 +25,43 @@ package body Turn_Tool_Tests is
    --  number in an object that exists, and a text at the end of the result
    Regrouped : constant Turn_Tool.Member_List :=
      Turn_Tool.Result_Members (Turn_Tool.Result_Members'First .. Turn_Tool.Result_Members'First + 10)
-     & Turn_Tool.Member'(Turn_Tool.Fraction, new String'("drift_again"), Turn_Tool.Coherence, Drift_Again'Access)
+     & Turn_Tool.Member'(Turn_Tool.Fraction, new String'("drift_again"), Turn_Tool.Coherence,
+                         Turn_Tool.In_Summary, Drift_Again'Access)
      & Turn_Tool.Result_Members (Turn_Tool.Result_Members'First + 11 .. Turn_Tool.Result_Members'Last)
-     & Turn_Tool.Member'(Turn_Tool.Text, new String'("route_again"), Turn_Tool.Result, Route_Again'Access);
+     & Turn_Tool.Member'(Turn_Tool.Text, new String'("route_again"), Turn_Tool.Result,
+                         Turn_Tool.Trace_Only, Route_Again'Access);
+
+   --  A turn of the second organ set in session u/c/s, its reservoir set
+   --  to Energy tenths first
+   procedure Run_At
+     (Table : in out Session_Table.Table; Energy : Natural; Trace : out Turn_Cycle.Turn_Trace)
+   is
+      Session : Session_Table.Session_Access;
+   begin
+      Table.Open (Test_Organs.Second_Set (Energy * 100, 100), Session_Keys.Key_Of ("u", "c", "s"), Session);
+      Session.Reservoir.Level := Organs.To_Fraction (Energy * 100);
+      Turn_Cycle.Run (Test_Organs.Second_Set (Energy * 100, 100), Test_Organs.Stub_Curve, Session.all,
+                      "u", "c", "s", "a ""quoted"" turn", Trace);
+   end Run_At;
+
+   function Parsed (Text : String) return JSON_Value;
+
+   --  The result of Trace for Identity, written as a template of Regrouped
+   --  and filled
+   function Reply_Of (Identity : Turn_Tool.Result_Identity; Trace : Turn_Cycle.Turn_Trace) return String is
+      Skeleton, Filled : Json_Text.Builder;
+      Pattern : Json_Text.Template;
+   begin
+      Skeleton.Start_Object;
+      Turn_Tool.Write_Result_Shape (Skeleton, Identity, Trace.Passes, Regrouped);
+      Skeleton.End_Object;
+      Pattern := Skeleton.To_Template;
+      Filled.Start_Filling (Pattern);
+      Turn_Tool.Fill_Result (Filled, Identity, Trace, Regrouped);
+      Assert (not Filled.Is_Filling, "every hole filled");
+      Json_Text.Free (Pattern);
+      return Filled.Image;
+   end Reply_Of;
 
    function Parsed (Text : String) return JSON_Value is
       Result : constant Read_Result := Read (Text);
@@ -84,7 +120,8 @@ package body Turn_Tool_Tests is
       pragma Unreferenced (T);
       Members : Turn_Tool.Member_List renames Turn_Tool.Result_Members;
       Split : constant Turn_Tool.Member_List :=
-        Members & Turn_Tool.Member'(Turn_Tool.Text, new String'("late"), Turn_Tool.Session, Route_Again'Access);
+        Members & Turn_Tool.Member'(Turn_Tool.Text, new String'("late"), Turn_Tool.Session, Turn_Tool.Trace_Only,
+                                  Route_Again'Access);
       Twice : constant Turn_Tool.Member_List := Members & Members (Members'Last);
    begin
       Assert (Turn_Tool.Is_Well_Formed (Members), "the result's table is grouped");
@@ -124,29 +161,16 @@ package body Turn_Tool_Tests is
       end;
       Turn_Tool.Set_Identity (Identity, Chosen, Chosen.Identity.Draw (Chosen.Deck.all));
       for Energy in reverse 0 .. 10 loop
+         Run_At (Table, Energy, Trace);
          declare
-            Session : Session_Table.Session_Access;
-            Skeleton, Filled : Json_Text.Builder;
-            Pattern : Json_Text.Template;
+            Raw : constant String := Reply_Of (Identity, Trace);
          begin
-            Table.Open (Test_Organs.Second_Set (Energy * 100, 100), Session_Keys.Key_Of ("u", "c", "s"), Session);
-            Session.Reservoir.Level := Organs.To_Fraction (Energy * 100);
-            Turn_Cycle.Run (Test_Organs.Second_Set (Energy * 100, 100), Test_Organs.Stub_Curve, Session.all,
-                            "u", "c", "s", "a ""quoted"" turn", Trace);
-            Skeleton.Start_Object;
-            Turn_Tool.Write_Result_Shape (Skeleton, Identity, Trace.Passes, Regrouped);
-            Skeleton.End_Object;
-            Pattern := Skeleton.To_Template;
-            Filled.Start_Filling (Pattern);
-            Turn_Tool.Fill_Result (Filled, Trace, Regrouped);
-            Assert (not Filled.Is_Filling, "every hole filled");
             declare
-               Reply      : constant JSON_Value := Parsed (Filled.Image);
+               Reply      : constant JSON_Value := Parsed (Raw);
                Structured : constant JSON_Value := Reply.Get ("structuredContent");
                Text       : constant String := Get (Get (JSON_Array'(Reply.Get ("content")), 1), "text");
                Split      : constant Natural := Ada.Strings.Fixed.Index (Text, [ASCII.LF, ASCII.LF]);
                Copy       : constant JSON_Value := Parsed (Text (Split + 2 .. Text'Last));
-               Raw        : constant String := Filled.Image;
                From       : constant Natural := Ada.Strings.Fixed.Index (Raw, """structuredContent"":");
                To         : constant Natural := Ada.Strings.Fixed.Index (Raw, ",""isError""");
                What       : constant String := "passes" & Trace.Passes'Image;
@@ -163,10 +187,57 @@ package body Turn_Tool_Tests is
                        What & ": a text, the reader's value");
                Assert (Integer (Length (JSON_Array'(Structured.Get ("steps")))) = 23, What & ": 23 steps");
             end;
-            Json_Text.Free (Pattern);
          end;
       end loop;
    end Test_A_New_Member_Shows_Everywhere;
+
+   --  With a compact text block, the text is the output and, on one line,
+   --  exactly the table's In_Summary members (a new one included) with the
+   --  values structuredContent holds; structuredContent is the full
+   --  block's, byte for byte, for every number of passes
+   procedure Test_The_Compact_Text_Block_Is_The_Summary (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Full, Compact : Turn_Tool.Result_Identity;
+      Table    : Session_Table.Table;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Chosen   : constant Organs.Sets.Organ_Set := Test_Organs.Stub_Set;
+      Drawn    : constant Organs.Identity.Big_Three := Chosen.Identity.Draw (Chosen.Deck.all);
+
+      function Structured_Part (Raw : String) return String is
+        (Raw (Ada.Strings.Fixed.Index (Raw, """structuredContent"":") .. Raw'Last));
+   begin
+      Turn_Tool.Set_Identity (Full, Chosen, Drawn);
+      Turn_Tool.Set_Identity (Compact, Chosen, Drawn);
+      Turn_Tool.Set_Text_Block (Compact, Body_Config.Compact);
+      for Energy in reverse 0 .. 10 loop
+         Run_At (Table, Energy, Trace);
+         declare
+            Long_Raw   : constant String := Reply_Of (Full, Trace);
+            Raw        : constant String := Reply_Of (Compact, Trace);
+            Reply      : constant JSON_Value := Parsed (Raw);
+            Structured : constant JSON_Value := Reply.Get ("structuredContent");
+            Text       : constant String := Get (Get (JSON_Array'(Reply.Get ("content")), 1), "text");
+            Split      : constant Natural := Ada.Strings.Fixed.Index (Text, [ASCII.LF, ASCII.LF]);
+            Line       : constant String := Text (Split + 2 .. Text'Last);
+            Summary    : constant JSON_Value := Parsed (Line);
+            What       : constant String := "passes" & Trace.Passes'Image;
+         begin
+            Assert (Structured_Part (Raw) = Structured_Part (Long_Raw), What & ": structuredContent unchanged");
+            Assert (Text (Text'First .. Split - 1) = Turn_Cycle.Text_Of (Trace, Trace.Output), What & ": output first");
+            Assert (Ada.Strings.Fixed.Index (Line, [ASCII.LF]) = 0, What & ": the summary is one line");
+            Assert (Members_Of (Summary) = "turn,energy,passes_run,route,coherence,", What & ": " & Line);
+            Assert (Members_Of (Summary.Get ("coherence")) = "score,drift,drift_again,", What & ": " & Line);
+            Assert (Members_Of (Summary.Get ("route")) = Members_Of (Structured.Get ("route"))
+                    and then String'(Summary.Get ("route").Get ("target"))
+                             = Turn_Cycle.Text_Of (Trace, Trace.Route)
+                    and then Integer'(Summary.Get ("turn")) = Integer'(Structured.Get ("turn"))
+                    and then Integer'(Summary.Get ("passes_run")) = Integer (Trace.Passes),
+                    What & ": the values of structuredContent: " & Line);
+            Assert (Text'Length * 4 < String'(Get (Get (JSON_Array'(Parsed (Long_Raw).Get ("content")), 1), "text"))'Length,
+                    What & ": under a quarter of the full block");
+         end;
+      end loop;
+   end Test_The_Compact_Text_Block_Is_The_Summary;
 
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
@@ -174,6 +245,8 @@ package body Turn_Tool_Tests is
       Register_Routine (T, Test_The_Table_Holds_Together'Access, "the result's table is grouped and fits its holes");
       Register_Routine (T, Test_A_New_Member_Shows_Everywhere'Access,
                         "a member added to the table is in the schema and both copies");
+      Register_Routine (T, Test_The_Compact_Text_Block_Is_The_Summary'Access,
+                        "a compact text block is the output and the table's summary members");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
