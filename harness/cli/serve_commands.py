@@ -22,6 +22,7 @@ from typing import Any
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import invalid, settings_for
+from harness.errors import ConfigError
 from harness.cli.hermes_options import hermes_parent, json_parent, positive_int, print_json, project_root, \
     transport_settings
 from harness.dispatch.registry import REGISTRY_ENV, RegistryError
@@ -31,7 +32,7 @@ from harness.serve.client_config import CLIENTS, ServerEntry, render
 PROPOSAL_PREAMBLE = ("Defend and refine proposal {label} ({name}) towards one shared decision; keep what is "
                      "right in it, concede what is not. The proposal:\n\n")
 MAX_PROPOSAL_CHARS = MAX_TASK_CHARS - len(PROPOSAL_PREAMBLE) - 256
-DEFAULT_GOAL = "Converge the two proposals into one"
+DEFAULT_GOAL = "Reach one decision from the two proposals"
 
 
 def cmd_serve(args: argparse.Namespace, out: Any) -> int:
@@ -39,7 +40,11 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> int:
     if args.print_config:
         print(render(args.print_config, ServerEntry.for_project(root)), file=out, end="")
         return 0
-    from harness.serve.server import serve  # the MCP SDK is needed by `serve` alone
+    try:
+        from harness.serve.server import serve  # the MCP SDK is needed by `serve` alone
+    except ImportError as exc:
+        raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
+                          f"'mafiabot-harness[serve]'") from None
 
     left = serve(root, transport_settings(args))
     if left:
