@@ -6,7 +6,9 @@ atomically: `{"job": 1, "job_id", "tool", "state": "running" | "settled", "runne
 
 Invariants:
 - A job is written `running` before its work starts and `settled` (with its envelope) once, after the
-  work returned; nothing else changes a job file, so a reader sees one whole state or the other.
+  work returned; nothing else changes a job file, so a reader sees one whole state or the other. The
+  writes are atomic renames, not fsynced (`durable`'s `sync=False`): the ledger, fsynced, holds every
+  run, and a job file a power loss took is re-derived from it (a `running` one) or reported unknown.
 - The runner (one `JobRunner`, one per server process) holds an flock on `runners/<runner id>.lock`
   for its whole life: a `running` job whose runner's lock is unheld has lost its runner (the server
   was killed or restarted). Its runs were stopped by their supervisors when the server died and are
@@ -118,7 +120,7 @@ class JobRunner:
                    "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
                    "envelope": None}
             try:
-                atomic_write_json(self._path(job_id), job)
+                atomic_write_json(self._path(job_id), job, sync=False)
             except DurableWriteError as exc:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
             live = _Live(threading.Event(), threading.Event())
@@ -142,7 +144,7 @@ class JobRunner:
     def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
         settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
         try:
-            atomic_write_json(self._path(job["job_id"]), settled)
+            atomic_write_json(self._path(job["job_id"]), settled, sync=False)
         except DurableWriteError as exc:
             # The run itself is ledgered; only the job's copy of the envelope is lost, and readers are told.
             print(f"mafiabot-harness serve: job {job['job_id']} could not be recorded as settled: {exc}",
