@@ -333,3 +333,63 @@ def test_print_config_gives_each_host_a_server_entry_it_can_parse(client, projec
     entry = (tomllib.loads(body)["mcp_servers"] if client == "codex" else json.loads(body)["mcpServers"])["mafiabot"]
     assert entry["args"] == ["serve", "--project-root", str(project)]
     assert Path(entry["command"]).name == "mafiabot-harness"
+
+
+def test_a_host_that_cancels_its_delegate_call_stops_the_job_and_the_run_is_ledgered_cancelled(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+    job_ids: list[str] = []
+
+    async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+        job_ids.append((message or "").split()[1].rstrip(":"))
+
+    async def body() -> None:
+        async with served() as session:
+            async with anyio.create_task_group() as group:
+                async def delegate_call() -> None:
+                    await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
+                                            progress_callback=on_progress)
+                group.start_soon(delegate_call)
+                await anyio.to_thread.run_sync(wait_fifo, started)
+                tree = json.loads(pids.read_text())
+                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled ("caller cancelled")
+            envelope = await call(session, "delegation_result", job_id=job_ids[0], wait_seconds=30)
+        assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "cancelled")
+        assert all(wait_gone(pid) for pid in tree)
+        [record] = settled_records(project)
+        assert (record["status"], record["reason"]) == ("cancelled", "cancelled")
+    scenario(body)
+
+
+def test_agent_dispatch_through_the_tool_answers_the_seeds_delivered_envelope(fake_hermes, project) -> None:
+    fake_hermes.script({"stdout": "Noted, I will reply by Friday."})
+
+    async def body() -> None:
+        async with served() as session:
+            envelope = await call(session, "agent_dispatch", inputs={
+                "target": "andy", "task_source": "email-triage", "context": "Offer from ACME",
+                "reference_id": "mail-4711"})
+            refused = await call(session, "agent_dispatch", inputs={"target": "nobody", "task_source": "x",
+                                                                    "context": "y", "reference_id": "z"})
+        assert envelope["status"] == "delivered" and envelope["job_id"].startswith("job-")
+        assert (refused["status"], refused["code"]) == ("error", "invalid_input")
+        [call_made] = fake_hermes.calls()
+        assert call_made["profile"] == "career-manager"
+    scenario(body)
+
+
+def test_autopilot_check_then_run_by_handle_through_the_tools(fake_hermes, project) -> None:
+    plan = project / "plan.yaml"
+    plan.write_text("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+                    "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
+
+    async def body() -> None:
+        async with served() as session:
+            check = await call(session, "autopilot_check", plan_file="plan.yaml")
+            handle = await call(session, "autopilot_run", plan_file="plan.yaml")
+            envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=45)
+            bad = await session.call_tool("autopilot_check", {"plan_file": "missing.yaml"})
+        assert (check["status"], [p["agent"] for p in check["selection"]]) == ("valid", ["cooper"])
+        assert handle["status"] == "pending" and envelope["status"] == "completed"
+        assert bad.is_error and "invalid plan" in bad.content[0].text
+    scenario(body)
