@@ -29,7 +29,7 @@ import anyio
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 FAKE = REPO / "tests" / "python" / "delegation" / "fake_hermes.py"
 
@@ -59,20 +59,19 @@ async def measure(repeat: int, env: dict[str, str]) -> tuple[list[float], list[f
     document = intent(env["MAFIABOT_PROJECT_ROOT"])
     direct, served = [], []
     params = StdioServerParameters(command=sys.executable, args=["-m", "harness", "serve"], env=dict(os.environ))
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            await session.call_tool("autobot_delegate", {"intent": document})  # warm both paths once
-            delegate(document)
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                envelope = delegate(document)
-                direct.append((time.perf_counter() - t0) * 1000)
-                assert envelope.status == "ok", envelope.to_dict()
-                t0 = time.perf_counter()
-                result = await session.call_tool("autobot_delegate", {"intent": document})
-                served.append((time.perf_counter() - t0) * 1000)
-                assert result.structured_content["status"] == "ok", result.content
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        await session.call_tool("autobot_delegate", {"intent": document})  # warm both paths once
+        delegate(document)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            envelope = delegate(document)
+            direct.append((time.perf_counter() - t0) * 1000)
+            assert envelope.status == "ok", envelope.to_dict()
+            t0 = time.perf_counter()
+            result = await session.call_tool("autobot_delegate", {"intent": document})
+            served.append((time.perf_counter() - t0) * 1000)
+            assert result.structured_content["status"] == "ok", result.content
     return direct, served
 
 

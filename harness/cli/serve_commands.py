@@ -22,11 +22,18 @@ from typing import Any
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import invalid, settings_for
+from harness.cli.hermes_options import (
+    hermes_parent,
+    json_parent,
+    positive_int,
+    print_json,
+    project_root,
+    transport_settings,
+)
+from harness.dispatch.registry import RegistryError
 from harness.errors import ConfigError
-from harness.cli.hermes_options import hermes_parent, json_parent, positive_int, print_json, project_root, \
-    transport_settings
-from harness.dispatch.registry import REGISTRY_ENV, RegistryError
 from harness.serve.client_config import CLIENTS, ServerEntry, render
+from harness.settings import AGENT_REGISTRY_ENV
 
 # The proposals travel inside the proposers' tasks; what the task's own words leave of auto-pilot's cap.
 PROPOSAL_PREAMBLE = ("Defend and refine proposal {label} ({name}) towards one shared decision; keep what is "
@@ -84,7 +91,7 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> int:
     return result.exit_code
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `serve` and `converge`."""
     serve = commands.add_parser("serve", parents=[hermes_parent()],
                                 help="an MCP server (stdio) for host agents: delegation, dispatch, auto-pilot, jobs")
@@ -107,7 +114,7 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     converge.add_argument("--band", choices=("L2", "L3"), default="L2",
                           help="autonomy band (L1 pauses every write, so it cannot write --output; default: L2)")
     converge.add_argument("--registry", metavar="FILE",
-                          help=f"agent registry YAML (default: ${REGISTRY_ENV}, else dispatch's defaults)")
+                          help=f"agent registry YAML (default: ${AGENT_REGISTRY_ENV}, else dispatch's defaults)")
     converge.add_argument("--sentinel", metavar="FILE", help="sentinel thresholds YAML/JSON")
     converge.add_argument("--project-root", metavar="DIR",
                           help="the worktree: --output stays under it (default: $MAFIABOT_PROJECT_ROOT, else the cwd)")

@@ -14,6 +14,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CLIENTS = ("claude-code", "gemini", "codex")
 SERVER_KEY = "mafiabot"
@@ -28,7 +29,7 @@ class ServerEntry:
     args: tuple[str, ...]
 
     @classmethod
-    def for_project(cls, project_root: Path) -> "ServerEntry":
+    def for_project(cls, project_root: Path) -> ServerEntry:
         beside = Path(sys.executable).with_name("mafiabot-harness")
         command = str(beside) if beside.exists() else "mafiabot-harness"
         return cls(command, ("serve", "--project-root", str(project_root)))
@@ -38,7 +39,7 @@ def render(client: str, entry: ServerEntry) -> str:
     """The configuration text for `client` (one of CLIENTS)."""
     args = list(entry.args)
     if client == "claude-code":
-        document = {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": entry.command, "args": args, "env": {}}}}
+        document: dict[str, Any] = {"mcpServers": {SERVER_KEY: {"type": "stdio", "command": entry.command, "args": args, "env": {}}}}
         line = shlex.join(["claude", "mcp", "add", "--scope", "project", SERVER_KEY, "--", entry.command, *args])
         return (f"# .mcp.json at the project's root (or run: {line})\n"
                 f"{json.dumps(document, indent=2)}\n")

@@ -89,14 +89,17 @@ class JobRunner:
     def root(self) -> Path:
         return state_dir(self.project_root) / JOBS_DIR
 
-    def open(self) -> "JobRunner":
+    def open(self) -> JobRunner:
         runners = self.root / RUNNERS_DIR
         runners.mkdir(parents=True, exist_ok=True)
-        for stale in runners.iterdir():  # the lock files of runners that are gone
-            if stale.name != f"{self.runner_id}.lock" and not is_flocked(stale, missing=True):
+        for stale in runners.glob("runner-*.lock"):  # the lock files of runners that are gone
+            if not is_flocked(stale, missing=True):
                 stale.unlink(missing_ok=True)
-        fd = os.open(runners / f"{self.runner_id}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        # Locked under a dot-name first, so no other server ever sees this runner's file unlocked.
+        pending = runners / f".{self.runner_id}.lock"
+        fd = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(pending, runners / f"{self.runner_id}.lock")
         self._runner_fd = fd
         return self
 
@@ -133,7 +136,7 @@ class JobRunner:
     def _run(self, job: dict[str, Any], work: Work, live: _Live) -> None:
         try:
             envelope = work(live.stop)
-        except Exception as exc:  # the thread's edge: nothing may leave a job running forever
+        except Exception as exc:  # noqa: BLE001 - the thread's edge: no failure may leave a job running forever
             print(f"mafiabot-harness serve: job {job['job_id']} failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
             envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
@@ -170,7 +173,7 @@ class JobRunner:
         job = self.get(job_id)
         # A job of another runner: its settlement comes from the journal, read again each slice.
         while job["state"] == RUNNING and time.monotonic() < deadline:
-            threading.Event().wait(min(RECOVERY_POLL_S, max(0.0, deadline - time.monotonic())))
+            time.sleep(min(RECOVERY_POLL_S, max(0.0, deadline - time.monotonic())))
             job = self.get(job_id)
         return job
 
@@ -191,6 +194,10 @@ class JobRunner:
 
     def is_ours(self, job_id: str) -> bool:
         return job_id in self._live
+
+    def runs_elsewhere(self, job: Mapping[str, Any]) -> bool:
+        """Whether a running job belongs to another server process that is still alive."""
+        return job["state"] == RUNNING and job["runner"] != self.runner_id and self._runner_alive(job["runner"])
 
     def shutdown(self, bound_s: float) -> list[str]:
         """Stop every running job and wait for them within `bound_s` in all; the ids still running."""

@@ -36,15 +36,23 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from harness.hermes import TransportSettings
+from harness.hermes import TransportSettings, cancellation
 from harness.serve.jobs import JobRunner
-from harness.serve.tools import TOOLS, TOOLS_BY_NAME, ServeContext, Started, ToolFailure, delegation_envelope
+from harness.serve.tools import (
+    TOOLS,
+    TOOLS_BY_NAME,
+    ServeContext,
+    Started,
+    ToolFailure,
+    delegation_envelope,
+)
 
 SERVER_NAME = "mafiabot-harness"
 # Often enough that a host sees a long run is alive; rare enough to cost nothing beside a Hermes run.
 PROGRESS_INTERVAL_S = 5.0
-# The SDK client closes stdin, waits 2 s, then SIGTERMs: a cancelled fake or real Hermes run settles in
-# about a second; the bound covers a slow one before this process gives up and lets the supervisors sweep.
+# A cancelled Hermes run settles in about a second (its SIGTERM grace is 1.5 s); the SDK client SIGTERMs
+# 2 s after closing stdin (shielded here) and SIGKILLs 2 s later, hosts that wait longer get up to this
+# bound; whatever is still running when this process dies is swept by its supervisor and settled later.
 SHUTDOWN_WAIT_S = 10.0
 # Tools whose call starts the job it waits on: a cancel of that call is a cancel of the job.
 STARTING_TOOLS = frozenset({"autobot_delegate", "agent_dispatch", "autopilot_run"})
@@ -154,6 +162,7 @@ def serve(project_root: Path, transport: TransportSettings) -> list[str]:
     try:
         anyio.run(run)
     finally:
-        left = jobs.shutdown(SHUTDOWN_WAIT_S)
-        jobs.close()
+        with cancellation.shielded():  # a host's SIGTERM after closing stdin must not cut the jobs' settling
+            left = jobs.shutdown(SHUTDOWN_WAIT_S)
+            jobs.close()
     return left

@@ -280,6 +280,8 @@ def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
     if job["state"] == "running" and job["tool"] == "autopilot_run":
         raise ToolFailure("an autopilot_run job cannot be stopped alone (auto-pilot has no per-run stop); "
                           "stopping the server cancels it and ledgers its children")
+    if ctx.jobs.runs_elsewhere(job):
+        raise ToolFailure(f"job {args.job_id} runs in another serve process ({job['runner']}); cancel it there")
     if job["state"] == "running":
         try:
             job = ctx.jobs.cancel(args.job_id, CANCEL_WAIT_S)

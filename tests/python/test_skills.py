@@ -14,16 +14,14 @@ import dataclasses
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 import yaml
+from support import REPO
 
 from harness.autobot import Envelope
 from harness.cli import build_parser
 from harness.serve.tools import TOOLS_BY_NAME
-
-from support import REPO
 
 SKILLS = REPO / "skills"
 EXPECTED = ("agent-dispatch", "auto-pilot", "autobot")

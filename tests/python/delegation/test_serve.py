@@ -30,8 +30,16 @@ from mcp.shared.exceptions import MCPError
 from harness.cli import main
 from harness.serve.tools import TOOLS
 
-from .delegation_support import (PROCESS_BOUND_S, make_fifo, read_ledger, read_ledger_lines, release_fifo,
-                                 wait_all_gone, wait_fifo, wait_gone)
+from .delegation_support import (
+    PROCESS_BOUND_S,
+    make_fifo,
+    read_ledger,
+    read_ledger_lines,
+    release_fifo,
+    wait_all_gone,
+    wait_fifo,
+    wait_gone,
+)
 
 SCENARIO_BOUND_S = 120.0
 USAGE = {"input": 77, "output": 5, "cost": 0.01}
@@ -46,10 +54,9 @@ def params() -> StdioServerParameters:
 
 @asynccontextmanager
 async def served() -> AsyncIterator[ClientSession]:
-    async with stdio_client(params()) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+    async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
 
 
 def scenario(body: Callable[[], Awaitable[None]]) -> None:
@@ -392,4 +399,22 @@ def test_autopilot_check_then_run_by_handle_through_the_tools(fake_hermes, proje
         assert (check["status"], [p["agent"] for p in check["selection"]]) == ("valid", ["cooper"])
         assert handle["status"] == "pending" and envelope["status"] == "completed"
         assert bad.is_error and "invalid plan" in bad.content[0].text
+    scenario(body)
+
+
+def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_its_cancel_to_it(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+
+    async def body() -> None:
+        async with served() as first, served() as second:
+            handle = await call(first, "autobot_delegate", intent=make_intent(), wait_seconds=0)
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            status = await call(second, "delegation_status", job_id=handle["job_id"])
+            assert (status["state"], status["served_here"]) == ("running", False)
+            refused = await second.call_tool("delegation_cancel", {"job_id": handle["job_id"]})
+            assert refused.is_error and "another serve process" in refused.content[0].text
+            release_fifo(release)
+            envelope = await call(second, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
+        assert envelope["status"] == "ok" and len(settled_records(project)) == 1
     scenario(body)
