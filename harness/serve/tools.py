@@ -29,12 +29,12 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from harness.autobot import AutobotSettings, delegate
-from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
 from harness.autobot.intent import IntentDocument, IntentError, parse_intent
 from harness.autopilot import PlanInvalid, load_plan, run_plan
 from harness.autopilot.plan import ALIASES, MODES
 from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.autobot_commands import queue_of
+from harness.cli.autobot_commands import invalid, queue_of
 from harness.cli.autopilot_commands import BANDS, settings_for
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
@@ -196,8 +196,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
                                    intent_id=intent_id)
         intent = parse_intent(args.intent)
     except IntentError as exc:
-        return {"status": "degraded", "degraded_reason": INVALID_INTENT, "intent_id": intent_id, "duration_ms": 0,
-                "detail": str(exc), "field": exc.field, "retryable": False}
+        return invalid(exc).to_dict()
 
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
@@ -294,7 +293,7 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     try:
         intent = parse_intent(args.intent)
     except IntentError as exc:
-        return {"status": "degraded", "degraded_reason": INVALID_INTENT, "detail": str(exc), "field": exc.field}
+        return invalid(exc).to_dict()
     queue = queue_of(ctx.cli_args(), intent.project_root)
     item = queue.enqueue(intent)
     return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
