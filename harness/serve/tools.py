@@ -125,6 +125,9 @@ class RunPlanArgs(PlanArgs):
 
 # -- outputs ----------------------------------------------------------------------------------------
 
+# Nullable as anyOf branches of one type each, not `type: [string, null]`: hosts that map tool schemas onto a
+# single-type dialect (Gemini's function declarations) reject or drop the array form.
+_TEXT_OR_NULL: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
 _JOB = {"job_id": {"type": "string"}}
 HANDLE_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["status", "job_id", "state", "tool"],
@@ -132,9 +135,9 @@ HANDLE_SCHEMA: dict[str, Any] = {
                    "tool": {"type": "string"}, "created_at": {"type": "string"}, "next": {"type": "string"}}}
 DELEGATION_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["status", "degraded_reason", "intent_id"],
-    "properties": {"status": {"enum": ["ok", "degraded"]}, "degraded_reason": {"type": ["string", "null"]},
-                   "intent_id": {"type": ["string", "null"]}, "duration_ms": {"type": "integer"},
-                   "wrote_to": {"type": ["string", "null"]}, "ledger_entry": {"type": ["string", "null"]},
+    "properties": {"status": {"enum": ["ok", "degraded"]}, "degraded_reason": _TEXT_OR_NULL,
+                   "intent_id": _TEXT_OR_NULL, "duration_ms": {"type": "integer"},
+                   "wrote_to": _TEXT_OR_NULL, "ledger_entry": _TEXT_OR_NULL,
                    "retryable": {"type": "boolean"}, **_JOB}}
 DISPATCH_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["status"],
@@ -149,9 +152,9 @@ ANY_RESULT_SCHEMA: dict[str, Any] = {
 JOB_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["job_id", "tool", "state", "created_at"],
     "properties": {"job_id": {"type": "string"}, "tool": {"type": "string"}, "state": {"enum": ["running", "settled"]},
-                   "created_at": {"type": "string"}, "settled_at": {"type": ["string", "null"]},
-                   "status": {"type": ["string", "null"]}, "served_here": {"type": "boolean"},
-                   "intent_id": {"type": ["string", "null"]}}}
+                   "created_at": {"type": "string"}, "settled_at": _TEXT_OR_NULL,
+                   "status": _TEXT_OR_NULL, "served_here": {"type": "boolean"},
+                   "intent_id": _TEXT_OR_NULL}}
 QUEUED_SCHEMA: dict[str, Any] = {
     "type": "object", "required": ["status"],
     "properties": {"status": {"enum": ["queued", "degraded"]}, "item_id": {"type": "string"},
