@@ -85,6 +85,9 @@ class AutobotSettings:
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
     queue_item: str | None = None
+    # Named in advance by a caller that must find the run's ledger record later (a `serve` job whose
+    # server may die before the envelope comes back); else a fresh one per delegation.
+    intent_id: str | None = None
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
     stop: threading.Event | None = field(default=None, compare=False)
 
@@ -140,7 +143,7 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
              transport: Transport | None = None) -> Envelope:
     """Run one delegation (a raw intent document or a parsed `Intent`) and return its envelope."""
     settings = settings or AutobotSettings()
-    intent_id = new_intent_id()
+    intent_id = settings.intent_id or new_intent_id()
     t0 = time.monotonic()
     try:
         intent = document if isinstance(document, Intent) else parse_intent(document)

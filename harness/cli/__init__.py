@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.dispatch_commands",
     "harness.cli.ledger_commands",
     "harness.cli.autopilot_commands",
+    "harness.cli.serve_commands",
 )
 
 # Most specific first: the first matching class decides the code.

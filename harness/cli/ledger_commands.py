@@ -15,7 +15,7 @@ from typing import Any
 from harness.cli.hermes_options import json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.journal import in_flight, settle_orphans
-from harness.ledger.report import reconcile, render_text, summarize
+from harness.ledger.report import reconcile, render_text, summarize_ledger
 
 
 def ledger_of(args: argparse.Namespace) -> Ledger:
@@ -29,13 +29,7 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
     settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
-    records, unreadable = [], 0
-    for line in ledger.lines():
-        if line.record is None:
-            unreadable += 1
-        else:
-            records.append(line.record)
-    summary = summarize(records, unreadable)
+    summary = summarize_ledger(ledger)
     if args.png:
         from harness.ledger.chart import draw
         draw(summary, Path(args.png))

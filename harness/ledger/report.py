@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.ledger.store import is_started
+from harness.ledger.store import Ledger, is_started
 from harness.trace import render_table
 
 SUCCESS = frozenset({"ok", "delivered"})
@@ -153,6 +153,17 @@ def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary
                 "reason": record.get("reason"), "detail": record.get("detail") or
                 (record.get("transport") or {}).get("detail")})
     return summary
+
+
+def summarize_ledger(ledger: Ledger) -> Summary:
+    """`summarize` of a whole ledger file, its unreadable lines counted."""
+    records, unreadable = [], 0
+    for line in ledger.lines():
+        if line.record is None:
+            unreadable += 1
+        else:
+            records.append(line.record)
+    return summarize(records, unreadable)
 
 
 def render_text(summary: Summary, max_failures: int = 20) -> str:

@@ -12,8 +12,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from harness.cli import main
 from hermes_support import SCRIPTS, StubModel, offline_config, requires_hermes, run_hermes
 from support import REPO

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs 
 def instructions(body: Path, fixture: Path, conversation: bytes, work: Path) -> int:
     try:
         run = subprocess.run(
-            ["valgrind", "--tool=callgrind",  # noqa: S607 - valgrind from PATH, as make profile runs it f"--callgrind-out-file={work / 'callgrind.out'}",
+            ["valgrind", "--tool=callgrind",
              str(body), "--organs", str(fixture), "--no-soul"],
             input=conversation, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             timeout=RUN_TIMEOUT, cwd=work)

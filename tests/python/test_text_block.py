@@ -59,7 +59,7 @@ def full_and_compact(spawn_body):
 
 def test_a_compact_text_block_is_the_output_and_a_one_line_summary_of_structured_content(full_and_compact):
     full, compact = full_and_compact
-    for long, short in zip(turns(full, 12), turns(compact, 12)):
+    for long, short in zip(turns(full, 12), turns(compact, 12), strict=True):
         check_text_block(long)
         assert short["structuredContent"] == long["structuredContent"]
         trace = short["structuredContent"]
@@ -74,7 +74,7 @@ def test_a_compact_text_block_is_the_output_and_a_one_line_summary_of_structured
 def test_a_compact_text_block_is_under_a_quarter_of_the_full_one_at_every_energy(full_and_compact):
     full, compact = full_and_compact
     seen_passes = set()
-    for long, short in zip(turns(full, 24), turns(compact, 24)):
+    for long, short in zip(turns(full, 24), turns(compact, 24), strict=True):
         seen_passes.add(long["structuredContent"]["passes_run"])
         assert 4 * len(text_of(short).encode()) < len(text_of(long).encode()), long["structuredContent"]["passes_run"]
     assert len(seen_passes) > 1, "the turns should span more than one number of passes"

@@ -1,0 +1,122 @@
+"""`serve` (the MCP server for host agents) and `converge A.md B.md --output FILE` (auto-pilot's converge protocol).
+
+`serve` speaks MCP on stdin/stdout until stdin closes (see `harness.serve.server`); with
+`--print-config CLIENT` it prints that host's configuration instead and starts nothing. It returns 0
+(the jobs it left running, if any, are named on stderr: their supervisors stop them, the next reader
+settles them).
+
+`converge` runs the debate-converge protocol of auto-pilot over Hermes on two proposals given as
+files: each proposal is defended and revised by its own agent, a consolidator gives a verdict per
+round (at most 3), and the merged text is written to --output when they converge. It prints the
+auto-pilot envelope (the verdict is `debate.verdict`) and returns auto-pilot's exit codes: 0
+converged, 1 `no-convergence-possible` (or failed), 2 an unusable input, 4 refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.autopilot import PlanInvalid, parse_plan, run_plan
+from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
+from harness.cli.autopilot_commands import invalid, settings_for
+from harness.cli.hermes_options import (
+    hermes_parent,
+    json_parent,
+    positive_int,
+    print_json,
+    project_root,
+    transport_settings,
+)
+from harness.dispatch.registry import RegistryError
+from harness.errors import ConfigError
+from harness.serve.client_config import CLIENTS, ServerEntry, render
+from harness.settings import AGENT_REGISTRY_ENV
+
+# The proposals travel inside the proposers' tasks; what the task's own words leave of auto-pilot's cap.
+PROPOSAL_PREAMBLE = ("Defend and refine proposal {label} ({name}) towards one shared decision; keep what is "
+                     "right in it, concede what is not. The proposal:\n\n")
+MAX_PROPOSAL_CHARS = MAX_TASK_CHARS - len(PROPOSAL_PREAMBLE) - 256
+DEFAULT_GOAL = "Reach one decision from the two proposals"
+
+
+def cmd_serve(args: argparse.Namespace, out: Any) -> int:
+    root = project_root(args)
+    if args.print_config:
+        print(render(args.print_config, ServerEntry.for_project(root)), file=out, end="")
+        return 0
+    try:
+        from harness.serve.server import serve  # the MCP SDK is needed by `serve` alone
+    except ImportError as exc:
+        raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
+                          f"'mafiabot-harness[serve]'") from None
+
+    left = serve(root, transport_settings(args))
+    if left:
+        print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
+              f"supervisors stop them and the next reader settles them", file=sys.stderr)
+    return 0
+
+
+def proposal_task(label: str, path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanInvalid(f"proposal {label}", f"cannot read {path}: {exc}") from None
+    if not text.strip():
+        raise PlanInvalid(f"proposal {label}", f"{path} is empty")
+    if len(text) > MAX_PROPOSAL_CHARS:
+        raise PlanInvalid(f"proposal {label}", f"{path} has {len(text)} characters; a proposal travels in its "
+                                               f"agent's task, at most {MAX_PROPOSAL_CHARS}")
+    return PROPOSAL_PREAMBLE.format(label=label, name=path.name) + text
+
+
+def cmd_converge(args: argparse.Namespace, out: Any) -> int:
+    root = project_root(args)
+    output = Path(args.output).expanduser()
+    try:
+        document = {"goal": args.goal, "mode": "debate-converge", "band": args.band,
+                    "converge": {"max_rounds": args.max_rounds, "write_to": str(output.resolve())},
+                    "subtasks": [{"id": "a", "task": proposal_task("A", Path(args.a))},
+                                 {"id": "b", "task": proposal_task("B", Path(args.b))}]}
+        plan = parse_plan(document, root, source=f"converge {args.a} {args.b}")
+        result = run_plan(plan, settings_for(args, plan))
+    except PlanInvalid as exc:
+        return invalid(exc.field, exc.message, args, out)
+    except RegistryError as exc:
+        return invalid("registry", str(exc), args, out)
+    print_json(result.envelope, args, out)
+    return result.exit_code
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `serve` and `converge`."""
+    serve = commands.add_parser("serve", parents=[hermes_parent()],
+                                help="an MCP server (stdio) for host agents: delegation, dispatch, auto-pilot, jobs")
+    serve.add_argument("--project-root", metavar="DIR",
+                       help="where jobs and the ledger live (default: $MAFIABOT_PROJECT_ROOT, else the current "
+                            "directory)")
+    serve.add_argument("--print-config", metavar="CLIENT", choices=CLIENTS,
+                       help=f"print the configuration for a host ({', '.join(CLIENTS)}) and exit")
+    serve.set_defaults(handler=cmd_serve)
+
+    converge = commands.add_parser("converge", parents=[hermes_parent(), json_parent()],
+                                   help="converge two proposals over Hermes (auto-pilot's debate-converge protocol)")
+    converge.add_argument("a", metavar="A.md", help="the first proposal")
+    converge.add_argument("b", metavar="B.md", help="the second proposal")
+    converge.add_argument("--output", required=True, metavar="FILE",
+                          help="where the merged text is written when they converge (inside the project root)")
+    converge.add_argument("--goal", default=DEFAULT_GOAL, help=f"the decision to reach (default: {DEFAULT_GOAL!r})")
+    converge.add_argument("--max-rounds", type=positive_int, default=HARD_MAX_ROUNDS,
+                          help=f"consolidator rounds before no-convergence-possible (at most {HARD_MAX_ROUNDS})")
+    converge.add_argument("--band", choices=("L2", "L3"), default="L2",
+                          help="autonomy band (L1 pauses every write, so it cannot write --output; default: L2)")
+    converge.add_argument("--registry", metavar="FILE",
+                          help=f"agent registry YAML (default: ${AGENT_REGISTRY_ENV}, else dispatch's defaults)")
+    converge.add_argument("--sentinel", metavar="FILE", help="sentinel thresholds YAML/JSON")
+    converge.add_argument("--project-root", metavar="DIR",
+                          help="the worktree: --output stays under it (default: $MAFIABOT_PROJECT_ROOT, else the cwd)")
+    converge.add_argument("--ledger", metavar="FILE", help="the cost ledger (default: the project's)")
+    converge.set_defaults(handler=cmd_converge)

@@ -1,0 +1,267 @@
+"""Jobs of `serve`: one delegation, dispatch or auto-pilot run a host agent can leave and come back to.
+
+A job is a JSON file `<state dir>/serve-jobs/<job id>.json` (the server's project root), written
+atomically: `{"job": 1, "job_id", "tool", "state": "running" | "settled", "runner", "created_at",
+"settled_at", "intent_id", "ledger", "envelope"}`. `envelope` is the seed's envelope once settled.
+
+Invariants:
+- A job is written `running` before its work starts and `settled` (with its envelope) once, after the
+  work returned; nothing else changes a job file, so a reader sees one whole state or the other. The
+  writes are atomic renames, not fsynced (`durable`'s `sync=False`): the ledger, fsynced, holds every
+  run, and a job file a power loss took is re-derived from it (a `running` one) or reported unknown.
+- The runner (one `JobRunner`, one per server process) holds an flock on `runners/<runner id>.lock`
+  for its whole life: a `running` job whose runner's lock is unheld has lost its runner (the server
+  was killed or restarted). Its runs were stopped by their supervisors when the server died and are
+  settled through the journal (`settle_orphans`); the job is then settled from the ledger: a
+  delegation by the settlement that names its intent id (named in advance for that reason), any
+  other job as `runner_gone`. A run still in flight keeps the job `running` until it is settled.
+- Each job runs in a thread of its own with a `stop` event, the per-run stop of the delegation and
+  dispatch layers; `cancel` sets it and waits, bounded, for the run's own settlement (`cancelled`,
+  the tree killed by the supervisor). At most MAX_RUNNING_JOBS run at once; past that `start`
+  refuses (JobRefused) and nothing runs.
+- `shutdown` stops every running job of this runner and waits for them, bounded, so a server told to
+  stop ledgers its runs as `cancelled` itself; what outlives the bound is settled by the next reader.
+- The work of a job never raises through the runner: the seeds' layers turn every run failure into an
+  envelope, and what escapes them is caught at this thread edge, logged, and settled `harness_error`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.durable import DurableWriteError, atomic_write_json, is_flocked
+from harness.errors import HarnessError
+from harness.ledger.journal import in_flight, settle_orphans
+from harness.ledger.store import Ledger, LedgerError, is_started, utc_now
+from harness.settings import state_dir
+
+JOBS_DIR = "serve-jobs"
+RUNNERS_DIR = "runners"
+RUNNING, SETTLED = "running", "settled"
+JOB_ID = re.compile(r"^job-[0-9a-f]{16}$")
+# Hermes runs cost money and a 2-core machine runs a few dozen Python children at most; a host that
+# fans out wider waits for a slot (the refusal says so) rather than starting a spawn storm.
+MAX_RUNNING_JOBS = 32
+# Reasons of the settlements this module writes itself.
+RUNNER_GONE = "runner_gone"
+HARNESS_ERROR = "harness_error"
+
+Work = Callable[[threading.Event], dict[str, Any]]
+
+
+class JobRefused(HarnessError):
+    """A job was not started (too many running, or its file could not be written)."""
+
+
+class UnknownJob(HarnessError):
+    """No job has this id."""
+
+
+@dataclass
+class _Live:
+    stop: threading.Event
+    done: threading.Event
+    thread: threading.Thread | None = None
+
+
+@dataclass
+class JobRunner:
+    """The jobs of one server process (see the module invariants)."""
+
+    project_root: Path
+    runner_id: str = field(default_factory=lambda: "runner-" + secrets.token_hex(8))
+    _live: dict[str, _Live] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _runner_fd: int | None = None
+
+    @property
+    def root(self) -> Path:
+        return state_dir(self.project_root) / JOBS_DIR
+
+    def open(self) -> JobRunner:
+        runners = self.root / RUNNERS_DIR
+        runners.mkdir(parents=True, exist_ok=True)
+        for stale in runners.glob("runner-*.lock"):  # the lock files of runners that are gone
+            if not is_flocked(stale, missing=True):
+                stale.unlink(missing_ok=True)
+        # Locked under a dot-name first, so no other server ever sees this runner's file unlocked.
+        pending = runners / f".{self.runner_id}.lock"
+        fd = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(pending, runners / f"{self.runner_id}.lock")
+        self._runner_fd = fd
+        return self
+
+    def close(self) -> None:
+        if self._runner_fd is not None:
+            os.close(self._runner_fd)
+            (self.root / RUNNERS_DIR / f"{self.runner_id}.lock").unlink(missing_ok=True)
+            self._runner_fd = None
+
+    # -- starting and running -------------------------------------------------------------------------
+
+    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
+        """Write the job `running`, start its thread, and return the job record."""
+        with self._lock:
+            running = sum(1 for live in self._live.values() if not live.done.is_set())
+            if running >= MAX_RUNNING_JOBS:
+                raise JobRefused(f"{running} jobs are running, the most one server runs at once; wait for one "
+                                 f"(delegation_result) and try again")
+            job_id = "job-" + secrets.token_hex(8)
+            job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
+                   "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
+                   "envelope": None}
+            try:
+                atomic_write_json(self._path(job_id), job, sync=False)
+            except DurableWriteError as exc:
+                raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
+            live = _Live(threading.Event(), threading.Event())
+            self._live[job_id] = live
+        # Not a daemon: an interpreter that exits waits for the run's own settlement (bounded by `shutdown`).
+        live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id)
+        live.thread.start()
+        return dict(job)
+
+    def _run(self, job: dict[str, Any], work: Work, live: _Live) -> None:
+        try:
+            envelope = work(live.stop)
+        except Exception as exc:  # noqa: BLE001 - the thread's edge: no failure may leave a job running forever
+            print(f"mafiabot-harness serve: job {job['job_id']} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+            envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
+                        "detail": f"{type(exc).__name__}: {exc}"[:500]}
+        self._settle(job, envelope)
+        live.done.set()
+
+    def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
+        settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
+        try:
+            atomic_write_json(self._path(job["job_id"]), settled, sync=False)
+        except DurableWriteError as exc:
+            # The run itself is ledgered; only the job's copy of the envelope is lost, and readers are told.
+            print(f"mafiabot-harness serve: job {job['job_id']} could not be recorded as settled: {exc}",
+                  file=sys.stderr)
+        return settled
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        """The job as it stands now; a job whose runner is gone is settled from the ledger first."""
+        job = self._read(job_id)
+        if job["state"] == RUNNING and job["runner"] != self.runner_id and not self._runner_alive(job["runner"]):
+            return self._recover(job)
+        return job
+
+    def wait(self, job_id: str, bound_s: float) -> dict[str, Any]:
+        """Block until the job settles or `bound_s` passes (a thread's call); the job then."""
+        live = self._live.get(job_id)
+        if live is not None:
+            live.done.wait(bound_s)
+            return self._read(job_id)
+        deadline = time.monotonic() + bound_s
+        job = self.get(job_id)
+        # A job of another runner: its settlement comes from the journal, read again each slice.
+        while job["state"] == RUNNING and time.monotonic() < deadline:
+            time.sleep(min(RECOVERY_POLL_S, max(0.0, deadline - time.monotonic())))
+            job = self.get(job_id)
+        return job
+
+    def cancel(self, job_id: str, bound_s: float) -> dict[str, Any]:
+        """Stop a job of this runner and wait, bounded, for its settlement; the job then."""
+        live = self._live.get(job_id)
+        if live is None:
+            return self.get(job_id)  # settled already, or its runner is gone and it is settled from the journal
+        live.stop.set()
+        live.done.wait(bound_s)
+        return self._read(job_id)
+
+    def stop(self, job_id: str) -> None:
+        """Ask a job of this runner to stop, without waiting (a cancelled call cannot wait)."""
+        live = self._live.get(job_id)
+        if live is not None:
+            live.stop.set()
+
+    def is_ours(self, job_id: str) -> bool:
+        return job_id in self._live
+
+    def runs_elsewhere(self, job: Mapping[str, Any]) -> bool:
+        """Whether a running job belongs to another server process that is still alive."""
+        return job["state"] == RUNNING and job["runner"] != self.runner_id and self._runner_alive(job["runner"])
+
+    def shutdown(self, bound_s: float) -> list[str]:
+        """Stop every running job and wait for them within `bound_s` in all; the ids still running."""
+        deadline = time.monotonic() + bound_s
+        for live in self._live.values():
+            live.stop.set()
+        left = []
+        for job_id, live in self._live.items():
+            if live.thread is not None:
+                live.thread.join(max(0.0, deadline - time.monotonic()))
+            if not live.done.is_set():
+                left.append(job_id)
+        return left
+
+    def _path(self, job_id: str) -> Path:
+        return self.root / f"{job_id}.json"
+
+    def _read(self, job_id: str) -> dict[str, Any]:
+        if not JOB_ID.match(job_id):
+            raise UnknownJob(f"{job_id!r} is not a job id (job- and 16 hex digits)")
+        try:
+            document = json.loads(self._path(job_id).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UnknownJob(f"no job {job_id} in {self.root}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UnknownJob(f"the job file of {job_id} is unreadable: {exc}") from None
+        if not isinstance(document, dict) or document.get("state") not in (RUNNING, SETTLED):
+            raise UnknownJob(f"the job file of {job_id} is not a job")
+        return document
+
+    def _runner_alive(self, runner_id: Any) -> bool:
+        if not isinstance(runner_id, str) or "/" in runner_id:
+            return False
+        return is_flocked(self.root / RUNNERS_DIR / f"{runner_id}.lock", missing=False)
+
+    def _recover(self, job: dict[str, Any]) -> dict[str, Any]:
+        ledger = Ledger(Path(job["ledger"]))
+        try:
+            settle_orphans(ledger)
+            records = list(ledger.all_records())
+        except LedgerError as exc:
+            return {**job, "recovery": f"the ledger could not be read: {exc}"}
+        intent_id = job.get("intent_id")
+        mine = [r for r in records if intent_id is not None and r.get("intent_id") == intent_id]
+        settlement = next((r for r in mine if not is_started(r)), None)
+        if settlement is not None:
+            return self._settle(job, envelope_from_record(settlement))
+        started_runs = {r.get("hermes_run") for r in mine if is_started(r)}
+        if intent_id is None or started_runs & set(in_flight(ledger)):
+            return job  # a supervisor is still stopping its tree; the journal settles it then
+        return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": intent_id,
+                                  "detail": "the server that ran this job stopped before the job settled; "
+                                            "its runs, if any started, are settled in the ledger"})
+
+
+# A job of a runner that is gone settles within the supervisor's grace; reading its ledger a few times a
+# second finds that without a busy loop.
+RECOVERY_POLL_S = 0.25
+
+
+def envelope_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope of a delegation whose server died, from its ledger settlement."""
+    status = "ok" if record.get("status") == "ok" else "degraded"
+    return {"status": status, "degraded_reason": None if status == "ok" else record.get("reason"),
+            "intent_id": record.get("intent_id"), "ledger_record": record.get("record_id"),
+            "usage": record.get("usage"), "wrote_to": record.get("wrote_to"),
+            "detail": "the server that ran this job stopped before it answered; this is the ledger's settlement"}

@@ -1,0 +1,394 @@
+"""The tools `serve` offers host agents: names, schemas, annotations and what each one does, declared once.
+
+Every tool is one `ToolSpec` in TOOLS: its input model (a `StrictModel`, so the inputSchema is the
+model's JSON Schema and a bad argument is the model's one-line field error), its outputSchema, its
+annotations, and its handler. `tools/list`, `tools/call` and the skills' test all read this table.
+
+Invariants:
+- The structured results are the seeds' envelopes (autobot, agent-dispatch, auto-pilot) with
+  `job_id` added, or a job handle (`status: pending`) when the work did not finish within the
+  caller's bound (`wait_seconds`, at most MAX_WAIT_S: hosts end a tool call after about 60 s).
+- A handler never raises for bad input or a refused job: it returns `ToolFailure`, which the server
+  turns into an `isError` result. Hermes failures are envelopes, not failures.
+- `readOnlyHint` is true for the tools that start nothing and change nothing a caller asked for;
+  reading a job or the ledger may settle the records of runs that are already dead (the journal's
+  bookkeeping, as every command does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from harness.autobot import AutobotSettings, delegate
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
+from harness.autobot.intent import IntentDocument, IntentError, parse_intent
+from harness.autopilot import PlanInvalid, load_plan, run_plan
+from harness.autopilot.plan import ALIASES, MODES
+from harness.autopilot.selection import check_agents, select_agents
+from harness.cli.autobot_commands import invalid, queue_of
+from harness.cli.autopilot_commands import BANDS, settings_for
+from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
+from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
+from harness.hermes import TransportSettings
+from harness.ledger import Ledger, default_ledger_path
+from harness.ledger.journal import settle_orphans
+from harness.ledger.report import summarize_ledger
+from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
+from harness.typed_inputs import PathText, StrictModel, line, validate
+
+# Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
+# round trip and a slow machine.
+MAX_WAIT_S = 50.0
+DEFAULT_WAIT_S = 45.0
+# What a cancel waits for: the supervisor's SIGTERM grace (5 s) and its sweep, on a loaded machine.
+CANCEL_WAIT_S = 15.0
+
+WaitSeconds = Annotated[float, Field(ge=0, le=MAX_WAIT_S)]
+JobId = Annotated[str, line(64, strip=True)]
+
+
+class ToolFailure(Exception):
+    """A tool call that could not be carried out (bad arguments, unknown job, refused start): one line."""
+
+
+@dataclass(frozen=True)
+class ServeContext:
+    """What the handlers share: the server's project root, its Hermes settings and its jobs."""
+
+    project_root: Path
+    transport: TransportSettings
+    jobs: JobRunner
+
+    def cli_args(self, **values: Any) -> argparse.Namespace:
+        """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
+        the queue, registry, sentinel and ledger exactly as the matching command does."""
+        base = {"project_root": str(self.project_root), "queue": None, "ledger": None, "registry": None,
+                "sentinel": None, "report": None, "hermes": self._text(self.transport.hermes_bin),
+                "hermes_home": self._text(self.transport.hermes_home)}
+        return argparse.Namespace(**{**base, **values})
+
+    @staticmethod
+    def _text(path: Path | None) -> str | None:
+        return None if path is None else str(path)
+
+
+# -- inputs -----------------------------------------------------------------------------------------
+
+class DelegateArgs(StrictModel):
+    intent: dict[str, Any]
+    wait_seconds: WaitSeconds = DEFAULT_WAIT_S
+    toolsets: tuple[Annotated[str, line(64, strip=True)], ...] = ("todo",)
+    max_turns: Annotated[int, Field(ge=1, le=250)] = DEFAULT_MAX_TURNS
+
+
+class JobArgs(StrictModel):
+    job_id: JobId
+
+
+class ResultArgs(StrictModel):
+    job_id: JobId
+    wait_seconds: WaitSeconds = 0.0
+
+
+class EnqueueArgs(StrictModel):
+    intent: dict[str, Any]
+
+
+class ProjectArgs(StrictModel):
+    project_root: PathText | None = None
+
+
+class DispatchArgs(StrictModel):
+    inputs: dict[str, Any]
+    timeout_s: Annotated[float, Field(gt=0, le=86400)] = DEFAULT_TIMEOUT_S
+    wait_seconds: WaitSeconds = DEFAULT_WAIT_S
+
+
+class PlanArgs(StrictModel):
+    plan_file: PathText
+    mode: Annotated[str, line(32, strip=True)] | None = None
+    band: Annotated[str, line(32, strip=True)] | None = None
+
+
+class RunPlanArgs(PlanArgs):
+    wait_seconds: WaitSeconds = 0.0
+
+
+# -- outputs ----------------------------------------------------------------------------------------
+
+# Nullable as anyOf branches of one type each, not `type: [string, null]`: hosts that map tool schemas onto a
+# single-type dialect (Gemini's function declarations) reject or drop the array form.
+_TEXT_OR_NULL: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+_JOB = {"job_id": {"type": "string"}}
+HANDLE_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status", "job_id", "state", "tool"],
+    "properties": {"status": {"const": "pending"}, "job_id": {"type": "string"}, "state": {"const": "running"},
+                   "tool": {"type": "string"}, "created_at": {"type": "string"}, "next": {"type": "string"}}}
+DELEGATION_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status", "degraded_reason", "intent_id"],
+    "properties": {"status": {"enum": ["ok", "degraded"]}, "degraded_reason": _TEXT_OR_NULL,
+                   "intent_id": _TEXT_OR_NULL, "duration_ms": {"type": "integer"},
+                   "wrote_to": _TEXT_OR_NULL, "ledger_entry": _TEXT_OR_NULL,
+                   "retryable": {"type": "boolean"}, **_JOB}}
+DISPATCH_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "properties": {"status": {"enum": ["delivered", "error"]}, "code": {"type": "string"}, **_JOB}}
+AUTOPILOT_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "properties": {"autopilot": {"type": "integer"}, "status": {"type": "string"}, "exit_code": {"type": "integer"},
+                   **_JOB}}
+ANY_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "anyOf": [HANDLE_SCHEMA, DELEGATION_SCHEMA, DISPATCH_SCHEMA, AUTOPILOT_SCHEMA]}
+JOB_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["job_id", "tool", "state", "created_at"],
+    "properties": {"job_id": {"type": "string"}, "tool": {"type": "string"}, "state": {"enum": ["running", "settled"]},
+                   "created_at": {"type": "string"}, "settled_at": _TEXT_OR_NULL,
+                   "status": _TEXT_OR_NULL, "served_here": {"type": "boolean"},
+                   "intent_id": _TEXT_OR_NULL}}
+QUEUED_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "properties": {"status": {"enum": ["queued", "degraded"]}, "item_id": {"type": "string"},
+                   "intent_hash": {"type": "string"}, "queue": {"type": "string"}}}
+QUEUE_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["queue", "counts", "items"],
+    "properties": {"queue": {"type": "string"}, "counts": {"type": "object"}, "items": {"type": "array"}}}
+LEDGER_SCHEMA: dict[str, Any] = {"type": "object", "required": ["ledger"], "properties": {"ledger": {"type": "string"}}}
+CHECK_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["status"],
+    "properties": {"status": {"enum": ["valid", "invalid"]}, "selection": {"type": "array"}}}
+
+
+def _either(envelope: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "required": ["status"], "anyOf": [envelope, HANDLE_SCHEMA]}
+
+
+# -- handlers ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Started:
+    """What a job-starting handler hands back: the job record and the caller's bound on waiting."""
+
+    job: dict[str, Any]
+    wait_seconds: float
+
+
+def delegation_envelope(job: dict[str, Any]) -> dict[str, Any]:
+    """A settled job's envelope, or the handle of a running one."""
+    if job["state"] == "settled":
+        return {**job["envelope"], "job_id": job["job_id"]}
+    return {"status": "pending", "job_id": job["job_id"], "state": "running", "tool": job["tool"],
+            "created_at": job["created_at"],
+            "next": f"delegation_result {{job_id: {job['job_id']}, wait_seconds: up to {MAX_WAIT_S:g}}} for the "
+                    f"envelope, delegation_status to look, delegation_cancel to stop it"}
+
+
+def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[str, Any]:
+    intent_id = new_intent_id()
+    try:
+        settings = AutobotSettings(toolsets=args.toolsets, max_turns=args.max_turns, transport=ctx.transport,
+                                   intent_id=intent_id)
+        intent = parse_intent(args.intent)
+    except IntentError as exc:
+        return invalid(exc).to_dict()
+
+    def work(stop: threading.Event) -> dict[str, Any]:
+        return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
+
+    job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
+    return Started(job, args.wait_seconds)
+
+
+def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str, Any]:
+    try:
+        registry = load_registry(None)
+    except RegistryError as exc:
+        raise ToolFailure(f"the agent registry is unusable: {exc}") from None
+    ledger = default_ledger_path(ctx.project_root)
+
+    def work(stop: threading.Event) -> dict[str, Any]:
+        settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
+                                    transport=ctx.transport, stop=stop)
+        return dispatch(args.inputs, settings).envelope
+
+    return Started(_start(ctx, "agent_dispatch", work, ledger, None), args.wait_seconds)
+
+
+def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str, Any]:
+    plan, settings = _plan(ctx, args)
+
+    def work(_stop: threading.Event) -> dict[str, Any]:
+        return run_plan(plan, settings).envelope
+
+    return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, None), args.wait_seconds)
+
+
+def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
+           intent_id: str | None) -> dict[str, Any]:
+    try:
+        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id)
+    except JobRefused as exc:
+        raise ToolFailure(str(exc)) from None
+
+
+def _plan(ctx: ServeContext, args: PlanArgs) -> Any:
+    path = Path(args.plan_file).expanduser()
+    path = path if path.is_absolute() else ctx.project_root / path
+    try:
+        plan = load_plan(path, mode=args.mode, band=args.band)
+        settings = settings_for(ctx.cli_args(), plan)
+        check_agents(plan, settings.registry)
+    except PlanInvalid as exc:
+        raise ToolFailure(f"invalid plan: {exc.field}: {exc.message}") from None
+    except RegistryError as exc:
+        raise ToolFailure(f"invalid plan: registry: {exc}") from None
+    return plan, settings
+
+
+def job_of(ctx: ServeContext, job_id: str) -> dict[str, Any]:
+    try:
+        return ctx.jobs.get(job_id)
+    except UnknownJob as exc:
+        raise ToolFailure(str(exc)) from None
+
+
+def status_view(ctx: ServeContext, job: dict[str, Any]) -> dict[str, Any]:
+    envelope = job.get("envelope") or {}
+    return {"job_id": job["job_id"], "tool": job["tool"], "state": job["state"], "created_at": job["created_at"],
+            "settled_at": job.get("settled_at"), "status": envelope.get("status"), "intent_id": job.get("intent_id"),
+            "served_here": ctx.jobs.is_ours(job["job_id"])}
+
+
+def delegation_status(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
+    return status_view(ctx, job_of(ctx, args.job_id))
+
+
+def delegation_result(ctx: ServeContext, args: ResultArgs) -> Started | dict[str, Any]:
+    job = job_of(ctx, args.job_id)
+    return Started(job, args.wait_seconds) if job["state"] == "running" else delegation_envelope(job)
+
+
+def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
+    job = job_of(ctx, args.job_id)
+    if job["state"] == "running" and job["tool"] == "autopilot_run":
+        raise ToolFailure("an autopilot_run job cannot be stopped alone (auto-pilot has no per-run stop); "
+                          "stopping the server cancels it and ledgers its children")
+    if ctx.jobs.runs_elsewhere(job):
+        raise ToolFailure(f"job {args.job_id} runs in another serve process ({job['runner']}); cancel it there")
+    if job["state"] == "running":
+        try:
+            job = ctx.jobs.cancel(args.job_id, CANCEL_WAIT_S)
+        except UnknownJob as exc:
+            raise ToolFailure(str(exc)) from None
+    return delegation_envelope(job)
+
+
+def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
+    try:
+        intent = parse_intent(args.intent)
+    except IntentError as exc:
+        return invalid(exc).to_dict()
+    queue = queue_of(ctx.cli_args(), intent.project_root)
+    item = queue.enqueue(intent)
+    return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
+            "queue": str(queue.root)}
+
+
+def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
+    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=args.project_root or str(ctx.project_root))).inspect()
+    return state
+
+
+def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
+    plan, settings = _plan(ctx, args)
+    picks = select_agents(plan, settings.registry, ())
+    return {"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
+            "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
+            "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
+            "selection": [p.to_dict() for p in picks]}
+
+
+def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
+    root = Path(args.project_root).expanduser().resolve() if args.project_root else ctx.project_root
+    ledger = Ledger(default_ledger_path(root))
+    settle_orphans(ledger)
+    return {"ledger": str(ledger.path), **summarize_ledger(ledger).to_dict()}
+
+
+# -- the table --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    arguments: type[StrictModel]
+    output_schema: dict[str, Any]
+    annotations: ToolAnnotations
+    handler: Callable[[ServeContext, Any], Started | dict[str, Any]]
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.arguments.model_json_schema()
+        for name, model in (("intent", IntentDocument), ("inputs", DispatchInputs)):
+            if name in schema.get("properties", {}):
+                nested = model.model_json_schema()
+                schema.setdefault("$defs", {}).update(nested.pop("$defs", {}))
+                schema["properties"][name] = nested
+        return schema
+
+    def parse(self, arguments: dict[str, Any] | None) -> Any:
+        return validate(self.arguments, arguments or {}, lambda field, message: ToolFailure(
+            f"invalid arguments: {field}: {message}"), root="(arguments)")
+
+
+def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = False,
+           open_world: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive, idempotent_hint=idempotent,
+                           open_world_hint=open_world)
+
+
+_WAIT = f"answers within wait_seconds (default {DEFAULT_WAIT_S:g}, at most {MAX_WAIT_S:g})"
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("autobot_delegate",
+             "Delegate one bounded task (the autobot intent: intent, project_root, target_paths, payload) to a "
+             f"Hermes sub-agent; {_WAIT} with the autobot envelope, else returns a job handle.",
+             DelegateArgs, _either(DELEGATION_SCHEMA),
+             _hints(read_only=False, destructive=True, open_world=True), start_delegation),
+    ToolSpec("delegation_status", "Where a job stands (running or settled), without waiting.",
+             JobArgs, JOB_SCHEMA, _hints(read_only=True, idempotent=True), delegation_status),
+    ToolSpec("delegation_result",
+             "A job's envelope once settled; waits up to wait_seconds (default 0) and otherwise returns the handle.",
+             ResultArgs, ANY_RESULT_SCHEMA, _hints(read_only=True, idempotent=True), delegation_result),
+    ToolSpec("delegation_cancel",
+             "Stop a running delegation or dispatch: its Hermes tree is killed and the run ledgered cancelled.",
+             JobArgs, ANY_RESULT_SCHEMA, _hints(read_only=False, destructive=True, idempotent=True),
+             delegation_cancel),
+    ToolSpec("autobot_enqueue", "Validate an autobot intent and queue it for a later drain.",
+             EnqueueArgs, QUEUED_SCHEMA, _hints(read_only=False), autobot_enqueue),
+    ToolSpec("queue_status", "The autobot queue's items and their states.",
+             ProjectArgs, QUEUE_SCHEMA, _hints(read_only=True, idempotent=True), queue_status),
+    ToolSpec("agent_dispatch",
+             "Deliver a task to a named agent (agent-dispatch inputs: target, task_source, context, reference_id); "
+             f"{_WAIT} with the delivered/error envelope, else returns a job handle.",
+             DispatchArgs, _either(DISPATCH_SCHEMA), _hints(read_only=False, open_world=True), start_dispatch),
+    ToolSpec("autopilot_check",
+             f"Validate an auto-pilot plan file and show which agent each sub-task gets (modes: "
+             f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BANDS)}). Spawns nothing.",
+             PlanArgs, CHECK_SCHEMA, _hints(read_only=True, idempotent=True), autopilot_check),
+    ToolSpec("autopilot_run",
+             "Run an auto-pilot plan file; returns a job handle (or the envelope if it settles within wait_seconds, "
+             "default 0).",
+             RunPlanArgs, _either(AUTOPILOT_SCHEMA), _hints(read_only=False, destructive=True, open_world=True),
+             start_autopilot),
+    ToolSpec("ledger_summary", "Totals of the cost ledger by day, profile, model, tag and status.",
+             ProjectArgs, LEDGER_SCHEMA, _hints(read_only=True, idempotent=True), ledger_summary),
+)
+TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

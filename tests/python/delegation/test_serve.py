@@ -1,0 +1,420 @@
+"""`mafiabot-harness serve` driven by the official MCP SDK client (mcp.client.stdio) against the fake `hermes`.
+
+Each scenario runs the real server as a child process (`python -m harness serve`), with the
+environment the fixtures built (temporary HERMES_HOME, project root, fake hermes), inside one bound
+(SCENARIO_BOUND_S). Waits on the fake go through FIFOs (`gate`), never sleeps. What is checked is
+what a host agent's operator relies on: the envelope or a handle within the caller's bound, the job
+found again by its handle (after the call gave up, after a restart of the server), a cancel that
+kills the whole tree and ledgers it `cancelled`, progress while waiting, 20 jobs at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+import tomllib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from harness.cli import main
+from harness.serve.tools import TOOLS
+
+from .delegation_support import (
+    PROCESS_BOUND_S,
+    make_fifo,
+    read_ledger,
+    read_ledger_lines,
+    release_fifo,
+    wait_all_gone,
+    wait_fifo,
+    wait_gone,
+)
+
+SCENARIO_BOUND_S = 120.0
+USAGE = {"input": 77, "output": 5, "cost": 0.01}
+BRIEF_TOOLS = {"autobot_delegate", "delegation_status", "delegation_result", "delegation_cancel", "autobot_enqueue",
+               "queue_status", "agent_dispatch", "autopilot_check", "autopilot_run", "ledger_summary"}
+READ_ONLY = {"delegation_status", "delegation_result", "queue_status", "autopilot_check", "ledger_summary"}
+
+
+def params() -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-m", "harness", "serve"], env=dict(os.environ))
+
+
+@asynccontextmanager
+async def served() -> AsyncIterator[ClientSession]:
+    async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def scenario(body: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        with anyio.fail_after(SCENARIO_BOUND_S):
+            await body()
+    anyio.run(bounded)
+
+
+async def call(session: ClientSession, name: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text) == result.structured_content
+    return dict(result.structured_content)
+
+
+def gated(fake_hermes, tmp_path: Path, *, hang: bool = False) -> tuple[Path, Path, Path]:
+    """Every run announces itself on `started`, then waits for `release` (or forever, with its grandchildren)."""
+    started, release, pids = make_fifo(tmp_path / "started"), make_fifo(tmp_path / "release"), tmp_path / "pids.json"
+    step: dict[str, Any] = {"usage": USAGE, "gate": {"started": str(started), "release": str(release)}}
+    if hang:
+        step.update(hang=True, pids_file=str(pids))
+    fake_hermes.script(step)
+    return started, release, pids
+
+
+def marker(fake_hermes) -> str:
+    return f"FAKE_HERMES_LOG={fake_hermes.log}"
+
+
+async def hanging_job(session: ClientSession, intent: dict[str, Any], started: Path, pids: Path
+                      ) -> tuple[dict[str, Any], list[int]]:
+    """Start a delegation whose run hangs with its grandchildren; its handle and the fake's tree, once running."""
+    handle = await call(session, "autobot_delegate", intent=intent, wait_seconds=0)
+    await anyio.to_thread.run_sync(wait_fifo, started)
+    return handle, json.loads(pids.read_text())
+
+
+def settled_records(project: Path) -> list[dict[str, Any]]:
+    return [r for r in read_ledger(project) if r.get("phase") == "settled"]
+
+
+def test_every_tool_of_the_brief_is_listed_with_schemas_and_honest_annotations(fake_hermes, project) -> None:
+    async def body() -> None:
+        async with served() as session:
+            listed = (await session.list_tools()).tools
+        assert {t.name for t in listed} == BRIEF_TOOLS == {spec.name for spec in TOOLS}
+        for tool in listed:
+            assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object"
+            assert tool.annotations.read_only_hint is (tool.name in READ_ONLY), tool.name
+        delegate_tool = next(t for t in listed if t.name == "autobot_delegate")
+        assert set(delegate_tool.input_schema["properties"]["intent"]["required"]) >= {"intent", "project_root"}
+    scenario(body)
+
+
+def test_a_quick_delegation_answers_its_envelope_in_the_same_call_and_is_ledgered_once(
+        fake_hermes, project, make_intent) -> None:
+    async def body() -> None:
+        async with served() as session:
+            envelope = await call(session, "autobot_delegate", intent=make_intent())
+        assert (envelope["status"], envelope["response"]) == ("ok", "fake answer")
+        assert envelope["job_id"].startswith("job-")
+        [record] = settled_records(project)
+        assert (record["intent_id"], record["status"]) == (envelope["intent_id"], "ok")
+    scenario(body)
+
+
+def test_delegate_returns_a_handle_past_its_bound_then_status_and_result_by_that_handle(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+
+    async def body() -> None:
+        async with served() as session:
+            handle = await call(session, "autobot_delegate", intent=make_intent(), wait_seconds=0)
+            assert (handle["status"], handle["state"], handle["tool"]) == ("pending", "running", "autobot_delegate")
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            status = await call(session, "delegation_status", job_id=handle["job_id"])
+            assert (status["state"], status["status"]) == ("running", None)
+            release_fifo(release)
+            envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
+            assert (envelope["status"], envelope["job_id"]) == ("ok", handle["job_id"])
+            status = await call(session, "delegation_status", job_id=handle["job_id"])
+            assert (status["state"], status["status"]) == ("settled", "ok")
+    scenario(body)
+
+
+def test_cancel_mid_run_kills_the_fakes_whole_tree_and_ledgers_the_run_cancelled(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+
+    async def body() -> None:
+        async with served() as session:
+            handle, tree = await hanging_job(session, make_intent(), started, pids)
+            envelope = await call(session, "delegation_cancel", job_id=handle["job_id"])
+            assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "cancelled")
+            assert all(wait_gone(pid) for pid in tree)
+        assert wait_all_gone(marker(fake_hermes)) == []
+        [record] = settled_records(project)
+        assert (record["status"], record["reason"]) == ("cancelled", "cancelled")
+        assert record["usage"]["input_tokens"] == USAGE["input"]
+    scenario(body)
+
+
+def test_a_waiting_call_sends_progress_naming_its_job_while_the_run_goes_on(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, _total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+        if len(seen) == 1:  # the run is under way: let it finish
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            release_fifo(release)
+
+    async def body() -> None:
+        async with served() as session:
+            result = await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
+                                             progress_callback=on_progress)
+        assert result.structured_content["status"] == "ok"
+        assert seen and seen[0][0] == 0 and result.structured_content["job_id"] in (seen[0][1] or "")
+    scenario(body)
+
+
+def test_a_client_that_gave_up_waiting_still_gets_the_result_by_the_handle_its_progress_named(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+    messages: list[str] = []
+
+    async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async def body() -> None:
+        async with served() as session:
+            with pytest.raises(MCPError):
+                await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
+                                        read_timeout_seconds=2.0, progress_callback=on_progress)
+            job_id = messages[0].split()[1].rstrip(":")
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            release_fifo(release)
+            envelope = await call(session, "delegation_result", job_id=job_id, wait_seconds=30)
+        assert (envelope["status"], envelope["response"]) == ("ok", "fake answer")
+        assert len(settled_records(project)) == 1
+    scenario(body)
+
+
+def read_lines(path: Path, count: int, bound_s: float = PROCESS_BOUND_S) -> int:
+    """Read `count` lines from a FIFO many writers open in turn; the lines read (fewer only at the bound)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    keep_open = os.open(path, os.O_WRONLY)  # no end of file between two writers
+    try:
+        poller, data = select.poll(), b""
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + bound_s
+        while data.count(b"\n") < count and poller.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            data += os.read(fd, 4096)
+        return data.count(b"\n")
+    finally:
+        os.close(keep_open)
+        os.close(fd)
+
+
+def test_twenty_jobs_run_at_once_and_each_is_answered_and_ledgered(fake_hermes, project, make_intent,
+                                                                   tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+    jobs = 20
+
+    async def body() -> None:
+        async with served() as session:
+            handles: list[dict[str, Any]] = []
+
+            async def start(n: int) -> None:
+                handles.append(await call(session, "autobot_delegate", intent=make_intent(f"task {n}"),
+                                          wait_seconds=0))
+            async with anyio.create_task_group() as group:
+                for n in range(jobs):
+                    group.start_soon(start, n)
+            assert await anyio.to_thread.run_sync(read_lines, started, jobs, 60.0) == jobs  # all 20 running at once
+            release_fifo(release)
+            results = [await call(session, "delegation_result", job_id=h["job_id"], wait_seconds=45) for h in handles]
+        assert [r["status"] for r in results] == ["ok"] * jobs
+        assert len({r["intent_id"] for r in results}) == jobs
+        assert len(settled_records(project)) == jobs == len(fake_hermes.calls())
+    scenario(body)
+
+
+def test_a_restarted_server_answers_the_jobs_of_the_one_before(fake_hermes, project, make_intent, tmp_path) -> None:
+    async def body() -> None:
+        async with served() as session:
+            done = await call(session, "autobot_delegate", intent=make_intent("done before"))
+        async with served() as session:
+            again = await call(session, "delegation_result", job_id=done["job_id"])
+        assert again == done
+    scenario(body)
+
+
+def test_a_server_stopped_mid_job_ledgers_the_run_cancelled_and_the_next_one_reports_it(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+
+    async def body() -> None:
+        async with served() as session:
+            handle, tree = await hanging_job(session, make_intent(), started, pids)
+        assert all(wait_gone(pid) for pid in tree)
+        async with served() as session:
+            envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
+        assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "cancelled")
+        [record] = settled_records(project)
+        assert (record["intent_id"], record["status"]) == (envelope["intent_id"], "cancelled")
+    scenario(body)
+
+
+def serve_processes(project: Path) -> list[int]:
+    """Live `python -m harness serve` processes started for this test (by their working directory)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{entry.name}/cwd")
+        except OSError:
+            continue
+        if argv[1:4] == [b"-m", b"harness", b"serve"] and cwd == str(project):
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_server_killed_outright_mid_job_is_settled_through_the_journal_by_the_next_one(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+
+    async def body() -> None:
+        async with served() as session:
+            handle, tree = await hanging_job(session, make_intent(), started, pids)
+            [server] = serve_processes(project)
+            os.kill(server, signal.SIGKILL)
+            assert wait_gone(server) and all(wait_gone(pid) for pid in tree)
+        async with served() as session:
+            envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
+        assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "orphaned")
+        started_record, settled = read_ledger_lines(project)
+        assert settled["started_record_id"] == started_record["record_id"]
+        assert settled["intent_id"] == envelope["intent_id"]
+    scenario(body)
+
+
+def test_bad_arguments_and_unknown_jobs_are_tool_errors_and_an_unknown_tool_a_protocol_error(
+        fake_hermes, project) -> None:
+    async def body() -> None:
+        async with served() as session:
+            bad = await session.call_tool("delegation_status", {"job_id": 5})
+            assert bad.is_error and "job_id" in bad.content[0].text
+            missing = await session.call_tool("delegation_result", {"job_id": "job-0123456789abcdef"})
+            assert missing.is_error and "no job job-0123456789abcdef" in missing.content[0].text
+            invalid = await call(session, "autobot_delegate", intent={"intent": "x"})
+            assert (invalid["status"], invalid["degraded_reason"]) == ("degraded", "invalid_intent")
+            with pytest.raises(MCPError) as unknown:
+                await session.call_tool("no_such_tool", {})
+            assert unknown.value.code == -32602
+        assert fake_hermes.calls() == []
+    scenario(body)
+
+
+def test_enqueue_then_queue_status_and_ledger_summary_through_the_tools(fake_hermes, project, make_intent) -> None:
+    async def body() -> None:
+        async with served() as session:
+            queued = await call(session, "autobot_enqueue", intent=make_intent())
+            state = await call(session, "queue_status")
+            summary = await call(session, "ledger_summary")
+        assert queued["status"] == "queued"
+        assert [(i["item_id"], i["state"]) for i in state["items"]] == [(queued["item_id"], "pending")]
+        assert summary["ledger"] == str(project / ".agents" / "state" / "autobot-cost-ledger.jsonl")
+    scenario(body)
+
+
+@pytest.mark.parametrize("client", ["claude-code", "gemini", "codex"])
+def test_print_config_gives_each_host_a_server_entry_it_can_parse(client, project, capsys) -> None:
+    assert main(["serve", "--print-config", client, "--project-root", str(project)]) == 0
+    text = capsys.readouterr().out
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    entry = (tomllib.loads(body)["mcp_servers"] if client == "codex" else json.loads(body)["mcpServers"])["mafiabot"]
+    assert entry["args"] == ["serve", "--project-root", str(project)]
+    assert Path(entry["command"]).name == "mafiabot-harness"
+
+
+def test_a_host_that_cancels_its_delegate_call_stops_the_job_and_the_run_is_ledgered_cancelled(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+    job_ids: list[str] = []
+
+    async def on_progress(_progress: float, _total: float | None, message: str | None) -> None:
+        job_ids.append((message or "").split()[1].rstrip(":"))
+
+    async def body() -> None:
+        async with served() as session:
+            async with anyio.create_task_group() as group:
+                async def delegate_call() -> None:
+                    await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
+                                            progress_callback=on_progress)
+                group.start_soon(delegate_call)
+                await anyio.to_thread.run_sync(wait_fifo, started)
+                tree = json.loads(pids.read_text())
+                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled ("caller cancelled")
+            envelope = await call(session, "delegation_result", job_id=job_ids[0], wait_seconds=30)
+        assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "cancelled")
+        assert all(wait_gone(pid) for pid in tree)
+        [record] = settled_records(project)
+        assert (record["status"], record["reason"]) == ("cancelled", "cancelled")
+    scenario(body)
+
+
+def test_agent_dispatch_through_the_tool_answers_the_seeds_delivered_envelope(fake_hermes, project) -> None:
+    fake_hermes.script({"stdout": "Noted, I will reply by Friday."})
+
+    async def body() -> None:
+        async with served() as session:
+            envelope = await call(session, "agent_dispatch", inputs={
+                "target": "andy", "task_source": "email-triage", "context": "Offer from ACME",
+                "reference_id": "mail-4711"})
+            refused = await call(session, "agent_dispatch", inputs={"target": "nobody", "task_source": "x",
+                                                                    "context": "y", "reference_id": "z"})
+        assert envelope["status"] == "delivered" and envelope["job_id"].startswith("job-")
+        assert (refused["status"], refused["code"]) == ("error", "invalid_input")
+        [call_made] = fake_hermes.calls()
+        assert call_made["profile"] == "career-manager"
+    scenario(body)
+
+
+def test_autopilot_check_then_run_by_handle_through_the_tools(fake_hermes, project) -> None:
+    plan = project / "plan.yaml"
+    plan.write_text("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+                    "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
+
+    async def body() -> None:
+        async with served() as session:
+            check = await call(session, "autopilot_check", plan_file="plan.yaml")
+            handle = await call(session, "autopilot_run", plan_file="plan.yaml")
+            envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=45)
+            bad = await session.call_tool("autopilot_check", {"plan_file": "missing.yaml"})
+        assert (check["status"], [p["agent"] for p in check["selection"]]) == ("valid", ["cooper"])
+        assert handle["status"] == "pending" and envelope["status"] == "completed"
+        assert bad.is_error and "invalid plan" in bad.content[0].text
+    scenario(body)
+
+
+def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_its_cancel_to_it(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    started, release, _ = gated(fake_hermes, tmp_path)
+
+    async def body() -> None:
+        async with served() as first, served() as second:
+            handle = await call(first, "autobot_delegate", intent=make_intent(), wait_seconds=0)
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            status = await call(second, "delegation_status", job_id=handle["job_id"])
+            assert (status["state"], status["served_here"]) == ("running", False)
+            refused = await second.call_tool("delegation_cancel", {"job_id": handle["job_id"]})
+            assert refused.is_error and "another serve process" in refused.content[0].text
+            release_fifo(release)
+            envelope = await call(second, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
+        assert envelope["status"] == "ok" and len(settled_records(project)) == 1
+    scenario(body)
