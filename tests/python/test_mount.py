@@ -369,8 +369,8 @@ def test_discovery_timeouts_outside_a_sane_range_are_refused_plainly(body_exe, h
 def test_mount_s_note_says_what_hermes_0_19_does_with_a_late_server(body_exe, home, capsys):
     assert mount(home, "--discovery-timeout", "2") == 0
     out = capsys.readouterr().out
-    assert "waits up to mcp_discovery_timeout (2 s, as set in config.yaml)" in out
-    assert "absent from that turn's tools" in out and "silently drops" not in out
+    assert "plus at most mcp_discovery_timeout (2 s, as set in config.yaml)" in out
+    assert "missing from that turn" in out and "silently drops" not in out
 
 
 def test_a_file_of_comments_only_keeps_them_above_the_new_entry(body_exe, home):
