@@ -96,15 +96,16 @@ def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
 
 
 def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ...]:
-    """The entry's body arguments that mount does not write, in their order."""
+    """The entry's body arguments that mount does not write, in their order; () when it ran another program."""
     if entry is None:
         return ()
     command, args, _ = entry_command(entry)
-    if not command:
-        return ()
-    owned = {item.split("=", 1)[0] for item in body_argv(str(spec.command), spec.args)[1:] if item.startswith("--")}
+    body, ours = body_argv(command, args), body_argv(str(spec.command), spec.args)
+    if Path(body[0]).name != Path(ours[0]).name:
+        return ()  # another program's arguments (or none): nothing of the body's to keep
+    owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")}
     kept: list[str] = []
-    items = iter(body_argv(command, args)[1:])
+    items = iter(body[1:])
     for item in items:
         option, joined, _ = item.partition("=")
         if option in owned:
