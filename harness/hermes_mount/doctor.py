@@ -40,9 +40,9 @@ from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DISCOVERY_KEY, 
                                         tool_name)
 from harness.hermes_mount.hermes_cli import run_mcp_test
 from harness.hermes_mount.home import HermesHome
-from harness.hermes_mount.probe import (check_executable, hermes_child_env, probe_entry, record_problem,
-                                        recorded_into)
-from harness.hermes_mount.soul import SOUL_OFF, is_ada_body, soul_state
+from harness.hermes_mount.probe import (check_executable, hermes_child_env, probe_argv, probe_entry,
+                                        record_problem, recorded_into)
+from harness.hermes_mount.soul import soul_state
 
 STEP_COUNT = 23
 OPERATOR_SOUL = "operator"
@@ -273,14 +273,16 @@ def quiet_copy(home: HermesHome, name: str, scratch: Path) -> HermesHome:
 
     Hermes itself seeds SOUL.md, logs/ and more into the home it runs in, and the body it starts
     would write SOUL.md: so `hermes mcp test` runs in `scratch`, on a copy of config.yaml (and of
-    .env, which its ${VAR} placeholders may need) whose entry runs the body with `--soul off` last.
+    .env, which its ${VAR} placeholders may need) whose entry runs as a probe does (`probe.probe_argv`:
+    the body's `--soul off` last, the relay recording into `scratch`).
     """
     doc = load_config(home.config)
     entry = find_entry(doc.data, name)
     if entry is not None:
         command, args, _ = entry_command(entry)
-        if is_ada_body(body_argv(command, args)[0]):
-            entry["args"] = flow_args([*args, *SOUL_OFF])
+        quiet_args = probe_argv(command, args, scratch)[1:]
+        if quiet_args != args:
+            entry["args"] = flow_args(quiet_args)
     (scratch / home.config.name).write_text(render(doc), encoding="utf-8")
     secrets = home.path / ENV_FILE
     if secrets.is_file():
