@@ -28,6 +28,7 @@ Invariants:
 from __future__ import annotations
 
 import io
+import os
 import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -231,14 +232,20 @@ def backups_of(config: Path) -> list[Path]:
 
 
 def _new_backup_path(target: Path) -> Path:
+    """A backup name no other write holds: reserved empty with O_EXCL, then filled atomically."""
     stamp = datetime.now(timezone.utc).strftime(BACKUP_STAMP)
-    candidate = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}")
     # Two writes within one second: a counter keeps both, and still sorts after the plain stamp.
-    count = 1
-    while candidate.exists():
-        count += 1
-        candidate = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}-{count:03d}")
-    return candidate
+    for count in range(1, 1000):
+        candidate = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}" + (f"-{count:03d}" if count > 1 else ""))
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            return candidate
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise HermesConfigError(f"cannot back up {target} as {candidate.name}: {exc.strerror or exc}; "
+                                    "the file was left as it was") from None
+    raise HermesConfigError(f"{target}: a thousand backups this second already; the file was left as it was")
 
 
 def _prune_backups(target: Path) -> None:
