@@ -25,7 +25,8 @@ Invariants:
   removed, with a note: Hermes connects to a URL in preference to running a command.
 - An entry that shares a node with another part of the file (a YAML anchor `&m` with an alias
   `*m` elsewhere) is detached first: the entry becomes its own copy, so changing it never changes
-  the server or setting that aliases it. `enabled` is not judged here, on ruamel's YAML 1.2 reading
+  the server or setting that aliases it.
+- `enabled` is not judged here, on ruamel's YAML 1.2 reading
   (where `off` is a string): mount judges it on Hermes's reading (`mount.as_hermes_reads_it`),
   which `restate_entry`s the owned keys as plain values when Hermes would misread them.
 - `hermes_mismatches(entry, spec)` compares an entry *as Hermes read it* with the spec.
@@ -160,10 +161,16 @@ def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
     return entry
 
 
+def is_relay(argv: Iterable[str]) -> bool:
+    """Whether a command line runs the recording relay (`python -m harness.replay.relay ... -- BODY...`)."""
+    items = list(argv)
+    return RELAY_MODULE in items and "--" in items
+
+
 def body_argv(command: str, args: Iterable[str]) -> list[str]:
     """The body's own command line in an entry: the relay's body when the entry records."""
     argv = [command, *args]
-    if RELAY_MODULE in argv and "--" in argv:
+    if is_relay(argv):
         argv = argv[argv.index("--") + 1:]
     return argv
 

@@ -158,8 +158,8 @@ def _outside(document: dict[str, Any], name: str) -> dict[str, Any]:
     servers = rest.get(SERVERS_KEY)
     if isinstance(servers, dict):
         servers.pop(name, None)
-        if not servers:
-            del rest[SERVERS_KEY]  # no servers and an empty mapping of them read alike
+    if SERVERS_KEY in rest and not servers:
+        del rest[SERVERS_KEY]  # no key, `mcp_servers:` and `mcp_servers: {}` all read as no servers
     return rest
 
 

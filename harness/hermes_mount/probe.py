@@ -27,9 +27,9 @@ from typing import Any
 
 from harness.client import BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation
-from harness.hermes_mount.entry import TOOL, body_argv
+from harness.hermes_mount.entry import TOOL, body_argv, is_relay
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
-from harness.replay.recorder import RELAY_MODULE, unwritable_reason
+from harness.replay.recorder import unwritable_reason
 
 HERMES_PASSED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
 PROBE_INPUT = "mafiabot doctor: is the cycle running?"
@@ -50,10 +50,6 @@ def hermes_child_env(entry_env: Mapping[str, str] | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in HERMES_PASSED_ENV or k.startswith("XDG_")}
     env.update({str(k): str(v) for k, v in (entry_env or {}).items()})
     return env
-
-
-def is_relay(argv: Sequence[str]) -> bool:
-    return RELAY_MODULE in argv and "--" in argv
 
 
 def recorded_into(command: str, args: Sequence[str]) -> Path | None:

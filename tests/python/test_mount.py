@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 
 from harness.cli import main
 from harness.hermes_mount.config_file import backups_of
-from harness.hermes_mount.probe import RELAY_MODULE
+from harness.replay.recorder import RELAY_MODULE
 
 USER_CONFIG = """\
 # My Hermes, hand-tuned. Do not lose this comment.
@@ -345,6 +345,12 @@ def test_line_endings_and_a_byte_order_mark_are_kept_as_they_were(body_exe, home
     assert "mafiabot:" in raw and "# the box under the desk" in raw
     assert main(["unmount", "--hermes-home", str(home)]) == 0
     assert config.read_bytes() == (bom + USER_CONFIG.replace("\n", newline)).encode("utf-8")
+
+
+def test_mount_fills_an_empty_mcp_servers_key(body_exe, home):
+    (home / "config.yaml").write_text("model: {provider: custom}\nmcp_servers:\n", encoding="utf-8")
+    assert mount(home) == 0
+    assert list(load(home / "config.yaml")["mcp_servers"]) == ["mafiabot"]
 
 
 @pytest.mark.parametrize("original", ["# my settings\nmodel: {provider: custom}\n", ""], ids=["settings", "new"])
