@@ -99,13 +99,15 @@ def check_executable(command: str) -> Path:
 def probe_entry(command: str, args: Sequence[str], env: Mapping[str, str], run_turn: bool) -> ProbeResult:
     """Start the entry's command as Hermes would (see the invariants) and talk to it once."""
     with tempfile.TemporaryDirectory(prefix="mafiabot-probe-") as scratch:
-        return probe_body(probe_argv(command, args, Path(scratch)), env, run_turn)
+        # From the scratch folder, not ours: Hermes starts its servers from wherever it runs, so a
+        # relay found only because our working directory is a checkout must fail here too.
+        return probe_body(probe_argv(command, args, Path(scratch)), env, run_turn, cwd=Path(scratch))
 
 
-def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool) -> ProbeResult:
+def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd: Path | None = None) -> ProbeResult:
     """Handshake (and one turn when asked); BodyDied, BodyTimeout, RpcError... on failure."""
     started = time.monotonic()
-    with BodyClient(argv, env=env) as client:
+    with BodyClient(argv, env=env, cwd=cwd) as client:
         result = client.initialize()
         startup = time.monotonic() - started
         tools = tuple(tool.get("name", "") for tool in client.list_tools())

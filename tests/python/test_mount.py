@@ -214,6 +214,20 @@ def test_mount_with_record_runs_the_body_through_the_recording_relay(body_exe, h
     assert list(record.parent.iterdir()) == [], "the check must leave no recording behind"
 
 
+def test_the_check_runs_the_entry_from_elsewhere_as_hermes_does_not_from_our_folder(body_exe, home, tmp_path,
+                                                                                     monkeypatch):
+    """Hermes starts a server from its own working directory: what works only from ours must fail the check."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "only-here").write_text("", encoding="utf-8")
+    picky = tmp_path / "mafiabot"
+    picky.write_text(f"#!/bin/sh\n[ -e only-here ] && {{ echo 'started from the caller folder' >&2; exit 3; }}\n"
+                     f"exec {body_exe.absolute()} \"$@\"\n", encoding="utf-8")
+    picky.chmod(0o755)
+    monkeypatch.chdir(here)
+    assert mount(home, "--body", str(picky)) == 0
+
+
 def test_recording_into_a_missing_folder_is_refused_and_nothing_is_written(body_exe, home, tmp_path, capsys):
     (home / "config.yaml").write_text(USER_CONFIG, encoding="utf-8")
     missing = tmp_path / "no-such-folder" / "hermes.jsonl"
