@@ -5,8 +5,8 @@ Invariants:
   USER, LANG, LC_ALL, TERM, SHELL, TMPDIR and XDG_* from ours, plus the entry's `env:`. A body
   that only works with more than that fails here too, not first under Hermes.
 - A probe runs the entry's own command line, the recording relay included (its interpreter, its
-  module, its body), so what fails under Hermes fails here first. Two things differ, both so that
-  a check writes nothing: `--soul off` is added last for the Ada body, so it wins over the entry's
+  module, its body), from a scratch folder as Hermes runs it from its own, so what fails under
+  Hermes fails here first. Two things differ, both so that a check writes nothing: `--soul off` is added last for the Ada body, so it wins over the entry's
   own `--soul` (the operator's home is not a check's to change), and the relay's `--out` points
   into the probe's scratch folder, which goes with its transcript. The folder the relay will
   really record into is checked by the relay's own rule (`recorded_into`, `unwritable_reason`).
