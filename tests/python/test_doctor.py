@@ -149,11 +149,15 @@ def test_doctor_s_discovery_line_says_what_it_measured_against_what(body_exe, tm
                      line), line
 
 
-@pytest.mark.parametrize("written, says", [
-    ("0.001", "against a discovery timeout of 0.001 s (set in config.yaml) (outside the 1 to 600 s mount writes)"),
-    ("0", "against a discovery timeout of 1.5 s (Hermes's default)"),  # Hermes ignores a value not above 0
+@pytest.mark.parametrize("written, status, says", [
+    ("0.001", "warn", "against a discovery timeout of 0.001 s (set in config.yaml) (outside the 1 to 600 s mount "
+                      "writes): `hermes chat` starts MCP servers as it launches"),
+    ("700", "warn", "against a discovery timeout of 700 s (set in config.yaml) (outside the 1 to 600 s mount "
+                    "writes): run mount with --discovery-timeout 5"),
+    ("0", "ok", "against a discovery timeout of 1.5 s (Hermes's default)"),  # Hermes ignores a value not above 0
 ])
-def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, tmp_path, capsys, written, says):
+def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, tmp_path, capsys, written, status,
+                                                                      says):
     home = tmp_path / "home"
     assert main(["mount", "--hermes-home", str(home)]) == 0
     config = home / "config.yaml"
@@ -161,5 +165,5 @@ def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, 
     capsys.readouterr()
     doctor(home)
     line = discovery_line(capsys.readouterr().out)
-    assert says in line, line
+    assert line.split()[0] == status and says in line, line
     assert "close to" not in line
