@@ -123,7 +123,8 @@ def _kept_seconds(asked: float | None, entry: CommentedMap | None, key: str, def
     value = entry.get(key) if entry is not None else None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         return default
-    return value
+    # A plain number: ruamel's own (an OctalInt of `0o74`, say) would be written back as spelled.
+    return int(value) if isinstance(value, int) else float(value)
 
 
 def check_name(name: str) -> str:
