@@ -105,35 +105,35 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
         add("config", OK, f"{home.config} parses")
 
     command, args, env, connect_timeout = _body_under_test(entry, body, home, name, add)
+    blocked = None  # why the entry cannot be started, as the skipped checks say
     try:
         if not command:
             find_body()  # nothing says where the body is: BodyNotFound names the variables to set
         for executable in dict.fromkeys([command, body_argv(command, args)[0]]):
             check_executable(executable)
         add("body", OK, f"{body_argv(command, args)[0]} is executable")
-        body_ok = True
     except HarnessError as exc:
         add("body", FAIL, str(exc))
-        body_ok = False
-    if body_ok and recorded_into(command, args) is not None:
+        blocked = "the body must exist first"
+    if blocked is None and (target := recorded_into(command, args)) is not None:
         problem = record_problem(command, args)
         if problem is not None:
             add("record", FAIL, f"{problem}: the relay exits at every start and Hermes reports the tool missing; "
                                 "create the folder, or mount again without --record")
-            body_ok = False
+            blocked = "the relay must be able to record first"
         else:
-            add("record", OK, f"the relay can record into {recorded_into(command, args)} (a probe records nothing)")
+            add("record", OK, f"the relay can record into {target} (a probe records nothing)")
 
     startup = None
-    if body_ok:
+    if blocked is None:
         startup = _probe(command, args, env, add)
         if startup is None:
             add("soul", SKIP, "the body must start first")
         else:
             _check_soul(body_argv(command, args), env, add)
     else:
-        add("handshake", SKIP, "the body must exist first")
-        add("soul", SKIP, "the body must exist first")
+        add("handshake", SKIP, blocked)
+        add("soul", SKIP, blocked)
 
     _check_discovery(discovery, explicit, startup, add)
 
