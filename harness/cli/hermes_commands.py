@@ -1,7 +1,8 @@
 """`mount`, `unmount` and `doctor`: the body in the Hermes Agent, for an operator (docs/hermes.md).
 
-`mount` checks the body starts and answers the way Hermes will start it, then adds or updates its
-`mcp_servers` entry in the home's config.yaml (comments and key order kept, a backup made,
+`mount` checks the entry it is about to write starts and answers the way Hermes will start it
+(relay included), then adds or updates its `mcp_servers` entry in the home's config.yaml
+(comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
 body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
