@@ -234,9 +234,13 @@ def backups_of(config: Path) -> list[Path]:
 def _new_backup_path(target: Path) -> Path:
     """A backup name no other write holds: reserved empty with O_EXCL, then filled atomically."""
     stamp = datetime.now(timezone.utc).strftime(BACKUP_STAMP)
-    # Two writes within one second: a counter keeps both, and still sorts after the plain stamp.
-    for count in range(1, 1000):
-        candidate = target.with_name(f"{target.name}{BACKUP_MARK}{stamp}" + (f"-{count:03d}" if count > 1 else ""))
+    base = f"{target.name}{BACKUP_MARK}{stamp}"
+    # Two writes within one second: a counter keeps both and sorts after the plain stamp. It starts
+    # past this second's highest, never at a name pruning freed, which would sort as the oldest.
+    this_second = [backup.name[len(base):] for backup in backups_of(target) if backup.name.startswith(base)]
+    first = max((int(tail[1:]) if tail[1:].isdigit() else 1 for tail in this_second), default=0) + 1
+    for count in range(first, 1000):
+        candidate = target.with_name(base + (f"-{count:03d}" if count > 1 else ""))
         try:
             os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             return candidate

@@ -6,6 +6,7 @@ import os
 import re
 import stat
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -331,8 +332,19 @@ def test_an_alias_into_the_entry_from_elsewhere_is_detached_too(body_exe, home):
     assert after["mcp_servers"]["mafiabot"]["env"] == {"LANG": "C.UTF-8", "HERMES_HOME": str(home)}
 
 
-def test_every_write_keeps_a_new_timestamped_backup_and_only_the_newest_few(body_exe, home, monkeypatch):
+class OneSecond(datetime):
+    """A clock stopped within one UTC second: backup names must still sort as the writes came."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return datetime(2026, 12, 1, 10, 0, 0, tzinfo=tz)
+
+
+@pytest.mark.parametrize("stopped", [False, True], ids=["clock", "one-second"])
+def test_every_write_keeps_a_new_timestamped_backup_and_only_the_newest_few(body_exe, home, monkeypatch, stopped):
     from harness.hermes_mount import config_file
+    if stopped:
+        monkeypatch.setattr(config_file, "datetime", OneSecond)
     config = home / "config.yaml"
     config.write_text(USER_CONFIG, encoding="utf-8")
     assert mount(home) == 0
@@ -341,11 +353,14 @@ def test_every_write_keeps_a_new_timestamped_backup_and_only_the_newest_few(body
     assert first.read_text(encoding="utf-8") == USER_CONFIG, "the original must survive a second mount"
     assert "mafiabot:" in second.read_text(encoding="utf-8")
     assert re.fullmatch(r"config\.yaml\.before-mafiabot\.\d{8}T\d{6}Z(-\d{3})?", first.name)
-    for seconds in range(config_file.BACKUP_GENERATIONS + 2):
-        assert mount(home, "--discovery-timeout", str(6 + seconds)) == 0
+    timeouts = [6 + n for n in range(config_file.BACKUP_GENERATIONS + 2)]
+    for seconds in timeouts:
+        assert mount(home, "--discovery-timeout", str(seconds)) == 0
     kept = backups_of(config)
-    assert len(kept) == config_file.BACKUP_GENERATIONS
-    assert first not in kept and kept == sorted(kept)
+    assert len(kept) == config_file.BACKUP_GENERATIONS and first not in kept
+    # The newest generations are the ones kept: each holds the timeout the mount after it replaced.
+    held = [load(backup)["mcp_discovery_timeout"] for backup in kept]
+    assert held == timeouts[-config_file.BACKUP_GENERATIONS - 1:-1]
 
 
 @pytest.mark.parametrize("bom, newline", [("", "\r\n"), ("\ufeff", "\n"), ("\ufeff", "\r\n")],
