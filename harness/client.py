@@ -102,9 +102,11 @@ class BodyClient:
         env: Mapping[str, str] | None = None,
         stderr_log: str | os.PathLike[str] | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> None:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
+        self.cwd = cwd  # None: ours
         self.request_timeout = request_timeout
         self.unmatched: list[dict[str, Any]] = []
         self._stderr_path = Path(stderr_log) if stderr_log is not None else None
@@ -141,7 +143,7 @@ class BodyClient:
                                    f"{exc.strerror or exc}") from None
         try:
             self._process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.PIPE, bufsize=0, env=self.env)
+                                             stderr=subprocess.PIPE, bufsize=0, env=self.env, cwd=self.cwd)
         except OSError as exc:
             self._close_log()
             raise HarnessError(f"could not start the body {self.argv[0]}: {exc}") from exc

@@ -1,7 +1,8 @@
 """`mount`, `unmount` and `doctor`: the body in the Hermes Agent, for an operator (docs/hermes.md).
 
-`mount` checks the body starts and answers the way Hermes will start it, then adds or updates its
-`mcp_servers` entry in the home's config.yaml (comments and key order kept, a backup made,
+`mount` checks the entry it is about to write starts and answers the way Hermes will start it
+(relay included), then adds or updates its `mcp_servers` entry in the home's config.yaml
+(comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
 body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
@@ -21,20 +22,28 @@ from typing import Any
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.errors import HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
-from harness.hermes_mount.config_file import BACKUP_SUFFIX
-from harness.hermes_mount.doctor import FAIL, Check, run_doctor
+from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_NAME,
     DEFAULT_TIMEOUT,
     DISCOVERY_KEY,
-    EntrySpec,
+    DISCOVERY_RANGE,
     discovery_timeout,
     tool_name,
 )
 from harness.hermes_mount.home import HermesHome, resolve_home
-from harness.hermes_mount.mount import Plan, apply_plan, build_spec, mounted_body, plan_mount, plan_unmount, spec_body
-from harness.hermes_mount.probe import hermes_child_env, probe_argv, probe_body
+from harness.hermes_mount.mount import (
+    Plan,
+    apply_plan,
+    build_spec,
+    mounted_body,
+    plan_mount,
+    plan_unmount,
+    planned_body,
+    planned_entry,
+)
+from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
 
 SUGGESTED_DISCOVERY = 5
@@ -50,12 +59,12 @@ def _profile_flag(home: HermesHome) -> str:
     return f" --profile {home.profile}" if home.profile else ""
 
 
-def check_body_as_hermes_would(spec: EntrySpec, out: Any) -> float:
-    """Start-up seconds of the body under Hermes's environment; raises what the body did wrong."""
-    argv = probe_argv(str(spec.command), spec.args)
-    print(f"checking the body as Hermes will start it: {' '.join(argv)}", file=out, flush=True)
+def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
+    """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong."""
+    command, args, env = planned_entry(plan)
+    print(f"checking the entry as Hermes will start it: {' '.join([command, *args])}", file=out, flush=True)
     try:
-        result = probe_body(argv, hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}), run_turn=False)
+        result = probe_entry(command, args, hermes_child_env(env), run_turn=False)
     except HarnessError:
         print("the body does not work, so config.yaml was not changed", file=sys.stderr)
         raise
@@ -68,8 +77,7 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
     seconds, explicit = discovery_timeout(plan.doc.data)
     source = "as set in config.yaml" if explicit else "Hermes's default"
     measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
-    advice = (f"note: Hermes silently drops MCP servers slower to start than {DISCOVERY_KEY} "
-              f"({seconds:g} s, {source}){measured}.")
+    advice = f"note: {late_server_effect(seconds, source)}{measured}."
     if seconds < SUGGESTED_DISCOVERY:
         advice += f" On a slow or loaded machine, mount again with --discovery-timeout {SUGGESTED_DISCOVERY}."
     return advice
@@ -88,10 +96,11 @@ def runnable_harness() -> str:
 def cmd_mount(args: argparse.Namespace, out: Any) -> int:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul, args.compact)
+                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
     plan = plan_mount(home, spec, args.discovery_timeout)
-    startup = None if args.no_check else check_body_as_hermes_would(spec, out)
-    body = spec_body(spec)
+    spec = plan.spec or spec
+    startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
+    body = planned_body(plan)
     soul = None if args.no_check else soul_state(body.argv, body.env)
     for note in plan.notes:
         print(f"note: {note}", file=out)
@@ -142,9 +151,9 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
         return 0
-    apply_plan(plan)
-    print(f"removed '{args.name}' from {home.config} (the previous file is kept as "
-          f"{home.config.name}{BACKUP_SUFFIX}); {DISCOVERY_KEY} was left as it is", file=out)
+    backup = apply_plan(plan)
+    kept = f" (the previous file is kept as {backup.name})" if backup else ""
+    print(f"removed '{args.name}' from {home.config}{kept}; {DISCOVERY_KEY} was left as it is", file=out)
     # After the entry is gone, so that no Hermes starting meanwhile boots the body again.
     try:
         soul = restore_soul(body.argv, body.env)
@@ -188,12 +197,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                             "the rest of the file (comments included) and a backup.")
     mount.add_argument("--body", help=BODY_HELP)
     mount.add_argument("--organs", help=ORGANS_HELP)
-    mount.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
-                       help=f"seconds Hermes waits for one turn (default {DEFAULT_TIMEOUT})")
-    mount.add_argument("--connect-timeout", type=int, default=DEFAULT_CONNECT_TIMEOUT,
-                       help=f"seconds Hermes waits to connect (default {DEFAULT_CONNECT_TIMEOUT})")
+    mount.add_argument("--timeout", type=int,
+                       help=f"seconds Hermes waits for one turn (default: the entry's own, else {DEFAULT_TIMEOUT})")
+    mount.add_argument("--connect-timeout", type=int,
+                       help=f"seconds Hermes waits to connect (default: the entry's own, "
+                            f"else {DEFAULT_CONNECT_TIMEOUT})")
     mount.add_argument("--discovery-timeout", type=float,
-                       help=f"also set Hermes's top-level {DISCOVERY_KEY} (its default: 1.5 s)")
+                       help=f"also set Hermes's top-level {DISCOVERY_KEY}, {DISCOVERY_RANGE[0]:g} to "
+                            f"{DISCOVERY_RANGE[1]:g} s (its default: 1.5 s)")
+    mount.add_argument("--body-arg", action="append", metavar="ARG",
+                       help="an argument for the body after the ones mount writes (repeatable, e.g. "
+                            "--body-arg=--max-sessions --body-arg=50); given, they replace the entry's own, "
+                            "which are otherwise kept")
     mount.add_argument("--record", metavar="FILE",
                        help="run the body through the recording relay: each Hermes session becomes a transcript")
     mount.add_argument("--soul", choices=SOUL_POLICIES,

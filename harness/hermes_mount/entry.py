@@ -15,8 +15,18 @@ Invariants:
   USER, LANG, ... plus the entry's `env:`, so without it the body would write SOUL.md into
   ~/.hermes whatever home Hermes uses.
 - Applying updates an existing entry in place: keys the operator added (`tools`, other `env`
-  variables) and their comments stay; the keys above are set. Applying the same spec twice
-  leaves the document unchanged. `enabled` is not judged here, on ruamel's YAML 1.2 reading
+  variables, anything else) and their comments stay; the keys above are set. Applying the same
+  spec twice leaves the document unchanged.
+- Mount owns the command, the relay's own arguments and the body options it writes (`--organs`,
+  and `--soul` when asked): `settle` keeps every other body argument of the entry (a
+  `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
+  `timeout` and `connect_timeout` unless new ones are given.
+- Keys that would make Hermes ignore `command` (`url`, and `headers`, which only a URL uses) are
+  removed, with a note: Hermes connects to a URL in preference to running a command.
+- An entry that shares a node with another part of the file (a YAML anchor `&m` with an alias
+  `*m` elsewhere) is detached first: the entry becomes its own copy, so changing it never changes
+  the server or setting that aliases it.
+- `enabled` is not judged here, on ruamel's YAML 1.2 reading
   (where `off` is a string): mount judges it on Hermes's reading (`mount.as_hermes_reads_it`),
   which `restate_entry`s the owned keys as plain values when Hermes would misread them.
 - `hermes_mismatches(entry, spec)` compares an entry *as Hermes read it* with the spec.
@@ -26,29 +36,39 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
 import re
 import warnings
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from harness.errors import ConfigError
 from harness.hermes_mount.config_file import HermesConfigError, line_of
+from harness.replay.recorder import RELAY_MODULE
 
 SERVERS_KEY = "mcp_servers"
 DISCOVERY_KEY = "mcp_discovery_timeout"
-# Hermes's default (tools/mcp_tool.py): a server slower than this to start is silently dropped.
+# Hermes's default (hermes_cli/config.py): how long a session waits for MCP servers before its
+# first tool snapshot; Hermes itself uses the default for a value that is not above 0.
 HERMES_DEFAULT_DISCOVERY = 1.5
+# What mount writes: below a second a body on a loaded machine misses it for nothing; ten
+# minutes is already a session that waits forever for a dead server.
+DISCOVERY_RANGE = (1.0, 600.0)
 DEFAULT_NAME = "mafiabot"
 # A turn takes milliseconds; 60 s per call leaves room for real organs later (Hermes default 300).
 DEFAULT_TIMEOUT = 60
 # The body starts in ~1 ms; 30 s is Hermes's `mcp test` default and generous for a cold disk.
 DEFAULT_CONNECT_TIMEOUT = 30
+# Hermes (tools/mcp_tool.py) treats an entry with a `url` as an HTTP server and never runs its
+# command; `headers` only go with a URL.
+COMMAND_OVERRIDING_KEYS = ("url", "headers")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TOOL = "turn"
 _YAML_1_1 = YAML(typ="safe")
@@ -61,8 +81,51 @@ class EntrySpec:
     command: Path
     args: tuple[str, ...]
     hermes_home: Path
-    timeout: int = DEFAULT_TIMEOUT
-    connect_timeout: int = DEFAULT_CONNECT_TIMEOUT
+    # None: keep the entry's own value (or the default for a new entry); see `settle`.
+    timeout: float | None = DEFAULT_TIMEOUT
+    connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT
+    # The body's own arguments beyond the ones mount writes; None: keep the entry's.
+    extra_args: tuple[str, ...] | None = ()
+
+
+def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
+    """The spec with everything it leaves to the entry taken from it: the entry mount will write."""
+    extras = spec.extra_args if spec.extra_args is not None else kept_body_args(spec, entry)
+    return replace(spec, args=(*spec.args, *extras), extra_args=(),
+                   timeout=_kept_seconds(spec.timeout, entry, "timeout", DEFAULT_TIMEOUT),
+                   connect_timeout=_kept_seconds(spec.connect_timeout, entry, "connect_timeout",
+                                                 DEFAULT_CONNECT_TIMEOUT))
+
+
+def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ...]:
+    """The entry's body arguments that mount does not write, in their order; () when it ran another program."""
+    if entry is None:
+        return ()
+    command, args, _ = entry_command(entry)
+    body, ours = body_argv(command, args), body_argv(str(spec.command), spec.args)
+    if Path(body[0]).name != Path(ours[0]).name:
+        return ()  # another program's arguments (or none): nothing of the body's to keep
+    owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")}
+    kept: list[str] = []
+    items = iter(body[1:])
+    for item in items:
+        option, joined, _ = item.partition("=")
+        if option in owned:
+            if not joined:
+                next(items, None)  # its value goes with it
+            continue
+        kept.append(item)
+    return tuple(kept)
+
+
+def _kept_seconds(asked: float | None, entry: CommentedMap | None, key: str, default: float) -> float:
+    if asked is not None:
+        return asked
+    value = entry.get(key) if entry is not None else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return default
+    # A plain number: ruamel's own (an OctalInt of `0o74`, say) would be written back as spelled.
+    return int(value) if isinstance(value, int) else float(value)
 
 
 def check_name(name: str) -> str:
@@ -100,7 +163,21 @@ def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
     return entry
 
 
-def entry_command(entry: CommentedMap) -> tuple[str, list[str], dict[str, str]]:
+def is_relay(argv: Iterable[str]) -> bool:
+    """Whether a command line runs the recording relay (`python -m harness.replay.relay ... -- BODY...`)."""
+    items = list(argv)
+    return RELAY_MODULE in items and "--" in items
+
+
+def body_argv(command: str, args: Iterable[str]) -> list[str]:
+    """The body's own command line in an entry: the relay's body when the entry records."""
+    argv = [command, *args]
+    if is_relay(argv):
+        argv = argv[argv.index("--") + 1:]
+    return argv
+
+
+def entry_command(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:
     """What Hermes runs for an entry: its command, args and env, as the strings Hermes passes."""
     return (str(entry.get("command", "")), [str(a) for a in (entry.get("args") or [])],
             {str(k): str(v) for k, v in (entry.get("env") or {}).items()})
@@ -115,6 +192,16 @@ def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
     if entry is None:
         entry = CommentedMap()
         servers[spec.name] = entry
+    elif _shared(data, entry):
+        entry = servers[spec.name] = _unshared_copy(entry)
+        notes.append(f"the entry shared a YAML anchor with another part of the file: mcp_servers.{spec.name} "
+                     "is now its own copy, and what aliased it keeps what it had")
+    overriding = [key for key in COMMAND_OVERRIDING_KEYS if key in entry]
+    for key in overriding:
+        del entry[key]
+    if overriding:
+        notes.append(f"removed the entry's {', '.join(overriding)}: Hermes connects to a url instead of "
+                     "running the command")
     _set(entry, "command", str(spec.command))
     if list(entry.get("args") or []) != list(spec.args):
         entry["args"] = flow_args(spec.args)
@@ -137,14 +224,42 @@ def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
     return notes
 
 
+def _containers(node: object) -> Iterator[CommentedBase]:
+    if isinstance(node, CommentedMap):
+        yield node
+        for value in node.values():
+            yield from _containers(value)
+    elif isinstance(node, CommentedSeq):
+        yield node
+        for item in node:
+            yield from _containers(item)
+
+
+def _shared(data: CommentedMap, entry: CommentedMap) -> bool:
+    """Whether a node of the entry is also reached from outside it (ruamel loads an alias as the same object)."""
+    inside = {id(node) for node in _containers(entry)}
+    seen: dict[int, int] = {}
+    for node in _containers(data):
+        seen[id(node)] = seen.get(id(node), 0) + 1
+    return any(seen.get(key, 0) > 1 for key in inside)
+
+
+def _unshared_copy(entry: CommentedMap) -> CommentedMap:
+    """A copy of the entry, comments and styles kept, without the anchors the original carries."""
+    fresh = copy.deepcopy(entry)
+    for node in _containers(fresh):
+        node.yaml_set_anchor(None)
+    return fresh
+
+
 def restate_entry(data: CommentedMap, spec: EntrySpec) -> None:
     """Assign every key mount owns as a plain value, whatever style the operator's spelling had."""
     entry = find_entry(data, spec.name)
     assert entry is not None
     entry["command"] = str(spec.command)
     entry["args"] = _flow_seq(spec.args)
-    entry["timeout"] = int(spec.timeout)
-    entry["connect_timeout"] = int(spec.connect_timeout)
+    entry["timeout"] = spec.timeout
+    entry["connect_timeout"] = spec.connect_timeout
     if "enabled" in entry:
         entry["enabled"] = True
     env = entry.get("env")
@@ -181,6 +296,9 @@ def remove_entry(data: CommentedMap, name: str) -> bool:
     if servers is None or name not in servers:
         return False
     del servers[name]
+    if not servers and not servers.ca.comment and not servers.ca.items:
+        # An `mcp_servers: {}` left behind would be something the operator's file never said.
+        del data[SERVERS_KEY]
     return True
 
 
@@ -191,7 +309,18 @@ def discovery_timeout(data: Mapping[str, Any]) -> tuple[float, bool]:
         return HERMES_DEFAULT_DISCOVERY, False
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise HermesConfigError(f"'{DISCOVERY_KEY}'{line_of(data, DISCOVERY_KEY)} is not a number of seconds")
+    if not value > 0:
+        return HERMES_DEFAULT_DISCOVERY, False  # hermes_cli/mcp_startup.py: `val if val > 0 else default`
     return float(value), True
+
+
+def check_discovery_timeout(seconds: float) -> float:
+    """`seconds` when mount may write it as mcp_discovery_timeout; ConfigError otherwise."""
+    low, high = DISCOVERY_RANGE
+    if not low <= seconds <= high:
+        raise ConfigError(f"--discovery-timeout {seconds:g}: give {low:g} to {high:g} seconds (Hermes's default is "
+                          f"{HERMES_DEFAULT_DISCOVERY:g}; below {low:g} s a body on a busy machine misses it)")
+    return seconds
 
 
 def set_discovery_timeout(data: CommentedMap, seconds: float) -> None:

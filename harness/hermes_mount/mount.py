@@ -17,11 +17,20 @@ Invariants:
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
-  interpreter, and the relay runs the body: every Hermes session becomes a transcript.
+  interpreter, and the relay runs the body: every Hermes session becomes a transcript. A record
+  folder that does not exist (or cannot be written) is refused when the spec is built: the relay
+  would fail at every start and Hermes would only say the tool does not exist.
+- The plan's `spec` is settled against the entry already there (`entry.settle`): what mount does
+  not own is kept. The check before writing runs the plan's entry as Hermes will read it
+  (`planned_entry`: command, args and env, relay included).
+- Mount and unmount change nothing Hermes reads outside the entry and mcp_discovery_timeout: the
+  rest of the document is compared, as Hermes reads it, before and after, and a plan that would
+  change it (an alias into the entry, say) is a HermesConfigError.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import sys
 from dataclasses import dataclass, field
@@ -32,25 +41,28 @@ from harness.body import default_organs, find_body
 from harness.errors import ConfigError
 from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, as_hermes, load_config, render, write_config
 from harness.hermes_mount.entry import (
-    DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_TIMEOUT,
     DISCOVERY_KEY,
+    SERVERS_KEY,
     EntrySpec,
     apply_entry,
+    body_argv,
+    check_discovery_timeout,
     check_name,
     discovery_timeout,
     entry_command,
     find_entry,
     hermes_mismatches,
+    kept_body_args,
     remove_entry,
     restate_entry,
     servers_as_hermes,
     set_discovery_timeout,
+    settle,
 )
 from harness.hermes_mount.home import HermesHome
-from harness.hermes_mount.probe import body_argv, hermes_child_env
+from harness.hermes_mount.probe import hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
-from harness.replay.recorder import RELAY_MODULE
+from harness.replay.recorder import RELAY_MODULE, unwritable_reason
 
 COMPACT_TEXT_BLOCK = ("--text-block", "compact")
 
@@ -61,6 +73,7 @@ class Plan:
     doc: ConfigDocument
     new_text: str
     notes: list[str] = field(default_factory=list)
+    spec: EntrySpec | None = None  # mount's entry, settled against the one already there
 
     @property
     def changed(self) -> bool:
@@ -80,14 +93,17 @@ class MountedBody:
 
 
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
-               timeout: int = DEFAULT_TIMEOUT, connect_timeout: int = DEFAULT_CONNECT_TIMEOUT,
-               record: str | None = None, soul: str | None = None, compact: bool = False) -> EntrySpec:
-    """The entry to write; BodyNotFound / ConfigError when the body or fixture is missing.
+               timeout: int | None = None, connect_timeout: int | None = None,
+               record: str | None = None, soul: str | None = None,
+               body_args: tuple[str, ...] | None = None, compact: bool = False) -> EntrySpec:
+    """The entry to write; BodyNotFound / ConfigError when the body, fixture or record folder is missing.
 
-    `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the body's default, keep.
+    `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
+    (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
+    entry's own (see `entry.settle`).
     """
     check_name(name)
-    if timeout <= 0 or connect_timeout <= 0:
+    if any(value is not None and value <= 0 for value in (timeout, connect_timeout)):
         raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
     if soul is not None and soul not in SOUL_POLICIES:
         raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
@@ -95,30 +111,41 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     fixture = Path(organs).absolute() if organs else default_organs()
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
-    body_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
+    own_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
     if soul is not None:
-        body_args += (SOUL_OPTION, soul)
+        own_args += (SOUL_OPTION, soul)
     if compact:
-        body_args += COMPACT_TEXT_BLOCK
+        own_args += COMPACT_TEXT_BLOCK
     if record is None:
-        return EntrySpec(name, executable, body_args, home.path, timeout, connect_timeout)
-    relay_args = ("-m", RELAY_MODULE, "--out", str(Path(record).absolute()), "--title",
-                  f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *body_args)
-    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout)
+        return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args)
+    transcript = Path(record).absolute()
+    if (reason := unwritable_reason(transcript)) is not None:
+        raise ConfigError(f"--record {record}: {reason}; the relay could not record, so Hermes would never see "
+                          f"the tool (create the folder first: mkdir -p {transcript.parent}); nothing was written")
+    relay_args = ("-m", RELAY_MODULE, "--out", str(transcript), "--title",
+                  f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *own_args)
+    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args)
 
 
 def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Plan:
-    doc = load_config(home.config)
-    notes = apply_entry(doc.data, spec)
     if discovery is not None:
-        if discovery <= 0:
-            raise ConfigError("--discovery-timeout must be a positive number of seconds")
+        check_discovery_timeout(discovery)
+    doc = load_config(home.config)
+    entry = find_entry(doc.data, spec.name)
+    kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
+    spec = settle(spec, entry)
+    notes = apply_entry(doc.data, spec)
+    if kept:
+        notes.insert(0, f"kept the entry's own body arguments: {' '.join(kept)} (--body-arg replaces them)")
+    if discovery is not None:
         set_discovery_timeout(doc.data, discovery)
     discovery_timeout(doc.data)  # a malformed value is reported before anything is written
     if not doc.exact:
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
                      "review the change with --dry-run (a backup is kept either way)")
-    return Plan(home, doc, as_hermes_reads_it(doc, spec, discovery, notes), notes)
+    text = as_hermes_reads_it(doc, spec, discovery, notes)
+    _check_nothing_else_changes(doc, text, spec.name)
+    return Plan(home, doc, text, notes, spec)
 
 
 def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:
@@ -144,10 +171,38 @@ def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
     return servers_as_hermes(as_hermes(text, doc.path))
 
 
-def spec_body(spec: EntrySpec) -> MountedBody:
-    """The body an entry built from `spec` will run, as Hermes will run it."""
-    return MountedBody(body_argv(str(spec.command), spec.args),
-                       hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}))
+def _outside(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """What Hermes reads outside mount's business: all but the entry and mcp_discovery_timeout."""
+    rest = copy.deepcopy(document)
+    rest.pop(DISCOVERY_KEY, None)
+    servers = rest.get(SERVERS_KEY)
+    if isinstance(servers, dict):
+        servers.pop(name, None)
+    if SERVERS_KEY in rest and not servers:
+        del rest[SERVERS_KEY]  # no key, `mcp_servers:` and `mcp_servers: {}` all read as no servers
+    return rest
+
+
+def _check_nothing_else_changes(doc: ConfigDocument, text: str, name: str) -> None:
+    before = _outside(as_hermes(doc.original or "", doc.path), name)
+    after = _outside(as_hermes(text, doc.path), name)
+    if before != after:
+        changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+        raise HermesConfigError(f"{doc.path}: the change would also alter {', '.join(map(str, changed))} as Hermes "
+                                f"reads it (an alias into mcp_servers.{name}?); the file was left untouched")
+
+
+def planned_entry(plan: Plan) -> tuple[str, list[str], dict[str, str]]:
+    """What Hermes will run for the plan's entry once written: its command, args and env, as Hermes reads them."""
+    assert plan.spec is not None
+    entry = _servers_as_hermes(plan.new_text, plan.doc).get(plan.spec.name)
+    return entry_command(entry if isinstance(entry, dict) else {})
+
+
+def planned_body(plan: Plan) -> MountedBody:
+    """The body the plan's entry will run, as Hermes will run it."""
+    command, args, env = planned_entry(plan)
+    return MountedBody(body_argv(command, args), hermes_child_env(env))
 
 
 def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
@@ -171,6 +226,7 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
     if name in _servers_as_hermes(text, doc):
         raise HermesConfigError(f"{doc.path}: after removing mcp_servers.{name} Hermes would still read it "
                                 "(a duplicate key?); the file was left untouched")
+    _check_nothing_else_changes(doc, text, name)
     return Plan(home, doc, text), True
 
 

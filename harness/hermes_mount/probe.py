@@ -4,17 +4,22 @@ Invariants:
 - The body sees the environment Hermes gives an MCP child (tools/mcp_tool.py): only PATH, HOME,
   USER, LANG, LC_ALL, TERM, SHELL, TMPDIR and XDG_* from ours, plus the entry's `env:`. A body
   that only works with more than that fails here too, not first under Hermes.
-- A probe never writes SOUL.md: `--soul off` is added last for the Ada body, so it wins over the
-  entry's own `--soul` (a probe is a check, the operator's home is not its to change). Behind the
-  recording relay, the body itself is probed, so a check never leaves a recording behind.
-- Start-up time is measured from spawn to the `initialize` answer: what Hermes's
-  mcp_discovery_timeout bounds.
+- A probe runs the entry's own command line, the recording relay included (its interpreter, its
+  module, its body), from a scratch folder as Hermes runs it from its own, so what fails under
+  Hermes fails here first. Two things differ, both so that a check writes nothing: `--soul off` is
+  added last for the Ada body, so it wins over the entry's own `--soul` (the operator's home is not
+  a check's to change), and the relay's `--out` points
+  into the probe's scratch folder, which goes with its transcript. The folder the relay will
+  really record into is checked by the relay's own rule (`recorded_into`, `unwritable_reason`).
+- Start-up time is measured from spawn to the `initialize` answer, through the relay when there
+  is one: what Hermes's mcp_discovery_timeout bounds.
 - Every wait is bounded by the client's REQUEST_TIMEOUT; the body is always shut down.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,13 +28,15 @@ from typing import Any
 
 from harness.client import BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation
-from harness.hermes_mount.entry import TOOL
+from harness.hermes_mount.entry import TOOL, body_argv, is_relay
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
-from harness.replay.recorder import RELAY_MODULE
+from harness.replay.recorder import unwritable_reason
 
 HERMES_PASSED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")
 PROBE_INPUT = "mafiabot doctor: is the cycle running?"
 PROBE_KEY = {"uid": "doctor", "channel": "health", "server": "mafiabot-harness"}
+RELAY_OUT = "--out"
+PROBE_TRANSCRIPT = "probe.jsonl"
 
 
 @dataclass(frozen=True)
@@ -46,18 +53,34 @@ def hermes_child_env(entry_env: Mapping[str, str] | None) -> dict[str, str]:
     return env
 
 
-def body_argv(command: str, args: Sequence[str]) -> list[str]:
-    """The body's own command line in an entry: the relay's body when the entry records."""
+def recorded_into(command: str, args: Sequence[str]) -> Path | None:
+    """The transcript an entry's relay records into; None when the entry runs the body directly."""
     argv = [command, *args]
-    if RELAY_MODULE in argv and "--" in argv:
-        argv = argv[argv.index("--") + 1:]
-    return argv
+    if not is_relay(argv):
+        return None
+    relay_args = argv[:argv.index("--")]
+    if RELAY_OUT not in relay_args[:-1]:
+        return None
+    return Path(relay_args[relay_args.index(RELAY_OUT) + 1])
 
 
-def probe_argv(command: str, args: Sequence[str]) -> list[str]:
-    """The command line a probe runs for an entry: the body itself, never writing SOUL.md."""
-    argv = body_argv(command, args)
-    if is_ada_body(argv[0]):
+def record_problem(command: str, args: Sequence[str]) -> str | None:
+    """Why the entry's relay could not record (so Hermes would never see the tool); None when it can."""
+    target = recorded_into(command, args)
+    if target is None:
+        return None
+    reason = unwritable_reason(target)
+    return f"the relay records into {target}, but {reason}" if reason else None
+
+
+def probe_argv(command: str, args: Sequence[str], scratch: Path) -> list[str]:
+    """The command line a probe runs for an entry: the entry's own, writing no SOUL.md and no recording."""
+    argv = [command, *args]
+    if is_relay(argv):
+        relay_args = argv[:argv.index("--")]
+        if RELAY_OUT in relay_args[:-1]:
+            argv[relay_args.index(RELAY_OUT) + 1] = str(scratch / PROBE_TRANSCRIPT)
+    if is_ada_body(body_argv(command, args)[0]):
         argv += SOUL_OFF
     return argv
 
@@ -74,10 +97,18 @@ def check_executable(command: str) -> Path:
     return path
 
 
-def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool) -> ProbeResult:
+def probe_entry(command: str, args: Sequence[str], env: Mapping[str, str], run_turn: bool) -> ProbeResult:
+    """Start the entry's command as Hermes would (see the invariants) and talk to it once."""
+    with tempfile.TemporaryDirectory(prefix="mafiabot-probe-") as scratch:
+        # From the scratch folder, not ours: Hermes starts its servers from wherever it runs, so a
+        # relay found only because our working directory is a checkout must fail here too.
+        return probe_body(probe_argv(command, args, Path(scratch)), env, run_turn, cwd=Path(scratch))
+
+
+def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd: Path | None = None) -> ProbeResult:
     """Handshake (and one turn when asked); BodyDied, BodyTimeout, RpcError... on failure."""
     started = time.monotonic()
-    with BodyClient(argv, env=env) as client:
+    with BodyClient(argv, env=env, cwd=cwd) as client:
         result = client.initialize()
         startup = time.monotonic() - started
         tools = tuple(tool.get("name", "") for tool in client.list_tools())

@@ -64,8 +64,10 @@ def _ask(body_argv: Sequence[str], env: Mapping[str, str], task: str) -> SoulRep
         return None
     argv = [*body_argv, task]
     try:
+        # From "/", not our folder: Hermes boots the body from wherever Hermes runs, so nothing may
+        # depend on ours (the probe runs from a scratch folder for the same reason).
         done = subprocess.run(argv, env=dict(env), capture_output=True, text=True, timeout=SOUL_TASK_TIMEOUT,
-                              stdin=subprocess.DEVNULL, check=False)
+                              stdin=subprocess.DEVNULL, check=False, cwd="/")
     except subprocess.TimeoutExpired:
         raise BodyTimeout(f"the body's answer to {task}", SOUL_TASK_TIMEOUT) from None
     except OSError as exc:

@@ -60,6 +60,18 @@ class RecordError(HarnessError):
     """A recording could not be made (the file cannot be reserved, the body cannot start)."""
 
 
+def unwritable_reason(requested: Path) -> str | None:
+    """Why `reserve_path(requested)` would fail for want of a folder to write in; None when it would not."""
+    folder = requested.parent
+    if requested.is_dir():
+        return f"{requested} is a folder; give a transcript file in it, e.g. {requested / 'session.jsonl'}"
+    if not folder.is_dir():
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable"
+    return None
+
+
 def reserve_path(requested: Path) -> Path:
     """`requested`, or the first free `stem-N.suffix`, created empty with O_EXCL."""
     candidates = [requested] + [requested.with_name(f"{requested.stem}-{n}{requested.suffix}")

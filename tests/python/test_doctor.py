@@ -3,6 +3,7 @@ reading of `hermes mcp test` output, which exits 0 whatever happened."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,37 @@ def test_a_failed_connection_is_read_from_the_output_not_the_exit_status():
 ])
 def test_other_verdicts_of_hermes_mcp_test_are_read_too(output, problem):
     assert parse_mcp_test(output).problem == problem
+
+
+def discovery_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.split()[1:2] == ["discovery"])
+
+
+def test_doctor_s_discovery_line_says_what_it_measured_against_what(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    line = discovery_line(capsys.readouterr().out)
+    assert re.search(r"ok +discovery +started in \d+ ms against a discovery timeout of 1\.5 s \(Hermes's default\)$",
+                     line), line
+
+
+@pytest.mark.parametrize("written, status, says", [
+    ("0.001", "warn", ("against a discovery timeout of 0.001 s (set in config.yaml) (outside the 1 to 600 s mount "
+                       "writes): `hermes chat` starts MCP servers as it launches")),
+    ("700", "warn", ("against a discovery timeout of 700 s (set in config.yaml) (outside the 1 to 600 s mount "
+                     "writes): run mount with --discovery-timeout 5")),
+    ("0", "ok", "against a discovery timeout of 1.5 s (Hermes's default)"),  # Hermes ignores a value not above 0
+])
+def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, tmp_path, capsys, written, status,
+                                                                      says):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    config = home / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + f"mcp_discovery_timeout: {written}\n", encoding="utf-8")
+    capsys.readouterr()
+    doctor(home)
+    line = discovery_line(capsys.readouterr().out)
+    assert line.split()[0] == status and says in line, line
+    assert "close to" not in line

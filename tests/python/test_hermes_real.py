@@ -137,3 +137,15 @@ def test_a_crashing_body_is_reported_plainly_by_doctor_and_by_hermes_own_test(ho
     hermes_part = out[out.index("fail  hermes"):]
     assert "the body's stderr under Hermes" in hermes_part and "cannot read the organ fixture" in hermes_part
     assert "2 check(s) failed: handshake, hermes" in out
+
+
+def test_a_recording_entry_passes_doctor_with_hermes_and_the_checks_record_nothing(body_exe, homes, tmp_path, capsys):
+    _, root = homes
+    record = tmp_path / "sessions" / "hermes.jsonl"
+    record.parent.mkdir()
+    assert main(["mount", "--hermes-home", str(root), "--record", str(record)]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--hermes-home", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    record" in out and "ok    hermes     `hermes mcp test mafiabot` connected in" in out
+    assert list(record.parent.iterdir()) == [], "neither doctor's probe nor Hermes's test may leave a recording"

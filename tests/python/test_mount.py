@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
 
 from harness.cli import main
-from harness.hermes_mount.probe import RELAY_MODULE
+from harness.hermes_mount.config_file import backups_of
+from harness.replay.recorder import RELAY_MODULE
 
 USER_CONFIG = """\
 # My Hermes, hand-tuned. Do not lose this comment.
@@ -73,20 +76,22 @@ def test_mount_keeps_every_line_of_the_user_s_file_in_order_and_backs_it_up(body
         added.remove(line)
     assert all(line.startswith(("  mafiabot:", "    ")) for line in added), added
     assert after.index("github:") < after.index("mafiabot:") < after.index("agent:")
-    assert (home / "config.yaml.bak").read_text(encoding="utf-8") == USER_CONFIG
+    [backup] = backups_of(config)
+    assert backup.read_text(encoding="utf-8") == USER_CONFIG
 
 
 def test_mounting_twice_changes_nothing_and_makes_no_second_backup(body_exe, home, capsys):
     (home / "config.yaml").write_text(USER_CONFIG, encoding="utf-8")
     assert mount(home) == 0
     before = (home / "config.yaml").stat()
-    (home / "config.yaml.bak").unlink()
+    for backup in backups_of(home / "config.yaml"):
+        backup.unlink()
     capsys.readouterr()
     assert mount(home) == 0
     assert "already mounted as asked" in capsys.readouterr().out
     after = (home / "config.yaml").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert not (home / "config.yaml.bak").exists()
+    assert not backups_of(home / "config.yaml")
 
 
 def test_dry_run_prints_the_diff_and_writes_nothing(body_exe, home, capsys):
@@ -96,7 +101,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(body_exe, home, capsys):
     assert "+  mafiabot:" in out and f"+    env: {{HERMES_HOME: {home}}}" in out
     assert not any(line.startswith("-") and not line.startswith("---") for line in out.splitlines())
     assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
-    assert not (home / "config.yaml.bak").exists()
+    assert not backups_of(home / "config.yaml")
 
 
 def test_mount_updates_an_existing_entry_in_place_keeping_the_operator_s_own_keys(body_exe, home, capsys):
@@ -130,7 +135,7 @@ def test_a_malformed_config_is_reported_with_its_line_and_left_untouched(body_ex
     assert mount(home) == 2
     assert says in capsys.readouterr().err
     assert (home / "config.yaml").read_text(encoding="utf-8") == text
-    assert not (home / "config.yaml.bak").exists()
+    assert not backups_of(home / "config.yaml")
 
 
 def test_a_missing_body_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys):
@@ -196,14 +201,211 @@ def test_a_symlinked_config_is_written_through_and_keeps_its_permissions(body_ex
     assert stat.S_IMODE(real.stat().st_mode) == 0o600
 
 
-def test_mount_with_record_runs_the_body_through_the_recording_relay(body_exe, home, tmp_path):
+def test_mount_with_record_runs_the_body_through_the_recording_relay(body_exe, home, tmp_path, capsys):
     record = tmp_path / "sessions" / "hermes.jsonl"
+    record.parent.mkdir()
     assert mount(home, "--record", str(record)) == 0
     entry = load(home / "config.yaml")["mcp_servers"]["mafiabot"]
     assert entry["command"] == sys.executable
     args = entry["args"]
     assert args[:2] == ["-m", RELAY_MODULE] and str(record) in args
     assert args[args.index("--") + 1] == str(body_exe.absolute())
+    checked = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("checking the entry"))
+    assert f"{sys.executable} -m {RELAY_MODULE} --out " in checked, "the check must start the relay Hermes will start"
+    assert list(record.parent.iterdir()) == [], "the check must leave no recording behind"
+
+
+def test_the_check_runs_the_entry_from_elsewhere_as_hermes_does_not_from_our_folder(body_exe, home, tmp_path,
+                                                                                     monkeypatch):
+    """Hermes starts a server from its own working directory: what works only from ours must fail the check."""
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "only-here").write_text("", encoding="utf-8")
+    picky = tmp_path / "mafiabot"
+    picky.write_text(f"#!/bin/sh\n[ -e only-here ] && {{ echo 'started from the caller folder' >&2; exit 3; }}\n"
+                     f"exec {body_exe.absolute()} \"$@\"\n", encoding="utf-8")
+    picky.chmod(0o755)
+    monkeypatch.chdir(here)
+    assert mount(home, "--body", str(picky)) == 0
+
+
+def test_recording_into_a_missing_folder_is_refused_and_nothing_is_written(body_exe, home, tmp_path, capsys):
+    (home / "config.yaml").write_text(USER_CONFIG, encoding="utf-8")
+    missing = tmp_path / "no-such-folder" / "hermes.jsonl"
+    assert mount(home, "--record", str(missing)) == 2
+    err = capsys.readouterr().err
+    assert f"the folder {missing.parent} does not exist" in err and f"mkdir -p {missing.parent}" in err
+    assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
+    assert not backups_of(home / "config.yaml") and not missing.parent.exists()
+
+
+def test_doctor_runs_the_relay_and_fails_the_record_check_once_its_folder_is_gone(body_exe, home, tmp_path, capsys):
+    record = tmp_path / "sessions" / "hermes.jsonl"
+    record.parent.mkdir()
+    assert mount(home, "--record", str(record)) == 0
+    before = (home / "config.yaml").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert main(["doctor", "--hermes-home", str(home), "--no-hermes"]) == 0
+    out = capsys.readouterr().out
+    assert f"ok    record     the relay can record into {record}" in out and "ok    handshake" in out
+    assert list(record.parent.iterdir()) == [], "doctor's probe must leave no recording behind"
+    record.parent.rmdir()
+    assert main(["doctor", "--hermes-home", str(home), "--no-hermes"]) == 1
+    out = capsys.readouterr().out
+    assert f"fail  record     the relay records into {record}, but the folder {record.parent} does not exist" in out
+    assert "skip  handshake  the relay must be able to record first" in out
+    assert (home / "config.yaml").read_text(encoding="utf-8") == before
+
+
+def test_remount_keeps_the_operator_s_body_arguments_and_timeouts(body_exe, home, capsys):
+    assert mount(home) == 0
+    config = home / "config.yaml"
+    entry = load(config)["mcp_servers"]["mafiabot"]
+    config.write_text(config.read_text(encoding="utf-8")
+                      .replace(f"{entry['args'][1]}]", f"{entry['args'][1]}, --max-sessions, '50']")
+                      .replace("timeout: 60", "timeout: 120"), encoding="utf-8")
+    capsys.readouterr()
+    assert mount(home, "--discovery-timeout", "5") == 0
+    after = load(config)
+    entry = after["mcp_servers"]["mafiabot"]
+    assert entry["args"][2:] == ["--max-sessions", "50"] and entry["timeout"] == 120
+    assert after["mcp_discovery_timeout"] == 5
+    assert "kept the entry's own body arguments: --max-sessions 50" in capsys.readouterr().out
+
+
+def test_body_arg_passes_arguments_to_the_body_and_replaces_the_kept_ones(body_exe, home):
+    assert mount(home, "--body-arg=--max-sessions", "--body-arg=50") == 0
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--max-sessions", "50"]
+    assert mount(home, "--body-arg=--max-sessions", "--body-arg=7") == 0
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--max-sessions", "7"]
+    assert mount(home, "--timeout", "90") == 0
+    entry = load(home / "config.yaml")["mcp_servers"]["mafiabot"]
+    assert entry["args"][2:] == ["--max-sessions", "7"] and entry["timeout"] == 90
+
+
+def test_a_kept_soul_choice_survives_a_remount_that_does_not_name_one(body_exe, home):
+    assert mount(home, "--soul", "off") == 0
+    assert mount(home) == 0
+    args = load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"]
+    assert args[2:] == ["--soul", "off"]
+    assert mount(home, "--soul", "keep") == 0
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--soul", "keep"]
+
+
+def test_a_stale_url_and_its_headers_are_removed_with_a_note(body_exe, home, capsys):
+    (home / "config.yaml").write_text(
+        "mcp_servers:\n  mafiabot:\n    url: http://127.0.0.1:9/mcp\n    headers: {X-Key: k}\n"
+        "    tools: {include: [turn]}\n", encoding="utf-8")
+    assert mount(home) == 0
+    entry = load(home / "config.yaml")["mcp_servers"]["mafiabot"]
+    assert "url" not in entry and "headers" not in entry and entry["tools"] == {"include": ["turn"]}
+    assert "removed the entry's url, headers" in capsys.readouterr().out
+
+
+ANCHORED = """\
+mcp_servers:
+  mafiabot: &m {command: /opt/old/mafiabot, args: [--organs, /opt/old/organs.json], timeout: 45}
+  copy: *m
+"""
+
+
+def test_an_anchored_entry_never_changes_the_server_that_aliases_it(body_exe, home, capsys):
+    config = home / "config.yaml"
+    config.write_text(ANCHORED, encoding="utf-8")
+    copy_before = load(config)["mcp_servers"]["copy"]
+    assert mount(home) == 0
+    after = load(config)["mcp_servers"]
+    assert after["copy"] == copy_before
+    assert after["mafiabot"]["command"] == str(body_exe.absolute()) and after["mafiabot"]["timeout"] == 45
+    assert "shared a YAML anchor" in capsys.readouterr().out
+    assert main(["unmount", "--hermes-home", str(home)]) == 0
+    assert load(config)["mcp_servers"] == {"copy": copy_before}
+
+
+def test_an_alias_into_the_entry_from_elsewhere_is_detached_too(body_exe, home):
+    config = home / "config.yaml"
+    config.write_text("base_env: &e {LANG: C.UTF-8}\nmcp_servers:\n  mafiabot: {command: /x, env: *e}\n",
+                      encoding="utf-8")
+    assert mount(home) == 0
+    after = load(config)
+    assert after["base_env"] == {"LANG": "C.UTF-8"}
+    assert after["mcp_servers"]["mafiabot"]["env"] == {"LANG": "C.UTF-8", "HERMES_HOME": str(home)}
+
+
+class OneSecond(datetime):
+    """A clock stopped within one UTC second: backup names must still sort as the writes came."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return datetime(2026, 12, 1, 10, 0, 0, tzinfo=tz)
+
+
+@pytest.mark.parametrize("stopped", [False, True], ids=["clock", "one-second"])
+def test_every_write_keeps_a_new_timestamped_backup_and_only_the_newest_few(body_exe, home, monkeypatch, stopped):
+    from harness.hermes_mount import config_file
+    if stopped:
+        monkeypatch.setattr(config_file, "datetime", OneSecond)
+    config = home / "config.yaml"
+    config.write_text(USER_CONFIG, encoding="utf-8")
+    assert mount(home) == 0
+    assert mount(home, "--discovery-timeout", "5") == 0
+    first, second = backups_of(config)
+    assert first.read_text(encoding="utf-8") == USER_CONFIG, "the original must survive a second mount"
+    assert "mafiabot:" in second.read_text(encoding="utf-8")
+    assert re.fullmatch(r"config\.yaml\.before-mafiabot\.\d{8}T\d{6}Z(-\d{3})?", first.name)
+    timeouts = [6 + n for n in range(config_file.BACKUP_GENERATIONS + 2)]
+    for seconds in timeouts:
+        assert mount(home, "--discovery-timeout", str(seconds)) == 0
+    kept = backups_of(config)
+    assert len(kept) == config_file.BACKUP_GENERATIONS and first not in kept
+    # The newest generations are the ones kept: each holds the timeout the mount after it replaced.
+    held = [load(backup)["mcp_discovery_timeout"] for backup in kept]
+    assert held == timeouts[-config_file.BACKUP_GENERATIONS - 1:-1]
+
+
+@pytest.mark.parametrize("bom, newline", [("", "\r\n"), ("\ufeff", "\n"), ("\ufeff", "\r\n")],
+                         ids=["crlf", "bom", "bom-crlf"])
+def test_line_endings_and_a_byte_order_mark_are_kept_as_they_were(body_exe, home, bom, newline):
+    config = home / "config.yaml"
+    config.write_bytes((bom + USER_CONFIG.replace("\n", newline)).encode("utf-8"))
+    assert mount(home) == 0
+    raw = config.read_bytes().decode("utf-8")
+    assert raw.startswith(bom + "# My Hermes") and raw.count(newline) == raw.count("\n")
+    assert "mafiabot:" in raw and "# the box under the desk" in raw
+    assert main(["unmount", "--hermes-home", str(home)]) == 0
+    assert config.read_bytes() == (bom + USER_CONFIG.replace("\n", newline)).encode("utf-8")
+
+
+def test_mount_fills_an_empty_mcp_servers_key(body_exe, home):
+    (home / "config.yaml").write_text("model: {provider: custom}\nmcp_servers:\n", encoding="utf-8")
+    assert mount(home) == 0
+    assert list(load(home / "config.yaml")["mcp_servers"]) == ["mafiabot"]
+
+
+@pytest.mark.parametrize("original", ["# my settings\nmodel: {provider: custom}\n", ""], ids=["settings", "new"])
+def test_unmounting_the_only_server_adds_nothing_the_file_never_had(body_exe, home, original):
+    config = home / "config.yaml"
+    if original:
+        config.write_text(original, encoding="utf-8")
+    assert mount(home) == 0
+    assert main(["unmount", "--hermes-home", str(home)]) == 0
+    assert config.read_text(encoding="utf-8") == original
+    assert "mcp_servers" not in config.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("value", ["0.001", "0", "-3", "601", "nan", "inf"])
+def test_discovery_timeouts_outside_a_sane_range_are_refused_plainly(body_exe, home, capsys, value):
+    assert mount(home, f"--discovery-timeout={value}") == 2
+    err = capsys.readouterr().err
+    assert "give 1 to 600 seconds" in err and "Traceback" not in err
+    assert not (home / "config.yaml").exists()
+
+
+def test_mount_s_note_says_what_hermes_0_19_does_with_a_late_server(body_exe, home, capsys):
+    assert mount(home, "--discovery-timeout", "2") == 0
+    out = capsys.readouterr().out
+    assert "plus at most mcp_discovery_timeout (2 s, as set in config.yaml)" in out
+    assert "missing from that turn" in out and "silently drops" not in out
 
 
 def test_a_file_of_comments_only_keeps_them_above_the_new_entry(body_exe, home):

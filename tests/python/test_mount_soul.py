@@ -160,7 +160,7 @@ def test_unmount_without_the_body_removes_the_entry_and_says_where_the_persona_i
     said = capsys.readouterr()
     assert "removed 'mafiabot'" in said.out
     assert "SOUL.md was left as it is" in said.err and "SOUL.md.before-mafiabot.*" in said.err
-    assert "mafiabot" not in (YAML(typ="safe").load((home / "config.yaml").read_text()).get("mcp_servers") or {})
+    assert "mafiabot" not in ((YAML(typ="safe").load((home / "config.yaml").read_text()) or {}).get("mcp_servers") or {})
 
 
 @pytest.mark.parametrize("policy", ["keep", "replace", "off"])
