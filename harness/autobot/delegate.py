@@ -6,7 +6,8 @@ write the artifact → append the ledger record → release the lock → return 
 
 Invariants:
 - Every outcome is an `Envelope` with the seed's fields; nothing here raises for a Hermes failure,
-  a held lock, a bad answer or an unwritable file. Exit codes: 0 ok, 1 degraded, 2 invalid intent.
+  a held lock, a bad answer or an unwritable file; `status` and `degraded_reason` say what happened
+  (the CLI alone turns them into exit codes).
 - Every delegation that got past validation appends exactly one ledger record, failures included;
   an invalid intent spends nothing and is not ledgered.
 - Nested delegation (`HERMES_AUTOBOT_DELEGATED` set in our environment) is refused before any lock
@@ -93,12 +94,6 @@ class Envelope:
     wrote_to: str | None = None
     ledger_entry: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        if self.status == "ok":
-            return 0
-        return 2 if self.degraded_reason == INVALID_INTENT else 1
 
     @property
     def retryable(self) -> bool:

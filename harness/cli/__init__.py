@@ -1,9 +1,20 @@
-"""`mafiabot-harness`: the command line of the harness.
+"""`mafiabot-harness`: the command line of the harness, and the only place exit codes are decided.
 
 Each command group lives in its own module with a `register(commands)` function that adds its
-subcommands; a subcommand's handler takes `(args, out)` and returns the exit code. This package
-is the only place that turns the harness's exceptions into exit codes (EXIT_CODES); command
-groups with exit codes of their own contract return them directly.
+subcommands; a subcommand's handler takes `(args, out)` and returns a status of the exit-code table
+(`harness.cli.exit_codes.EXIT_TABLE`), never a number. `main` alone turns statuses and the
+harness's errors into codes, through that table.
+
+Invariants:
+- Results go to stdout, errors to stderr as one line (`mafiabot-harness: error: ...` naming the
+  path or field and the cause) with the table's code; OUTPUT_RULE says what `--json` means, and it
+  means that in every command that has it.
+- No traceback reaches a user. A `HarnessError` is an expected failure and gets its status's code; a
+  bad option or an argument that is not UTF-8 is a usage error (2, one line). Anything else
+  reaching `main` is a bug: one line naming it as an internal error, exit 70. The hostile-input
+  tests (tests/python/test_cli_edge.py) drive every subcommand and show none gets there.
+- Every subcommand's `--help` ends with the exit-code table and OUTPUT_RULE, rendered from the one
+  table when the parser is built (`subcommands` walks the parser, so a new command gets them too).
 """
 
 from __future__ import annotations
@@ -11,10 +22,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from typing import NoReturn
 
-from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError,
-                            ProtocolViolation, RpcError, ToolError)
+from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
+from harness.errors import HarnessError
+
+PROG = "mafiabot-harness"
+DISTRIBUTION = "mafiabot-harness"
 
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -27,42 +43,86 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.autopilot_commands",
 )
 
-# Most specific first: the first matching class decides the code.
-EXIT_CODES: tuple[tuple[type[HarnessError], int], ...] = (
-    (ConfigError, 2),
-    (BodyNotFound, 3),
-    (BodyDied, 4),
-    (BodyTimeout, 5),
-    (RpcError, 6),
-    (ToolError, 7),
-    (ProtocolViolation, 8),
-    (HarnessError, 1),
-)
+OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
+               "result as one JSON document (a command that runs several turns prints one per turn, one per\n"
+               "line); errors still go to stderr. Commands whose result is always JSON take --json too.")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the usage itself is what --help is for)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.INVALID_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        # Run from a source tree that was never installed: say so rather than invent a number.
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mafiabot-harness",
-                                     description="Drive the mafiabot body and the agents around it.")
+    parser = Parser(prog=PROG, description="Drive the mafiabot body and the agents around it.",
+                    epilog=f"{epilog()}\n\n{OUTPUT_RULE}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(commands)
+    for _, command in subcommands(parser):
+        command.epilog = f"{command.epilog}\n\n{parser.epilog}" if command.epilog else parser.epilog
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 
+def subcommands(parser: argparse.ArgumentParser,
+                path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command under `parser` with its words (`("autopilot", "run")`), groups before their members."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for word, child in action.choices.items():
+                yield (*path, word), child
+                yield from subcommands(child, (*path, word))
+
+
+def one_line(message: str) -> str:
+    """A message on one line: a multi-line detail (a body's stderr tail) joined with ' | '."""
+    return " | ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
+def not_utf8(argv: Sequence[str]) -> int | None:
+    """The index of the first argument the OS gave as bytes that are not UTF-8 (decoded as lone surrogates)."""
+    for index, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return index
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    bad = not_utf8(words)
+    if bad is not None:
+        print(f"{PROG}: error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}", file=sys.stderr)
+        return ExitCode.INVALID_INPUT
     try:
-        return args.handler(args, sys.stdout)
+        args = build_parser().parse_args(words)
+        return code_for(args.handler(args, sys.stdout))
     except HarnessError as exc:
-        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-        print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
-        return code
+        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        return code_for(error_status(exc))
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): nothing left to tell anyone
-        return 0
+        return code_for("done")
     except KeyboardInterrupt:
         # the body was already shut down by the client's context manager on the way out
-        return 130
+        return code_for("interrupted")
+    except Exception as exc:  # the edge's last resort: a bug must still end in one line, not a traceback
+        print(f"{PROG}: internal error (a bug; please report it): {type(exc).__name__}: {one_line(str(exc))}",
+              file=sys.stderr)
+        return code_for("internal_error")
 
 
 if __name__ == "__main__":

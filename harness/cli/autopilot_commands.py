@@ -1,9 +1,10 @@
 """`autopilot run PLAN.yaml` (run a plan) and `autopilot check PLAN.yaml` (validate it and show the selection).
 
 `run` prints the JSON envelope on stdout for every outcome (or the markdown report with
-`--markdown`). Exit codes (auto-pilot's contract, returned directly): 0 completed, 1 partial, failed,
-stopped or no-convergence-possible, 2 invalid plan / registry / sentinel config, 3 escalate (a
-human is needed), 4 refused (nothing ran). `check` exits 0 or 2 and spawns nothing.
+`--markdown`) and returns `autopilot:<status>`; the exit-code table (harness.cli.exit_codes) keeps
+auto-pilot's contract: 0 completed, 1 partial, failed, stopped or no-convergence-possible, 2 invalid
+plan / registry / sentinel config, 3 escalate (a human is needed), 4 refused (nothing ran). `check`
+ends `autopilot:valid` or `autopilot:invalid` and spawns nothing.
 
 Where things are: the registry is --registry, else the plan's `registry:`, else
 $MAFIABOT_AGENT_REGISTRY, else dispatch's defaults; the sentinel config --sentinel, else
@@ -50,14 +51,13 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
                           report_path=Path(args.report).expanduser().resolve() if getattr(args, "report", None) else None)
 
 
-def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> int:
-    print_json({"autopilot": 1, "status": "invalid", "exit_code": 2, "field": field_name, "detail": message}, args,
-               out)
+def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
+    print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
     print(f"mafiabot-harness: invalid plan: {field_name}: {message}", file=sys.stderr)
-    return 2
+    return "autopilot:invalid"
 
 
-def cmd_run(args: argparse.Namespace, out: Any) -> int:
+def cmd_run(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -70,10 +70,10 @@ def cmd_run(args: argparse.Namespace, out: Any) -> int:
         print(result.markdown, file=out, end="")
     else:
         print_json(result.envelope, args, out)
-    return result.exit_code
+    return f"autopilot:{result.status}"
 
 
-def cmd_check(args: argparse.Namespace, out: Any) -> int:
+def cmd_check(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -87,7 +87,7 @@ def cmd_check(args: argparse.Namespace, out: Any) -> int:
                 "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
                 "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
                 "selection": [p.to_dict() for p in picks]}, args, out)
-    return 0
+    return "autopilot:valid"
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:

@@ -124,21 +124,21 @@ def energy_summary(traces: Sequence[Mapping[str, Any]]) -> str:
 
 # -- commands ------------------------------------------------------------------------------
 
-def cmd_turn(args: argparse.Namespace, out: Any) -> int:
+def cmd_turn(args: argparse.Namespace, out: Any) -> str:
     turn = Turn(input=args.text, uid=args.uid, channel=args.channel, server=args.server)
     for trace in run_turns(body_options(args), [turn]):
         print_trace(trace, args.json, out)
-    return 0
+    return "done"
 
 
-def cmd_session(args: argparse.Namespace, out: Any) -> int:
+def cmd_session(args: argparse.Namespace, out: Any) -> str:
     turns = load_session(Path(args.file))
     for trace in run_turns(body_options(args), turns):
         print_trace(trace, args.json, out)
-    return 0
+    return "done"
 
 
-def cmd_demo(args: argparse.Namespace, out: Any) -> int:
+def cmd_demo(args: argparse.Namespace, out: Any) -> str:
     traces = []
     for trace in run_turns(body_options(args), demo_turns()):
         traces.append(trace)
@@ -146,7 +146,7 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
     if not args.json:
         print("energy and passes per turn:", file=out)
         print(energy_summary(traces), file=out)
-    return 0
+    return "done"
 
 
 def body_options(args: argparse.Namespace) -> BodyOptions:

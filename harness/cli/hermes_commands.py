@@ -3,9 +3,9 @@
 `mount` checks the body starts and answers the way Hermes will start it, then adds or updates its
 `mcp_servers` entry in the home's config.yaml (comments and key order kept, a backup made,
 nothing written when nothing changes; `--dry-run` prints the diff instead). `unmount` removes
-the entry. `doctor` runs every check and exits 0 when none failed, 1 otherwise. Errors exit as
-for every command: 2 bad input or a malformed config.yaml (left untouched), 3 no body, 4 the
-body died, 5 it timed out.
+the entry. `doctor` runs every check and ends `doctor:passed` when none failed, `doctor:check_failed`
+otherwise. Errors get the exit-code table's codes (a malformed config.yaml is invalid input and is
+left untouched).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def discovery_advice(plan: Plan, startup: float | None) -> str:
     return advice
 
 
-def cmd_mount(args: argparse.Namespace, out: Any) -> int:
+def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record)
     plan = plan_mount(home, spec, args.discovery_timeout)
@@ -77,7 +77,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
         else:
             print(f"dry run: '{args.name}' is already mounted as asked in {home.config}; nothing would change",
                   file=out)
-        return 0
+        return "done"
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_plan(plan)
     if not plan.changed:
@@ -96,26 +96,26 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: mafiabot-harness doctor{_profile_flag(home)}", file=out)
-    return 0
+    return "done"
 
 
-def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
+def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     plan, removed = plan_unmount(home, args.name)
     if not removed:
         print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
-        return 0
+        return "done"
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
-        return 0
+        return "done"
     apply_plan(plan)
     print(f"removed '{args.name}' from {home.config} (the previous file is kept as "
           f"{home.config.name}{BACKUP_SUFFIX}); SOUL.md and {DISCOVERY_KEY} were left as they are", file=out)
-    return 0
+    return "done"
 
 
-def cmd_doctor(args: argparse.Namespace, out: Any) -> int:
+def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
 
@@ -128,9 +128,9 @@ def cmd_doctor(args: argparse.Namespace, out: Any) -> int:
     failed = [c for c in run.checks if c.status == FAIL]
     if failed:
         print(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}", file=out)
-        return 1
+        return "doctor:check_failed"
     print("all checks passed", file=out)
-    return 0
+    return "doctor:passed"
 
 
 def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -163,7 +163,7 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     unmount.set_defaults(handler=cmd_unmount)
 
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
-                                 description="Exit 0 when no check failed, 1 otherwise.")
+                                 description="Exit 0 when no check failed, 1 otherwise (the table below).")
     doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
     doctor.add_argument("--hermes", help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")

@@ -1,6 +1,6 @@
 """`ledger` (totals, failures, `--png` chart) and `ledger verify` (every line whole and parseable).
 
-Exit codes: 0, or 1 when `verify` finds a damaged line. A missing ledger is an empty one.
+`verify` ends `ledger:whole`, or `ledger:damaged_line` when it finds one. A missing ledger is an empty one.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def ledger_of(args: argparse.Namespace) -> Ledger:
     return Ledger(default_ledger_path(project_root(args)))
 
 
-def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
+def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
     ledger = ledger_of(args)
     if args.action == "verify":
         return verify(ledger, args, out)
@@ -41,10 +41,10 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
-    return 0
+    return "done"
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
+def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
     result = ledger.verify()
     if args.json:
         print_json({"ledger": str(ledger.path), "lines": result.lines, "good": result.good,
@@ -53,12 +53,12 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
         print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good", file=out)
         for number, problem in result.problems:
             print(f"  line {number}: {problem}", file=out)
-    return 0 if result.ok else 1
+    return "ledger:whole" if result.ok else "ledger:damaged_line"
 
 
 def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add `ledger`."""
-    parser = commands.add_parser("ledger", parents=[json_parent()],
+    parser = commands.add_parser("ledger", parents=[json_parent(always_json=False)],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")
@@ -66,6 +66,5 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                                                           ".agents/state/autobot-cost-ledger.jsonl)")
     parser.add_argument("--project-root", metavar="DIR",
                         help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--png", metavar="FILE", help="also draw spend and calls per day into this PNG")
     parser.set_defaults(handler=cmd_ledger)

@@ -3,7 +3,7 @@
 `replay FILE|DIR... [--body ada|passthrough|CMD]` parses every transcript before starting any
 body, runs each against a fresh body, prints one progress line per file as it goes and the diff
 of the first mismatch of each failing file, and exits 0 when all passed or were skipped, 1 when
-any failed (2 for a malformed transcript, 3 for a missing body, as for every command).
+any failed (the exit-code table's codes for a malformed transcript or a missing body otherwise).
 
 `record --out FILE [--body ...] -- CLIENT COMMAND...` runs a client between which and the body it
 sits: where an argument of the client's command is `{body}`, the recording relay's command line
@@ -68,7 +68,7 @@ def describe_failure(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(args: argparse.Namespace, out: Any) -> int:
+def cmd_replay(args: argparse.Namespace, out: Any) -> str:
     transcripts = collect_transcripts(args.paths)
     body: BodyCommand = resolve_body(args.body)
     width = len(str(len(transcripts)))
@@ -83,7 +83,7 @@ def cmd_replay(args: argparse.Namespace, out: Any) -> int:
     counts = {status: sum(o.status == status for o in outcomes) for status in ("passed", "failed", "skipped")}
     print(f"{len(outcomes)} transcripts against {body.describe()}: {counts['passed']} passed, "
           f"{counts['failed']} failed, {counts['skipped']} skipped", file=out)
-    return 1 if counts["failed"] else 0
+    return "replay:transcript_failed" if counts["failed"] else "replay:passed"
 
 
 def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> list[str]:
@@ -92,7 +92,7 @@ def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> 
             "--max-seconds", str(max_seconds), "--", *body.argv]
 
 
-def cmd_record(args: argparse.Namespace, out: Any) -> int:
+def cmd_record(args: argparse.Namespace, out: Any) -> str:
     client = args.client[1:] if args.client[:1] == ["--"] else list(args.client)
     if not client:
         raise ConfigError("record needs the client's command line after --")
@@ -102,7 +102,7 @@ def cmd_record(args: argparse.Namespace, out: Any) -> int:
         header = Header(title=title, bodies=(body.kind,) if body.kind else ())
         path, messages, client_code = record_pipe(client, body.argv, Path(args.out), header, args.max_seconds)
         print(f"recorded {messages} messages to {path}", file=out)
-        return _client_status(client_code, out)
+        return _client_status(client_code)
     relay = relay_argv(Path(args.out), title, body, args.max_seconds)
     argv: list[str] = []
     for arg in client:
@@ -120,7 +120,7 @@ def cmd_record(args: argparse.Namespace, out: Any) -> int:
         raise RecordError(f"the client never started the body through {BODY_PLACEHOLDER}: nothing was recorded")
     for path in sorted(written):
         print(f"recorded {path}", file=out)
-    return _client_status(completed.returncode, out)
+    return _client_status(completed.returncode)
 
 
 def _siblings(out: Path) -> set[Path]:
@@ -128,12 +128,12 @@ def _siblings(out: Path) -> set[Path]:
     return {p for p in folder.glob(f"{out.stem}*{out.suffix}") if p.is_file()}
 
 
-def _client_status(code: int, out: Any) -> int:
+def _client_status(code: int) -> str:
     if code != 0:
-        print(f"note: the client exited with status {code}; the transcript holds what passed until then",
-              file=out)
-        return 1
-    return 0
+        print(f"mafiabot-harness: the client exited with status {code}; the transcript holds what passed until then",
+              file=sys.stderr)
+        return "record:client_failed"
+    return "record:client_ok"
 
 
 def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
