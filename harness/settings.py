@@ -17,6 +17,8 @@ Invariants:
 - Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
   that prepares a child's environment resolves exactly what the child will.
 - An empty variable counts as unset. Paths from variables are expanded (`~`) and made absolute.
+- A path that cannot be made absolute (a symlink loop, a name past the system's limit) is a
+  `ConfigError` naming what it is for (`resolved`), never a `RuntimeError` or `OSError`.
 - `user_home` is `Path.home()` as Python computes it (which Hermes uses), but from the given
   environment: `$HOME` when it is set, else the password database.
 """
@@ -27,6 +29,8 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
+
+from harness.errors import ConfigError
 
 PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
 HERMES_BIN_ENV = "MAFIABOT_HERMES"
@@ -80,8 +84,18 @@ def user_home(environ: Mapping[str, str] | None = None) -> Path:
 def project_root(explicit: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> Path:
     """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd."""
-    given = explicit or env_value(PROJECT_ROOT_ENV, environ) or os.getcwd()
-    return Path(given).expanduser().resolve()
+    if explicit:
+        return resolved(explicit, "--project-root")
+    named = env_value(PROJECT_ROOT_ENV, environ)
+    return resolved(named, f"${PROJECT_ROOT_ENV}") if named else resolved(os.getcwd(), "the current directory")
+
+
+def resolved(path: str | os.PathLike[str], what: str) -> Path:
+    """`path` expanded (`~`) and absolute, its symlinks followed; ConfigError naming `what` when it cannot be."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise ConfigError(f"{what}: {os.fspath(path)}: cannot be resolved: {exc}") from None
 
 
 def state_dir(root: Path) -> Path:

@@ -51,19 +51,19 @@ def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
 
 def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
     try:
-        settings = autobot_settings(args)
+        options = autobot_settings(args)
         intent = read_intent(args.intent_file)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
-    return emit(delegate(intent, settings=settings), args, out)
+    return emit(delegate(intent, settings=options), args, out)
 
 
 def queue_of(args: argparse.Namespace) -> Queue:
     if args.queue:
-        return Queue(Path(args.queue).expanduser().resolve())
+        return Queue(settings.resolved(args.queue, "--queue"))
     named = settings.env_path(QUEUE_ENV)
     if named is not None:
-        return Queue(named.resolve())
+        return Queue(settings.resolved(named, f"${QUEUE_ENV}"))
     return Queue(project_root(args) / QUEUE_DIR)
 
 
@@ -80,12 +80,12 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
 
 def cmd_drain(args: argparse.Namespace, out: Any) -> str:
     try:
-        settings = autobot_settings(args)
+        options = autobot_settings(args)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
-        return delegate(document, settings=dataclasses.replace(settings, queue_item=item_id))
+        return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))
 
     report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
     print_json(report.to_dict(), args, out)

@@ -44,11 +44,12 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
     root = project_root(args)
     ledger = args.ledger or settings.env_value(LEDGER_ENV)
     return KernelSettings(project_root=root,
-                          ledger_path=Path(ledger).expanduser().resolve() if ledger else default_ledger_path(root),
+                          ledger_path=settings.resolved(ledger, "--ledger") if ledger else default_ledger_path(root),
                           registry=registry_for(args, plan),
                           sentinel=load_sentinel(Path(args.sentinel) if args.sentinel else None),
                           transport=transport_settings(args),
-                          report_path=Path(args.report).expanduser().resolve() if getattr(args, "report", None) else None)
+                          report_path=settings.resolved(args.report, "--report") if getattr(args, "report", None)
+                          else None)
 
 
 def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:

@@ -162,9 +162,9 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
-    group.add_argument("--body", help=BODY_HELP)
-    group.add_argument("--organs", help=ORGANS_HELP)
-    group.add_argument("--hermes-home", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
+    group.add_argument("--body", metavar="BIN", help=BODY_HELP)
+    group.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
+    group.add_argument("--hermes-home", metavar="DIR", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
     group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
 
@@ -177,7 +177,7 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
 
     session = commands.add_parser("session", parents=[body],
                                   help="run the turns of a YAML file through one body")
-    session.add_argument("file", help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
+    session.add_argument("file", metavar="FILE.yaml", help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
     session.set_defaults(handler=cmd_session)
 
     demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")

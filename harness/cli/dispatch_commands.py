@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import strict_json
+from harness import settings, strict_json
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
                                         transport_settings)
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
@@ -62,10 +62,10 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
     except DispatchInputError as exc:
         return emit(DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": exc.field}, echo)),
                     args, out)
-    ledger = Path(args.ledger).expanduser().resolve() if args.ledger else default_ledger_path(project_root(args))
-    settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
-                                transport=transport_settings(args))
-    return emit(dispatch(raw, settings), args, out)
+    ledger = settings.resolved(args.ledger, "--ledger") if args.ledger else default_ledger_path(project_root(args))
+    chosen = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
+                              transport=transport_settings(args))
+    return emit(dispatch(raw, chosen), args, out)
 
 
 def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

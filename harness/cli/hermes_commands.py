@@ -11,7 +11,6 @@ left untouched).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
@@ -45,7 +44,8 @@ def check_body_as_hermes_would(spec: EntrySpec, out: Any) -> float:
     try:
         result = probe_body(argv, hermes_child_env({"HERMES_HOME": str(spec.hermes_home)}), run_turn=False)
     except HarnessError:
-        print("the body does not work, so config.yaml was not changed", file=sys.stderr)
+        # stdout: the progress lines are there, and stderr keeps to the one line of the error itself
+        print("the body does not work, so config.yaml was not changed", file=out)
         raise
     print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
           f"{', '.join(result.tool_names)}", file=out)
@@ -137,15 +137,15 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
     """Add `mount`, `unmount` and `doctor`."""
     where = argparse.ArgumentParser(add_help=False)
     group = where.add_argument_group("Hermes home")
-    group.add_argument("--hermes-home", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
-    group.add_argument("--profile", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
+    group.add_argument("--hermes-home", metavar="DIR", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
+    group.add_argument("--profile", metavar="NAME", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
     group.add_argument("--name", default=DEFAULT_NAME, help=f"the mcp_servers entry (default: {DEFAULT_NAME})")
 
     mount = commands.add_parser("mount", parents=[where], help="add or update the body's entry in Hermes's config",
                                 description="Add or update mcp_servers.NAME in Hermes's config.yaml, keeping "
                                             "the rest of the file (comments included) and a backup.")
-    mount.add_argument("--body", help=BODY_HELP)
-    mount.add_argument("--organs", help=ORGANS_HELP)
+    mount.add_argument("--body", metavar="BIN", help=BODY_HELP)
+    mount.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
     mount.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                        help=f"seconds Hermes waits for one turn (default {DEFAULT_TIMEOUT})")
     mount.add_argument("--connect-timeout", type=int, default=DEFAULT_CONNECT_TIMEOUT,
@@ -164,7 +164,7 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
 
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
                                  description="Exit 0 when no check failed, 1 otherwise (the table below).")
-    doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
-    doctor.add_argument("--hermes", help=f"the hermes executable (default: {LOOKUP_ORDER})")
+    doctor.add_argument("--body", metavar="BIN", help="check this body executable instead of the mounted entry's")
+    doctor.add_argument("--hermes", metavar="BIN", help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
     doctor.set_defaults(handler=cmd_doctor)

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness import settings
 from harness.cli.hermes_options import json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.report import render_text, summarize
@@ -16,7 +17,7 @@ from harness.ledger.report import render_text, summarize
 
 def ledger_of(args: argparse.Namespace) -> Ledger:
     if args.ledger:
-        return Ledger(Path(args.ledger).expanduser().resolve())
+        return Ledger(settings.resolved(args.ledger, "--ledger"))
     return Ledger(default_ledger_path(project_root(args)))
 
 

@@ -144,16 +144,16 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                                  description="Run JSON-lines transcripts (docs/replays.md) against a fresh body "
                                              "each; exit 1 if any failed.")
     replay.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcripts, or directories of *.jsonl")
-    replay.add_argument("--body", help=body_help)
+    replay.add_argument("--body", metavar="BODY", help=body_help)
     replay.set_defaults(handler=cmd_replay)
 
     record = commands.add_parser(
         "record", help="sit between a stdio MCP client and the body, writing a transcript",
         description="Record a session as a transcript. Put {body} in the client's command where it expects "
                     "the server's command; without {body} the client's own stdio is wired to the body.")
-    record.add_argument("--out", "-o", required=True, help="transcript to write (an existing file is never "
+    record.add_argument("--out", "-o", required=True, metavar="FILE", help="transcript to write (an existing file is never "
                                                            "overwritten: FILE-2.jsonl, ... are used instead)")
-    record.add_argument("--body", help=body_help)
+    record.add_argument("--body", metavar="BODY", help=body_help)
     record.add_argument("--title", help="the transcript's title (default: the client's command)")
     record.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
                         help=f"end the session after this long (default {DEFAULT_MAX_SECONDS:g})")

@@ -153,8 +153,12 @@ def _has_content(text: str) -> bool:
 
 def write_config(doc: ConfigDocument, text: str) -> Path | None:
     """Write `text` over the config atomically; returns the backup's path (None for a new file)."""
-    target = doc.path.resolve() if doc.path.is_symlink() else doc.path
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target = doc.path.resolve() if doc.path.is_symlink() else doc.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise HermesConfigError(f"{doc.path.parent}: the Hermes home cannot be made: {exc}; nothing was written") \
+            from None
     backup = None
     mode = NEW_FILE_MODE
     if doc.original is not None:
