@@ -26,10 +26,11 @@ from collections.abc import Iterator, Sequence
 from importlib import metadata
 from typing import NoReturn
 
+from harness import settings
 from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
+from harness.cli.output import PROG, print_error
 from harness.errors import HarnessError
 
-PROG = "mafiabot-harness"
 DISTRIBUTION = "mafiabot-harness"
 
 # Command groups, in the order `--help` lists them.
@@ -42,6 +43,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.ledger_commands",
     "harness.cli.autopilot_commands",
 )
+
+# Metavars of the arguments that name a file or directory: their values meet settings.PATH_RULE.
+PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "FILE|DIR", "BIN", "DIR"})
 
 OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
                "result as one JSON document (a command that runs several turns prints one per turn, one per\n"
@@ -86,9 +90,26 @@ def subcommands(parser: argparse.ArgumentParser,
                 yield from subcommands(child, (*path, word))
 
 
-def one_line(message: str) -> str:
-    """A message on one line: a multi-line detail (a body's stderr tail) joined with ' | '."""
-    return " | ".join(part.strip() for part in message.splitlines() if part.strip())
+def chosen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command the parsed `args` ran, descending through nested subcommands (`autopilot run`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and action.dest is not None:
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return chosen_command(chosen, args)
+    return parser
+
+
+def path_problems(command: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[str]:
+    """`--option: why` for each path argument no system call would take (settings.PATH_RULE)."""
+    for action in command._actions:
+        if action.metavar not in PATH_METAVARS:
+            continue
+        given = getattr(args, action.dest, None)
+        for value in given if isinstance(given, list) else [given]:
+            problem = settings.path_problem(value) if isinstance(value, str) else None
+            if problem is not None:
+                yield f"{action.option_strings[-1] if action.option_strings else action.metavar}: {problem}"
 
 
 def not_utf8(argv: Sequence[str]) -> int | None:
@@ -105,13 +126,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     bad = not_utf8(words)
     if bad is not None:
-        print(f"{PROG}: error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}", file=sys.stderr)
+        print_error(f"error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}")
         return ExitCode.INVALID_INPUT
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(words)
+        args = parser.parse_args(words)
+    except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
+        return done.code if isinstance(done.code, int) else code_for("usage")
+    command = chosen_command(parser, args)
+    for problem in path_problems(command, args):
+        print_error(f"error: {problem}", command.prog)
+        return code_for("usage")
+    try:
         return code_for(args.handler(args, sys.stdout))
     except HarnessError as exc:
-        print(f"{PROG}: error: {one_line(str(exc))}", file=sys.stderr)
+        print_error(f"error: {exc}")
         return code_for(error_status(exc))
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): nothing left to tell anyone
@@ -120,8 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the body was already shut down by the client's context manager on the way out
         return code_for("interrupted")
     except Exception as exc:  # the edge's last resort: a bug must still end in one line, not a traceback
-        print(f"{PROG}: internal error (a bug; please report it): {type(exc).__name__}: {one_line(str(exc))}",
-              file=sys.stderr)
+        print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
         return code_for("internal_error")
 
 

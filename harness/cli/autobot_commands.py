@@ -18,6 +18,7 @@ from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
+from harness.cli.output import print_error
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
                                         project_root, transport_settings)
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
@@ -44,7 +45,7 @@ def invalid(exc: IntentError) -> Envelope:
 def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
-        print(f"mafiabot-harness: invalid intent: {envelope.extra.get('detail')}", file=sys.stderr)
+        print_error(f"invalid intent: {envelope.extra.get('detail')}")
         return f"autobot:{INVALID_INTENT}"
     return f"autobot:{envelope.status}"
 

@@ -15,19 +15,21 @@ $MAFIABOT_AUTOPILOT_LEDGER (set by a parent kernel for its children), else the p
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from harness import settings
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
-from harness.autopilot.config import SENTINEL_ENV, load_sentinel
-from harness.autopilot.kernel import LEDGER_ENV
+from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.selection import check_agents, select_agents
+from harness.cli.output import print_error
 from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
-from harness.dispatch.registry import REGISTRY_ENV, Registry, RegistryError, load_registry
+from harness.dispatch.registry import Registry, RegistryError, load_registry
 from harness.ledger import default_ledger_path
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
+from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 
 BANDS = ("L1", "L2", "L3", "L1-cautious", "L2-bounded", "L3-extended")
 
@@ -54,7 +56,7 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
 
 def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
     print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
-    print(f"mafiabot-harness: invalid plan: {field_name}: {message}", file=sys.stderr)
+    print_error(f"invalid plan: {field_name}: {message}")
     return "autopilot:invalid"
 
 

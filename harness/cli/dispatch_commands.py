@@ -7,18 +7,18 @@ Prints the seed's envelope (`delivered` or `error`) on stdout for every outcome 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from harness import settings, strict_json
+from harness.cli.output import print_error
 from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
                                         transport_settings)
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
 from harness.dispatch.dispatch import (DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult,
                                       error_envelope)
-from harness.dispatch.registry import REGISTRY_ENV
 from harness.ledger import default_ledger_path
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 
 FLAG_FIELDS = (("target", "target"), ("task_source", "task_source"), ("context", "context"),
                ("reference_id", "reference_id"))
@@ -47,7 +47,7 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
 def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> str:
     print_json(result.envelope, args, out)
     if result.status == INVALID_INPUT:
-        print(f"mafiabot-harness: invalid input: {result.envelope['message']}", file=sys.stderr)
+        print_error(f"invalid input: {result.envelope['message']}")
     return f"dispatch:{result.status}"
 
 

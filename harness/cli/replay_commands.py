@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cli.hermes_options import positive_seconds
+from harness.cli.output import print_error
 from harness.errors import ConfigError
 from harness.replay.bodies import KNOWN_BODIES, BodyCommand, resolve_body
 from harness.replay.recorder import DEFAULT_MAX_SECONDS, RELAY_MODULE, RecordError, record_pipe
@@ -130,8 +132,7 @@ def _siblings(out: Path) -> set[Path]:
 
 def _client_status(code: int) -> str:
     if code != 0:
-        print(f"mafiabot-harness: the client exited with status {code}; the transcript holds what passed until then",
-              file=sys.stderr)
+        print_error(f"the client exited with status {code}; the transcript holds what passed until then")
         return "record:client_failed"
     return "record:client_ok"
 
@@ -155,7 +156,7 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                                                            "overwritten: FILE-2.jsonl, ... are used instead)")
     record.add_argument("--body", metavar="BODY", help=body_help)
     record.add_argument("--title", help="the transcript's title (default: the client's command)")
-    record.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
+    record.add_argument("--max-seconds", type=positive_seconds, default=DEFAULT_MAX_SECONDS,
                         help=f"end the session after this long (default {DEFAULT_MAX_SECONDS:g})")
     record.add_argument("client", nargs=argparse.REMAINDER, help="-- then the client's command line")
     record.set_defaults(handler=cmd_record)

@@ -157,7 +157,7 @@ def write_config(doc: ConfigDocument, text: str) -> Path | None:
         target = doc.path.resolve() if doc.path.is_symlink() else doc.path
         target.parent.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
-        raise HermesConfigError(f"{doc.path.parent}: the Hermes home cannot be made: {exc}; nothing was written") \
+        raise HermesConfigError(f"{doc.path.parent}: the Hermes home cannot be made: {_cause(exc)}; nothing was written") \
             from None
     backup = None
     mode = NEW_FILE_MODE
@@ -167,6 +167,12 @@ def write_config(doc: ConfigDocument, text: str) -> Path | None:
         _atomic_write(backup, doc.original, mode)
     _atomic_write(target, text, mode)
     return backup
+
+
+def _cause(exc: OSError | RuntimeError) -> str:
+    if isinstance(exc, FileExistsError):
+        return "a file that is not a directory is in the way"
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 def _atomic_write(path: Path, text: str, mode: int) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -33,7 +34,8 @@ from types import FrameType
 import pytest
 
 from harness import settings, strict_json
-from harness.cli import PROG, build_parser, main, subcommands
+from harness.cli import OUTPUT_RULE, PATH_METAVARS, build_parser, main, subcommands
+from harness.cli.output import PROG
 from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
 from harness.autopilot.report import STATUSES
 
@@ -45,8 +47,8 @@ TABLE_CODES = frozenset(row.code for row in EXIT_TABLE) - {ExitCode.INTERNAL_ERR
 RESULT_CODES = frozenset({ExitCode.OK, ExitCode.NOT_DONE, ExitCode.ESCALATE, ExitCode.REFUSED})
 # `record` wires the body's stderr to its own: the body's warnings (SOUL.md not written) pass through.
 BODY_PREFIX = "mafiabot: "
-PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "FILE|DIR", "BODY", "BIN"})
-DIR_METAVARS = frozenset({"DIR"})
+# A body is a command line or a path: it gets the hostile paths as a file argument would.
+FILE_METAVARS = (PATH_METAVARS - {"DIR"}) | {"BODY"}
 
 # A valid command line for every leaf command; `{dest}` is the value of that positional, and
 # `{tmp}` the case's scratch directory. Commands that would reach Hermes find none
@@ -167,9 +169,9 @@ def leaf_commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
 def slot_kind(action: argparse.Action) -> str | None:
     if isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction, argparse._VersionAction)):
         return None
-    if action.metavar in PATH_METAVARS:
+    if action.metavar in FILE_METAVARS:
         return "file"
-    if action.metavar in DIR_METAVARS:
+    if action.metavar == "DIR":
         return "dir"
     if action.choices is not None or action.nargs == argparse.REMAINDER:
         return None
@@ -317,3 +319,190 @@ def test_the_corpus_reaches_every_command_and_every_kind_of_slot() -> None:
     for words in commands:
         assert {c.kind for c in ALL_CASES if c.command == words} >= {"path", "env"}, words
     assert {c.kind for c in ALL_CASES} == {"path", "content", "text", "env"}
+
+
+# -- hostile places inside an intent (the issue's write_to and target_paths) --------------------
+
+INTENT_FIELDS = ("write_to", "target_paths", "project_root")
+
+
+@pytest.mark.parametrize("command", ["delegate", "enqueue"])
+@pytest.mark.parametrize("field", INTENT_FIELDS)
+@pytest.mark.parametrize("hostile", PATH_NAMES)
+def test_hostile_places_named_inside_an_intent_end_at_the_edge(
+        command: str, field: str, hostile: str, scene: Callable[[Case], list[str]], tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    scene(Case((command,), "--intent-file", "path", "regular_file"))  # builds the project and the hostile places
+    place = make_paths(tmp_path / "inside")[hostile]
+    project = tmp_path / "project"
+    document: dict[str, object] = {"intent": "Summarize.", "project_root": str(project)}
+    if field == "project_root":
+        document["project_root"] = place
+    elif field == "target_paths":
+        document["target_paths"] = [place]
+    else:
+        document["payload"] = {"write_to": place}
+    intent_file = tmp_path / "hostile-intent.json"
+    intent_file.write_text(json.dumps(document))
+    code, _, err = run_case([command, "--intent-file", str(intent_file)], capfd)
+    assert_at_the_edge(f"{command} {field}={hostile}", code, err)
+
+
+# -- the issue's cases, in a real process: nothing but one line reaches the terminal --------------
+
+def harness_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, errors="replace",
+                          timeout=CASE_BOUND_SECONDS, env={**os.environ, **(env or {})}, cwd=cwd, check=False)
+
+
+def test_the_issues_cases_end_in_one_line_and_their_codes_in_a_real_process(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    regular = tmp_path / "regular"
+    regular.write_text("not a directory")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * DEEP + "]" * DEEP)
+    surrogate = tmp_path / "surrogate.json"
+    surrogate.write_text(f'{{"intent": "\\ud800", "project_root": "{project}"}}')
+    loop_write = tmp_path / "loop-write.json"
+    loop_write.write_text(json.dumps({"intent": "i", "project_root": str(project),
+                                      "payload": {"write_to": str(tmp_path / "loop-a")}}))
+    long_target = tmp_path / "long-target.json"
+    long_target.write_text(json.dumps({"intent": "i", "project_root": str(project),
+                                       "target_paths": [str(project / ("n" * 300))]}))
+    no_hermes = {settings.HERMES_BIN_ENV: str(tmp_path / "no-hermes"), settings.PROJECT_ROOT_ENV: str(project)}
+    runs = {
+        "HERMES_HOME a regular file, mount": (["mount", "--no-check"], {"HERMES_HOME": str(regular)},
+                                              ExitCode.INVALID_INPUT),
+        "--hermes-home /proc/x, mount": (["mount", "--no-check", "--hermes-home", "/proc/x"], {},
+                                         ExitCode.INVALID_INPUT),
+        "deep intent, delegate": (["delegate", "--intent-file", str(deep)], no_hermes, ExitCode.INVALID_INPUT),
+        "deep dispatch input": (["dispatch", "--input-file", str(deep)], no_hermes, ExitCode.INVALID_INPUT),
+        "lone surrogate, delegate": (["delegate", "--intent-file", str(surrogate)], no_hermes,
+                                     ExitCode.INVALID_INPUT),
+        "lone surrogate, enqueue": (["enqueue", "--intent-file", str(surrogate)], no_hermes,
+                                    ExitCode.INVALID_INPUT),
+        "symlink loop in write_to": (["delegate", "--intent-file", str(loop_write)], no_hermes,
+                                     ExitCode.INVALID_INPUT),
+        # No file name has more than 255 bytes: the intent's model refuses it before anything runs.
+        "300-character name in target_paths": (["delegate", "--intent-file", str(long_target)], no_hermes,
+                                               ExitCode.INVALID_INPUT),
+    }
+    for name, (argv, env, expected) in runs.items():
+        run = harness_process(*argv, env=env, cwd=project)
+        assert "Traceback" not in run.stderr, f"{name}: {run.stderr}"
+        assert run.returncode == expected, f"{name}: exit {run.returncode}: {run.stderr}"
+        assert len(run.stderr.splitlines()) <= 1, f"{name}: {run.stderr}"
+
+
+# -- the last resort: present, one line, and reached by none of the above -------------------------
+
+def test_a_bug_reaching_main_is_one_line_naming_an_internal_error(monkeypatch: pytest.MonkeyPatch,
+                                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    def broken(args: argparse.Namespace, out: object) -> str:
+        raise ZeroDivisionError("division by zero\nsecond line")
+
+    from harness.cli import ledger_commands
+    monkeypatch.setattr(ledger_commands, "cmd_ledger", broken)
+    code, out, err = run_case(["ledger"], capfd)
+    assert code == ExitCode.INTERNAL_ERROR and out == ""
+    assert err == (f"{PROG}: internal error (a bug; please report it): ZeroDivisionError: division by zero | "
+                   f"second line\n")
+
+
+# -- the table: one meaning per code, every status of the domains in it, shown alike everywhere -----
+
+def test_every_status_is_in_the_table_once_and_every_autopilot_status_is_covered() -> None:
+    statuses = [status for row in EXIT_TABLE for status in row.statuses]
+    assert len(statuses) == len(set(statuses))
+    assert len({row.code for row in EXIT_TABLE}) == len(EXIT_TABLE)
+    for status in STATUSES:
+        code_for(f"autopilot:{status}")
+    with pytest.raises(KeyError):
+        code_for("autopilot:no-such-status")
+
+
+def test_every_commands_help_ends_with_the_one_table(capfd: pytest.CaptureFixture[str]) -> None:
+    for words, _ in [((), None), *leaf_commands()]:
+        code = main([*words, "--help"])
+        out, _ = capfd.readouterr()
+        assert code == ExitCode.OK and out.endswith(HELP_EPILOG), words
+
+
+def test_the_readme_shows_the_table_as_the_code_holds_it() -> None:
+    assert markdown_table() in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+# -- exact output, with paths and ids masked -------------------------------------------------------
+
+HELP_EPILOG = """\
+exit codes (the same in every command):
+    0  ok                       done as asked
+    1  not_done                 the command ran and its result says it did not succeed (see stdout)
+    2  invalid_input            an option, input file or configuration is unusable; nothing was run
+                                (kept from the seed: autobot: a malformed intent exits 2)
+    3  escalate                 auto-pilot: a human is needed (the envelope's escalation says why)
+    4  refused                  auto-pilot: the run did not start (the envelope's reason says why)
+    5  body_not_found           the body executable (or a fixture it needs) does not exist
+    6  body_died                the body exited while a reply was awaited
+    7  body_timeout             a bounded wait on the body ran out
+    8  body_rpc_error           the body answered with a JSON-RPC error
+    9  body_tool_error          the body refused the tool call (isError)
+   10  body_protocol_violation  the body wrote something that is not usable JSON-RPC
+   11  cannot_run               the harness could not do its own part (a state file, lock, ledger or client)
+   70  internal_error           a bug in the harness: the one-line message says where; please report it
+  130  interrupted              interrupted (Ctrl-C); a body it had started was shut down
+
+output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the
+result as one JSON document (a command that runs several turns prints one per turn, one per
+line); errors still go to stderr. Commands whose result is always JSON take --json too.
+"""
+
+INTENT_ID = re.compile(r"intent-\d{4}-\d{2}-\d{2}-\d{6}-[0-9a-f]{6}")
+
+
+def masked(text: str, tmp_path: Path) -> str:
+    return INTENT_ID.sub("<intent-id>", text.replace(str(tmp_path), "<tmp>"))
+
+
+def test_the_epilog_is_the_table_rendered() -> None:
+    assert HELP_EPILOG == f"{epilog()}\n\n{OUTPUT_RULE}\n"
+
+
+@pytest.mark.parametrize("argv,expected_code,expected_err", [
+    (["session", "<tmp>/absent.yaml"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: session file: cannot read <tmp>/absent.yaml: No such file or directory\n"),
+    (["turn"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness turn: error: the following arguments are required: text (see mafiabot-harness turn --help)\n"),
+    (["turn", os.fsdecode(b"a\xff")], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: argument 2 is not valid UTF-8: 'a\\udcff'\n"),
+    (["ledger", "--ledger", "<tmp>/loop-a"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: --ledger: <tmp>/loop-a: cannot be resolved: Symlink loop from '<tmp>/loop-a'\n"),
+    (["delegate", "--intent-file", "<tmp>/dup.json", "--compact"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: invalid intent: (file): <tmp>/dup.json: the key \"intent\" appears twice in one object\n"),
+])
+def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: ExitCode, expected_err: str,
+                                            tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
+    code, _, err = run_case([a.replace("<tmp>", str(tmp_path)) for a in argv], capfd)
+    assert (code, masked(err, tmp_path)) == (expected_code, expected_err)
+
+
+def test_an_invalid_intents_envelope_is_exactly_as_written(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
+    code, out, _ = run_case(["delegate", "--intent-file", str(tmp_path / "dup.json"), "--compact"], capfd)
+    assert code == ExitCode.INVALID_INPUT
+    assert masked(out, tmp_path) == (
+        '{"status": "degraded", "degraded_reason": "invalid_intent", "intent_id": "<intent-id>", "duration_ms": 0, '
+        '"response_chars": 0, "est_prompt_tokens": 0, "est_response_tokens": 0, "model": null, '
+        '"hermes_profile": null, "wrote_to": null, "ledger_entry": null, "retryable": false, '
+        '"detail": "(file): <tmp>/dup.json: the key \\"intent\\" appears twice in one object", "field": "(file)"}\n')
+
+
+def test_version_is_the_packages(capfd: pytest.CaptureFixture[str]) -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert main(["--version"]) == ExitCode.OK and capfd.readouterr().out == f"mafiabot-harness {declared}\n"
