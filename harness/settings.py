@@ -121,8 +121,9 @@ def project_root(explicit: str | os.PathLike[str] | None = None,
 
 def resolved(path: str | os.PathLike[str], what: str) -> Path:
     """`path` expanded (`~`) and absolute, its symlinks followed; ConfigError naming `what` when it cannot be."""
+    given = checked_path(os.fspath(path), what)
     try:
-        return Path(path).expanduser().resolve()
+        return given.expanduser().resolve()
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
         cause = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         raise ConfigError(f"{what}: {os.fspath(path)}: cannot be resolved: {cause}") from None

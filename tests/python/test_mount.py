@@ -147,9 +147,9 @@ def test_a_crashing_body_is_said_plainly_and_the_config_is_untouched(home, tmp_p
     crashing.chmod(0o755)
     (home / "config.yaml").write_text(USER_CONFIG, encoding="utf-8")
     assert mount(home, "--body", str(crashing)) == ExitCode.BODY_DIED
-    err = capsys.readouterr().err
-    assert "the body does not work, so config.yaml was not changed" in err
-    assert "exit code 2" in err and "the organ fixture is broken" in err
+    out, err = capsys.readouterr()
+    assert "the body does not work, so config.yaml was not changed" in out
+    assert "exit code 2" in err and "the organ fixture is broken" in err and len(err.splitlines()) == 1
     assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
 
 
