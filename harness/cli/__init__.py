@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # the body was already shut down by the client's context manager on the way out
         return code_for("interrupted")
-    except Exception as exc:  # the edge's last resort: a bug must still end in one line, not a traceback
+    except Exception as exc:  # noqa: BLE001 (the edge's last resort: a bug must still end in one line, not a traceback)
         print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
         return code_for("internal_error")
 

@@ -18,12 +18,18 @@ from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue
+from harness.cli.hermes_options import (
+    hermes_parent,
+    json_parent,
+    positive_int,
+    positive_seconds,
+    print_json,
+    project_root,
+    transport_settings,
+)
 from harness.cli.output import print_error
-from harness.cli.hermes_options import (hermes_parent, json_parent, positive_int, positive_seconds, print_json,
-                                        project_root, transport_settings)
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
 from harness.trace import render_table
-
 
 
 def read_intent(path_text: str) -> Any:
@@ -108,7 +114,7 @@ def cmd_queue(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `delegate`, `enqueue`, `drain` and `queue`."""
     hermes = hermes_parent()
     as_json = json_parent()

@@ -23,8 +23,8 @@ from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.output import print_error
 from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
+from harness.cli.output import print_error
 from harness.dispatch.registry import Registry, RegistryError, load_registry
 from harness.ledger import default_ledger_path
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
@@ -107,7 +107,7 @@ def _plan_options(parser: argparse.ArgumentParser) -> None:
                                                           f"root>/.agents/state/autobot-cost-ledger.jsonl)")
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `autopilot run` and `autopilot check`."""
     parser = commands.add_parser("autopilot", help="drive a goal across Hermes sub-agents (auto-pilot)")
     actions = parser.add_subparsers(dest="autopilot_action", required=True)

@@ -82,8 +82,8 @@ def parse_session(document: Any, where: str) -> list[Turn]:
 
 def demo_turns() -> list[Turn]:
     """Two rooms interleaved, then the tavern hammered, then the docks once more."""
-    tavern = dict(uid="vito", channel="#tavern", server="corleone")
-    docks = dict(uid="vito", channel="#docks", server="corleone")
+    tavern = {"uid": "vito", "channel": "#tavern", "server": "corleone"}
+    docks = {"uid": "vito", "channel": "#docks", "server": "corleone"}
     turns = [
         Turn(input="Who sits at the head of the table tonight?", **tavern),
         Turn(input="The shipment arrives at midnight; keep it quiet.", **docks),
@@ -158,7 +158,7 @@ def body_options(args: argparse.Namespace) -> BodyOptions:
     )
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
@@ -177,7 +177,8 @@ def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
 
     session = commands.add_parser("session", parents=[body],
                                   help="run the turns of a YAML file through one body")
-    session.add_argument("file", metavar="FILE.yaml", help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
+    session.add_argument("file", metavar="FILE.yaml",
+                         help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
     session.set_defaults(handler=cmd_session)
 
     demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")

@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from harness import settings, strict_json
+from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
 from harness.cli.output import print_error
-from harness.cli.hermes_options import (hermes_parent, json_parent, positive_seconds, print_json, project_root,
-                                        transport_settings)
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
-from harness.dispatch.dispatch import (DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult,
-                                      error_envelope)
+from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult, error_envelope
 from harness.ledger import default_ledger_path
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 
@@ -68,7 +66,7 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
     return emit(dispatch(raw, chosen), args, out)
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `dispatch`."""
     parser = commands.add_parser("dispatch", parents=[hermes_parent(), json_parent()],
                                  help="deliver a task to a named agent (agent-dispatch)")

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from harness.errors import (BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError, ProtocolViolation,
-                            RpcError, ToolError)
+from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError, ProtocolViolation, RpcError, ToolError
 from harness.hermes.outcome import FieldError
 from harness.strict_json import InputRejected
 

@@ -18,8 +18,15 @@ from harness.errors import HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.config_file import BACKUP_SUFFIX
 from harness.hermes_mount.doctor import FAIL, Check, run_doctor
-from harness.hermes_mount.entry import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_NAME, DEFAULT_TIMEOUT, DISCOVERY_KEY,
-                                        EntrySpec, discovery_timeout, tool_name)
+from harness.hermes_mount.entry import (
+    DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_NAME,
+    DEFAULT_TIMEOUT,
+    DISCOVERY_KEY,
+    EntrySpec,
+    discovery_timeout,
+    tool_name,
+)
 from harness.hermes_mount.home import HermesHome, resolve_home
 from harness.hermes_mount.mount import Plan, apply_plan, build_spec, plan_mount, plan_unmount
 from harness.hermes_mount.probe import hermes_child_env, probe_argv, probe_body
@@ -133,7 +140,7 @@ def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
     return "doctor:passed"
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `mount`, `unmount` and `doctor`."""
     where = argparse.ArgumentParser(add_help=False)
     group = where.add_argument_group("Hermes home")

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.hermes import TransportSettings
 from harness import settings
+from harness.hermes import TransportSettings
 from harness.hermes.locate import LOOKUP_ORDER
 
 

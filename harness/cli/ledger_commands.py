@@ -33,7 +33,7 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
             records.append(line.record)
     summary = summarize(records, unreadable)
     if args.png:
-        from harness.ledger.chart import draw
+        from harness.ledger.chart import draw  # noqa: PLC0415 (matplotlib is optional: imported when a chart is asked)
         draw(summary, Path(args.png))
     if args.json:
         print_json({"ledger": str(ledger.path), **summary.to_dict()}, args, out)
@@ -57,7 +57,7 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
     return "ledger:whole" if result.ok else "ledger:damaged_line"
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
     parser = commands.add_parser("ledger", parents=[json_parent(always_json=False)],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")

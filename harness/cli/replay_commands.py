@@ -112,9 +112,9 @@ def cmd_record(args: argparse.Namespace, out: Any) -> str:
     before = _siblings(Path(args.out))
     started = time.time()
     try:
-        completed = subprocess.run(argv, timeout=args.max_seconds + RELAY_FINISH_GRACE)
-    except FileNotFoundError:
-        raise RecordError(f"cannot start the client {argv[0]}: no such file") from None
+        completed = subprocess.run(argv, check=False, timeout=args.max_seconds + RELAY_FINISH_GRACE)
+    except OSError as exc:
+        raise RecordError(f"cannot start the client {argv[0]}: {exc.strerror or exc}") from None
     except subprocess.TimeoutExpired:
         raise RecordError(f"the client ran longer than {args.max_seconds:g} s (--max-seconds)") from None
     written = [p for p in _siblings(Path(args.out)) - before if p.stat().st_mtime >= started - 1]
@@ -137,7 +137,7 @@ def _client_status(code: int) -> str:
     return "record:client_ok"
 
 
-def register(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `replay` and `record`."""
     body_help = (f"the body: {' or '.join(KNOWN_BODIES)} (default ada), or a command line "
                  "such as \"/path/to/body --organs f.json\"")

@@ -34,10 +34,10 @@ from types import FrameType
 import pytest
 
 from harness import settings, strict_json
-from harness.cli import OUTPUT_RULE, PATH_METAVARS, build_parser, main, subcommands
-from harness.cli.output import PROG
-from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
 from harness.autopilot.report import STATUSES
+from harness.cli import OUTPUT_RULE, PATH_METAVARS, build_parser, main, subcommands
+from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
+from harness.cli.output import PROG
 
 REPO = Path(__file__).resolve().parents[2]
 # A case that has not ended by then is wedged (the slowest, `demo`, ends in well under a second).
@@ -468,7 +468,7 @@ def masked(text: str, tmp_path: Path) -> str:
 
 
 def test_the_epilog_is_the_table_rendered() -> None:
-    assert HELP_EPILOG == f"{epilog()}\n\n{OUTPUT_RULE}\n"
+    assert f"{epilog()}\n\n{OUTPUT_RULE}\n" == HELP_EPILOG
 
 
 @pytest.mark.parametrize("argv,expected_code,expected_err", [
