@@ -7,11 +7,11 @@ Invariants:
 - Every status a command can end in is in the table exactly once (`code_for` raises `KeyError` for
   one that is not: a bug, caught by the tests that enumerate the domains' statuses).
 - Where a seed fixes a code, the row keeps it and says so (`seed`): autobot's "rejects malformed →
-  exit 2" (/work/shared/seeds/000). argparse's own usage error is 2 too, so a bad flag and a bad file
+  exit 2" (the autobot skill's Phase 2). argparse's own usage error is 2 too, so a bad flag and a bad file
   are one code. Auto-pilot's 3 (escalate) and 4 (refused) are the codes host agents already branch on
   (docs/autopilot.md); the body's failures, which only a person reads, moved to 5-10 to make room.
-- The `--help` epilog of every command and the README's table are rendered from EXIT_TABLE
-  (`epilog`, `markdown_table`), so neither can drift from what the commands return.
+- The `--help` epilog of every command is rendered from EXIT_TABLE (`epilog`), and the README's
+  table is held equal to `markdown_table()` by a test, so neither can drift from what the commands return.
 """
 
 from __future__ import annotations
