@@ -39,8 +39,10 @@ class ExitCode(IntEnum):
     CANNOT_RUN = 11
     # sysexits.h's EX_SOFTWARE: the conventional code of a program's own bug.
     INTERNAL_ERROR = 70
-    # 128 + SIGINT, what a shell reports for a process ended by Ctrl-C.
+    # 128 + the signal, as a shell reports a process the signal ended: SIGHUP, SIGINT (Ctrl-C), SIGTERM.
+    HUNG_UP = 129
     INTERRUPTED = 130
+    TERMINATED = 143
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,9 @@ EXIT_TABLE: tuple[ExitRow, ...] = (
             ("error:HarnessError",)),
     ExitRow(ExitCode.INTERNAL_ERROR, "a bug in the harness: the one-line message says where; please report it",
             ("internal_error",)),
+    ExitRow(ExitCode.HUNG_UP, "its terminal hung up (SIGHUP)", ("hung_up",)),
     ExitRow(ExitCode.INTERRUPTED, "interrupted (Ctrl-C); a body it had started was shut down", ("interrupted",)),
+    ExitRow(ExitCode.TERMINATED, "terminated (SIGTERM)", ("terminated",)),
 )
 
 _BY_STATUS: dict[str, ExitCode] = {status: row.code for row in EXIT_TABLE for status in row.statuses}

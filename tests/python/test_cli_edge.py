@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tomllib
@@ -42,7 +43,8 @@ from harness.cli.output import PROG
 REPO = Path(__file__).resolve().parents[2]
 # A case that has not ended by then is wedged (the slowest, `demo`, ends in well under a second).
 CASE_BOUND_SECONDS = 60
-TABLE_CODES = frozenset(row.code for row in EXIT_TABLE) - {ExitCode.INTERNAL_ERROR, ExitCode.INTERRUPTED}
+TABLE_CODES = frozenset(row.code for row in EXIT_TABLE) - {ExitCode.INTERNAL_ERROR, ExitCode.HUNG_UP,
+                                                           ExitCode.INTERRUPTED, ExitCode.TERMINATED}
 # The codes whose result is on stdout (an envelope, a report, checks): stderr may stay empty.
 RESULT_CODES = frozenset({ExitCode.OK, ExitCode.NOT_DONE, ExitCode.ESCALATE, ExitCode.REFUSED})
 # `record` wires the body's stderr to its own: the body's warnings (SOUL.md not written) pass through.
@@ -103,6 +105,22 @@ CONTENTS: dict[str, bytes] = {
 }
 
 
+def private_zero(root: Path) -> Path:
+    """A character device reading like /dev/zero, of this test's own.
+
+    Never the machine's /dev/zero: output slots (--report, --png, --out) are fed this path too, and as
+    root a writer that renames its temporary file over the target would replace the machine's device
+    node. As root the test makes its own node (same major and minor); any other user cannot rename over
+    /dev/zero, so there the real one is safe to use.
+    """
+    if os.geteuid() != 0:
+        return Path("/dev/zero")
+    node = root / "zero"
+    zero = os.stat("/dev/zero").st_rdev
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(os.major(zero), os.minor(zero)))
+    return node
+
+
 def make_paths(root: Path) -> dict[str, str]:
     """Hostile places, made under `root`: what exists is what the name says."""
     root.mkdir(parents=True, exist_ok=True)
@@ -127,7 +145,7 @@ def make_paths(root: Path) -> dict[str, str]:
     unreadable_dir.mkdir()
     unreadable_dir.chmod(0o000)
     return {
-        "fifo": str(fifo), "dev_zero": "/dev/zero", "directory": str(directory),
+        "fifo": str(fifo), "dev_zero": str(private_zero(root)), "directory": str(directory),
         "symlink_loop": str(root / "loop-a"), "dangling_symlink": str(root / "dangling"),
         "name_300_chars": str(root / ("n" * 300)), "missing_parent": str(root / "missing" / "deeper" / "leaf"),
         "under_a_file": str(regular / "child"), "read_only_file": str(read_only_dir / "file"),
@@ -453,7 +471,9 @@ exit codes (the same in every command):
    10  body_protocol_violation  the body wrote something that is not usable JSON-RPC
    11  cannot_run               the harness could not do its own part (a state file, lock, ledger or client)
    70  internal_error           a bug in the harness: the one-line message says where; please report it
+  129  hung_up                  its terminal hung up (SIGHUP)
   130  interrupted              interrupted (Ctrl-C); a body it had started was shut down
+  143  terminated               terminated (SIGTERM)
 
 output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the
 result as one JSON document (a command that runs several turns prints one per turn, one per
