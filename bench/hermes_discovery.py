@@ -26,11 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the stub model's runner is the tests' own
 
-from hermes_support import SCRIPTS, StubModel, offline_config, run_hermes  # noqa: E402
-
 from harness.body import find_body  # noqa: E402
 from harness.cli import main as harness_main  # noqa: E402
 from harness.hermes_mount.entry import tool_name  # noqa: E402
+from hermes_support import SCRIPTS, StubModel, offline_config, run_hermes  # noqa: E402
 
 
 def measure(delay: float, discovery: float) -> tuple[bool, float]:
@@ -67,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("delays", nargs="+", type=float, help="seconds the body starts late")
     args = parser.parse_args(argv)
     rows = [(delay, *measure(delay, args.discovery)) for delay in args.delays]
-    print(f"| body late by | mcp_discovery_timeout | offered to the model | hermes chat -q took |\n"
-          f"| --- | --- | --- | --- |")
+    print("| body late by | mcp_discovery_timeout | offered to the model | hermes chat -q took |\n"
+          "| --- | --- | --- | --- |")
     for delay, offered, took in rows:
         print(f"| {delay:g} s | {args.discovery:g} s | {'yes' if offered else 'no'} | {took:.1f} s |")
     return 0

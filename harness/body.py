@@ -33,7 +33,7 @@ def body_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
         return Path(explicit)
     from_env = settings.env_value(BODY_ENV_VAR)
     if from_env:
-        return Path(from_env)
+        return settings.checked_path(from_env, f"${BODY_ENV_VAR}")
     return settings.checkout_file(BUILT_BODY)
 
 

@@ -17,6 +17,10 @@ Invariants:
 - Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
   that prepares a child's environment resolves exactly what the child will.
 - An empty variable counts as unset. Paths from variables are expanded (`~`) and made absolute.
+- A path that cannot be made absolute (a symlink loop, a name past the system's limit) is a
+  `ConfigError` naming what it is for (`resolved`), never a `RuntimeError` or `OSError`. A path
+  longer than any the system takes (PATH_RULE) is refused before any system call sees it
+  (`path_problem`, `checked_path`): the typed inputs, the command line and the variables share it.
 - `user_home` is `Path.home()` as Python computes it (which Hermes uses), but from the given
   environment: `$HOME` when it is set, else the password database.
 """
@@ -27,6 +31,8 @@ import os
 import pwd
 from collections.abc import Mapping
 from pathlib import Path
+
+from harness.errors import ConfigError
 
 PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
 HERMES_BIN_ENV = "MAFIABOT_HERMES"
@@ -66,7 +72,34 @@ def env_value(name: str, environ: Mapping[str, str] | None = None) -> str | None
 
 def env_path(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
     value = env_value(name, environ)
-    return Path(value).expanduser().absolute() if value is not None else None
+    return checked_path(value, f"${name}").expanduser().absolute() if value is not None else None
+
+
+# Linux's PATH_MAX and NAME_MAX: a longer path or name fails every system call with ENAMETOOLONG.
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+PATH_RULE = f"at most {MAX_PATH_CHARS} characters, each name at most {MAX_NAME_BYTES} bytes"
+
+
+def path_problem(text: str) -> str | None:
+    """Why no system call would take `text` as a path, or None."""
+    if len(text) > MAX_PATH_CHARS:
+        return f"is {len(text)} characters long; a path has at most {MAX_PATH_CHARS}"
+    if "\0" in text:
+        return "contains a NUL character"
+    for part in text.split("/"):
+        if len(part.encode("utf-8", errors="surrogateescape")) > MAX_NAME_BYTES:
+            return (f"has a component of more than {MAX_NAME_BYTES} bytes ({part[:40]}…), longer than "
+                    f"any file name can be")
+    return None
+
+
+def checked_path(text: str, what: str) -> Path:
+    """`text` as a Path; ConfigError naming `what` when no system call would take it (PATH_RULE)."""
+    problem = path_problem(text)
+    if problem is not None:
+        raise ConfigError(f"{what}: {problem}")
+    return Path(text)
 
 
 def user_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -80,8 +113,20 @@ def user_home(environ: Mapping[str, str] | None = None) -> Path:
 def project_root(explicit: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> Path:
     """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd."""
-    given = explicit or env_value(PROJECT_ROOT_ENV, environ) or os.getcwd()
-    return Path(given).expanduser().resolve()
+    if explicit:
+        return resolved(explicit, "--project-root")
+    named = env_value(PROJECT_ROOT_ENV, environ)
+    return resolved(named, f"${PROJECT_ROOT_ENV}") if named else resolved(os.getcwd(), "the current directory")
+
+
+def resolved(path: str | os.PathLike[str], what: str) -> Path:
+    """`path` expanded (`~`) and absolute, its symlinks followed; ConfigError naming `what` when it cannot be."""
+    given = checked_path(os.fspath(path), what)
+    try:
+        return given.expanduser().resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        cause = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        raise ConfigError(f"{what}: {os.fspath(path)}: cannot be resolved: {cause}") from None
 
 
 def state_dir(root: Path) -> Path:

@@ -60,20 +60,33 @@ class InputRejected(HarnessError):
 def read_bounded(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """The bytes of the regular file at `path`, at most `max_bytes` of them; InputRejected otherwise."""
     try:
+        with open_regular(path) as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputRejected(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
+    return _within_size(data, _shown(path), max_bytes)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """The regular file at `path` open for reading, never blocking on a FIFO; InputRejected otherwise.
+
+    FileNotFoundError passes as it is, for callers to whom a missing file means an empty one."""
+    try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         raise InputRejected(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
     try:
         mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputRejected(f"{_shown(path)} is not a regular file ({_kind(mode)})")
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise InputRejected(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
-    finally:
         os.close(descriptor)
-    return _within_size(data, _shown(path), max_bytes)
+        raise InputRejected(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise InputRejected(f"{_shown(path)} is not a regular file ({_kind(mode)})")
+    # Non-blocking only mattered for opening: a regular file's reads never wait anyway.
+    return os.fdopen(descriptor, "rb")
 
 
 def _within_size(data: bytes, where: str, max_bytes: int) -> bytes:

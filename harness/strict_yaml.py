@@ -50,7 +50,11 @@ def load_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int 
 
 def loads(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """The YAML document of `text`; InputRejected naming `where` and the cause otherwise."""
-    loader = _BoundedLoader(text, max_depth)
+    try:
+        # The reader refuses unprintable characters (a NUL) as the loader is made, before any parsing.
+        loader = _BoundedLoader(text, max_depth)
+    except yaml.YAMLError as exc:
+        raise InputRejected(f"{where} is not valid YAML: {' '.join(str(exc).split())}") from None
     try:
         node = loader.get_single_node()
         if node is None:

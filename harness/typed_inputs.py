@@ -28,10 +28,11 @@ from typing import Annotated, Any, TypeVar, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
+from harness import settings
 from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
 
-MAX_PATH_CHARS = 4096
-MAX_NAME_BYTES = 255
+MAX_PATH_CHARS = settings.MAX_PATH_CHARS
+MAX_NAME_BYTES = settings.MAX_NAME_BYTES
 # How much of a refused value an error shows: enough to recognise it, short enough for one line.
 _SHOWN_CHARS = 60
 
@@ -88,10 +89,9 @@ def matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
 
 def _path_check(value: str) -> str:
     value = _text_check(MAX_PATH_CHARS, True, False)(value)
-    for part in value.split("/"):
-        if len(part.encode("utf-8", errors="surrogateescape")) > MAX_NAME_BYTES:
-            raise ValueError(f"has a component of more than {MAX_NAME_BYTES} bytes ({part[:40]}…), longer than "
-                             f"any file name can be")
+    problem = settings.path_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

@@ -7,7 +7,8 @@ the envelope.
 
 Invariants:
 - Every outcome is an `Envelope` with the seed's fields; nothing here raises for a Hermes failure,
-  a held lock, a bad answer or an unwritable file. Exit codes: 0 ok, 1 degraded, 2 invalid intent.
+  a held lock, a bad answer or an unwritable file; `status` and `degraded_reason` say what happened
+  (the CLI alone turns them into exit codes).
 - Every delegation that got past validation is ledgered exactly once, failures included; one that
   spawned Hermes has a `started` record before the spawn and one settlement after (`ledger.journal`),
   so a delegation killed mid-run is settled by the next command. An invalid intent spends nothing and
@@ -117,12 +118,6 @@ class Envelope:
     wrote_to: str | None = None
     ledger_entry: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        if self.status == "ok":
-            return 0
-        return 2 if self.degraded_reason == INVALID_INTENT else 1
 
     @property
     def retryable(self) -> bool:

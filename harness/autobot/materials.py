@@ -54,7 +54,11 @@ def read_materials(target_paths: tuple[str, ...], project_root: Path) -> list[Ma
     seen: set[Path] = set()
     for given in target_paths:
         path = Path(given).expanduser()
-        path = (path if path.is_absolute() else project_root / path).resolve()
+        try:
+            path = (path if path.is_absolute() else project_root / path).resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+            materials.append(Material(given, path, "unreadable", note=f"cannot be resolved: {exc}"))
+            continue
         if path in seen:
             materials.append(Material(given, path, "duplicate", note="listed more than once; included once"))
             continue

@@ -119,7 +119,10 @@ def resolve_write_target(write_to: str, project_root: Path, hermes_root: Path, a
 
     `allow_memories=False` confines writes to the project root (auto-pilot's L2 band)."""
     given = Path(write_to).expanduser()
-    target = (given if given.is_absolute() else project_root / given).resolve()
+    try:
+        target = (given if given.is_absolute() else project_root / given).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise IntentError(FIELD, f"{write_to} cannot be resolved: {exc}") from None
     root = project_root.resolve()
     inside = _under(target, root)
     allowed_root, memories = root, False

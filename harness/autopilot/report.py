@@ -7,7 +7,8 @@ Invariants:
 - The status is one of STATUSES, decided in this order: `escalate` when any rule paused or blocked
   the run; a debate's verdict; then `completed` (every sub-task ok), `partial` (some ok), `failed`
   (none ok, and at least one ran or was blocked), `stopped` (none ran: rules stopped them all).
-  `refused` is the run that did not start. EXIT_CODES maps each to the command's exit code.
+  `refused` is the run that did not start. The envelope carries no exit code: the CLI derives it
+  from the status (harness.cli.exit_codes), so a saved envelope and the command can never disagree.
 - An escalation says exactly why (the first halting rule, and all of them), where in the tree
   (chain, depth, ids), every failed attempt of the tree, what was done so far and what was not.
 - The markdown report is a pure function of the envelope, so the two never disagree.
@@ -23,8 +24,6 @@ from harness.autopilot.selection import Pick
 from harness.autopilot.tree import scan, subtree, totals_of
 
 STATUSES = ("completed", "partial", "failed", "stopped", "no-convergence-possible", "escalate", "refused")
-EXIT_CODES = {"completed": 0, "partial": 1, "failed": 1, "stopped": 1, "no-convergence-possible": 1,
-              "escalate": 3, "refused": 4}
 SHOWN_ANSWER_CHARS = 4000
 
 
@@ -57,7 +56,7 @@ def build_envelope(kernel: Kernel, picks: list[Pick], started_at: str, duration_
         children.append(row)
     own = [r for r in records if r.get("run_id") == ident.run_id]
     envelope: dict[str, Any] = {
-        "autopilot": 1, "status": status, "exit_code": EXIT_CODES[status],
+        "autopilot": 1, "status": status,
         "run_id": ident.run_id, "tree_id": ident.tree_id, "agent_id": ident.agent_id,
         "parent_agent_id": ident.parent_agent_id, "depth": ident.depth, "chain": list(ident.chain),
         "goal": plan.goal, "goal_root": ident.goal_root, "mode": plan.mode, "requested_mode": plan.requested_mode,
@@ -104,7 +103,7 @@ def _escalation(kernel: Kernel, failed: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def refused_envelope(run_id: str, reason: str, detail: str, started_at: str, context: dict[str, Any]) -> dict[str, Any]:
-    return {"autopilot": 1, "status": "refused", "exit_code": EXIT_CODES["refused"], "run_id": run_id,
+    return {"autopilot": 1, "status": "refused", "run_id": run_id,
             "reason": reason, "detail": detail, "children": [], "rules_fired": [], "started_at": started_at,
             **context}
 
@@ -139,7 +138,7 @@ def render_markdown(envelope: dict[str, Any]) -> str:
              + f", {envelope['width']} at once; band {envelope['band']}",
              (f"- Tree {envelope['tree_id']}, depth {envelope['depth']}, chain: "
               f"{' > '.join(['(operator)', *envelope['chain']])}"),
-             (f"- Exit code {envelope['exit_code']}; attempts: {envelope['attempts']['remaining']} of "
+             (f"- Attempts: {envelope['attempts']['remaining']} of "
               f"{envelope['attempts']['budget']} left, {envelope['attempts']['failed_in_tree']} failed in the tree"),
              f"- This run: {_money(envelope['totals']['run'])}; whole tree: {_money(envelope['totals']['tree'])}"]
     escalation = envelope.get("escalation")

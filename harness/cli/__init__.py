@@ -1,20 +1,41 @@
-"""`mafiabot-harness`: the command line of the harness.
+"""`mafiabot-harness`: the command line of the harness, and the only place exit codes are decided.
 
 Each command group lives in its own module with a `register(commands)` function that adds its
-subcommands; a subcommand's handler takes `(args, out)` and returns the exit code. This package
-is the only place that turns the harness's exceptions into exit codes (EXIT_CODES); command
-groups with exit codes of their own contract return them directly.
+subcommands; a subcommand's handler takes `(args, out)` and returns a status of the exit-code table
+(`harness.cli.exit_codes.EXIT_TABLE`), never a number. `main` alone turns statuses and the
+harness's errors into codes, through that table.
+
+Invariants:
+- Results go to stdout, errors to stderr as one line (`mafiabot-harness: error: ...` naming the
+  path or field and the cause) with the table's code; OUTPUT_RULE says what `--json` means, and it
+  means that in every command that has it.
+- No traceback reaches a user. A `HarnessError` is an expected failure and gets its status's code; a
+  bad option or an argument that is not UTF-8 is a usage error (2, one line). Anything else
+  reaching `main` is a bug: one line naming it as an internal error, exit 70. The hostile-input
+  tests (tests/python/test_cli_edge.py) drive every subcommand and show none gets there.
+- Every subcommand's `--help` ends with the exit-code table and OUTPUT_RULE, rendered from the one
+  table when the parser is built (`subcommands` walks the parser, so a new command gets them too).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from typing import NoReturn
 
-from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError, ProtocolViolation, RpcError, ToolError
+from harness import settings
+from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
+from harness.cli.output import PROG, print_error
+from harness.errors import HarnessError
 from harness.hermes import cancellation
+
+DISTRIBUTION = "mafiabot-harness"
+# How a command that a cancelling signal stopped exits (harness.hermes.cancellation), as a shell reports it.
+CANCELLED_STATUSES = {signal.SIGHUP: "hung_up", signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -28,46 +49,123 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.serve_commands",
 )
 
-# Most specific first: the first matching class decides the code.
-EXIT_CODES: tuple[tuple[type[HarnessError], int], ...] = (
-    (ConfigError, 2),
-    (BodyNotFound, 3),
-    (BodyDied, 4),
-    (BodyTimeout, 5),
-    (RpcError, 6),
-    (ToolError, 7),
-    (ProtocolViolation, 8),
-    (HarnessError, 1),
-)
+# Metavars of the arguments that name a file or directory: their values meet settings.PATH_RULE.
+PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "FILE|DIR", "BIN", "DIR"})
+
+OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
+               "result as one JSON document (a command that runs several turns prints one per turn, one per\n"
+               "line); errors still go to stderr. Commands whose result is always JSON take --json too.")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its usage errors on one line (the usage itself is what --help is for)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(ExitCode.INVALID_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        # Run from a source tree that was never installed: say so rather than invent a number.
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mafiabot-harness",
-                                     description="Drive the mafiabot body and the agents around it.")
+    parser = Parser(prog=PROG, description="Drive the mafiabot body and the agents around it.",
+                    epilog=f"{epilog()}\n\n{OUTPUT_RULE}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(commands)
+    for _, command in subcommands(parser):
+        command.epilog = f"{command.epilog}\n\n{parser.epilog}" if command.epilog else parser.epilog
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 
+def subcommands(parser: argparse.ArgumentParser,
+                path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command under `parser` with its words (`("autopilot", "run")`), groups before their members."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for word, child in action.choices.items():
+                yield (*path, word), child
+                yield from subcommands(child, (*path, word))
+
+
+def chosen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command the parsed `args` ran, descending through nested subcommands (`autopilot run`)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and action.dest is not None:
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return chosen_command(chosen, args)
+    return parser
+
+
+def path_problems(command: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[str]:
+    """`--option: why` for each path argument no system call would take (settings.PATH_RULE)."""
+    for action in command._actions:
+        if action.metavar not in PATH_METAVARS:
+            continue
+        given = getattr(args, action.dest, None)
+        for value in given if isinstance(given, list) else [given]:
+            problem = settings.path_problem(value) if isinstance(value, str) else None
+            if problem is not None:
+                yield f"{action.option_strings[-1] if action.option_strings else action.metavar}: {problem}"
+
+
+def not_utf8(argv: Sequence[str]) -> int | None:
+    """The index of the first argument the OS gave as bytes that are not UTF-8 (decoded as lone surrogates)."""
+    for index, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return index
+    return None
+
+
+def cancelled_status() -> str | None:
+    """The status of a command a cancelling signal stopped, or None when none came."""
+    signum = cancellation.requested()
+    return None if signum is None else CANCELLED_STATUSES.get(signal.Signals(signum), "terminated")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    bad = not_utf8(words)
+    if bad is not None:
+        print_error(f"error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}")
+        return ExitCode.INVALID_INPUT
+    parser = build_parser()
+    try:
+        args = parser.parse_args(words)
+    except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
+        return done.code if isinstance(done.code, int) else code_for("usage")
+    command = chosen_command(parser, args)
+    for problem in path_problems(command, args):
+        print_error(f"error: {problem}", command.prog)
+        return code_for("usage")
     cancellation.install()
     try:
-        code = args.handler(args, sys.stdout)
+        status = args.handler(args, sys.stdout)
         # A command that was cancelled but finished its run's record says so, as a killed shell job would.
-        return cancellation.exit_code() or code
+        return code_for(cancelled_status() or status)
     except HarnessError as exc:
-        code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-        print(f"mafiabot-harness: error: {exc}", file=sys.stderr)
-        return code
+        print_error(f"error: {exc}")
+        return code_for(error_status(exc))
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): nothing left to tell anyone
-        return 0
+        return code_for("done")
     except KeyboardInterrupt:
         # SIGINT, SIGTERM or SIGHUP (see harness.hermes.cancellation): a body was already shut down by
         # the client's context manager, a Hermes run stopped and ledgered by its journal, on the way out
-        return cancellation.exit_code() or 130
+        return code_for(cancelled_status() or "interrupted")
+    except Exception as exc:  # noqa: BLE001 (the edge's last resort: a bug must still end in one line, not a traceback)
+        print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
+        return code_for("internal_error")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """autobot commands: `delegate`, `enqueue`, `drain`, `queue`.
 
-Exit codes (the autobot contract, returned directly): 0 ok, 1 degraded, 2 invalid intent. Every
-`delegate` prints the result envelope on stdout, whatever happened; an invalid intent also gets a
-one-line message on stderr naming the field.
+Every `delegate` prints the result envelope on stdout, whatever happened, and returns its status
+(`autobot:ok`, `autobot:degraded`, or `autobot:invalid_intent`, the seed's exit 2); an invalid
+intent also gets a one-line message on stderr naming the field.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from harness.cli.hermes_options import (
     project_root,
     transport_settings,
 )
+from harness.cli.output import print_error
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
 from harness.trace import render_table
 
@@ -48,34 +49,35 @@ def invalid(exc: IntentError) -> Envelope:
     return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
 
 
-def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> int:
+def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
-        print(f"mafiabot-harness: invalid intent: {envelope.extra.get('detail')}", file=sys.stderr)
-    return envelope.exit_code
+        print_error(f"invalid intent: {envelope.extra.get('detail')}")
+        return f"autobot:{INVALID_INTENT}"
+    return f"autobot:{envelope.status}"
 
 
-def cmd_delegate(args: argparse.Namespace, out: Any) -> int:
+def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
     try:
-        settings = autobot_settings(args)
+        options = autobot_settings(args)
         intent = read_intent(args.intent_file)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
-    return emit(delegate(intent, settings=settings), args, out)
+    return emit(delegate(intent, settings=options), args, out)
 
 
 def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
     """--queue, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (the intent's own root when
     enqueueing, so the item and its ledger share one root), else of --project-root."""
     if args.queue:
-        return Queue(Path(args.queue).expanduser().resolve())
+        return Queue(settings.resolved(args.queue, "--queue"))
     named = settings.env_path(QUEUE_ENV)
     if named is not None:
-        return Queue(named.resolve())
+        return Queue(settings.resolved(named, f"${QUEUE_ENV}"))
     return Queue.for_project(project or project_root(args))
 
 
-def cmd_enqueue(args: argparse.Namespace, out: Any) -> int:
+def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
     try:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
@@ -84,29 +86,29 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> int:
     item = queue.enqueue(intent)
     print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
                 "queue": str(queue.root)}, args, out)
-    return 0
+    return "done"
 
 
-def cmd_drain(args: argparse.Namespace, out: Any) -> int:
+def cmd_drain(args: argparse.Namespace, out: Any) -> str:
     refuse_if_nested(os.environ)
     try:
-        settings = autobot_settings(args)
+        options = autobot_settings(args)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
-        return delegate(document, settings=dataclasses.replace(settings, queue_item=item_id))
+        return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))
 
     report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
     print_json(report.to_dict(), args, out)
-    return 0 if report.all_ok else 1
+    return "drain:all_ok" if report.all_ok else "drain:item_not_ok"
 
 
-def cmd_queue(args: argparse.Namespace, out: Any) -> int:
+def cmd_queue(args: argparse.Namespace, out: Any) -> str:
     state = queue_of(args).inspect()
     if args.json:
         print_json(state, args, out)
-        return 0
+        return "done"
     counts = ", ".join(f"{n} {s}" for s, n in state["counts"].items())
     print(f"queue {state['queue']}: {counts}", file=out)
     rows = [(i["item_id"], i["state"], str(i.get("attempts", "")), i.get("not_before") or "",
@@ -114,7 +116,7 @@ def cmd_queue(args: argparse.Namespace, out: Any) -> int:
     if rows:
         print(render_table(("item", "state", "tries", "not before", "last reason", "intent / problem"), rows,
                            right_aligned=frozenset({2})), file=out)
-    return 0
+    return "done"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -153,6 +155,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help=f"seconds before the first retry, doubled each time (default: {DEFAULT_BACKOFF_BASE_S:g})")
     drain.set_defaults(handler=cmd_drain)
 
-    inspect = commands.add_parser("queue", parents=[queue_opts, as_json], help="show the queue's items and their states")
-    inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    inspect = commands.add_parser("queue", parents=[queue_opts, json_parent(always_json=False)],
+                                  help="show the queue's items and their states")
     inspect.set_defaults(handler=cmd_queue)

@@ -1,9 +1,10 @@
 """`autopilot run PLAN.yaml` (run a plan) and `autopilot check PLAN.yaml` (validate it and show the selection).
 
 `run` prints the JSON envelope on stdout for every outcome (or the markdown report with
-`--markdown`). Exit codes (auto-pilot's contract, returned directly): 0 completed, 1 partial, failed,
-stopped or no-convergence-possible, 2 invalid plan / registry / sentinel config, 3 escalate (a
-human is needed), 4 refused (nothing ran). `check` exits 0 or 2 and spawns nothing.
+`--markdown`) and returns `autopilot:<status>`; the exit-code table (harness.cli.exit_codes) keeps
+auto-pilot's contract: 0 completed, 1 partial, failed, stopped or no-convergence-possible, 2 invalid
+plan / registry / sentinel config, 3 escalate (a human is needed), 4 refused (nothing ran). `check`
+ends `autopilot:valid` or `autopilot:invalid` and spawns nothing.
 
 Where things are: the registry is --registry, else the plan's `registry:`, else
 $MAFIABOT_AGENT_REGISTRY, else dispatch's defaults; the sentinel config --sentinel, else
@@ -14,19 +15,21 @@ $MAFIABOT_AUTOPILOT_LEDGER (set by a parent kernel for its children), else the p
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from harness import settings
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
-from harness.autopilot.config import SENTINEL_ENV, load_sentinel
-from harness.autopilot.kernel import LEDGER_ENV
+from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.selection import check_agents, select_agents
 from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
-from harness.dispatch.registry import REGISTRY_ENV, Registry, RegistryError, load_registry
+from harness.cli.output import print_error
+from harness.dispatch.registry import Registry, RegistryError, load_registry
 from harness.ledger import default_ledger_path
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
+from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
+from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 
 BANDS = ("L1", "L2", "L3", "L1-cautious", "L2-bounded", "L3-extended")
 
@@ -43,21 +46,21 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
     root = project_root(args)
     ledger = args.ledger or settings.env_value(LEDGER_ENV)
     return KernelSettings(project_root=root,
-                          ledger_path=Path(ledger).expanduser().resolve() if ledger else default_ledger_path(root),
+                          ledger_path=settings.resolved(ledger, "--ledger") if ledger else default_ledger_path(root),
                           registry=registry_for(args, plan),
                           sentinel=load_sentinel(Path(args.sentinel) if args.sentinel else None),
                           transport=transport_settings(args),
-                          report_path=Path(args.report).expanduser().resolve() if getattr(args, "report", None) else None)
+                          report_path=settings.resolved(args.report, "--report") if getattr(args, "report", None)
+                          else None)
 
 
-def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> int:
-    print_json({"autopilot": 1, "status": "invalid", "exit_code": 2, "field": field_name, "detail": message}, args,
-               out)
-    print(f"mafiabot-harness: invalid plan: {field_name}: {message}", file=sys.stderr)
-    return 2
+def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
+    print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
+    print_error(f"invalid plan: {field_name}: {message}")
+    return "autopilot:invalid"
 
 
-def cmd_run(args: argparse.Namespace, out: Any) -> int:
+def cmd_run(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -70,10 +73,10 @@ def cmd_run(args: argparse.Namespace, out: Any) -> int:
         print(result.markdown, file=out, end="")
     else:
         print_json(result.envelope, args, out)
-    return result.exit_code
+    return f"autopilot:{result.status}"
 
 
-def cmd_check(args: argparse.Namespace, out: Any) -> int:
+def cmd_check(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -87,7 +90,7 @@ def cmd_check(args: argparse.Namespace, out: Any) -> int:
                 "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
                 "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
                 "selection": [p.to_dict() for p in picks]}, args, out)
-    return 0
+    return "autopilot:valid"
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:

@@ -82,8 +82,8 @@ def parse_session(document: Any, where: str) -> list[Turn]:
 
 def demo_turns() -> list[Turn]:
     """Two rooms interleaved, then the tavern hammered, then the docks once more."""
-    tavern = dict(uid="vito", channel="#tavern", server="corleone")
-    docks = dict(uid="vito", channel="#docks", server="corleone")
+    tavern = {"uid": "vito", "channel": "#tavern", "server": "corleone"}
+    docks = {"uid": "vito", "channel": "#docks", "server": "corleone"}
     turns = [
         Turn(input="Who sits at the head of the table tonight?", **tavern),
         Turn(input="The shipment arrives at midnight; keep it quiet.", **docks),
@@ -124,21 +124,21 @@ def energy_summary(traces: Sequence[Mapping[str, Any]]) -> str:
 
 # -- commands ------------------------------------------------------------------------------
 
-def cmd_turn(args: argparse.Namespace, out: Any) -> int:
+def cmd_turn(args: argparse.Namespace, out: Any) -> str:
     turn = Turn(input=args.text, uid=args.uid, channel=args.channel, server=args.server)
     for trace in run_turns(body_options(args), [turn]):
         print_trace(trace, args.json, out)
-    return 0
+    return "done"
 
 
-def cmd_session(args: argparse.Namespace, out: Any) -> int:
+def cmd_session(args: argparse.Namespace, out: Any) -> str:
     turns = load_session(Path(args.file))
     for trace in run_turns(body_options(args), turns):
         print_trace(trace, args.json, out)
-    return 0
+    return "done"
 
 
-def cmd_demo(args: argparse.Namespace, out: Any) -> int:
+def cmd_demo(args: argparse.Namespace, out: Any) -> str:
     traces = []
     for trace in run_turns(body_options(args), demo_turns()):
         traces.append(trace)
@@ -146,7 +146,7 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> int:
     if not args.json:
         print("energy and passes per turn:", file=out)
         print(energy_summary(traces), file=out)
-    return 0
+    return "done"
 
 
 def body_options(args: argparse.Namespace) -> BodyOptions:
@@ -162,9 +162,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
-    group.add_argument("--body", help=BODY_HELP)
-    group.add_argument("--organs", help=ORGANS_HELP)
-    group.add_argument("--hermes-home", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
+    group.add_argument("--body", metavar="BIN", help=BODY_HELP)
+    group.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
+    group.add_argument("--hermes-home", metavar="DIR", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
     group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
 
@@ -177,7 +177,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     session = commands.add_parser("session", parents=[body],
                                   help="run the turns of a YAML file through one body")
-    session.add_argument("file", help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
+    session.add_argument("file", metavar="FILE.yaml",
+                         help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
     session.set_defaults(handler=cmd_session)
 
     demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")

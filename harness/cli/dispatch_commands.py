@@ -1,7 +1,7 @@
 """`dispatch`: deliver a task to a named agent over a Hermes profile query (agent-dispatch).
 
-Prints the seed's envelope (`delivered` or `error`) on stdout for every outcome. Exit codes: 0
-delivered, 1 error, 2 invalid input (including an unusable registry file).
+Prints the seed's envelope (`delivered` or `error`) on stdout for every outcome and returns
+`dispatch:delivered`, `dispatch:error` or `dispatch:invalid_input` (an unusable registry file too).
 """
 
 from __future__ import annotations
@@ -10,12 +10,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness import strict_json
+from harness import settings, strict_json
 from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
+from harness.cli.output import print_error
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
-from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputError, error_envelope
-from harness.dispatch.registry import REGISTRY_ENV
+from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult, error_envelope
 from harness.ledger import default_ledger_path
+from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 
 FLAG_FIELDS = (("target", "target"), ("task_source", "task_source"), ("context", "context"),
                ("reference_id", "reference_id"))
@@ -41,23 +42,28 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return raw
 
 
-def cmd_dispatch(args: argparse.Namespace, out: Any) -> int:
+def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> str:
+    print_json(result.envelope, args, out)
+    if result.status == INVALID_INPUT:
+        print_error(f"invalid input: {result.envelope['message']}")
+    return f"dispatch:{result.status}"
+
+
+def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
     echo = {"target": args.target, "task_source": args.task_source, "reference_id": args.reference_id}
     try:
         registry = load_registry(Path(args.registry) if args.registry else None)
         raw = gather_inputs(args)
     except RegistryError as exc:
-        print_json(error_envelope("invalid_input", str(exc), False, {"field": "registry"}, echo), args, out)
-        return 2
+        return emit(DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": "registry"},
+                                                  echo)), args, out)
     except DispatchInputError as exc:
-        print_json(error_envelope("invalid_input", str(exc), False, {"field": exc.field}, echo), args, out)
-        return 2
-    ledger = Path(args.ledger).expanduser().resolve() if args.ledger else default_ledger_path(project_root(args))
-    settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
-                                transport=transport_settings(args))
-    result = dispatch(raw, settings)
-    print_json(result.envelope, args, out)
-    return result.exit_code
+        return emit(DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": exc.field}, echo)),
+                    args, out)
+    ledger = settings.resolved(args.ledger, "--ledger") if args.ledger else default_ledger_path(project_root(args))
+    chosen = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
+                              transport=transport_settings(args))
+    return emit(dispatch(raw, chosen), args, out)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

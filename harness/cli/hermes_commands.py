@@ -6,9 +6,9 @@
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
 body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
-could not). `doctor` runs every check and exits 0 when none failed, 1 otherwise. Errors exit as
-for every command: 2 bad input or a malformed config.yaml (left untouched), 3 no body, 4 the
-body died, 5 it timed out.
+could not: `unmount:soul_not_restored`). `doctor` runs every check and ends `doctor:passed` when
+none failed, `doctor:check_failed` otherwise. Errors get the exit-code table's codes (a malformed
+config.yaml is invalid input and is left untouched).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
     try:
         result = probe_entry(command, args, hermes_child_env(env), run_turn=False)
     except HarnessError:
-        print("the body does not work, so config.yaml was not changed", file=sys.stderr)
+        # stdout: the progress lines are there, and stderr keeps to the one line of the error itself
+        print("the body does not work, so config.yaml was not changed", file=out)
         raise
     print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
           f"{', '.join(result.tool_names)}", file=out)
@@ -93,7 +94,7 @@ def runnable_harness() -> str:
     return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
 
 
-def cmd_mount(args: argparse.Namespace, out: Any) -> int:
+def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
@@ -113,7 +114,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
                   file=out)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
-        return 0
+        return "done"
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_plan(plan)
     if not plan.changed:
@@ -134,23 +135,23 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> int:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
-    return 0
+    return "done"
 
 
-def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
+def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     body = mounted_body(home, args.name)
     plan, removed = plan_unmount(home, args.name)
     if not removed or body is None:
         print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
-        return 0
+        return "done"
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
         soul = soul_state(body.argv, body.env)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
-        return 0
+        return "done"
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
     print(f"removed '{args.name}' from {home.config}{kept}; {DISCOVERY_KEY} was left as it is", file=out)
@@ -160,13 +161,13 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> int:
     except HarnessError as exc:
         print(f"SOUL.md was left as it is: {exc}; the persona the body replaced, if any, is in "
               f"{home.path}/SOUL.md.before-mafiabot.*", file=sys.stderr)
-        return 1
+        return "unmount:soul_not_restored"
     if soul is not None:
         print(f"SOUL.md: {soul.sentence}", file=out)
-    return 0
+    return "done"
 
 
-def cmd_doctor(args: argparse.Namespace, out: Any) -> int:
+def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
 
@@ -179,24 +180,24 @@ def cmd_doctor(args: argparse.Namespace, out: Any) -> int:
     failed = [c for c in run.checks if c.status == FAIL]
     if failed:
         print(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}", file=out)
-        return 1
+        return "doctor:check_failed"
     print("all checks passed", file=out)
-    return 0
+    return "doctor:passed"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `mount`, `unmount` and `doctor`."""
     where = argparse.ArgumentParser(add_help=False)
     group = where.add_argument_group("Hermes home")
-    group.add_argument("--hermes-home", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
-    group.add_argument("--profile", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
+    group.add_argument("--hermes-home", metavar="DIR", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
+    group.add_argument("--profile", metavar="NAME", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
     group.add_argument("--name", default=DEFAULT_NAME, help=f"the mcp_servers entry (default: {DEFAULT_NAME})")
 
     mount = commands.add_parser("mount", parents=[where], help="add or update the body's entry in Hermes's config",
                                 description="Add or update mcp_servers.NAME in Hermes's config.yaml, keeping "
                                             "the rest of the file (comments included) and a backup.")
-    mount.add_argument("--body", help=BODY_HELP)
-    mount.add_argument("--organs", help=ORGANS_HELP)
+    mount.add_argument("--body", metavar="BIN", help=BODY_HELP)
+    mount.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
     mount.add_argument("--timeout", type=int,
                        help=f"seconds Hermes waits for one turn (default: the entry's own, else {DEFAULT_TIMEOUT})")
     mount.add_argument("--connect-timeout", type=int,
@@ -227,8 +228,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     unmount.set_defaults(handler=cmd_unmount)
 
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
-                                 description="Exit 0 when no check failed, 1 otherwise.")
-    doctor.add_argument("--body", help="check this body executable instead of the mounted entry's")
-    doctor.add_argument("--hermes", help=f"the hermes executable (default: {LOOKUP_ORDER})")
+                                 description="Exit 0 when no check failed, 1 otherwise (the table below).")
+    doctor.add_argument("--body", metavar="BIN", help="check this body executable instead of the mounted entry's")
+    doctor.add_argument("--hermes", metavar="BIN", help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
     doctor.set_defaults(handler=cmd_doctor)

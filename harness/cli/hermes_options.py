@@ -47,8 +47,16 @@ def hermes_parent() -> argparse.ArgumentParser:
     return parent
 
 
-def json_parent() -> argparse.ArgumentParser:
+def json_parent(*, always_json: bool = True) -> argparse.ArgumentParser:
+    """`--json` and `--compact`, as OUTPUT_RULE (harness.cli) defines them for every command.
+
+    `always_json`: the command's result is a JSON envelope whatever the flags (its seed says so), and
+    `--json` is accepted so that a caller can pass it to every command alike.
+    """
     parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--json", action="store_true",
+                        help="the result is JSON already; accepted for uniformity" if always_json
+                        else "print the result as one JSON document instead of text")
     parent.add_argument("--compact", action="store_true", help="print JSON on one line")
     return parent
 

@@ -2,8 +2,9 @@
 started run settled exactly once).
 
 Both first settle the runs whose command died (`journal.settle_orphans`), as every command that uses
-the ledger does. Exit codes: 0, or 1 when `verify` finds a damaged line or a run not settled exactly
-once (a run still in flight is listed, not a problem). A missing ledger is an empty one.
+the ledger does. `verify` ends `ledger:whole`, `ledger:damaged_line` when it finds a damaged line, or
+`ledger:unsettled_run` when a run was not settled exactly once (a run still in flight is listed, not a
+problem). A missing ledger is an empty one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from harness import settings
 from harness.cli.hermes_options import json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.journal import in_flight, settle_orphans
@@ -20,18 +22,18 @@ from harness.ledger.report import reconcile, render_text, summarize_ledger
 
 def ledger_of(args: argparse.Namespace) -> Ledger:
     if args.ledger:
-        return Ledger(Path(args.ledger).expanduser().resolve())
+        return Ledger(settings.resolved(args.ledger, "--ledger"))
     return Ledger(default_ledger_path(project_root(args)))
 
 
-def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
+def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
     ledger = ledger_of(args)
     settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
     summary = summarize_ledger(ledger)
     if args.png:
-        from harness.ledger.chart import draw
+        from harness.ledger.chart import draw  # noqa: PLC0415 (matplotlib is optional: imported when a chart is asked)
         draw(summary, Path(args.png))
     if args.json:
         print_json({"ledger": str(ledger.path), **summary.to_dict()}, args, out)
@@ -40,10 +42,10 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> int:
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
-    return 0
+    return "done"
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
+def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())
@@ -59,12 +61,14 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> int:
             print(f"  line {number}: {problem}", file=out)
         for problem in run_problems:
             print(f"  {problem}", file=out)
-    return 0 if result.ok and not run_problems else 1
+    if not result.ok:
+        return "ledger:damaged_line"
+    return "ledger:unsettled_run" if run_problems else "ledger:whole"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
-    parser = commands.add_parser("ledger", parents=[json_parent()],
+    parser = commands.add_parser("ledger", parents=[json_parent(always_json=False)],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")
@@ -72,6 +76,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                                           ".agents/state/autobot-cost-ledger.jsonl)")
     parser.add_argument("--project-root", metavar="DIR",
                         help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--png", metavar="FILE", help="also draw spend and calls per day into this PNG")
     parser.set_defaults(handler=cmd_ledger)

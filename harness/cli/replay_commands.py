@@ -3,7 +3,7 @@
 `replay FILE|DIR... [--body ada|passthrough|CMD]` parses every transcript before starting any
 body, runs each against a fresh body, prints one progress line per file as it goes and the diff
 of the first mismatch of each failing file, and exits 0 when all passed or were skipped, 1 when
-any failed (2 for a malformed transcript, 3 for a missing body, as for every command).
+any failed (the exit-code table's codes for a malformed transcript or a missing body otherwise).
 
 `record --out FILE [--body ...] -- CLIENT COMMAND...` runs a client between which and the body it
 sits: where an argument of the client's command is `{body}`, the recording relay's command line
@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cli.hermes_options import positive_seconds
+from harness.cli.output import print_error
 from harness.errors import ConfigError
 from harness.replay.bodies import KNOWN_BODIES, BodyCommand, resolve_body
 from harness.replay.recorder import DEFAULT_MAX_SECONDS, RELAY_MODULE, RecordError, record_pipe
@@ -68,7 +70,7 @@ def describe_failure(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(args: argparse.Namespace, out: Any) -> int:
+def cmd_replay(args: argparse.Namespace, out: Any) -> str:
     transcripts = collect_transcripts(args.paths)
     body: BodyCommand = resolve_body(args.body)
     width = len(str(len(transcripts)))
@@ -83,7 +85,7 @@ def cmd_replay(args: argparse.Namespace, out: Any) -> int:
     counts = {status: sum(o.status == status for o in outcomes) for status in ("passed", "failed", "skipped")}
     print(f"{len(outcomes)} transcripts against {body.describe()}: {counts['passed']} passed, "
           f"{counts['failed']} failed, {counts['skipped']} skipped", file=out)
-    return 1 if counts["failed"] else 0
+    return "replay:transcript_failed" if counts["failed"] else "replay:passed"
 
 
 def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> list[str]:
@@ -92,7 +94,7 @@ def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> 
             "--max-seconds", str(max_seconds), "--", *body.argv]
 
 
-def cmd_record(args: argparse.Namespace, out: Any) -> int:
+def cmd_record(args: argparse.Namespace, out: Any) -> str:
     client = args.client[1:] if args.client[:1] == ["--"] else list(args.client)
     if not client:
         raise ConfigError("record needs the client's command line after --")
@@ -102,7 +104,7 @@ def cmd_record(args: argparse.Namespace, out: Any) -> int:
         header = Header(title=title, bodies=(body.kind,) if body.kind else ())
         path, messages, client_code = record_pipe(client, body.argv, Path(args.out), header, args.max_seconds)
         print(f"recorded {messages} messages to {path}", file=out)
-        return _client_status(client_code, out)
+        return _client_status(client_code)
     relay = relay_argv(Path(args.out), title, body, args.max_seconds)
     argv: list[str] = []
     for arg in client:
@@ -110,9 +112,9 @@ def cmd_record(args: argparse.Namespace, out: Any) -> int:
     before = _siblings(Path(args.out))
     started = time.time()
     try:
-        completed = subprocess.run(argv, timeout=args.max_seconds + RELAY_FINISH_GRACE)
-    except FileNotFoundError:
-        raise RecordError(f"cannot start the client {argv[0]}: no such file") from None
+        completed = subprocess.run(argv, check=False, timeout=args.max_seconds + RELAY_FINISH_GRACE)
+    except OSError as exc:
+        raise RecordError(f"cannot start the client {argv[0]}: {exc.strerror or exc}") from None
     except subprocess.TimeoutExpired:
         raise RecordError(f"the client ran longer than {args.max_seconds:g} s (--max-seconds)") from None
     written = [p for p in _siblings(Path(args.out)) - before if p.stat().st_mtime >= started - 1]
@@ -120,7 +122,7 @@ def cmd_record(args: argparse.Namespace, out: Any) -> int:
         raise RecordError(f"the client never started the body through {BODY_PLACEHOLDER}: nothing was recorded")
     for path in sorted(written):
         print(f"recorded {path}", file=out)
-    return _client_status(completed.returncode, out)
+    return _client_status(completed.returncode)
 
 
 def _siblings(out: Path) -> set[Path]:
@@ -128,12 +130,11 @@ def _siblings(out: Path) -> set[Path]:
     return {p for p in folder.glob(f"{out.stem}*{out.suffix}") if p.is_file()}
 
 
-def _client_status(code: int, out: Any) -> int:
+def _client_status(code: int) -> str:
     if code != 0:
-        print(f"note: the client exited with status {code}; the transcript holds what passed until then",
-              file=out)
-        return 1
-    return 0
+        print_error(f"the client exited with status {code}; the transcript holds what passed until then")
+        return "record:client_failed"
+    return "record:client_ok"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -144,18 +145,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                  description="Run JSON-lines transcripts (docs/replays.md) against a fresh body "
                                              "each; exit 1 if any failed.")
     replay.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcripts, or directories of *.jsonl")
-    replay.add_argument("--body", help=body_help)
+    replay.add_argument("--body", metavar="BODY", help=body_help)
     replay.set_defaults(handler=cmd_replay)
 
     record = commands.add_parser(
         "record", help="sit between a stdio MCP client and the body, writing a transcript",
         description="Record a session as a transcript. Put {body} in the client's command where it expects "
                     "the server's command; without {body} the client's own stdio is wired to the body.")
-    record.add_argument("--out", "-o", required=True, help="transcript to write (an existing file is never "
+    record.add_argument("--out", "-o", required=True, metavar="FILE", help="transcript to write (an existing file is never "
                                                            "overwritten: FILE-2.jsonl, ... are used instead)")
-    record.add_argument("--body", help=body_help)
+    record.add_argument("--body", metavar="BODY", help=body_help)
     record.add_argument("--title", help="the transcript's title (default: the client's command)")
-    record.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
+    record.add_argument("--max-seconds", type=positive_seconds, default=DEFAULT_MAX_SECONDS,
                         help=f"end the session after this long (default {DEFAULT_MAX_SECONDS:g})")
     record.add_argument("client", nargs=argparse.REMAINDER, help="-- then the client's command line")
     record.set_defaults(handler=cmd_record)

@@ -42,13 +42,13 @@ MAX_PROPOSAL_CHARS = MAX_TASK_CHARS - len(PROPOSAL_PREAMBLE) - 256
 DEFAULT_GOAL = "Reach one decision from the two proposals"
 
 
-def cmd_serve(args: argparse.Namespace, out: Any) -> int:
+def cmd_serve(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
     if args.print_config:
         print(render(args.print_config, ServerEntry.for_project(root)), file=out, end="")
-        return 0
+        return "done"
     try:
-        from harness.serve.server import serve  # the MCP SDK is needed by `serve` alone
+        from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone
     except ImportError as exc:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> int:
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
-    return 0
+    return "done"
 
 
 def proposal_task(label: str, path: Path) -> str:
@@ -73,7 +73,7 @@ def proposal_task(label: str, path: Path) -> str:
     return PROPOSAL_PREAMBLE.format(label=label, name=path.name) + text
 
 
-def cmd_converge(args: argparse.Namespace, out: Any) -> int:
+def cmd_converge(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
     output = Path(args.output).expanduser()
     try:
@@ -88,7 +88,7 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> int:
     except RegistryError as exc:
         return invalid("registry", str(exc), args, out)
     print_json(result.envelope, args, out)
-    return result.exit_code
+    return f"autopilot:{result.status}"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

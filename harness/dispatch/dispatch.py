@@ -46,6 +46,8 @@ from harness.ledger.store import Ledger, LedgerError
 from harness.typed_inputs import StrictModel, line, matching, validate
 
 TRANSPORT_NAME = "hermes-profile-query"
+# The error code of inputs refused before anything ran (the seed's envelope `code`).
+INVALID_INPUT = "invalid_input"
 # The seed's minimum for email triage; a profile query that does real work takes minutes.
 DEFAULT_TIMEOUT_S = 180.0
 MAX_CONTEXT_CHARS = 2000
@@ -143,7 +145,7 @@ def error_code(reason: str | None) -> str:
     if reason is not None and reasons.TIMEOUT_PATTERN.match(reason):
         return "timeout"
     if reason == reasons.PROMPT_TOO_LARGE:
-        return "invalid_input"
+        return INVALID_INPUT
     return "transport_error"
 
 
@@ -152,10 +154,11 @@ class DispatchResult:
     envelope: dict[str, Any]
 
     @property
-    def exit_code(self) -> int:
+    def status(self) -> str:
+        """`delivered`, `invalid_input` (nothing was run) or `error` (run, and not delivered)."""
         if self.envelope["status"] == "delivered":
-            return 0
-        return 2 if self.envelope["code"] == "invalid_input" else 1
+            return "delivered"
+        return INVALID_INPUT if self.envelope["code"] == INVALID_INPUT else "error"
 
 
 def _timestamp() -> str:
@@ -179,7 +182,7 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
     try:
         inputs = parse_inputs(raw, settings.registry)
     except DispatchInputError as exc:
-        return DispatchResult(error_envelope("invalid_input", str(exc), False, {"field": exc.field}, raw))
+        return DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": exc.field}, raw))
     agent = settings.registry.lookup(inputs.target)
     assert agent is not None  # parse_inputs checked it
     ledger = Ledger(settings.ledger_path)

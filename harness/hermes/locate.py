@@ -65,7 +65,7 @@ def find_executable(explicit: str | os.PathLike[str] | None = None,
     """The Hermes executable, or None when there is none to run."""
     named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
     if named is not None:
-        path = Path(named).expanduser().absolute()
+        path = settings.checked_path(os.fspath(named), "the Hermes executable").expanduser().absolute()
         return path if _runnable(path) else None
     project = project_hermes(environ)
     if project is not None and _runnable(project):
@@ -90,10 +90,10 @@ def active_home(explicit: str | os.PathLike[str] | None = None,
                 environ: Mapping[str, str] | None = None) -> Path:
     """The home Hermes uses when no profile is named."""
     if explicit is not None:
-        return Path(explicit).expanduser().absolute()
+        return settings.checked_path(os.fspath(explicit), "--hermes-home").expanduser().absolute()
     from_env = settings.environment(environ).get(HERMES_HOME_ENV, "").strip()
     if from_env:
-        return Path(from_env).absolute()
+        return settings.checked_path(from_env, f"${HERMES_HOME_ENV}").absolute()
     return settings.user_home(environ) / ".hermes"
 
 

@@ -212,8 +212,12 @@ def _has_content(text: str) -> bool:
 
 def write_config(doc: ConfigDocument, text: str) -> Path | None:
     """Write `text` over the config atomically; returns the backup's path (None for a new file)."""
-    target = doc.path.resolve() if doc.path.is_symlink() else doc.path
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target = doc.path.resolve() if doc.path.is_symlink() else doc.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise HermesConfigError(f"{doc.path.parent}: the Hermes home cannot be made: {_cause(exc)}; nothing was written") \
+            from None
     backup = None
     mode = NEW_FILE_MODE
     if doc.original is not None:
@@ -258,6 +262,12 @@ def _prune_backups(target: Path) -> None:
             old.unlink()
         except OSError:
             pass  # an old generation that cannot go is merely kept: the write itself succeeded
+
+
+def _cause(exc: OSError | RuntimeError) -> str:
+    if isinstance(exc, FileExistsError):
+        return "a file that is not a directory is in the way"
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 def _atomic_write(path: Path, text: str, mode: int) -> None:

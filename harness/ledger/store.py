@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness import strict_json
 from harness.durable import DurableWriteError, append_line
 from harness.errors import HarnessError
 from harness.settings import state_dir
@@ -119,11 +120,11 @@ class Ledger:
     def lines(self) -> Iterator[LedgerLine]:
         """Every line with its record or its problem; a missing ledger has no lines."""
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 (entered below, once a missing file has been told apart)
+            handle = strict_json.open_regular(self.path)
         except FileNotFoundError:
             return
-        except OSError as exc:
-            raise LedgerError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        except strict_json.InputRejected as exc:
+            raise LedgerError(str(exc)) from None
         with handle:
             for number, raw in enumerate(handle, start=1):
                 yield _parse_line(number, raw)
@@ -156,11 +157,12 @@ def _parse_line(number: int, raw: bytes) -> LedgerLine:
     if not raw.endswith(b"\n"):
         return LedgerLine(number, None, "truncated: the last line has no newline (a writer died mid-append)")
     try:
-        record = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        record = strict_json.loads(text, "the line", max_bytes=len(text))
     except UnicodeDecodeError:
         return LedgerLine(number, None, "not UTF-8")
-    except json.JSONDecodeError as exc:
-        return LedgerLine(number, None, f"not JSON ({exc.msg} at column {exc.colno}); a torn write?")
+    except strict_json.InputRejected as exc:
+        return LedgerLine(number, None, f"not a JSON record ({exc}); a torn write?")
     if not isinstance(record, dict):
         return LedgerLine(number, None, "not a JSON object")
     missing = [name for name in REQUIRED_FIELDS if name not in record]

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli.exit_codes import ExitCode
+
 # Starting Python, the body and a dozen turns takes well under a second; the bound only keeps a
 # wedged run from hanging the suite.
 CLI_BOUND = 60.0
@@ -88,30 +90,30 @@ def test_demo_prints_a_trace_per_turn_and_the_hammered_room_loses_passes(body_ex
     ("turns: [{input: a}]\nturns: [{input: b}]\n", "the key 'turns' appears twice"),
     ("turns:\n  - {input: hi, uid: u, channel: c, server: s, colour: red}\n", "colour"),
 ])
-def test_a_malformed_session_file_exits_2_with_a_clear_message(tmp_path, content, needle):
+def test_a_malformed_session_file_is_invalid_input_with_a_clear_message(tmp_path, content, needle):
     session = tmp_path / "bad.yaml"
     session.write_text(content)
     run = harness("session", str(session), body=tmp_path / "never-started")
-    assert run.returncode == 2
+    assert run.returncode == ExitCode.INVALID_INPUT
     assert needle in run.stderr.decode()
     assert run.stdout == b""
 
 
-def test_a_missing_session_file_exits_2(tmp_path):
+def test_a_missing_session_file_is_invalid_input(tmp_path):
     run = harness("session", str(tmp_path / "absent.yaml"))
-    assert run.returncode == 2
+    assert run.returncode == ExitCode.INVALID_INPUT
     assert "absent.yaml" in run.stderr.decode()
 
 
-def test_a_missing_body_exits_3_saying_where_it_looked(tmp_path):
+def test_a_missing_body_exits_body_not_found_saying_where_it_looked(tmp_path):
     run = harness("turn", "hi", body=tmp_path / "no-body")
-    assert run.returncode == 3
+    assert run.returncode == ExitCode.BODY_NOT_FOUND
     assert "no-body" in run.stderr.decode() and "Traceback" not in run.stderr.decode()
 
 
-def test_an_invalid_key_part_exits_7_with_the_bodys_explanation(body_exe):
+def test_an_invalid_key_part_exits_body_tool_error_with_the_bodys_explanation(body_exe):
     run = harness("turn", "hi", "--uid", "", "--no-soul", body=body_exe)
-    assert run.returncode == 7
+    assert run.returncode == ExitCode.BODY_TOOL_ERROR
     assert "uid" in run.stderr.decode()
 
 

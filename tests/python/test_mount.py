@@ -13,6 +13,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
 from harness.replay.recorder import RELAY_MODULE
 
@@ -132,14 +133,14 @@ def test_mount_updates_an_existing_entry_in_place_keeping_the_operator_s_own_key
 ])
 def test_a_malformed_config_is_reported_with_its_line_and_left_untouched(body_exe, home, capsys, text, says):
     (home / "config.yaml").write_text(text, encoding="utf-8")
-    assert mount(home) == 2
+    assert mount(home) == ExitCode.INVALID_INPUT
     assert says in capsys.readouterr().err
     assert (home / "config.yaml").read_text(encoding="utf-8") == text
     assert not backups_of(home / "config.yaml")
 
 
 def test_a_missing_body_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys):
-    assert mount(home, "--body", str(tmp_path / "bin" / "mafiabot")) == 3
+    assert mount(home, "--body", str(tmp_path / "bin" / "mafiabot")) == ExitCode.BODY_NOT_FOUND
     err = capsys.readouterr().err
     assert f"the body executable {tmp_path / 'bin' / 'mafiabot'} does not exist" in err and "make build" in err
     assert not (home / "config.yaml").exists()
@@ -150,10 +151,10 @@ def test_a_crashing_body_is_said_plainly_and_the_config_is_untouched(home, tmp_p
     crashing.write_text("#!/bin/sh\necho 'mafiabot: the organ fixture is broken' >&2\nexit 2\n")
     crashing.chmod(0o755)
     (home / "config.yaml").write_text(USER_CONFIG, encoding="utf-8")
-    assert mount(home, "--body", str(crashing)) == 4
-    err = capsys.readouterr().err
-    assert "the body does not work, so config.yaml was not changed" in err
-    assert "exit code 2" in err and "the organ fixture is broken" in err
+    assert mount(home, "--body", str(crashing)) == ExitCode.BODY_DIED
+    out, err = capsys.readouterr()
+    assert "the body does not work, so config.yaml was not changed" in out
+    assert "exit code 2" in err and "the organ fixture is broken" in err and len(err.splitlines()) == 1
     assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
 
 
@@ -167,7 +168,7 @@ def test_mount_into_a_profile_creates_it_with_its_own_home_in_the_entry(body_exe
 
 
 def test_a_profile_name_hermes_would_refuse_is_bad_input(home, capsys):
-    assert mount(home, "--profile", "Bad Name") == 2
+    assert mount(home, "--profile", "Bad Name") == ExitCode.INVALID_INPUT
     assert "not one Hermes accepts" in capsys.readouterr().err
 
 

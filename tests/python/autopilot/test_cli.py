@@ -8,6 +8,7 @@ import os
 
 from harness.autopilot import load_plan
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 from harness.durable import HolderLock
 
 from .autopilot_support import command, write_yaml
@@ -30,14 +31,14 @@ def test_an_invalid_plan_exits_two_naming_the_field_on_stdout_and_stderr(project
     path = write_yaml(project / "plan.yaml", {**PLAN, "mode": "swarm"})
     code = main(["autopilot", "run", str(path), "--compact"])
     captured = capsys.readouterr()
-    assert code == 2 and json.loads(captured.out)["field"] == "subtasks"
+    assert code == ExitCode.INVALID_INPUT and json.loads(captured.out)["field"] == "subtasks"
     assert "invalid plan: subtasks: swarm runs 3 sub-tasks" in captured.err
 
 
 def test_an_escalation_exits_three(fake_hermes, project, registry_file, capsys) -> None:
     path = write_yaml(project / "plan.yaml", {**PLAN, "subtasks": [{"task": "Draft it.", "write_to": "o.md"}]})
     code, envelope = cli(capsys, "run", str(path), "--registry", str(registry_file), "--band", "L1")
-    assert code == 3 and envelope["escalation"]["reason"] == "band_write"
+    assert code == ExitCode.ESCALATE and envelope["escalation"]["reason"] == "band_write"
 
 
 def test_the_mode_flag_overrides_the_plan(fake_hermes, project, registry_file, capsys) -> None:
@@ -75,7 +76,7 @@ def test_check_shows_the_selection_and_spawns_nothing(fake_hermes, project, regi
 def test_check_refuses_an_unknown_agent_with_exit_two(project, registry_file, capsys) -> None:
     path = write_yaml(project / "plan.yaml", {**PLAN, "subtasks": [{"task": "x", "agent": "bob"}]})
     code, envelope = cli(capsys, "check", str(path), "--registry", str(registry_file))
-    assert code == 2 and envelope["field"] == "subtasks[0].agent"
+    assert code == ExitCode.INVALID_INPUT and envelope["field"] == "subtasks[0].agent"
 
 
 def test_an_unwritable_state_directory_stops_the_run_before_any_spawn(fake_hermes, project, registry_file,
@@ -85,7 +86,7 @@ def test_an_unwritable_state_directory_stops_the_run_before_any_spawn(fake_herme
     path = write_yaml(project / "plan.yaml", PLAN)
     code = main(["autopilot", "run", str(path), "--registry", str(registry_file),
                  "--ledger", str(project / "ledger.jsonl")])
-    assert code == 1 and "cannot" in capsys.readouterr().err and not fake_hermes.calls()
+    assert code == ExitCode.CANNOT_RUN and "cannot" in capsys.readouterr().err and not fake_hermes.calls()
 
 
 def test_the_ledger_command_still_reads_a_ledger_with_autopilot_records(fake_hermes, project, registry_file,

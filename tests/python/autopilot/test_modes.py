@@ -20,7 +20,7 @@ def test_a_sequential_plan_runs_in_order_and_quotes_a_used_result_as_fenced_data
     result = run(project, plan("Weekly check-in", {"id": "habits", "task": "List the sleep habits."},
                                {"id": "report", "task": "Draft the report from them.", "uses": ["habits"],
                                 "write_to": "out/report.md"}), registry)
-    assert result.status == "completed" and result.exit_code == 0
+    assert result.status == "completed"
     first, second = fake_hermes.calls()
     assert "List the sleep" in first["prompt"] and "Draft the report" in second["prompt"]
     assert "<<<BEGIN RESULT habits " in second["prompt"] and "slept 6h avg" in second["prompt"]
@@ -59,7 +59,7 @@ def test_a_parallel_run_with_one_failing_child_keeps_the_other_results(fake_herm
                         "steps": [{"stdout": "fine"}]})
     result = run(project, plan("Weekly check-in", "Summary of the sleep log.", "Email to the career coach.",
                                "Draft a report of the week.", limits={"retries": 0}), registry, mode="swarm")
-    assert result.status == "partial" and result.exit_code == 1
+    assert result.status == "partial"
     statuses = {s["id"]: s["status"] for s in result.envelope["subtasks"]}
     assert statuses == {"s1": "ok", "s2": "failed", "s3": "ok"}
     assert [c["answer"] for c in children(result, status="ok")] == ["fine", "fine"]

@@ -42,7 +42,7 @@ def test_token_bloat_blocks_the_run_and_nothing_after_it_is_spawned(fake_hermes,
     fake_hermes.script({"usage": {"output": 301}, "stdout": "a long answer"})
     result = run(project, plan(GOAL, {"task": "Summary of the sleep log.", "expected_output_tokens": 100},
                                "Email to the career coach."), registry)
-    assert result.status == "escalate" and result.exit_code == 3
+    assert result.status == "escalate"
     assert result.envelope["escalation"]["reason"] == "token_bloat"
     assert [s["status"] for s in result.envelope["subtasks"]] == ["blocked", "skipped"]
     assert len(fake_hermes.calls()) == 1

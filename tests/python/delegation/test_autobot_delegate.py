@@ -13,6 +13,7 @@ import pytest
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.intent import IntentError
 from harness.autobot.materials import MATERIAL_CAP_BYTES
+from harness.cli.exit_codes import ExitCode
 
 from .delegation_support import read_ledger
 
@@ -31,7 +32,7 @@ def test_an_ok_delegation_writes_its_artifact_and_one_ledger_line_with_real_toke
     envelope = delegate(make_intent(write_to="out/summary.md", tags=["nightly", "docs"]))
     result = envelope.to_dict()
     assert list(result)[:len(SEED_FIELDS)] == SEED_FIELDS
-    assert (envelope.status, envelope.exit_code, envelope.wrote_to) == ("ok", 0, str(project / "out/summary.md"))
+    assert (envelope.status, envelope.wrote_to) == ("ok", str(project / "out/summary.md"))
     assert (project / "out" / "summary.md").read_text() == "# Summary\nAll good.\n"
     assert result["tokens"] == {"input": 512, "output": 64, "total": 576, "source": "hermes_state_db"}
     [record] = read_ledger(project)
@@ -86,7 +87,7 @@ def test_four_full_size_materials_are_refused_as_prompt_too_large_before_spawnin
     for n in range(4):
         (project / "docs" / f"f{n}.md").write_text("x" * MATERIAL_CAP_BYTES)
     envelope = delegate(make_intent(target_paths=[f"docs/f{n}.md" for n in range(4)]))
-    assert (envelope.degraded_reason, envelope.exit_code) == ("prompt_too_large", 1)
+    assert (envelope.status, envelope.degraded_reason) == ("degraded", "prompt_too_large")
     assert "bytes; one command-line argument holds at most" in envelope.extra["detail"]
     assert fake_hermes.calls() == [] and read_ledger(project)[0]["reason"] == "prompt_too_large"
 
@@ -111,7 +112,7 @@ def test_an_answer_breaking_the_format_is_kept_beside_the_ledger_and_nothing_is_
         fake_hermes, project, make_intent, expected, answer) -> None:
     fake_hermes.script({"stdout": answer})
     envelope = delegate(make_intent(expected_output=expected, write_to="out.txt"))
-    assert (envelope.degraded_reason, envelope.exit_code) == ("output_validation_failed", 1)
+    assert (envelope.status, envelope.degraded_reason) == ("degraded", "output_validation_failed")
     assert Path(envelope.extra["raw_response"]).read_text() == answer
     assert not (project / "out.txt").exists()
     assert read_ledger(project)[0]["raw_response"] == envelope.extra["raw_response"]
@@ -133,8 +134,7 @@ def test_append_with_separator_follows_hermes_memory_format(fake_hermes, hermes_
 def test_write_to_outside_the_allowed_places_is_an_invalid_intent(fake_hermes, project, make_intent,
                                                                   write_to) -> None:
     envelope = delegate(make_intent(write_to=write_to))
-    assert (envelope.degraded_reason, envelope.exit_code, envelope.extra["field"]) == (
-        "invalid_intent", 2, "payload.write_to")
+    assert (envelope.degraded_reason, envelope.extra["field"]) == ("invalid_intent", "payload.write_to")
     assert fake_hermes.calls() == [] and read_ledger(project) == []
 
 
@@ -163,7 +163,7 @@ def test_a_nested_delegation_is_refused_and_ledgered_without_calling_hermes(fake
                                                                             monkeypatch) -> None:
     monkeypatch.setenv("HERMES_AUTOBOT_DELEGATED", "1")
     envelope = delegate(make_intent())
-    assert (envelope.degraded_reason, envelope.exit_code) == ("nested_delegation", 1)
+    assert (envelope.status, envelope.degraded_reason) == ("degraded", "nested_delegation")
     assert fake_hermes.calls() == []
     [record] = read_ledger(project)
     assert (record["reason"], record["usage"]["source"]) == ("nested_delegation", "not_run")
@@ -205,8 +205,8 @@ def test_the_delegate_command_prints_the_envelope_and_exits_by_status(fake_herme
     ok = harness_cli("delegate", "--intent-file", str(good))
     assert ok.returncode == 0 and json.loads(ok.stdout)["status"] == "ok"
     invalid = harness_cli("delegate", "--intent-file", str(bad))
-    assert invalid.returncode == 2 and json.loads(invalid.stdout)["field"] == "payload.max_chars"
+    assert invalid.returncode == ExitCode.INVALID_INPUT and json.loads(invalid.stdout)["field"] == "payload.max_chars"
     assert "payload.max_chars" in invalid.stderr
     fake_hermes.script({"stdout": "", "exit": 0})
     degraded = harness_cli("delegate", "--intent-file", str(good), "--compact")
-    assert degraded.returncode == 1 and json.loads(degraded.stdout)["degraded_reason"] == "empty_output"
+    assert degraded.returncode == ExitCode.NOT_DONE and json.loads(degraded.stdout)["degraded_reason"] == "empty_output"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 from harness.dispatch import DispatchSettings, dispatch, load_registry, parse_context
 from harness.dispatch.dispatch import MAX_CONTEXT_CHARS
 from harness.dispatch.registry import RegistryError
@@ -34,7 +35,7 @@ def test_a_delivered_dispatch_has_the_seed_envelope_and_the_target_profile(fake_
     fake_hermes.script({"stdout": "Noted; triaging now."})
     result = dispatch(inputs(target="  Andy "), settings(project))
     envelope = result.envelope
-    assert list(envelope) == SUCCESS_KEYS and result.exit_code == 0
+    assert list(envelope) == SUCCESS_KEYS and result.status == "delivered"
     assert (envelope["status"], envelope["target"], envelope["transport"]["name"]) == (
         "delivered", "andy", "hermes-profile-query")
     details = envelope["transport"]["details"]
@@ -64,7 +65,7 @@ def test_the_delegation_prompt_has_the_seed_shape(fake_hermes, project) -> None:
 def test_invalid_input_is_an_error_envelope_naming_the_field_and_nothing_runs(fake_hermes, project, changes,
                                                                               field) -> None:
     result = dispatch(inputs(**changes), settings(project))
-    assert list(result.envelope) == ERROR_KEYS and result.exit_code == 2
+    assert list(result.envelope) == ERROR_KEYS and result.status == "invalid_input"
     assert (result.envelope["code"], result.envelope["retryable"], result.envelope["details"]["field"]) == (
         "invalid_input", False, field)
     assert fake_hermes.calls() == [] and read_ledger(project) == []
@@ -82,7 +83,7 @@ def test_transport_failures_map_to_seed_codes_with_retryable_only_for_transient_
     result = dispatch(inputs(), settings(project))
     assert (result.envelope["status"], result.envelope["code"], result.envelope["retryable"]) == (
         "error", code, retryable)
-    assert result.exit_code == 1 and read_ledger(project)[0]["code"] == code
+    assert result.status == "error" and read_ledger(project)[0]["code"] == code
 
 
 def test_a_missing_profile_is_not_found(fake_hermes, project, hermes_root) -> None:
@@ -143,7 +144,7 @@ def test_the_dispatch_command_reads_an_input_file_and_exits_by_outcome(fake_herm
     assert main(["dispatch", "--input-file", str(path), "--compact"]) == 0
     assert json.loads(capsys.readouterr().out)["transport"]["details"]["profile"] == "health-coach"
     assert main(["dispatch", "--target", "nobody", "--task-source", "s", "--context", "c",
-                 "--reference-id", "r"]) == 2
+                 "--reference-id", "r"]) == ExitCode.INVALID_INPUT
     assert json.loads(capsys.readouterr().out)["code"] == "invalid_input"
     assert main(["dispatch", "--target", "andy", "--task-source", "s", "--context", "{broken",
-                 "--reference-id", "r"]) == 2
+                 "--reference-id", "r"]) == ExitCode.INVALID_INPUT

@@ -1,0 +1,528 @@
+"""The CLI's edge: every command, fed hostile input, ends in one line and a code of the one table.
+
+Every leaf command is found by walking the parser (`harness.cli.subcommands`), and its input slots
+by reading its arguments: an option or positional whose metavar names a file (FILE, FILE.yaml,
+PLAN.yaml, FILE|DIR, BODY, BIN) or a directory (DIR) gets every hostile path and content; a free
+text argument gets every hostile text; every `MAFIABOT_*` variable (settings.ENV_VARS) and HERMES_HOME
+get hostile values too. A new command or a new option is covered without a line here, except its
+baseline (BASELINES), whose absence fails `test_every_command_has_a_baseline`.
+
+Each case asserts: no traceback, an exit code from EXIT_TABLE that is not the last-resort internal
+error, and, when the command failed, exactly one line on stderr. Cases run in-process (one Python
+start would cost more than every case together) with a bounded alarm, so a command that blocked on
+a FIFO fails the case instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+from harness import settings, strict_json
+from harness.autopilot.report import STATUSES
+from harness.cli import OUTPUT_RULE, PATH_METAVARS, build_parser, main, subcommands
+from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
+from harness.cli.output import PROG
+
+REPO = Path(__file__).resolve().parents[2]
+# A case that has not ended by then is wedged (the slowest, `demo`, ends in well under a second).
+CASE_BOUND_SECONDS = 60
+TABLE_CODES = frozenset(row.code for row in EXIT_TABLE) - {ExitCode.INTERNAL_ERROR, ExitCode.HUNG_UP,
+                                                           ExitCode.INTERRUPTED, ExitCode.TERMINATED}
+# The codes whose result is on stdout (an envelope, a report, checks): stderr may stay empty.
+RESULT_CODES = frozenset({ExitCode.OK, ExitCode.NOT_DONE, ExitCode.ESCALATE, ExitCode.REFUSED})
+# `record` wires the body's stderr to its own: the body's warnings (SOUL.md not written) pass through.
+BODY_PREFIX = "mafiabot: "
+# A body is a command line or a path: it gets the hostile paths as a file argument would.
+FILE_METAVARS = (PATH_METAVARS - {"DIR"}) | {"BODY"}
+
+# A valid command line for every leaf command; `{dest}` is the value of that positional, and
+# `{tmp}` the case's scratch directory. Commands that would reach Hermes find none
+# (MAFIABOT_HERMES names a missing file), so they end in degraded results, not in a model call.
+BASELINES: dict[tuple[str, ...], list[str]] = {
+    ("turn",): ["{text}"],
+    ("session",): ["{file}"],
+    ("demo",): [],
+    ("replay",): ["{paths}"],
+    ("record",): ["--out", "{tmp}/recorded.jsonl", "--", sys.executable, "-c", "pass"],
+    ("mount",): [],
+    ("unmount",): [],
+    ("doctor",): ["--no-hermes"],
+    ("delegate",): ["--intent-file", "{tmp}/intent.json"],
+    ("enqueue",): ["--intent-file", "{tmp}/intent.json"],
+    ("drain",): [],
+    ("queue",): [],
+    ("dispatch",): ["--target", "andy", "--task-source", "s", "--context", "c", "--reference-id", "r"],
+    ("ledger",): [],
+    ("autopilot", "run"): ["{plan}"],
+    ("autopilot", "check"): ["{plan}"],
+}
+
+SESSION = "uid: u\nchannel: c\nserver: s\nturns:\n  - {input: hello}\n"
+PLAN = ("goal: a goal\nmode: sequential\nband: L1\nsubtasks:\n  - {id: one, task: say hello, agent: andy}\n")
+
+
+def intent(project: Path) -> str:
+    return f'{{"intent": "Summarize the notes.", "project_root": "{project}"}}'
+
+
+# -- the corpus --------------------------------------------------------------------------------
+
+DEEP = 100_000
+CONTENTS: dict[str, bytes] = {
+    "deep_json": b"[" * DEEP + b"]" * DEEP,
+    "deep_yaml_mapping": b"".join(b"  " * n + b"k:\n" for n in range(2000)) + b"  " * 2000 + b"v\n",
+    "lone_surrogate": b'{"intent": "\\ud800", "a": "\\udfff"}',
+    "bom_then_object": codecs.BOM_UTF8 + b'{"a": 1}',
+    "utf16_bom": codecs.BOM_UTF16_LE + '{"a": 1}'.encode("utf-16-le"),
+    "nul": b'{"a": "x\x00y"}\x00',
+    "not_utf8": b'{"a": "\xff\xfe\xc3"}',
+    "duplicate_keys": b'{"a": 1, "a": 2}\na: 1\na: 2\n',
+    "nan": b'{"a": NaN, "b": Infinity}',
+    "huge_number": b'{"a": 1e400, "b": 123456789012345678901234567890}',
+    "past_every_limit": b" " * (strict_json.DEFAULT_MAX_BYTES + 1) + b"{}",
+    "empty": b"",
+    "yaml_bomb": b"a: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
+        f"{chr(98 + n)}: &{chr(98 + n)} [*{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)},"
+        f" *{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}, *{chr(97 + n)}]\n".encode()
+        for n in range(8)),
+}
+
+
+def private_zero(root: Path) -> Path:
+    """A character device reading like /dev/zero, of this test's own.
+
+    Never the machine's /dev/zero: output slots (--report, --png, --out) are fed this path too, and as
+    root a writer that renames its temporary file over the target would replace the machine's device
+    node. As root the test makes its own node (same major and minor); any other user cannot rename over
+    /dev/zero, so there the real one is safe to use.
+    """
+    if os.geteuid() != 0:
+        return Path("/dev/zero")
+    node = root / "zero"
+    zero = os.stat("/dev/zero").st_rdev
+    os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(os.major(zero), os.minor(zero)))
+    return node
+
+
+def make_paths(root: Path) -> dict[str, str]:
+    """Hostile places, made under `root`: what exists is what the name says."""
+    root.mkdir(parents=True, exist_ok=True)
+    regular = root / "regular"
+    regular.write_text("{}")
+    fifo = root / "fifo"
+    os.mkfifo(fifo)
+    (root / "loop-a").symlink_to(root / "loop-b")
+    (root / "loop-b").symlink_to(root / "loop-a")
+    (root / "dangling").symlink_to(root / "nowhere")
+    directory = root / "directory"
+    directory.mkdir()
+    read_only_dir = root / "read-only-dir"
+    read_only_dir.mkdir()
+    (read_only_dir / "file").write_text("{}")
+    (read_only_dir / "file").chmod(0o444)
+    read_only_dir.chmod(0o555)
+    unreadable = root / "unreadable"
+    unreadable.write_text("{}")
+    unreadable.chmod(0o000)
+    unreadable_dir = root / "unreadable-dir"
+    unreadable_dir.mkdir()
+    unreadable_dir.chmod(0o000)
+    return {
+        "fifo": str(fifo), "dev_zero": str(private_zero(root)), "directory": str(directory),
+        "symlink_loop": str(root / "loop-a"), "dangling_symlink": str(root / "dangling"),
+        "name_300_chars": str(root / ("n" * 300)), "missing_parent": str(root / "missing" / "deeper" / "leaf"),
+        "under_a_file": str(regular / "child"), "read_only_file": str(read_only_dir / "file"),
+        "in_read_only_dir": str(read_only_dir / "new"), "unreadable_file": str(unreadable),
+        "unreadable_dir": str(unreadable_dir), "proc": "/proc/x", "regular_file": str(regular),
+        "empty_string": "",
+    }
+
+
+PATH_NAMES = ("fifo", "dev_zero", "directory", "symlink_loop", "dangling_symlink", "name_300_chars", "missing_parent",
+              "under_a_file", "read_only_file", "in_read_only_dir", "unreadable_file", "unreadable_dir", "proc",
+              "regular_file", "empty_string")
+# Lone surrogates in argv are what Python makes of bytes that are not UTF-8 (os.fsdecode).
+TEXTS: dict[str, str] = {
+    "nul": "a\x00b", "not_utf8": os.fsdecode(b"\xff\xfe"), "name_300_chars": "n" * 300,
+    "one_mib": "x" * (1 << 20), "deep_json": "[" * DEEP + "]" * DEEP, "newlines": "a\nb\r\nc",
+    "nan": "nan", "inf": "inf", "huge_number": "1e400", "negative": "-1", "empty": "",
+}
+
+
+# -- cases -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Case:
+    command: tuple[str, ...]
+    slot: str          # the option or positional fed, or the environment variable
+    kind: str          # "path", "content", "text" or "env"
+    hostile: str       # the corpus entry's name
+
+    @property
+    def name(self) -> str:
+        return f"{' '.join(self.command)}|{self.slot}|{self.kind}:{self.hostile}"
+
+
+def leaf_commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    return [(words, parser) for words, parser in subcommands(build_parser()) if parser.get_default("handler")]
+
+
+def slot_kind(action: argparse.Action) -> str | None:
+    if isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction, argparse._VersionAction)):
+        return None
+    if action.metavar in FILE_METAVARS:
+        return "file"
+    if action.metavar == "DIR":
+        return "dir"
+    if action.choices is not None or action.nargs == argparse.REMAINDER:
+        return None
+    return "text"
+
+
+def slot_name(action: argparse.Action) -> str:
+    return action.option_strings[-1] if action.option_strings else "{" + action.dest + "}"
+
+
+def cases() -> Iterator[Case]:
+    for words, parser in leaf_commands():
+        for action in parser._actions:
+            kind = slot_kind(action)
+            if kind is None:
+                continue
+            if kind == "text":
+                yield from (Case(words, slot_name(action), "text", t) for t in TEXTS)
+                continue
+            yield from (Case(words, slot_name(action), "path", p) for p in PATH_NAMES)
+            if kind == "file":
+                yield from (Case(words, slot_name(action), "content", c) for c in CONTENTS)
+        for variable in (*settings.ENV_VARS, "HERMES_HOME"):
+            yield from (Case(words, variable, "env", p) for p in PATH_NAMES if p != "empty_string")
+            yield Case(words, variable, "env", "deep_json_file")
+
+
+ALL_CASES = list(cases())
+
+
+class Wedged(BaseException):
+    """A case outlived CASE_BOUND_SECONDS (a BaseException, so main's last resort cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def bounded(seconds: int) -> Iterator[None]:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise Wedged(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def scene(tmp_path: Path, body_exe: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Case], list[str]]:
+    """A project with valid defaults for every baseline, and a builder of each case's argv and environment."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv(settings.PROJECT_ROOT_ENV, str(project))
+    monkeypatch.setenv(settings.HERMES_BIN_ENV, str(tmp_path / "no-hermes"))
+    monkeypatch.setenv(settings.BODY_ENV, str(body_exe))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "intent.json").write_text(intent(project))
+    (scratch / "session.yaml").write_text(SESSION)
+    (scratch / "plan.yaml").write_text(PLAN)
+    shutil.copy(REPO / "tests/replays/01_legacy_handshake.jsonl", scratch / "t.jsonl")
+    defaults = {"{text}": "hello", "{file}": str(scratch / "session.yaml"), "{paths}": str(scratch / "t.jsonl"),
+                "{plan}": str(scratch / "plan.yaml")}
+    paths = make_paths(tmp_path / "hostile")
+    contents = tmp_path / "contents"
+    contents.mkdir()
+
+    def hostile_value(case: Case) -> str:
+        if case.kind == "path" or (case.kind == "env" and case.hostile in paths):
+            return paths[case.hostile]
+        if case.kind == "text":
+            return TEXTS[case.hostile]
+        name = "deep_json" if case.hostile == "deep_json_file" else case.hostile
+        path = contents / name
+        path.write_bytes(CONTENTS[name])
+        return str(path)
+
+    def argv(case: Case) -> list[str]:
+        value = hostile_value(case)
+        if case.kind == "env":
+            monkeypatch.setenv(case.slot, value)
+        rest = [part.replace("{tmp}", str(scratch)) for part in BASELINES[case.command]]
+        if case.kind != "env" and case.slot.startswith("{"):
+            rest = [value if part == case.slot else part for part in rest]
+        elif case.kind != "env":
+            if case.slot in rest:
+                at = rest.index(case.slot)
+                rest = rest[:at] + rest[at + 2:]
+            rest = [case.slot, value, *rest]
+        return [*case.command, *[defaults.get(part, part) for part in rest]]
+
+    return argv
+
+
+def run_case(argv: list[str], capfd: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with bounded(CASE_BOUND_SECONDS):
+        code = main(argv)
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def assert_at_the_edge(case_name: str, code: int, err: str) -> None:
+    """No traceback, a code of the table, and one line: an error's own, or at most one beside a result."""
+    assert "Traceback" not in err, f"{case_name}: {err[-2000:]}"
+    assert code in TABLE_CODES, f"{case_name}: exit {code}, stderr: {err[-2000:]}"
+    lines = [line for line in err.splitlines() if line.strip()]
+    if code in RESULT_CODES:
+        assert len(lines) <= 1, f"{case_name}: exit {code} with {len(lines)} stderr lines: {err[-2000:]}"
+    else:
+        assert len(lines) == 1, f"{case_name}: exit {code} with {len(lines)} stderr lines: {err[-2000:]}"
+    if lines:
+        assert lines[0].startswith((PROG, BODY_PREFIX)), f"{case_name}: {lines[0][:300]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.name for c in ALL_CASES])
+def test_every_command_meets_hostile_input_with_one_line_and_a_code_of_the_table(
+        case: Case, scene: Callable[[Case], list[str]], capfd: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_case(scene(case), capfd)
+    assert_at_the_edge(case.name, code, err)
+
+
+# The quick loop's share: one of each kind of hostility for each command, the issue's known cases among them.
+QUICK = [c for c in ALL_CASES if (c.kind, c.hostile) in {("path", "symlink_loop"), ("content", "deep_json"),
+                                                         ("content", "lone_surrogate"), ("text", "not_utf8"),
+                                                         ("env", "regular_file")}]
+
+
+@pytest.mark.parametrize("case", QUICK, ids=[c.name for c in QUICK])
+def test_each_command_meets_one_of_each_hostility_at_the_edge(
+        case: Case, scene: Callable[[Case], list[str]], capfd: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_case(scene(case), capfd)
+    assert_at_the_edge(case.name, code, err)
+
+
+def test_every_command_has_a_baseline() -> None:
+    assert sorted(words for words, _ in leaf_commands()) == sorted(BASELINES)
+
+
+def test_the_corpus_reaches_every_command_and_every_kind_of_slot() -> None:
+    commands = {c.command for c in ALL_CASES}
+    assert commands == set(BASELINES)
+    for words in commands:
+        assert {c.kind for c in ALL_CASES if c.command == words} >= {"path", "env"}, words
+    assert {c.kind for c in ALL_CASES} == {"path", "content", "text", "env"}
+
+
+# -- hostile places inside an intent (the issue's write_to and target_paths) --------------------
+
+INTENT_FIELDS = ("write_to", "target_paths", "project_root")
+
+
+@pytest.mark.parametrize("command", ["delegate", "enqueue"])
+@pytest.mark.parametrize("field", INTENT_FIELDS)
+@pytest.mark.parametrize("hostile", PATH_NAMES)
+def test_hostile_places_named_inside_an_intent_end_at_the_edge(
+        command: str, field: str, hostile: str, scene: Callable[[Case], list[str]], tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    scene(Case((command,), "--intent-file", "path", "regular_file"))  # builds the project and the hostile places
+    place = make_paths(tmp_path / "inside")[hostile]
+    project = tmp_path / "project"
+    document: dict[str, object] = {"intent": "Summarize.", "project_root": str(project)}
+    if field == "project_root":
+        document["project_root"] = place
+    elif field == "target_paths":
+        document["target_paths"] = [place]
+    else:
+        document["payload"] = {"write_to": place}
+    intent_file = tmp_path / "hostile-intent.json"
+    intent_file.write_text(json.dumps(document))
+    code, _, err = run_case([command, "--intent-file", str(intent_file)], capfd)
+    assert_at_the_edge(f"{command} {field}={hostile}", code, err)
+
+
+# -- the issue's cases, in a real process: nothing but one line reaches the terminal --------------
+
+def harness_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, errors="replace",
+                          timeout=CASE_BOUND_SECONDS, env={**os.environ, **(env or {})}, cwd=cwd, check=False)
+
+
+def test_the_issues_cases_end_in_one_line_and_their_codes_in_a_real_process(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    regular = tmp_path / "regular"
+    regular.write_text("not a directory")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * DEEP + "]" * DEEP)
+    surrogate = tmp_path / "surrogate.json"
+    surrogate.write_text(f'{{"intent": "\\ud800", "project_root": "{project}"}}')
+    loop_write = tmp_path / "loop-write.json"
+    loop_write.write_text(json.dumps({"intent": "i", "project_root": str(project),
+                                      "payload": {"write_to": str(tmp_path / "loop-a")}}))
+    long_target = tmp_path / "long-target.json"
+    long_target.write_text(json.dumps({"intent": "i", "project_root": str(project),
+                                       "target_paths": [str(project / ("n" * 300))]}))
+    no_hermes = {settings.HERMES_BIN_ENV: str(tmp_path / "no-hermes"), settings.PROJECT_ROOT_ENV: str(project)}
+    runs = {
+        "HERMES_HOME a regular file, mount": (["mount", "--no-check"], {"HERMES_HOME": str(regular)},
+                                              ExitCode.INVALID_INPUT),
+        "--hermes-home /proc/x, mount": (["mount", "--no-check", "--hermes-home", "/proc/x"], {},
+                                         ExitCode.INVALID_INPUT),
+        "deep intent, delegate": (["delegate", "--intent-file", str(deep)], no_hermes, ExitCode.INVALID_INPUT),
+        "deep dispatch input": (["dispatch", "--input-file", str(deep)], no_hermes, ExitCode.INVALID_INPUT),
+        "lone surrogate, delegate": (["delegate", "--intent-file", str(surrogate)], no_hermes,
+                                     ExitCode.INVALID_INPUT),
+        "lone surrogate, enqueue": (["enqueue", "--intent-file", str(surrogate)], no_hermes,
+                                    ExitCode.INVALID_INPUT),
+        "symlink loop in write_to": (["delegate", "--intent-file", str(loop_write)], no_hermes,
+                                     ExitCode.INVALID_INPUT),
+        # No file name has more than 255 bytes: the intent's model refuses it before anything runs.
+        "300-character name in target_paths": (["delegate", "--intent-file", str(long_target)], no_hermes,
+                                               ExitCode.INVALID_INPUT),
+    }
+    for name, (argv, env, expected) in runs.items():
+        run = harness_process(*argv, env=env, cwd=project)
+        assert "Traceback" not in run.stderr, f"{name}: {run.stderr}"
+        assert run.returncode == expected, f"{name}: exit {run.returncode}: {run.stderr}"
+        assert len(run.stderr.splitlines()) <= 1, f"{name}: {run.stderr}"
+
+
+# -- the last resort: present, one line, and reached by none of the above -------------------------
+
+def test_a_bug_reaching_main_is_one_line_naming_an_internal_error(monkeypatch: pytest.MonkeyPatch,
+                                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    def broken(args: argparse.Namespace, out: object) -> str:
+        raise ZeroDivisionError("division by zero\nsecond line")
+
+    from harness.cli import ledger_commands
+    monkeypatch.setattr(ledger_commands, "cmd_ledger", broken)
+    code, out, err = run_case(["ledger"], capfd)
+    assert code == ExitCode.INTERNAL_ERROR and out == ""
+    assert err == (f"{PROG}: internal error (a bug; please report it): ZeroDivisionError: division by zero | "
+                   f"second line\n")
+
+
+# -- the table: one meaning per code, every status of the domains in it, shown alike everywhere -----
+
+def test_every_status_is_in_the_table_once_and_every_autopilot_status_is_covered() -> None:
+    statuses = [status for row in EXIT_TABLE for status in row.statuses]
+    assert len(statuses) == len(set(statuses))
+    assert len({row.code for row in EXIT_TABLE}) == len(EXIT_TABLE)
+    for status in STATUSES:
+        code_for(f"autopilot:{status}")
+    with pytest.raises(KeyError):
+        code_for("autopilot:no-such-status")
+
+
+def test_every_commands_help_ends_with_the_one_table(capfd: pytest.CaptureFixture[str]) -> None:
+    for words, _ in [((), None), *leaf_commands()]:
+        code = main([*words, "--help"])
+        out, _ = capfd.readouterr()
+        assert code == ExitCode.OK and out.endswith(HELP_EPILOG), words
+
+
+def test_the_readme_shows_the_table_as_the_code_holds_it() -> None:
+    assert markdown_table() in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+# -- exact output, with paths and ids masked -------------------------------------------------------
+
+HELP_EPILOG = """\
+exit codes (the same in every command):
+    0  ok                       done as asked
+    1  not_done                 the command ran and its result says it did not succeed (see stdout)
+    2  invalid_input            an option, input file or configuration is unusable; nothing was run
+                                (kept from the seed: autobot: a malformed intent exits 2)
+    3  escalate                 auto-pilot: a human is needed (the envelope's escalation says why)
+    4  refused                  auto-pilot: the run did not start (the envelope's reason says why)
+    5  body_not_found           the body executable (or a fixture it needs) does not exist
+    6  body_died                the body exited while a reply was awaited
+    7  body_timeout             a bounded wait on the body ran out
+    8  body_rpc_error           the body answered with a JSON-RPC error
+    9  body_tool_error          the body refused the tool call (isError)
+   10  body_protocol_violation  the body wrote something that is not usable JSON-RPC
+   11  cannot_run               the harness could not do its own part (a state file, lock, ledger or client)
+   70  internal_error           a bug in the harness: the one-line message says where; please report it
+  129  hung_up                  its terminal hung up (SIGHUP)
+  130  interrupted              interrupted (Ctrl-C); a body it had started was shut down
+  143  terminated               terminated (SIGTERM)
+
+output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the
+result as one JSON document (a command that runs several turns prints one per turn, one per
+line); errors still go to stderr. Commands whose result is always JSON take --json too.
+"""
+
+INTENT_ID = re.compile(r"intent-\d{4}-\d{2}-\d{2}-\d{6}-[0-9a-f]{6}")
+
+
+def masked(text: str, tmp_path: Path) -> str:
+    return INTENT_ID.sub("<intent-id>", text.replace(str(tmp_path), "<tmp>"))
+
+
+def test_the_epilog_is_the_table_rendered() -> None:
+    assert f"{epilog()}\n\n{OUTPUT_RULE}\n" == HELP_EPILOG
+
+
+@pytest.mark.parametrize("argv,expected_code,expected_err", [
+    (["session", "<tmp>/absent.yaml"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: session file: cannot read <tmp>/absent.yaml: No such file or directory\n"),
+    (["turn"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness turn: error: the following arguments are required: text (see mafiabot-harness turn --help)\n"),
+    (["turn", os.fsdecode(b"a\xff")], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: argument 2 is not valid UTF-8: 'a\\udcff'\n"),
+    (["ledger", "--ledger", "<tmp>/loop-a"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: error: --ledger: <tmp>/loop-a: cannot be resolved: Symlink loop from '<tmp>/loop-a'\n"),
+    (["delegate", "--intent-file", "<tmp>/dup.json", "--compact"], ExitCode.INVALID_INPUT,
+     "mafiabot-harness: invalid intent: (file): <tmp>/dup.json: the key \"intent\" appears twice in one object\n"),
+])
+def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: ExitCode, expected_err: str,
+                                            tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
+    code, _, err = run_case([a.replace("<tmp>", str(tmp_path)) for a in argv], capfd)
+    assert (code, masked(err, tmp_path)) == (expected_code, expected_err)
+
+
+def test_an_invalid_intents_envelope_is_exactly_as_written(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
+    code, out, _ = run_case(["delegate", "--intent-file", str(tmp_path / "dup.json"), "--compact"], capfd)
+    assert code == ExitCode.INVALID_INPUT
+    assert masked(out, tmp_path) == (
+        '{"status": "degraded", "degraded_reason": "invalid_intent", "intent_id": "<intent-id>", "duration_ms": 0, '
+        '"response_chars": 0, "est_prompt_tokens": 0, "est_response_tokens": 0, "model": null, '
+        '"hermes_profile": null, "wrote_to": null, "ledger_entry": null, "retryable": false, '
+        '"detail": "(file): <tmp>/dup.json: the key \\"intent\\" appears twice in one object", "field": "(file)"}\n')
+
+
+def test_version_is_the_packages(capfd: pytest.CaptureFixture[str]) -> None:
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    assert main(["--version"]) == ExitCode.OK and capfd.readouterr().out == f"mafiabot-harness {declared}\n"
