@@ -185,7 +185,7 @@ package body Turn_Cycle is
                   Texts.End_Part (Store, Basis);
                   Texts.Start_Part (Store, Intend_Bytes);
                   Add ("intent ");
-                  Add (Organs.Intent_Name (Trace.Intent));
+                  Add (Organs.Intent_Name (Trace.Intent).all);
                   Add (" (");
                   Add (Basis);
                   Add (")");
@@ -197,7 +197,7 @@ package body Turn_Cycle is
                  (Store, Organs.Router.Route_Of (Trace.Intent), Route_Bytes,
                   Trace.Route);
                Texts.Start_Part (Store, Route_Step_Bytes);
-               Add (Organs.Intent_Name (Trace.Intent));
+               Add (Organs.Intent_Name (Trace.Intent).all);
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");

@@ -332,7 +332,7 @@ package body Turn_Tool is
             Json.Key ("enum");
             Json.Start_Array;
             for Intent in Organs.Intent_Kind loop
-               Json.Text (Organs.Intent_Name (Intent));
+               Json.Text (Organs.Intent_Name (Intent).all);
             end loop;
             Json.End_Array;
             Json.End_Object;
@@ -581,7 +581,7 @@ package body Turn_Tool is
                   when Choice =>
                      --  An intent's name is a plain word
                      Json.Fill_Text
-                       (Organs.Intent_Name (M.Choice_Of (Trace)),
+                       (Organs.Intent_Name (M.Choice_Of (Trace)).all,
                         Plain => True);
                   when Fraction =>
                      Json.Fill_Fraction
