@@ -220,12 +220,19 @@ package body Turn_Tool is
       end return;
    end Summary_Of;
 
-   --  The members the text block of Identity's results copies
-   function Text_Copy
-     (Identity : Result_Identity; Members : Member_List) return Member_List is
-     (case Identity.Text_Block is
-         when Body_Config.Full => Members,
-         when Body_Config.Compact => Summary_Of (Members));
+   --  Call Process with the members the text block of Identity's results
+   --  copies: the full block is Members itself, passed without a copy, for
+   --  it is filled on every turn
+   procedure With_Text_Copy
+     (Identity : Result_Identity;
+      Members  : Member_List;
+      Process  : not null access procedure (Copy : Member_List)) is
+   begin
+      case Identity.Text_Block is
+         when Body_Config.Full => Process (Members);
+         when Body_Config.Compact => Process (Summary_Of (Members));
+      end case;
+   end With_Text_Copy;
 
    function Holes_Per_Copy (Members : Member_List) return Natural is
       Holes : Natural := 0;
@@ -535,6 +542,11 @@ package body Turn_Tool is
       Members  : Member_List := Result_Members)
    is
       Quoted : Json_Text.Builder (Inside_String => True);
+
+      procedure Write_Copy (Copy : Member_List) is
+      begin
+         Write_Shape (Quoted, Identity, Passes, Copy);
+      end Write_Copy;
    begin
       Json.Key ("content");
       Json.Start_Array;
@@ -544,7 +556,7 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Hole (Json_Text.Text_Hole);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Write_Shape (Quoted, Identity, Passes, Text_Copy (Identity, Members));
+      With_Text_Copy (Identity, Members, Write_Copy'Access);
       Json.Document_Part (Quoted);
       Json.End_Text;
       Json.End_Object;
@@ -601,7 +613,7 @@ package body Turn_Tool is
          end Fill_Copy;
       begin
          Fill_Part (Trace.Output);
-         Fill_Copy (Text_Copy (Identity, Members));
+         With_Text_Copy (Identity, Members, Fill_Copy'Access);
          Fill_Copy (Members);
       end Fill_From;
    begin
