@@ -251,11 +251,18 @@ package body Turn_Cycle is
 
             when Cycle_Order.Cohere =>
                declare
-                  Check : constant Organs.Cognition.Coherence :=
-                    Organs.Cognition.Cohere
-                      (Text_Of (Trace, Trace.Output),
-                       Text_Of (Trace, Thought));
+                  Check : Organs.Cognition.Coherence;
+
+                  --  Cohere only reads the two texts: they are read where
+                  --  they stand in the store, not copied
+                  procedure Cohere_Kept (Bytes : String) is
+                  begin
+                     Check := Organs.Cognition.Cohere
+                       (Bytes (Trace.Output.First .. Trace.Output.Last),
+                        Bytes (Thought.First .. Thought.Last));
+                  end Cohere_Kept;
                begin
+                  Texts.Read (Store, Cohere_Kept'Access);
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;
                   Texts.Start_Part (Store, Cohere_Bytes);
