@@ -98,19 +98,20 @@ package body Turn_Tool is
          if Field in Key_Part then
             declare
                Value : constant String := Text (Message, Line, Given (Field));
-               Name  : String renames Argument_Name (Field);
+               --  Argument_Name (Field) is spelled in the refusals alone:
+               --  each spelling is a copy, which a valid turn need not make
             begin
                if Value'Length = 0 then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': must not be empty");
                elsif Value'Length > Max_Key_Part_Bytes then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': longer than"
                                  & Max_Key_Part_Bytes'Image & " bytes");
                elsif (for some C of Value =>
                         C < ' ' or else C = Character'Val (127))
                then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': control characters are not"
                                  & " allowed");
                end if;
