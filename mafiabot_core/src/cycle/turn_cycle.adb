@@ -185,7 +185,7 @@ package body Turn_Cycle is
                   Texts.End_Part (Store, Basis);
                   Texts.Start_Part (Store, Intend_Bytes);
                   Add ("intent ");
-                  Add (Organs.Intent_Name (Trace.Intent));
+                  Add (Organs.Intent_Name (Trace.Intent).all);
                   Add (" (");
                   Add (Basis);
                   Add (")");
@@ -197,7 +197,7 @@ package body Turn_Cycle is
                  (Store, Organs.Router.Route_Of (Trace.Intent), Route_Bytes,
                   Trace.Route);
                Texts.Start_Part (Store, Route_Step_Bytes);
-               Add (Organs.Intent_Name (Trace.Intent));
+               Add (Organs.Intent_Name (Trace.Intent).all);
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");
@@ -251,11 +251,18 @@ package body Turn_Cycle is
 
             when Cycle_Order.Cohere =>
                declare
-                  Check : constant Organs.Cognition.Coherence :=
-                    Organs.Cognition.Cohere
-                      (Text_Of (Trace, Trace.Output),
-                       Text_Of (Trace, Thought));
+                  Check : Organs.Cognition.Coherence;
+
+                  --  Cohere only reads the two texts: they are read where
+                  --  they stand in the store, not copied
+                  procedure Cohere_Kept (Bytes : String) is
+                  begin
+                     Check := Organs.Cognition.Cohere
+                       (Bytes (Trace.Output.First .. Trace.Output.Last),
+                        Bytes (Thought.First .. Thought.Last));
+                  end Cohere_Kept;
                begin
+                  Texts.Read (Store, Cohere_Kept'Access);
                   Trace.Coherence := Check.Score;
                   Trace.Drift := Check.Drift;
                   Texts.Start_Part (Store, Cohere_Bytes);

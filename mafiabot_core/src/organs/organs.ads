@@ -36,9 +36,6 @@ package Organs is
    --  What the model means to do with a turn (step 20); the router maps
    --  each to a route by a static table (law L2)
 
-   function Intent_Name (Intent : Intent_Kind) return String;
-   --  The intent as the wire and the fixture spell it: ask, act, ...
-
    function Is_Word_Byte (C : Character) return Boolean is
      (C in 'a' .. 'z' | 'A' .. 'Z' | '0' .. '9' or else C >= Character'Val (128));
    --  Part of a word, for the organs that compare texts by their words:
@@ -66,6 +63,10 @@ package Organs is
    --  A name an organ gives (a card, a role, a position, a move): a text it
    --  keeps unchanged for as long as the body runs, given by reference
 
+   function Intent_Name (Intent : Intent_Kind) return Name_Text;
+   --  The intent as the wire and the fixture spell it: ask, act, ...; by
+   --  reference, since every turn writes it several times
+
    Max_Name_Bytes : constant := 128;
    --  The longest name an organ gives a card, a role, a cross position or
    --  a move.  The cycle quotes a longer one cut to this bound, visibly
@@ -73,14 +74,12 @@ package Organs is
 
 private
 
-   type Intent_Spelling is access constant String;
-
-   Intent_Spellings : constant array (Intent_Kind) of Intent_Spelling :=
+   Intent_Spellings : constant array (Intent_Kind) of Name_Text :=
      [for Intent in Intent_Kind =>
         new String'(Folded (Intent'Image))];
    --  Spelled once: every turn names its intent several times
 
-   function Intent_Name (Intent : Intent_Kind) return String is
-     (Intent_Spellings (Intent).all);
+   function Intent_Name (Intent : Intent_Kind) return Name_Text is
+     (Intent_Spellings (Intent));
 
 end Organs;

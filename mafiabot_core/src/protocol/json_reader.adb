@@ -229,7 +229,10 @@ package body Json_Reader is
       Found   : out Member_Values;
       Unknown : out Node_Id)
    is
-      Wanted : constant Signature_List (Names'Range) := Signatures_Of (Names);
+      Wanted : constant Signature_List (Names'Range) :=
+        [for Place in Names'Range => Signature_Of (Names (Place).all)];
+      --  Filled in place: Signatures_Of would return it through the
+      --  secondary stack, on every request
       Any_Wanted : Signature_Set := 0;
       --  The union of Wanted's bits: an object of many members (a line
       --  may hold ~320,000) costs one test a member, whatever Names holds

@@ -98,19 +98,20 @@ package body Turn_Tool is
          if Field in Key_Part then
             declare
                Value : constant String := Text (Message, Line, Given (Field));
-               Name  : String renames Argument_Name (Field);
+               --  Argument_Name (Field) is spelled in the refusals alone:
+               --  each spelling is a copy, which a valid turn need not make
             begin
                if Value'Length = 0 then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': must not be empty");
                elsif Value'Length > Max_Key_Part_Bytes then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': longer than"
                                  & Max_Key_Part_Bytes'Image & " bytes");
                elsif (for some C of Value =>
                         C < ' ' or else C = Character'Val (127))
                then
-                  return Refuse ("invalid argument '" & Name
+                  return Refuse ("invalid argument '" & Argument_Name (Field)
                                  & "': control characters are not"
                                  & " allowed");
                end if;
@@ -220,12 +221,19 @@ package body Turn_Tool is
       end return;
    end Summary_Of;
 
-   --  The members the text block of Identity's results copies
-   function Text_Copy
-     (Identity : Result_Identity; Members : Member_List) return Member_List is
-     (case Identity.Text_Block is
-         when Body_Config.Full => Members,
-         when Body_Config.Compact => Summary_Of (Members));
+   --  Call Process with the members the text block of Identity's results
+   --  copies: the full block is Members itself, passed without a copy, for
+   --  it is filled on every turn
+   procedure With_Text_Copy
+     (Identity : Result_Identity;
+      Members  : Member_List;
+      Process  : not null access procedure (Copy : Member_List)) is
+   begin
+      case Identity.Text_Block is
+         when Body_Config.Full => Process (Members);
+         when Body_Config.Compact => Process (Summary_Of (Members));
+      end case;
+   end With_Text_Copy;
 
    function Holes_Per_Copy (Members : Member_List) return Natural is
       Holes : Natural := 0;
@@ -332,7 +340,7 @@ package body Turn_Tool is
             Json.Key ("enum");
             Json.Start_Array;
             for Intent in Organs.Intent_Kind loop
-               Json.Text (Organs.Intent_Name (Intent));
+               Json.Text (Organs.Intent_Name (Intent).all);
             end loop;
             Json.End_Array;
             Json.End_Object;
@@ -535,6 +543,11 @@ package body Turn_Tool is
       Members  : Member_List := Result_Members)
    is
       Quoted : Json_Text.Builder (Inside_String => True);
+
+      procedure Write_Copy (Copy : Member_List) is
+      begin
+         Write_Shape (Quoted, Identity, Passes, Copy);
+      end Write_Copy;
    begin
       Json.Key ("content");
       Json.Start_Array;
@@ -544,7 +557,7 @@ package body Turn_Tool is
       Json.Start_Text;
       Json.Hole (Json_Text.Text_Hole);
       Json.Text_Part ([ASCII.LF, ASCII.LF]);
-      Write_Shape (Quoted, Identity, Passes, Text_Copy (Identity, Members));
+      With_Text_Copy (Identity, Members, Write_Copy'Access);
       Json.Document_Part (Quoted);
       Json.End_Text;
       Json.End_Object;
@@ -581,7 +594,7 @@ package body Turn_Tool is
                   when Choice =>
                      --  An intent's name is a plain word
                      Json.Fill_Text
-                       (Organs.Intent_Name (M.Choice_Of (Trace)),
+                       (Organs.Intent_Name (M.Choice_Of (Trace)).all,
                         Plain => True);
                   when Fraction =>
                      Json.Fill_Fraction
@@ -601,7 +614,7 @@ package body Turn_Tool is
          end Fill_Copy;
       begin
          Fill_Part (Trace.Output);
-         Fill_Copy (Text_Copy (Identity, Members));
+         With_Text_Copy (Identity, Members, Fill_Copy'Access);
          Fill_Copy (Members);
       end Fill_From;
    begin
