@@ -50,7 +50,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 # Metavars of the arguments that name a file or directory: their values meet settings.PATH_RULE.
-PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "FILE|DIR", "BIN", "DIR"})
+PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "A.md", "B.md", "FILE|DIR", "BIN", "DIR"})
 
 OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
                "result as one JSON document (a command that runs several turns prints one per turn, one per\n"

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness import settings
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import invalid, settings_for
@@ -34,11 +35,14 @@ from harness.dispatch.registry import RegistryError
 from harness.errors import ConfigError
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.settings import AGENT_REGISTRY_ENV
+from harness.strict_json import InputRejected, decode_utf8, read_bounded
 
 # The proposals travel inside the proposers' tasks; what the task's own words leave of auto-pilot's cap.
 PROPOSAL_PREAMBLE = ("Defend and refine proposal {label} ({name}) towards one shared decision; keep what is "
                      "right in it, concede what is not. The proposal:\n\n")
 MAX_PROPOSAL_CHARS = MAX_TASK_CHARS - len(PROPOSAL_PREAMBLE) - 256
+# UTF-8 spends at most 4 bytes on a character: a longer file cannot fit MAX_PROPOSAL_CHARS.
+MAX_PROPOSAL_BYTES = 4 * MAX_PROPOSAL_CHARS
 DEFAULT_GOAL = "Reach one decision from the two proposals"
 
 
@@ -61,10 +65,11 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
 
 
 def proposal_task(label: str, path: Path) -> str:
+    # A proposal is any bytes someone handed over: a FIFO must not block, nor a huge file fill memory.
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlanInvalid(f"proposal {label}", f"cannot read {path}: {exc}") from None
+        text = decode_utf8(read_bounded(path, MAX_PROPOSAL_BYTES), str(path))
+    except InputRejected as exc:
+        raise PlanInvalid(f"proposal {label}", str(exc)) from None
     if not text.strip():
         raise PlanInvalid(f"proposal {label}", f"{path} is empty")
     if len(text) > MAX_PROPOSAL_CHARS:
@@ -75,10 +80,10 @@ def proposal_task(label: str, path: Path) -> str:
 
 def cmd_converge(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
-    output = Path(args.output).expanduser()
+    output = settings.resolved(args.output, "--output")
     try:
         document = {"goal": args.goal, "mode": "debate-converge", "band": args.band,
-                    "converge": {"max_rounds": args.max_rounds, "write_to": str(output.resolve())},
+                    "converge": {"max_rounds": args.max_rounds, "write_to": str(output)},
                     "subtasks": [{"id": "a", "task": proposal_task("A", Path(args.a))},
                                  {"id": "b", "task": proposal_task("B", Path(args.b))}]}
         plan = parse_plan(document, root, source=f"converge {args.a} {args.b}")

@@ -350,7 +350,7 @@ def _reads_back_in_yaml_1_1(text: str) -> bool:
         warnings.simplefilter("ignore")  # ruamel warns about YAML 1.1 floats such as 1e3
         try:
             return bool(_YAML_1_1.load(text) == text)
-        except YAMLError:
+        except (YAMLError, RecursionError):  # nested past the parser's stack: a structure, so not a plain string
             return False
 
 

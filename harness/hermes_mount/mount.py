@@ -107,6 +107,10 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
         raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
     if soul is not None and soul not in SOUL_POLICIES:
         raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
+    for number, arg in enumerate(body_args or (), start=1):
+        if "\x00" in arg:  # exec takes C strings: the entry would be written, and never start
+            raise ConfigError(f"--body-arg number {number} holds a NUL byte, which no program's argument can; "
+                              f"nothing was written")
     executable = find_body(body).absolute()
     fixture = Path(organs).absolute() if organs else default_organs()
     if fixture is not None and not fixture.is_file():

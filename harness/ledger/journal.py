@@ -204,6 +204,8 @@ def _open_runs(ledger: Ledger) -> Iterator[Path]:
         names = sorted(os.listdir(root))
     except FileNotFoundError:
         return
+    except OSError as exc:  # e.g. the project root is a regular file: no run can be settled or started there
+        raise LedgerError(f"cannot read the run journals in {root}: {exc.strerror or exc}") from None
     for name in names:
         if not name.startswith("."):
             yield root / name

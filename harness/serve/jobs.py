@@ -27,6 +27,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -64,6 +65,10 @@ class JobRefused(HarnessError):
     """A job was not started (too many running, or its file could not be written)."""
 
 
+class JobStoreUnusable(HarnessError):
+    """The jobs folder cannot be made, listed or locked; the server did not start."""
+
+
 class UnknownJob(HarnessError):
     """No job has this id."""
 
@@ -90,16 +95,26 @@ class JobRunner:
         return state_dir(self.project_root) / JOBS_DIR
 
     def open(self) -> JobRunner:
+        """Take this runner's lock; JobStoreUnusable naming the folder when the jobs cannot be kept there."""
         runners = self.root / RUNNERS_DIR
-        runners.mkdir(parents=True, exist_ok=True)
-        for stale in runners.glob("runner-*.lock"):  # the lock files of runners that are gone
-            if not is_flocked(stale, missing=True):
-                stale.unlink(missing_ok=True)
-        # Locked under a dot-name first, so no other server ever sees this runner's file unlocked.
-        pending = runners / f".{self.runner_id}.lock"
-        fd = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.rename(pending, runners / f"{self.runner_id}.lock")
+        try:
+            runners.mkdir(parents=True, exist_ok=True)
+            for stale in runners.glob("runner-*.lock"):  # the lock files of runners that are gone
+                if not is_flocked(stale, missing=True):
+                    stale.unlink(missing_ok=True)
+            # Locked under a dot-name first, so no other server ever sees this runner's file unlocked.
+            pending = runners / f".{self.runner_id}.lock"
+            fd = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # e.g. the project root is a regular file or read-only
+            raise JobStoreUnusable(f"cannot keep serve's jobs in {runners}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.rename(pending, runners / f"{self.runner_id}.lock")
+        except OSError as exc:
+            os.close(fd)
+            with contextlib.suppress(OSError):  # the refusal below is the news; a leftover dot-file is inert
+                pending.unlink()
+            raise JobStoreUnusable(f"cannot lock serve's runner in {runners}: {exc.strerror or exc}") from None
         self._runner_fd = fd
         return self
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import io
 import json
 import os
 import re
@@ -72,6 +73,9 @@ BASELINES: dict[tuple[str, ...], list[str]] = {
     ("ledger",): [],
     ("autopilot", "run"): ["{plan}"],
     ("autopilot", "check"): ["{plan}"],
+    # stdin is at its end in every case (`scene`): the server sees its host hang up at once and returns.
+    ("serve",): [],
+    ("converge",): ["{a}", "{b}", "--output", "merged.md"],
 }
 
 SESSION = "uid: u\nchannel: c\nserver: s\nturns:\n  - {input: hello}\n"
@@ -247,14 +251,17 @@ def scene(tmp_path: Path, body_exe: Path, monkeypatch: pytest.MonkeyPatch) -> Ca
     monkeypatch.setenv(settings.PROJECT_ROOT_ENV, str(project))
     monkeypatch.setenv(settings.HERMES_BIN_ENV, str(tmp_path / "no-hermes"))
     monkeypatch.setenv(settings.BODY_ENV, str(body_exe))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     (scratch / "intent.json").write_text(intent(project))
     (scratch / "session.yaml").write_text(SESSION)
     (scratch / "plan.yaml").write_text(PLAN)
+    (scratch / "a.md").write_text("Use one lock per project.\n")
+    (scratch / "b.md").write_text("Use one lock per run.\n")
     shutil.copy(REPO / "tests/replays/01_legacy_handshake.jsonl", scratch / "t.jsonl")
     defaults = {"{text}": "hello", "{file}": str(scratch / "session.yaml"), "{paths}": str(scratch / "t.jsonl"),
-                "{plan}": str(scratch / "plan.yaml")}
+                "{plan}": str(scratch / "plan.yaml"), "{a}": str(scratch / "a.md"), "{b}": str(scratch / "b.md")}
     paths = make_paths(tmp_path / "hostile")
     contents = tmp_path / "contents"
     contents.mkdir()

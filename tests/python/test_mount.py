@@ -284,6 +284,18 @@ def test_body_arg_passes_arguments_to_the_body_and_replaces_the_kept_ones(body_e
     assert entry["args"][2:] == ["--max-sessions", "7"] and entry["timeout"] == 90
 
 
+def test_a_body_arg_holding_a_nul_is_refused_and_nothing_is_written(body_exe, home, capsys):
+    assert mount(home, "--no-check", "--body-arg", "a\x00b") == ExitCode.INVALID_INPUT
+    assert "--body-arg number 1 holds a NUL byte" in capsys.readouterr().err
+    assert not (home / "config.yaml").exists()
+
+
+def test_a_body_arg_nested_past_any_parser_is_written_quoted_and_reads_back_as_itself(body_exe, home):
+    nested = "[" * 100_000 + "]" * 100_000
+    assert mount(home, "--no-check", "--body-arg", nested) == 0
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == [nested]
+
+
 def test_a_kept_soul_choice_survives_a_remount_that_does_not_name_one(body_exe, home):
     assert mount(home, "--soul", "off") == 0
     assert mount(home) == 0

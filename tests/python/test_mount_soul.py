@@ -15,6 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 from soul_support import SOUL, before_of, hermes_default
 from support import REPO as REPO_ROOT
 
@@ -77,9 +78,8 @@ def test_mount_soul_replace_is_written_into_the_entry_and_the_boot_keeps_a_backu
 
 
 def test_mount_refuses_a_soul_policy_the_body_does_not_know(body_exe, home, capsys):
-    with pytest.raises(SystemExit) as exited:
-        main(["mount", "--hermes-home", str(home), "--soul", "always"])
-    assert exited.value.code == 2
+    assert main(["mount", "--hermes-home", str(home), "--soul", "always"]) == ExitCode.INVALID_INPUT
+    assert "--soul" in capsys.readouterr().err
     assert not (home / "config.yaml").exists()
 
 

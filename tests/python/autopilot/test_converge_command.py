@@ -5,9 +5,11 @@ over Hermes (the fake), with its verdicts: a merged text written only on `conver
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 from harness.cli.serve_commands import MAX_PROPOSAL_CHARS
 
 RELEASE_FIRST, FEATURES_FIRST = "Ship on Monday, fix later.", "Hold the release until search works."
@@ -57,3 +59,24 @@ def test_a_proposal_too_long_for_its_agents_task_is_refused_before_anything_runs
     Path(a).write_text("x" * (MAX_PROPOSAL_CHARS + 1))
     assert main(["converge", a, b, "--output", "out.md", "--registry", str(registry_file)]) == 2
     assert "proposal A" in capsys.readouterr().err and fake_hermes.calls() == []
+
+
+def test_a_fifo_as_a_proposal_is_refused_without_blocking_and_nothing_runs(
+        fake_hermes, project, registry_file, capsys) -> None:
+    a, b = proposals(project)
+    Path(a).unlink()
+    os.mkfifo(a)
+    assert main(["converge", a, b, "--output", "out.md", "--registry", str(registry_file)]) == ExitCode.INVALID_INPUT
+    err = capsys.readouterr().err
+    assert "proposal A" in err and "not a regular file" in err and fake_hermes.calls() == []
+
+
+def test_an_output_through_a_symlink_loop_is_a_one_line_usage_error(fake_hermes, project, registry_file,
+                                                                     capsys) -> None:
+    a, b = proposals(project)
+    (project / "loop-a").symlink_to(project / "loop-b")
+    (project / "loop-b").symlink_to(project / "loop-a")
+    code = main(["converge", a, b, "--output", str(project / "loop-a"), "--registry", str(registry_file)])
+    err = capsys.readouterr().err
+    assert code == ExitCode.INVALID_INPUT and "--output" in err and len(err.splitlines()) == 1
+    assert fake_hermes.calls() == []

@@ -85,7 +85,7 @@ def test_a_fifo_put_at_the_append_target_during_the_run_is_refused_without_block
 def test_a_fifo_already_at_the_target_is_refused_before_anything_runs(fake_hermes, project, make_intent) -> None:
     os.mkfifo(project / "docs" / "pipe.md")
     envelope = delegate(make_intent(write_to="docs/pipe.md"))
-    assert (envelope.degraded_reason, envelope.exit_code) == ("invalid_intent", 2)
+    assert (envelope.status, envelope.degraded_reason) == ("degraded", "invalid_intent")
     assert "a FIFO" in envelope.extra["detail"]
     assert fake_hermes.calls() == []
 

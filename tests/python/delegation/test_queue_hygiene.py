@@ -11,6 +11,7 @@ from pathlib import Path
 from harness.autobot import delegate, parse_intent
 from harness.autobot.queue import Queue
 from harness.cli import main
+from harness.cli.exit_codes import ExitCode
 
 from .delegation_support import PROCESS_BOUND_S, make_fifo, read_ledger, release_fifo, wait_fifo
 
@@ -24,7 +25,7 @@ def test_a_nested_drain_refuses_to_start_and_touches_nothing(fake_hermes, projec
     Queue.for_project(project).enqueue(parse_intent(make_intent()))
     before = tree_of(project)
     monkeypatch.setenv("HERMES_AUTOBOT_DELEGATED", "1")
-    assert main(["drain"]) == 1
+    assert main(["drain"]) == ExitCode.CANNOT_RUN
     assert "nested_delegation" in capsys.readouterr().err
     assert tree_of(project) == before and fake_hermes.calls() == []
 

@@ -19,6 +19,9 @@ import pytest
 
 from harness.autobot import delegate
 from harness.cli import main
+from harness.ledger.journal import settle_orphans
+from harness.ledger.store import Ledger, LedgerError
+from harness.serve.jobs import JobRunner, JobStoreUnusable
 
 from .delegation_support import (
     PROCESS_BOUND_S,
@@ -224,3 +227,13 @@ def test_one_delegation_can_be_cancelled_alone_by_its_stop_event(fake_hermes, pr
     assert all(wait_gone(pid) for pid in tree) and cancellation.requested() is None
     _started, settled = read_ledger_lines(project)
     assert (settled["status"], settled["usage"]["input_tokens"]) == ("cancelled", USAGE["input"])
+
+
+def test_a_project_root_that_is_a_regular_file_is_a_ledger_error_naming_the_journals_folder(tmp_path) -> None:
+    regular = tmp_path / "regular"
+    regular.write_text("not a directory")
+    with pytest.raises(LedgerError, match=f"cannot read the run journals in {regular}/.*Not a directory"):
+        settle_orphans(Ledger.for_project(regular))
+    with pytest.raises(JobStoreUnusable, match=f"cannot keep serve's jobs in {regular}/.*Not a directory"):
+        JobRunner(regular).open()
+    assert regular.read_text() == "not a directory"
