@@ -5,8 +5,9 @@ Invariants:
   text. Two parseable fenced blocks are ambiguous and fail (which one did the agent mean?).
 - JSON is strict: `NaN`, `Infinity` and `-Infinity` (which Python's reader accepts and no other JSON
   reader does) are refused, and so is nesting deeper than MAX_JSON_DEPTH. The depth is measured by
-  one iterative scan before the parser runs, so no answer can drive the recursive parser into
-  `RecursionError`: every answer ends in an artifact or in `OutputInvalid`.
+  the input readers' own linear scan (`strict_json.nesting_depth`) before the parser runs, so no
+  answer can drive the recursive parser into `RecursionError`: every answer ends in an artifact or
+  in `OutputInvalid`.
 - `markdown`: any non-empty text. `plain`: non-empty text without code fences.
 - A failure raises `OutputInvalid` with the rule that was broken; the caller keeps the raw answer.
 """
@@ -17,6 +18,7 @@ import json
 import re
 from typing import Any
 
+from harness import strict_json
 from harness.errors import HarnessError
 
 FENCED_BLOCK = re.compile(r"^```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)\n```[ \t]*$", re.MULTILINE | re.DOTALL)
@@ -43,28 +45,6 @@ def validate_output(text: str, expected: str) -> str:
     return text
 
 
-def json_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects in `text`, brackets inside strings not counted."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
 def _refuse_constant(name: str) -> Any:
     raise _NotStrict(f"{name} is not JSON")
 
@@ -72,7 +52,7 @@ def _refuse_constant(name: str) -> Any:
 def parse_strict(text: str) -> Any:
     """json.loads without NaN/Infinity and without deep nesting; ValueError (a JSONDecodeError or
     the strictness rule broken) otherwise."""
-    depth = json_depth(text)
+    depth = strict_json.nesting_depth(text)
     if depth > MAX_JSON_DEPTH:
         raise _NotStrict(f"it nests {depth} levels deep; at most {MAX_JSON_DEPTH}")
     return json.loads(text, parse_constant=_refuse_constant)
