@@ -169,7 +169,11 @@ package body Session_Store is
       end if;
 
       Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
-      if Code /= Sqlite.OK then
+      if Sqlite.Primary (Code) = Sqlite.Read_Only then
+         Fail ("cannot be written, or its directory cannot (the WAL journal"
+               & " is kept beside it): " & Last_Error (Self));
+         return;
+      elsif Code /= Sqlite.OK then
          Fail ("cannot be read: " & Last_Error (Self));
          return;
       elsif To_String (Value) /= "wal" then

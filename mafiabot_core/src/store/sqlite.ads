@@ -27,6 +27,7 @@ package Sqlite is
 
    OK   : constant Result_Code := 0;
    Busy : constant Result_Code := 5;
+   Read_Only : constant Result_Code := 8;
    Row  : constant Result_Code := 100;
    Done : constant Result_Code := 101;
 
