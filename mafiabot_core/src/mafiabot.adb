@@ -173,6 +173,8 @@ begin
       On_Overflow    => On_Overflow'Unrestricted_Access);
 
    --  End of input: leave at once.  Finalizing a large session table would
-   --  only delay the exit the client is waiting for.
+   --  only delay the exit the client is waiting for; a store is closed, so
+   --  that the next body to open it has no journal to read.
+   Protocol.Close_Store;
    GNAT.OS_Lib.OS_Exit (0);
 end Mafiabot;

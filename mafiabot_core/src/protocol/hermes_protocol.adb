@@ -114,6 +114,13 @@ package body Hermes_Protocol is
          Result          => Result);
    end Keep_Sessions_In_Store;
 
+   procedure Close_Store (Self : in out Server) is
+   begin
+      if Self.Store.Is_Open then
+         Self.Store.Close;
+      end if;
+   end Close_Store;
+
    procedure Send (Json : in out Json_Text.Builder; Reply : Reply_Sink) is
    begin
       Json.End_Line;

@@ -48,6 +48,9 @@ package Hermes_Protocol is
    --  turn the store fails is answered Store_Failed.  Result.Failed when
    --  the store cannot be used: nothing is served from it then.
 
+   procedure Close_Store (Self : in out Server);
+   --  At the end of input: the store, if any, is closed cleanly
+
    Store_Failed : constant := -32_010;
    --  The JSON-RPC error of a turn the session store could not read or
    --  commit: the turn did not happen, and the body serves on

@@ -22,16 +22,17 @@ package body Session_Store is
    type Statement_List is array (Positive range <>) of Text;
 
    Schema : constant Statement_List :=
-     [new String'("CREATE TABLE sessions (key BLOB NOT NULL UNIQUE,"
-                  & " used INTEGER NOT NULL, record BLOB NOT NULL)"),
-      --  used: the tally's clock when the session last ran a turn
+     [new String'("CREATE TABLE sessions (key BLOB PRIMARY KEY,"
+                  & " used INTEGER NOT NULL, record BLOB NOT NULL)"
+                  & " WITHOUT ROWID"),
+      --  Keyed by the session's key itself: a turn touches one page for
+      --  its record.  used: the turn's rank, 1 + the highest so far.
       new String'("CREATE INDEX sessions_by_use ON sessions (used)"),
       new String'("CREATE TABLE tally (one INTEGER PRIMARY KEY"
-                  & " CHECK (one = 1), clock INTEGER NOT NULL,"
-                  & " sessions INTEGER NOT NULL)"),
-      --  One row: the turns committed so far and the sessions kept, so
-      --  that neither a turn nor Open ever counts the sessions
-      new String'("INSERT INTO tally VALUES (1, 0, 0)"),
+                  & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
+      --  One row: the sessions kept, so that neither a turn nor Open ever
+      --  counts them
+      new String'("INSERT INTO tally VALUES (1, 0)"),
       new String'("PRAGMA user_version = " & Version_Text)];
 
    Sql : constant array (Query) of Text :=
@@ -39,18 +40,26 @@ package body Session_Store is
       Commit       => new String'("COMMIT"),
       Rollback     => new String'("ROLLBACK"),
       Read_Record  => new String'("SELECT record FROM sessions WHERE key = ?1"),
-      Tick         => new String'
-        ("UPDATE tally SET clock = clock + 1, sessions = sessions + ?1"
-         & " RETURNING clock, sessions"),
       Write_Record => new String'
-        ("INSERT INTO sessions (key, used, record) VALUES (?1, ?2, ?3)"
+        ("INSERT INTO sessions (key, used, record) VALUES (?1,"
+         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"
          & " ON CONFLICT (key) DO UPDATE"
          & " SET used = excluded.used, record = excluded.record"),
+      Count_New    => new String'
+        ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
       Evict_Oldest => new String'
-        ("DELETE FROM sessions WHERE rowid IN"
-         & " (SELECT rowid FROM sessions ORDER BY used LIMIT ?1)"),
+        ("DELETE FROM sessions WHERE key IN"
+         & " (SELECT key FROM sessions ORDER BY used LIMIT ?1)"),
       Uncount      => new String'
         ("UPDATE tally SET sessions = sessions - ?1")];
+
+   Trim_Threshold : constant C.int := -1;
+   --  glibc's M_TRIM_THRESHOLD
+
+   Kept_Heap_Top : constant C.int := 64 * 1024 * 1024;
+
+   function Set_Malloc_Option (Option, Value : C.int) return C.int
+   with Import, Convention => C, External_Name => "mallopt";
 
    function Failure (Self : Store; Reason : String) return Outcome is
      ((Failed => True,
@@ -139,6 +148,14 @@ package body Session_Store is
          end if;
       end Fail;
    begin
+      --  SQLite's statement journal takes and frees some 60 KB at the top
+      --  of the heap in every turn: under glibc's default threshold
+      --  (128 KB) each turn gave it back to the system and faulted it in
+      --  again, which tripled a turn's cost
+      if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
+         Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
+                           & " store will be slower");
+      end if;
       Self.Path := To_Unbounded_String (Path);
       Self.Capacity := Capacity;
       Result := (others => <>);
@@ -346,34 +363,26 @@ package body Session_Store is
       Result      : out Outcome)
    is
       Code     : Sqlite.Result_Code;
-      Clock    : Interfaces.Integer_64 := 0;
       Sessions : Interfaces.Integer_64 := 0;
    begin
       Result := (others => <>);
-      Bind_Number (Self, Tick, 1, (if Self.Is_New then 1 else 0), Code);
+      Bind_Bytes (Self, Write_Record, 1, Session_Key, Code);
       if Code = Sqlite.OK then
-         Code := Run (Self, Tick);
+         Bind_Bytes (Self, Write_Record, 2, Session_Records.Encoded (State),
+                     Code);
       end if;
-      if Code = Sqlite.Row then
-         Clock := Sqlite.Column_Int64 (Self.Queries (Tick), 0);
-         Sessions := Sqlite.Column_Int64 (Self.Queries (Tick), 1);
-         Code := Run (Self, Tick);
+      if Code = Sqlite.OK then
+         Code := Run (Self, Write_Record);
       end if;
-      Finish (Self, Tick);
+      Finish (Self, Write_Record);
 
-      if Code = Sqlite.Done then
-         Bind_Bytes (Self, Write_Record, 1, Session_Key, Code);
-         if Code = Sqlite.OK then
-            Bind_Number (Self, Write_Record, 2, Clock, Code);
+      if Code = Sqlite.Done and then Self.Is_New then
+         Code := Run (Self, Count_New);
+         if Code = Sqlite.Row then
+            Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);
+            Code := Run (Self, Count_New);
          end if;
-         if Code = Sqlite.OK then
-            Bind_Bytes (Self, Write_Record, 3,
-                        Session_Records.Encoded (State), Code);
-         end if;
-         if Code = Sqlite.OK then
-            Code := Run (Self, Write_Record);
-         end if;
-         Finish (Self, Write_Record);
+         Finish (Self, Count_New);
       end if;
 
       if Code = Sqlite.Done

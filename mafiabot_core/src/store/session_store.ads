@@ -23,7 +23,9 @@
 --    never the file's consistency.  FULL (Full_Sync) also keeps them
 --    through a power loss, at the cost of an fsync per turn.
 --  - Open costs the same with 100,000 sessions as with none: it reads the
---    schema and one tally row, never the sessions.
+--    schema and one tally row, never the sessions; a turn reads and writes
+--    its own record and the index of last use, and the tally only when it
+--    makes a session.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
@@ -85,10 +87,17 @@ package Session_Store is
    --  Result.Failed, the transaction is rolled back: the store keeps the
    --  session as it was before the turn.
 
+   procedure Close (Self : in out Store)
+   with Post => not Is_Open (Self);
+   --  Finish with the store: the last body to close it folds its WAL
+   --  journal back into the file, so the next one to open it reads no
+   --  journal.  A body killed instead leaves the journal, which the next
+   --  Open reads once (at most SQLite's 1,000-page autocheckpoint).
+
 private
 
    type Query is
-     (Begin_Write, Commit, Rollback, Read_Record, Tick, Write_Record,
+     (Begin_Write, Commit, Rollback, Read_Record, Write_Record, Count_New,
       Evict_Oldest, Uncount);
    --  The statements a turn runs, prepared once at Open
 
