@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+import test_laws
 from harness.errors import RpcError
 from support import SHIPPED_ORGANS, check_trace
 
@@ -396,3 +397,39 @@ def test_a_body_without_state_writes_no_store(spawn_body, tmp_path):
     client.close()
     assert not list(tmp_path.rglob("*.db*"))
 
+
+
+# -- the laws, through the store -----------------------------------------------------------------
+
+LAWS_THROUGH_THE_STORE = [
+    test_laws.test_a_secret_said_in_one_room_never_appears_in_another_room,
+    test_laws.test_turn_counters_and_energy_are_per_session,
+    test_laws.test_keys_that_concatenate_alike_are_different_sessions,
+    test_laws.test_passes_are_monotone_in_energy_a_prefix_and_full_at_full_energy,
+    test_laws.test_a_hammered_session_drops_below_a_fresh_one_while_its_neighbour_stays_full,
+    test_laws.test_a_sessions_traces_do_not_change_when_other_sessions_talk_in_between,
+    test_laws.test_coherence_never_feeds_the_next_turn,
+]
+
+
+@pytest.mark.parametrize("law", LAWS_THROUGH_THE_STORE, ids=lambda law: law.__name__.removeprefix("test_"))
+def test_the_laws_hold_with_every_body_on_a_store(law, spawn_body, tmp_path):
+    """test_laws' own L1, L3 and L4 tests, each body they start keeping its sessions in a store of its own."""
+    stores = iter(tmp_path / f"law-{n}.db" for n in range(100))
+
+    def stored_spawn(**overrides: object):
+        return spawn_body(extra_args=store_args(next(stores)), **overrides)
+
+    fixtures = {"spawn_body": stored_spawn}
+    if "ready_body" in law.__code__.co_varnames[:law.__code__.co_argcount]:
+        fixtures = {"ready_body": stored_spawn()}
+        fixtures["ready_body"].initialize()
+    law(**fixtures)
+    assert list(tmp_path.glob("law-*.db")), "the law ran on stores"
+
+
+def test_help_names_the_store_options(body_exe):
+    run = subprocess.run([str(body_exe), "--help"], capture_output=True, timeout=STARTUP_BOUND,
+                         stdin=subprocess.DEVNULL, check=True)
+    for flag in (b"--state FILE", b"--state-busy-ms", b"--state-sync"):
+        assert flag in run.stdout
