@@ -156,6 +156,14 @@ package body Session_Store is
          Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
                            & " store will be slower");
       end if;
+      --  One thread, and no memory statistics: SQLite's global mutexes and
+      --  its accounting of every allocation are of no use to the body
+      if Sqlite.Config (Sqlite.Config_Single_Thread) /= Sqlite.OK
+        or else Sqlite.Config (Sqlite.Config_Memory_Status, 0) /= Sqlite.OK
+      then
+         Body_Log.Warning ("SQLite kept its default threading and memory"
+                           & " statistics: turns on the store will be slower");
+      end if;
       Self.Path := To_Unbounded_String (Path);
       Self.Capacity := Capacity;
       Result := (others => <>);
