@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 import test_laws
+import test_memcheck
 from harness.errors import RpcError
 from support import SHIPPED_ORGANS, check_trace
 
@@ -433,3 +434,22 @@ def test_help_names_the_store_options(body_exe):
                          stdin=subprocess.DEVNULL, check=True)
     for flag in (b"--state FILE", b"--state-busy-ms", b"--state-sync"):
         assert flag in run.stdout
+
+
+@pytest.mark.slow
+def test_the_body_on_a_store_makes_no_invalid_access_and_loses_no_memory_under_memcheck(tmp_path):
+    """test_memcheck's traffic (turns of eleven sessions past a cap of 7, hostile lines) through a store."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or not test_memcheck.DYNAMIC.exists():
+        pytest.skip("needs valgrind and mafiabot-dynamic (make build-dynamic)")
+    store = tmp_path / "memcheck.db"
+    done = subprocess.run(
+        [valgrind, "--error-exitcode=9", "--leak-check=full", "--errors-for-leak-kinds=definite",
+         str(test_memcheck.DYNAMIC), "--no-soul", "--max-sessions", "7", *store_args(store)],
+        input=test_memcheck.traffic(), capture_output=True, timeout=test_memcheck.MEMCHECK_BOUND_SECONDS,
+        cwd=tmp_path)
+    report = done.stderr.decode(errors="replace")
+    assert done.returncode == 0, report[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in report
+    assert done.stdout.count(b"\n") > 120
+    assert stored_turns(store), "the turns went through the store"
