@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import sqlite3
@@ -37,6 +38,8 @@ STARTUP_BOUND = 10.0
 # Short enough that a test waiting on a held lock stays quick.
 BUSY_MS = 100
 NOBODY = 65534
+# Room for a dozen of the large turns below, not for all of them.
+FULL_DISK_BYTES = 200_000
 
 ROOMS = [("vito", "#tavern", "corleone"), ("michael", "#tavern", "corleone"), ("vito", "#docks", "corleone")]
 
@@ -344,6 +347,35 @@ def test_a_record_that_does_not_decode_fails_its_session_alone(spawn_body, tmp_p
         client.call_turn("three", *ROOMS[1])
     assert other_format.value.code == STORE_FAILED and "another format" in other_format.value.message
     assert client.ping() == {}
+
+
+def test_a_store_that_cannot_grow_fails_the_turns_that_need_room_and_keeps_every_answered_one(body_exe, tmp_path):
+    """The file size limit (RLIMIT_FSIZE) stands in for a full disk: commits start failing mid-run."""
+    store = tmp_path / "full.db"
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, it does not kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_DISK_BYTES, FULL_DISK_BYTES))
+
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                         "params": {"protocolVersion": "2025-11-25"}})]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "turn", "arguments": {
+        "input": f"{'x' * 900} {n}", "uid": f"u{n}", "channel": "c", "server": "s"}}}) for n in range(1, 200)]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": "last", "method": "ping"}))
+    run = subprocess.run(
+        [str(body_exe), "--organs", str(SHIPPED_ORGANS), "--no-soul", *store_args(store)],
+        input="\n".join(lines).encode() + b"\n", capture_output=True, timeout=STARTUP_BOUND, check=False,
+        preexec_fn=small_disk)
+    replies = [json.loads(line) for line in run.stdout.splitlines()]
+    answered = [r for r in replies if "structuredContent" in r.get("result", {})]
+    failed = [r for r in replies if "error" in r]
+    assert run.returncode == 0
+    assert answered and failed, "the store filled up partway"
+    assert {r["error"]["code"] for r in failed} == {STORE_FAILED}
+    assert all(str(store) in r["error"]["message"] for r in failed)
+    assert replies[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, "the body served on"
+    kept = stored_turns(store)
+    assert set(kept) == {key_of((r["result"]["structuredContent"]["session"]["uid"], "c", "s")) for r in answered}
 
 
 # -- the cap, and L1 -----------------------------------------------------------------------------
