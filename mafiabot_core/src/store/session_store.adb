@@ -298,6 +298,15 @@ package body Session_Store is
       end if;
    end Abandon;
 
+   procedure Abandon_Turn (Self : in out Store) is
+      Ignored : Sqlite.Result_Code;
+   begin
+      if Is_Open (Self) and then Sqlite.Get_Autocommit (Self.Db) = 0 then
+         Ignored := Run (Self, Rollback);
+         Finish (Self, Rollback);
+      end if;
+   end Abandon_Turn;
+
    procedure Begin_Turn
      (Self        : in out Store;
       Chosen      : Organs.Sets.Organ_Set;
@@ -309,12 +318,9 @@ package body Session_Store is
    begin
       Result := (others => <>);
       State := Session_Table.Fresh (Chosen, Session_Key);
-      if Sqlite.Get_Autocommit (Self.Db) = 0 then
-         --  A turn that raised between Begin_Turn and Commit_Turn left its
-         --  transaction open: it never committed, so it never happened
-         Code := Run (Self, Rollback);
-         Finish (Self, Rollback);
-      end if;
+      --  A turn that raised between Begin_Turn and Commit_Turn never
+      --  committed, so it never happened
+      Abandon_Turn (Self);
 
       Code := Run (Self, Begin_Write);
       Finish (Self, Begin_Write);

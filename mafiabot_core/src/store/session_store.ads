@@ -87,6 +87,11 @@ package Session_Store is
    --  Result.Failed, the transaction is rolled back: the store keeps the
    --  session as it was before the turn.
 
+   procedure Abandon_Turn (Self : in out Store);
+   --  Roll back the turn Begin_Turn started, if it is still open: for a
+   --  turn that raised before Commit_Turn, so that the write lock is not
+   --  held from other bodies until this one's next turn
+
    procedure Close (Self : in out Store)
    with Post => not Is_Open (Self);
    --  Finish with the store: the last body to close it folds its WAL
