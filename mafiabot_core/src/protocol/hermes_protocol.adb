@@ -431,7 +431,7 @@ package body Hermes_Protocol is
                   end if;
                end;
                if Stored.Failed then
-                  Body_Log.Error (To_String (Stored.Reason));
+                  Body_Log.Error (Session_Store.Diagnostic (Stored));
                   Problem := Failure
                     (Store_Failed, "Session store failed: "
                      & To_String (Stored.Reason));

@@ -63,7 +63,7 @@ package body Session_Store is
 
    function Failure (Self : Store; Reason : String) return Outcome is
      ((Failed => True,
-       Reason => "session store " & Self.Path & ": " & To_Unbounded_String (Reason)));
+       Reason => Self.Path & ": " & To_Unbounded_String (Reason)));
 
    function Last_Error (Self : Store) return String is
      (C.Strings.Value (Sqlite.Errmsg (Self.Db)));

@@ -44,8 +44,12 @@ package Session_Store is
    type Outcome is record
       Failed : Boolean := False;
       Reason : Unbounded_String;
-      --  One line naming the file, when Failed
+      --  When Failed: the file, a colon, and what went wrong, on one line
    end record;
+
+   function Diagnostic (Result : Outcome) return String is
+     ("session store " & To_String (Result.Reason));
+   --  The line a log gives a failure
 
    type Store is tagged limited private;
 
