@@ -116,6 +116,16 @@ def test_turns_pipelined_to_two_bodies_at_once_lose_no_turn(spawn_body, tmp_path
     assert sorted(numbers) == list(range(1, 2 * each + 1))
 
 
+def test_bodies_starting_at_once_on_a_new_store_all_serve_it(spawn_body, tmp_path):
+    """The first to start makes the file and switches it to WAL; the others wait for it, not fail."""
+    for attempt in range(6):
+        store = tmp_path / f"new-{attempt}.db"
+        bodies = [spawn_body(extra_args=store_args(store)) for _ in range(4)]
+        for client in bodies:
+            client.initialize()
+        assert sorted(client.call_turn("hello", *ROOMS[0])["turn"] for client in bodies) == [1, 2, 3, 4]
+
+
 # -- durability ----------------------------------------------------------------------------------
 
 def stored_turns(store: Path) -> dict[str, int]:
@@ -214,7 +224,8 @@ def shared_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="mafiabot-store-"))
     path.chmod(0o755)
     yield path
-    path.chmod(0o755)
+    for directory in [path, *(p for p in path.rglob("*") if p.is_dir())]:
+        directory.chmod(0o755)  # a test made it read-only: rmtree needs to write in it
     shutil.rmtree(path)
 
 

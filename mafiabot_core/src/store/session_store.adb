@@ -17,9 +17,9 @@ package body Session_Store is
    pragma Compile_Time_Error
      (Schema_Version /= 1, "Version_Text spells Schema_Version");
 
-   type Text is access constant String;
+   type Sql_Text is access constant String;
 
-   type Statement_List is array (Positive range <>) of Text;
+   type Statement_List is array (Positive range <>) of Sql_Text;
 
    Schema : constant Statement_List :=
      [new String'("CREATE TABLE sessions (key BLOB PRIMARY KEY,"
@@ -35,7 +35,7 @@ package body Session_Store is
       new String'("INSERT INTO tally VALUES (1, 0)"),
       new String'("PRAGMA user_version = " & Version_Text)];
 
-   Sql : constant array (Query) of Text :=
+   Sql : constant array (Query) of Sql_Text :=
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
       Commit       => new String'("COMMIT"),
       Rollback     => new String'("ROLLBACK"),
@@ -60,6 +60,34 @@ package body Session_Store is
 
    function Set_Malloc_Option (Option, Value : C.int) return C.int
    with Import, Convention => C, External_Name => "mallopt";
+
+   Configured : Boolean := False;
+
+   --  Before the first store opens: SQLite takes its configuration only
+   --  before it is first used
+   procedure Configure_Once is
+   begin
+      if Configured then
+         return;
+      end if;
+      Configured := True;
+      --  SQLite's statement journal takes and frees some 60 KB at the top
+      --  of the heap in every turn: under glibc's default threshold
+      --  (128 KB) each turn gave it back to the system and faulted it in
+      --  again, which tripled a turn's cost
+      if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
+         Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
+                           & " store will be slower");
+      end if;
+      --  One thread, and no memory statistics: SQLite's global mutexes and
+      --  its accounting of every allocation are of no use to the body
+      if Sqlite.Config (Sqlite.Config_Single_Thread) /= Sqlite.OK
+        or else Sqlite.Config (Sqlite.Config_Memory_Status, 0) /= Sqlite.OK
+      then
+         Body_Log.Warning ("SQLite kept its default threading and memory"
+                           & " statistics: turns on the store will be slower");
+      end if;
+   end Configure_Once;
 
    function Failure (Self : Store; Reason : String) return Outcome is
      ((Failed => True,
@@ -140,6 +168,17 @@ package body Session_Store is
       Code  : Sqlite.Result_Code;
       Value : Unbounded_String;
 
+      Locked : constant String :=
+        "is locked by another process for longer than"
+        & Busy_Timeout_Ms'Image & " ms (--state-busy-ms)";
+
+      procedure Pause is
+         Slept : constant C.int := Sqlite.Sleep (1);
+         pragma Unreferenced (Slept);
+      begin
+         null;
+      end Pause;
+
       procedure Fail (Reason : String) is
       begin
          Result := Failure (Self, Reason);
@@ -148,22 +187,7 @@ package body Session_Store is
          end if;
       end Fail;
    begin
-      --  SQLite's statement journal takes and frees some 60 KB at the top
-      --  of the heap in every turn: under glibc's default threshold
-      --  (128 KB) each turn gave it back to the system and faulted it in
-      --  again, which tripled a turn's cost
-      if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
-         Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
-                           & " store will be slower");
-      end if;
-      --  One thread, and no memory statistics: SQLite's global mutexes and
-      --  its accounting of every allocation are of no use to the body
-      if Sqlite.Config (Sqlite.Config_Single_Thread) /= Sqlite.OK
-        or else Sqlite.Config (Sqlite.Config_Memory_Status, 0) /= Sqlite.OK
-      then
-         Body_Log.Warning ("SQLite kept its default threading and memory"
-                           & " statistics: turns on the store will be slower");
-      end if;
+      Configure_Once;
       Self.Path := To_Unbounded_String (Path);
       Self.Capacity := Capacity;
       Result := (others => <>);
@@ -193,8 +217,20 @@ package body Session_Store is
          return;
       end if;
 
-      Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
-      if Sqlite.Primary (Code) = Sqlite.Read_Only then
+      --  Another body may be making the store, or switching it to WAL,
+      --  right now: SQLite answers Busy at once here rather than wait (it
+      --  would risk a deadlock), so the wait is this loop's, as long as
+      --  the busy timeout
+      for Waited in 0 .. Busy_Timeout_Ms loop
+         Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
+         exit when Sqlite.Primary (Code) /= Sqlite.Busy
+           or else Waited = Busy_Timeout_Ms;
+         Pause;
+      end loop;
+      if Sqlite.Primary (Code) = Sqlite.Busy then
+         Fail (Locked);
+         return;
+      elsif Sqlite.Primary (Code) = Sqlite.Read_Only then
          Fail ("cannot be written, or its directory cannot (the WAL journal"
                & " is kept beside it): " & Last_Error (Self));
          return;
@@ -219,8 +255,7 @@ package body Session_Store is
       --  writable and the store not held by another process
       Execute (Self, "BEGIN IMMEDIATE", Code);
       if Sqlite.Primary (Code) = Sqlite.Busy then
-         Fail ("is locked by another process for longer than"
-               & Busy_Timeout_Ms'Image & " ms (--state-busy-ms)");
+         Fail (Locked);
          return;
       elsif Code /= Sqlite.OK then
          Fail ("cannot be written: " & Last_Error (Self));

@@ -76,6 +76,10 @@ package Sqlite is
    with Import, Convention => C, External_Name => "sqlite3_get_autocommit";
    --  0 while a transaction is open
 
+   function Sleep (Milliseconds : C.int) return C.int
+   with Import, Convention => C, External_Name => "sqlite3_sleep";
+   --  At least Milliseconds; what was slept, in milliseconds
+
    function Changes (Db : Connection) return C.int
    with Import, Convention => C, External_Name => "sqlite3_changes";
 
