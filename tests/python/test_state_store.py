@@ -255,6 +255,13 @@ def test_a_directory_for_a_store_refuses_to_start(body_exe, tmp_path):
     assert_refused(start_on(body_exe, store), store, "is a directory")
 
 
+def test_a_fifo_or_a_device_for_a_store_refuses_to_start(body_exe, tmp_path):
+    fifo = tmp_path / "a-fifo"
+    os.mkfifo(fifo)
+    assert_refused(start_on(body_exe, fifo), fifo, "is not a regular file")
+    assert_refused(start_on(body_exe, Path(os.devnull)), Path(os.devnull), "is not a regular file")
+
+
 def test_a_store_in_a_missing_directory_refuses_to_start(body_exe, tmp_path):
     store = tmp_path / "missing" / "sessions.db"
     assert_refused(start_on(body_exe, store), store, "cannot be opened")

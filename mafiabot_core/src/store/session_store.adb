@@ -194,6 +194,13 @@ package body Session_Store is
       if GNAT.OS_Lib.Is_Directory (Path) then
          Fail ("is a directory, not a file");
          return;
+      elsif not GNAT.OS_Lib.Is_Regular_File (Path)
+        and then GNAT.OS_Lib."/=" (GNAT.OS_Lib.File_Time_Stamp (Path),
+                                   GNAT.OS_Lib.Invalid_Time)
+      then
+         --  It exists: a FIFO, a device or a socket
+         Fail ("is not a regular file");
+         return;
       end if;
 
       Code := Sqlite.Open_V2
