@@ -45,6 +45,7 @@ from harness.hermes_mount.mount import (
 )
 from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
+from harness.hermes_plugin import PLUGIN_NAME
 
 SUGGESTED_DISCOVERY = 5
 # Where a doctor line's detail starts: continuation lines of a detail line up under it.
@@ -98,7 +99,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
-    plan = plan_mount(home, spec, args.discovery_timeout)
+    plan = plan_mount(home, spec, args.discovery_timeout, level1=not args.no_level1)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
     body = planned_body(plan)
@@ -109,6 +110,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         if plan.changed:
             print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
             print(plan.diff(), file=out, end="")
+            _print_plugin_changes(plan, out, "would ")
         else:
             print(f"dry run: '{args.name}' is already mounted as asked in {home.config}; nothing would change",
                   file=out)
@@ -122,8 +124,12 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     else:
         if new_profile:
             print(f"created profile '{home.profile}' at {home.path}", file=out)
-        kept = f" (the previous file is kept as {backup.name})" if backup else " (a new file)"
-        print(f"mounted '{args.name}' in {home.config}{kept}", file=out)
+        if plan.config_changed:
+            kept = f" (the previous file is kept as {backup.name})" if backup else " (a new file)"
+            print(f"mounted '{args.name}' in {home.config}{kept}", file=out)
+        else:
+            print(f"'{args.name}' was already mounted as asked in {home.config}", file=out)
+        _print_plugin_changes(plan, out)
     print(f"  command: {spec.command}", file=out)
     print(f"  args:    {' '.join(spec.args)}", file=out)
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
@@ -131,11 +137,20 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
+    if plan.plugin is not None and plan.plugin.serves:
+        print(f"  Level1: the {PLUGIN_NAME} plugin in {plan.plugin.folder} sets every call's uid, channel and "
+              "server from the Hermes session (--no-level1 leaves them to the model)", file=out)
     if soul is not None:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
     return "done"
+
+
+def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
+    if plan.plugin is not None:
+        for change in plan.plugin.describe():
+            print(f"Level1: {mood}{change}", file=out)
 
 
 def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
@@ -148,6 +163,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
+        _print_plugin_changes(plan, out, "would ")
         soul = soul_state(body.argv, body.env)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
@@ -155,6 +171,9 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
     print(f"removed '{args.name}' from {home.config}{kept}; {DISCOVERY_KEY} was left as it is", file=out)
+    for note in plan.notes:
+        print(f"note: {note}", file=out)
+    _print_plugin_changes(plan, out)
     # After the entry is gone, so that no Hermes starting meanwhile boots the body again.
     try:
         soul = restore_soul(body.argv, body.env)
@@ -219,6 +238,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
+    mount.add_argument("--no-level1", action="store_true",
+                       help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
+                            "and server from the Hermes session; the model's own values then reach the body")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

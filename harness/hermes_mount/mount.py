@@ -60,6 +60,16 @@ from harness.hermes_mount.entry import (
     settle,
 )
 from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.level1 import (
+    DISABLED_NOTE,
+    FilesPlan,
+    apply_files,
+    disable,
+    enable,
+    hermes_view,
+    plan_files,
+    without_plugin,
+)
 from harness.hermes_mount.probe import hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE, unwritable_reason
@@ -74,10 +84,15 @@ class Plan:
     new_text: str
     notes: list[str] = field(default_factory=list)
     spec: EntrySpec | None = None  # mount's entry, settled against the one already there
+    plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
+
+    @property
+    def config_changed(self) -> bool:
+        return self.new_text != (self.doc.original or "")
 
     @property
     def changed(self) -> bool:
-        return self.new_text != (self.doc.original or "")
+        return self.config_changed or (self.plugin is not None and self.plugin.changed)
 
     def diff(self) -> str:
         old = (self.doc.original or "").splitlines(keepends=True)
@@ -131,9 +146,11 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args)
 
 
-def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Plan:
+def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> Plan:
+    """Mount's plan; `level1` installs and enables the Level1 plugin for the entry, False takes it away."""
     if discovery is not None:
         check_discovery_timeout(discovery)
+    plugin = plan_files(home, spec.name, install=level1)
     doc = load_config(home.config)
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
@@ -144,12 +161,22 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Pl
     if discovery is not None:
         set_discovery_timeout(doc.data, discovery)
     discovery_timeout(doc.data)  # a malformed value is reported before anything is written
+    if level1:
+        enable(doc.data)
+    elif not plugin.serves:
+        disable(doc.data)  # the last server it acted for no longer wants it
     if not doc.exact:
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
                      "review the change with --dry-run (a backup is kept either way)")
     text = as_hermes_reads_it(doc, spec, discovery, notes)
     _check_nothing_else_changes(doc, text, spec.name)
-    return Plan(home, doc, text, notes, spec)
+    view = hermes_view(as_hermes(text, doc.path))
+    if level1 and not view.enabled:
+        raise HermesConfigError(f"{doc.path}: after the change Hermes would not read plugins.enabled as naming the "
+                                "Level1 plugin; the file was left untouched")
+    if level1 and view.disabled:
+        notes.append(DISABLED_NOTE)
+    return Plan(home, doc, text, notes + plugin.notes, spec, plugin)
 
 
 def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:
@@ -176,8 +203,9 @@ def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
 
 
 def _outside(document: dict[str, Any], name: str) -> dict[str, Any]:
-    """What Hermes reads outside mount's business: all but the entry and mcp_discovery_timeout."""
-    rest = copy.deepcopy(document)
+    """What Hermes reads outside mount's business: all but the entry, mcp_discovery_timeout and the Level1 plugin's
+    item in plugins.enabled."""
+    rest = without_plugin(copy.deepcopy(document))
     rest.pop(DISCOVERY_KEY, None)
     servers = rest.get(SERVERS_KEY)
     if isinstance(servers, dict):
@@ -219,23 +247,34 @@ def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
-    """The plan, and whether there was an entry to remove."""
+    """The plan, and whether there was an entry to remove (the Level1 plugin goes with the last entry it serves)."""
     doc = load_config(home.config)
+    plugin = plan_files(home, name, install=False)
     if doc.original is None:
-        return Plan(home, doc, ""), False
+        return Plan(home, doc, "", plugin=plugin), False
     removed = remove_entry(doc.data, name)
+    if not plugin.serves:
+        disable(doc.data)
     if not removed:
-        return Plan(home, doc, doc.original), False
+        return Plan(home, doc, doc.original, plugin=plugin), False
     text = render(doc)
     if name in _servers_as_hermes(text, doc):
         raise HermesConfigError(f"{doc.path}: after removing mcp_servers.{name} Hermes would still read it "
                                 "(a duplicate key?); the file was left untouched")
     _check_nothing_else_changes(doc, text, name)
-    return Plan(home, doc, text), True
+    return Plan(home, doc, text, plugin.notes, plugin=plugin), True
 
 
 def apply_plan(plan: Plan) -> Path | None:
-    """Write the plan if it changes anything; returns the backup's path (None: no backup made)."""
-    if not plan.changed:
-        return None
-    return write_config(plan.doc, plan.new_text)
+    """Write the plan if it changes anything; returns the config's backup (None: no backup made).
+
+    The plugin's files are written before config.yaml names the plugin, and removed after it no
+    longer does: a Hermes starting meanwhile never enables a plugin that is not there.
+    """
+    installing = plan.plugin is not None and bool(plan.plugin.writes)
+    if installing and plan.plugin is not None:
+        apply_files(plan.plugin)
+    backup = write_config(plan.doc, plan.new_text) if plan.config_changed else None
+    if not installing and plan.plugin is not None and plan.plugin.changed:
+        apply_files(plan.plugin)
+    return backup

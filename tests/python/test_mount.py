@@ -75,8 +75,10 @@ def test_mount_keeps_every_line_of_the_user_s_file_in_order_and_backs_it_up(body
     for line in USER_CONFIG.splitlines():
         assert line in added, f"lost: {line!r}"
         added.remove(line)
-    assert all(line.startswith(("  mafiabot:", "    ")) for line in added), added
-    assert after.index("github:") < after.index("mafiabot:") < after.index("agent:")
+    # The entry's lines, and the Level1 plugin's item in a `plugins:` block of its own at the end.
+    assert added[-3:] == ["plugins:", "  enabled:", "  - mafiabot-level1"], added
+    assert all(line.startswith(("  mafiabot:", "    ")) for line in added[:-3]), added
+    assert after.index("github:") < after.index("mafiabot:") < after.index("agent:") < after.index("plugins:")
     [backup] = backups_of(config)
     assert backup.read_text(encoding="utf-8") == USER_CONFIG
 
