@@ -97,6 +97,12 @@ class FilesPlan:
     remove_folder: bool = False
     notes: list[str] = field(default_factory=list)
     serves: bool = False  # whether the plugin acts for any server once the plan is applied
+    ours: bool = True  # False: the folder is not mount's, and neither is a plugins.enabled item of its name
+
+    @property
+    def retires(self) -> bool:
+        """Whether the plan takes mount's plugin away, and with it its plugins.enabled item."""
+        return self.ours and not self.serves
 
     @property
     def changed(self) -> bool:
@@ -111,7 +117,12 @@ class FilesPlan:
 def plan_files(home: HermesHome, server: str, install: bool) -> FilesPlan:
     """The plugin folder once `server` is added (install) or removed; ConfigError when the folder is not mount's."""
     folder = plugin_dir(home)
-    manifest = read_manifest(home)
+    try:
+        manifest = read_manifest(home)
+    except ConfigError:
+        if install:
+            raise
+        return FilesPlan(folder, serves=False, ours=False)  # someone else's plugin: not ours to take away
     servers = dict(manifest.servers) if manifest is not None else {}
     if install:
         servers[server] = tool_name(server)

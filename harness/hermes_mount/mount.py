@@ -163,7 +163,7 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
     discovery_timeout(doc.data)  # a malformed value is reported before anything is written
     if level1:
         enable(doc.data)
-    elif not plugin.serves:
+    elif plugin.retires:
         disable(doc.data)  # the last server it acted for no longer wants it
     if not doc.exact:
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
@@ -253,7 +253,7 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
     if doc.original is None:
         return Plan(home, doc, "", plugin=plugin), False
     removed = remove_entry(doc.data, name)
-    if not plugin.serves:
+    if plugin.retires:
         disable(doc.data)
     if not removed:
         return Plan(home, doc, doc.original, plugin=plugin), False
