@@ -164,14 +164,18 @@ def _only_our_bytecode(pycache: Path) -> bool:
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def apply_files(plan: FilesPlan) -> None:
-    """Write (atomically) or remove the plan's files; the manifest is written last and removed last."""
+    """Write (atomically) or remove the plan's files; the manifest is written last and removed last.
+
+    A home that cannot hold them is the operator's to fix (HermesConfigError, like a config that cannot be
+    written): mount writes them before config.yaml, so then nothing at all was written.
+    """
     try:
         for name in sorted(plan.writes, key=lambda n: n == SERVERS_FILE):
             atomic_write(plan.folder / name, plan.writes[name])
@@ -180,8 +184,10 @@ def apply_files(plan: FilesPlan) -> None:
         if plan.remove_folder:
             shutil.rmtree(plan.folder / "__pycache__", ignore_errors=True)
             plan.folder.rmdir()
+    except DurableWriteError as exc:
+        raise HermesConfigError(f"{exc}; config.yaml was not changed") from None
     except OSError as exc:
-        raise DurableWriteError(f"cannot change the Level1 plugin in {plan.folder}: {exc.strerror or exc}") from None
+        raise HermesConfigError(f"cannot change the Level1 plugin in {plan.folder}: {exc.strerror or exc}") from None
 
 
 def enable(data: CommentedMap) -> None:
@@ -257,3 +263,15 @@ def without_plugin(document: dict[str, Any]) -> dict[str, Any]:
 DISABLED_NOTE = (f"plugins.disabled names {PLUGIN_NAME}, and Hermes's deny list wins: the plugin is installed and "
                  f"enabled but will not load, so the model's own uid, channel and server reach the body; remove "
                  f"{PLUGIN_NAME} from plugins.disabled to let Hermes's session set them")
+
+
+def stale_files(home: HermesHome) -> list[str]:
+    """The plugin's files in the home that are not this harness's (edited, or from another version)."""
+    return [name for name, data in shipped_files().items() if _read(plugin_dir(home) / name) != data]
+
+
+def copy_into(home: HermesHome, scratch: Path) -> None:
+    """The plugin's folder copied into the scratch home `scratch`, for Hermes to load there."""
+    if plugin_dir(home).is_dir():
+        shutil.copytree(plugin_dir(home), scratch / PLUGINS_DIR / PLUGIN_NAME,
+                        ignore=shutil.ignore_patterns("__pycache__"))

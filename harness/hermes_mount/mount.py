@@ -150,8 +150,8 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
     """Mount's plan; `level1` installs and enables the Level1 plugin for the entry, False takes it away."""
     if discovery is not None:
         check_discovery_timeout(discovery)
-    plugin = plan_files(home, spec.name, install=level1)
     doc = load_config(home.config)
+    plugin = plan_files(home, spec.name, install=level1)
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
     spec = settle(spec, entry)
@@ -249,9 +249,9 @@ def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
     """The plan, and whether there was an entry to remove (the Level1 plugin goes with the last entry it serves)."""
     doc = load_config(home.config)
-    plugin = plan_files(home, name, install=False)
     if doc.original is None:
-        return Plan(home, doc, "", plugin=plugin), False
+        return Plan(home, doc, ""), False
+    plugin = plan_files(home, name, install=False)
     removed = remove_entry(doc.data, name)
     if plugin.retires:
         disable(doc.data)
