@@ -10,7 +10,7 @@ SHELL        := /bin/bash
 VENV         := .venv
 PYTHON       ?= python3
 GPRBUILD     := gprbuild -j0 -p -q
-APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev
+APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BODY         := mafiabot_core/bin/mafiabot
 ADA_TESTS    := tests/ada/bin/run_ada_tests
@@ -29,7 +29,7 @@ deps: apt venv hermes
 # Installs Debian's GNAT toolchain only when something is missing.
 apt:
 	@if ! command -v gprbuild >/dev/null || [ ! -f /usr/share/gpr/gnatcoll.gpr ] \
-	    || [ ! -f /usr/share/gpr/aunit.gpr ]; then \
+	    || [ ! -f /usr/share/gpr/aunit.gpr ] || [ ! -f /usr/include/sqlite3.h ]; then \
 	  echo "make: installing Debian's Ada toolchain ($(APT_PACKAGES)) with apt-get: about 1-2 minutes"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \

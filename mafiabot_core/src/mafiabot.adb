@@ -18,6 +18,7 @@ with Body_Log;
 with Hermes_Protocol;
 with Organs.Identity;
 with Organs.Sets;
+with Session_Store;
 with Soul_Writer;
 with Stdio_Channel;
 with Stub_Organs;
@@ -116,6 +117,19 @@ begin
            (Stub,
             Stub_Organs.Fixtures.Parse_Curve (To_String (Settings.Thresholds)));
       end if;
+      if Length (Settings.State_Path) > 0 then
+         declare
+            Opened : Session_Store.Outcome;
+         begin
+            Protocol.Keep_Sessions_In_Store (Settings, Opened);
+            if Opened.Failed then
+               --  As a bad fixture: one line naming the file, exit 2,
+               --  before SOUL.md is touched
+               Body_Log.Error (To_String (Opened.Reason));
+               GNAT.OS_Lib.OS_Exit (Usage_Status);
+            end if;
+         end;
+      end if;
    exception
       when E : Body_Config.Usage_Error =>
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
@@ -159,6 +173,8 @@ begin
       On_Overflow    => On_Overflow'Unrestricted_Access);
 
    --  End of input: leave at once.  Finalizing a large session table would
-   --  only delay the exit the client is waiting for.
+   --  only delay the exit the client is waiting for; a store is closed, so
+   --  that the next body to open it has no journal to read.
+   Protocol.Close_Store;
    GNAT.OS_Lib.OS_Exit (0);
 end Mafiabot;

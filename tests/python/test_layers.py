@@ -46,3 +46,15 @@ def test_only_the_boot_chooses_the_stub_organs():
     others = [directory.name for directory in SOURCES.iterdir() if directory.is_dir() and directory.name != "stubs"]
     assert [crossing for directory in others for crossing in crossings(directory, stubs)] == []
     assert "stub_organs" in withs_of(SOURCES / "mafiabot.adb")
+
+
+def test_only_the_session_store_knows_of_sqlite():
+    """The cycle and the organs see the session record alone: the store (store/) is the protocol's to call, and
+    its SQLite binding is the store's alone."""
+    store = units_in("store")
+    assert {"sqlite", "session_store", "session_records"} <= store
+    assert crossings("cycle", store) + crossings("organs", store) + crossings("sessions", store) == []
+    others = [directory.name for directory in SOURCES.iterdir() if directory.is_dir() and directory.name != "store"]
+    assert [crossing for directory in others for crossing in crossings(directory, {"sqlite"})] == []
+    assert [f"{path.name} withs sqlite" for path in (SOURCES / "store").glob("session_records.ad[sb]")
+            if "sqlite" in withs_of(path)] == []

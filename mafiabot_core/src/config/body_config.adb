@@ -81,6 +81,23 @@ package body Body_Config is
                   end if;
                   Result.Text_Block := Text_Block_Form'Value (Form);
                end;
+            elsif Option = "--state" then
+               Result.State_Path := To_Unbounded_String (Value_Of (Option));
+               if Length (Result.State_Path) = 0 then
+                  raise Usage_Error with Option & " needs a file name";
+               end if;
+            elsif Option = "--state-busy-ms" then
+               Result.State_Busy_Ms := Count_Of (Option, 1, 600_000);
+            elsif Option = "--state-sync" then
+               declare
+                  Mode : constant String := Value_Of (Option);
+               begin
+                  if Mode not in "normal" | "full" then
+                     raise Usage_Error with Option
+                       & " needs normal or full, got '" & Mode & "'";
+                  end if;
+                  Result.State_Sync := State_Durability'Value (Mode);
+               end;
             elsif Option = "--no-soul" then
                Result.Soul := Off;
             elsif Option = "--soul-state" then

@@ -39,6 +39,13 @@ package Body_Config is
       --  what a model reads per turn when its client passes it the text
       --  block; structuredContent keeps the whole trace either way
 
+   type State_Durability is
+     (Normal,
+      --  The store keeps every turn through a kill of the body (SIGKILL, a
+      --  crash); a power loss may lose the last turns, never the file
+      Full);
+      --  Also through a power loss: an fsync per turn
+
    subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
    --  What is answered with one line instead of serving
 
@@ -56,6 +63,11 @@ package Body_Config is
       Hermes_Home    : Unbounded_String;
       --  Empty: $HERMES_HOME, else $HOME/.hermes
       Text_Block     : Text_Block_Form := Full;
+      State_Path     : Unbounded_String;
+      --  Empty: sessions live in the body's memory alone
+      State_Busy_Ms  : Positive := 5_000;
+      --  How long a turn waits for another body's turn on the same store
+      State_Sync     : State_Durability := Normal;
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -113,6 +125,16 @@ private
      & " one-line summary" & LF
      & "                         (structuredContent keeps the whole result)"
      & LF
+     & "  --state FILE           keep sessions in the SQLite file FILE,"
+     & " shared with other bodies" & LF
+     & "                         (default: in memory, gone when the body"
+     & " exits)" & LF
+     & "  --state-busy-ms N      how long a turn waits for another body's"
+     & " lock (default 5000)" & LF
+     & "  --state-sync normal|full  normal (default): a committed turn"
+     & " survives a kill of the body;" & LF
+     & "                         full: also a power loss (an fsync per"
+     & " turn)" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

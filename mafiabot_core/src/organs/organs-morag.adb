@@ -51,4 +51,15 @@ package body Organs.Morag is
       Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
    end Keep;
 
+   function Kept_Excerpt (Held : Memory; Index : Recall_Count) return String
+   is
+      First : Positive := 1;
+   begin
+      for Older in 1 .. Index - 1 loop
+         First := First + Natural (Held.Sizes (Older));
+      end loop;
+      return Slice (Held.Kept, First,
+                    First + Natural (Held.Sizes (Index)) - 1);
+   end Kept_Excerpt;
+
 end Organs.Morag;

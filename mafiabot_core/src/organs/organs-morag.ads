@@ -49,6 +49,13 @@ package Organs.Morag is
         Post => Count (Held) <= Depth;
    --  Keep Excerpt as the most recent, forgetting the oldest beyond Depth
 
+   function Kept_Excerpt (Held : Memory; Index : Recall_Count) return String
+   with Pre  => Index <= Count (Held),
+        Post => Is_Within (Kept_Excerpt'Result, Max_Recall_Bytes);
+   --  The Index-th excerpt Held keeps, oldest first.  Keeping each of them
+   --  in turn into an empty memory (at Max_Depth) makes the same memory:
+   --  what lets a session's record be stored outside the body.
+
 private
 
    type Excerpt_Length is range 0 .. Max_Recall_Bytes with Size => 16;

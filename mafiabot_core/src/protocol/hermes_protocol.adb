@@ -99,6 +99,28 @@ package body Hermes_Protocol is
       Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
+   procedure Keep_Sessions_In_Store
+     (Self     : in out Server;
+      Settings : Body_Config.Settings;
+      Result   : out Session_Store.Outcome)
+   is
+      use type Body_Config.State_Durability;
+   begin
+      Self.Store.Open
+        (Path            => To_String (Settings.State_Path),
+         Capacity        => Settings.Max_Sessions,
+         Busy_Timeout_Ms => Settings.State_Busy_Ms,
+         Full_Sync       => Settings.State_Sync = Body_Config.Full,
+         Result          => Result);
+   end Keep_Sessions_In_Store;
+
+   procedure Close_Store (Self : in out Server) is
+   begin
+      if Self.Store.Is_Open then
+         Self.Store.Close;
+      end if;
+   end Close_Store;
+
    procedure Send (Json : in out Json_Text.Builder; Reply : Reply_Sink) is
    begin
       Json.End_Line;
@@ -402,13 +424,37 @@ package body Hermes_Protocol is
               Session_Keys.Key_Of (Uid, Channel, Server);
             Session : Session_Table.Session_Access;
             Trace   : Turn_Cycle.Turn_Trace;
+            Stored  : Session_Store.Outcome;
             Given_Origin : constant Boolean :=
               Turn_Tool.Is_Given (Request, Turn_Tool.Key_Origin);
          begin
-            Self.Sessions.Open (Self.Chosen, Key, Session);
-            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
-                            Uid, Channel, Server, Value (Turn_Tool.Input),
-                            Trace);
+            if Self.Store.Is_Open then
+               declare
+                  Held : Session_Table.Session;
+               begin
+                  Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
+                  if not Stored.Failed then
+                     Turn_Cycle.Run
+                       (Self.Chosen, Self.Curve, Held, Uid, Channel, Server,
+                        Value (Turn_Tool.Input), Trace);
+                     --  Committed before the reply exists: a reply a
+                     --  client reads is never undone by a crash
+                     Self.Store.Commit_Turn (Key, Held, Stored);
+                  end if;
+               end;
+               if Stored.Failed then
+                  Body_Log.Error (To_String (Stored.Reason));
+                  Problem := Failure
+                    (Store_Failed, "Session store failed: "
+                     & To_String (Stored.Reason));
+                  return;
+               end if;
+            else
+               Self.Sessions.Open (Self.Chosen, Key, Session);
+               Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
+                               Uid, Channel, Server, Value (Turn_Tool.Input),
+                               Trace);
+            end if;
             Json.Start_Filling
               (Reply_Shape (Self, Trace.Passes, Modern, Given_Origin));
             Json.Fill_Raw (Id);

@@ -16,6 +16,7 @@ with Json_Reader;
 with Json_Text;
 with Organs.Identity;
 with Organs.Sets;
+with Session_Store;
 with Session_Table;
 with Turn_Tool;
 
@@ -36,6 +37,23 @@ package Hermes_Protocol is
                and then Energy_Gate.Is_Valid (Curve);
    --  The organs every turn runs through, the energy gate's curve, and the
    --  identity every result carries
+
+   procedure Keep_Sessions_In_Store
+     (Self     : in out Server;
+      Settings : Body_Config.Settings;
+      Result   : out Session_Store.Outcome);
+   --  Keep every session in the store Settings.State_Path (not empty)
+   --  names instead of in memory (--state): each turn reads its session
+   --  from the store and commits it there before its reply is written; a
+   --  turn the store fails is answered Store_Failed.  Result.Failed when
+   --  the store cannot be used: nothing is served from it then.
+
+   procedure Close_Store (Self : in out Server);
+   --  At the end of input: the store, if any, is closed cleanly
+
+   Store_Failed : constant := -32_010;
+   --  The JSON-RPC error of a turn the session store could not read or
+   --  commit: the turn did not happen, and the body serves on
 
    type Reply_Sink is not null access procedure (Message : String);
    --  Where a reply goes: one whole message, LF included
@@ -71,6 +89,8 @@ private
       Chosen        : Organs.Sets.Organ_Set;
       Curve         : Energy_Gate.Threshold_Curve := [others => 0];
       Sessions      : Session_Table.Table;
+      Store         : Session_Store.Store;
+      --  Open: the sessions live there, and Sessions stays empty
       Initialized   : Boolean := False;
       --  A legacy `initialize` has been answered
       Answering     : Json_Reader.Node_Id := Json_Reader.No_Node;

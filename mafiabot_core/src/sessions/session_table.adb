@@ -17,6 +17,13 @@ package body Session_Table is
    function Count (Self : Table) return Natural is (Self.Count);
    function Capacity (Self : Table) return Positive is (Self.Limit);
 
+   function Fresh
+     (Chosen : Organs.Sets.Organ_Set; Session_Key : String) return Session is
+     ((Turns     => 0,
+       Reservoir => Chosen.Drive_Box.Fresh (Session_Key),
+       Draws     => Chosen.Celtic_Cross.Shuffled_For (Session_Key),
+       Memory    => <>));
+
    procedure Set_Capacity (Self : in out Table; Capacity : Positive) is
    begin
       Self.Limit := Capacity;
@@ -161,11 +168,7 @@ package body Session_Table is
       end if;
       declare
          Made : constant Entry_Access := new Entry_Record'
-           (State => (Turns     => 0,
-                      Reservoir => Chosen.Drive_Box.Fresh (Session_Key),
-                      Draws     => Chosen.Celtic_Cross.Shuffled_For
-                                     (Session_Key),
-                      Memory    => <>),
+           (State => Fresh (Chosen, Session_Key),
             Key   => new String'(Session_Key),
             Hash  => Hash,
             Newer => null,

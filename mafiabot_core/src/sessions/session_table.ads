@@ -28,6 +28,13 @@ package Session_Table is
 
    type Session_Access is access all Session;
 
+   function Fresh
+     (Chosen : Organs.Sets.Organ_Set; Session_Key : String) return Session
+   with Pre => Organs.Sets.Is_Complete (Chosen),
+        Post => Fresh'Result.Turns = 0;
+   --  A new session of Session_Key, as the Chosen organs make it: a
+   --  function of the key alone
+
    type Table is tagged limited private;
 
    procedure Set_Capacity (Self : in out Table; Capacity : Positive);

@@ -1,0 +1,142 @@
+"""`python -m bench.store`: what `--state FILE` costs, beside the C floor, in one run.
+
+Rows (targets from issue 16):
+1. Round trips of 8-pass turns, sequential, client and servers pinned to one CPU, alternating blocks
+   (bench.latency.interleaved): the body in memory, the body with a store (synchronous NORMAL, the
+   default) and the C floor; target: the store at most 3x the floor's median. Then a short run with
+   `--state-sync full` (an fsync per turn), which depends on the disk under the store.
+2. Start-up, spawn -> `initialize` answered: no store, an empty store, a store of 100,000 sessions
+   (target: at most 5 ms), samples taken in turn.
+3. The store's size at 100,000 sessions (each with one turn of recall), file plus WAL.
+
+Invariants:
+- Every figure is of this run, on this machine; the ratios are between figures of this run.
+- Stores live in a temporary directory removed at the end; results go to
+  bench/results/store.{md,json}, nothing else in the tree is written.
+- A store is filled by the body itself (pipelined turns, one new session each), so what is measured
+  is what a body writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import latency, servers, startup, stats, workloads
+
+RESULTS = workloads.ROOT / "bench" / "results"
+SESSIONS = 100_000
+TARGET_RATIO = 3.0
+TARGET_STARTUP_MS = 5.0
+FILL_DEADLINE = 600.0
+FILL_BATCH = 10_000
+
+
+def fill(body: servers.Server, count: int) -> float:
+    """`count` new sessions written through `body`, in pipelined batches; returns seconds taken."""
+    start = time.perf_counter()
+    with body.start(FILL_DEADLINE) as client:
+        client.exchange(workloads.initialize_line())
+        for first in range(0, count, FILL_BATCH):
+            lines = workloads.fresh_session_lines(min(FILL_BATCH, count - first), f"filled-{first}", first + 1)
+            writer_done = latency._pipelined_block(client, lines)  # noqa: SLF001 (the bench's own helper)
+            assert writer_done.requests == len(lines)
+    return time.perf_counter() - start
+
+
+def store_bytes(store: Path) -> int:
+    return sum(path.stat().st_size for path in store.parent.glob(store.name + "*"))
+
+
+def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="mafiabot-bench-store-") as scratch:
+        work = Path(scratch)
+        fixture = workloads.write_bench_fixture(work)
+        memory_body = servers.body_server(fixture)
+        reply, _trace = servers.capture_canned(memory_body, work)
+        floor = servers.floor_server(servers.build_floor(work), reply)
+        stored = servers.body_server(fixture, name="body --state", extra=("--state", str(work / "trips.db")))
+        key = workloads.PINNED[8][0]
+        units = [latency.Unit("C floor", floor, key), latency.Unit("body", memory_body, key),
+                 latency.Unit("body --state", stored, key)]
+        print(f"round trips: {round_trips} per server", file=sys.stderr)
+        trips = latency.interleaved(units, round_trips)
+        full = servers.body_server(fixture, name="body --state-sync full",
+                                   extra=("--state", str(work / "full.db"), "--state-sync", "full"))
+        full_trips = latency.interleaved([latency.Unit(full.name, full, key)], full_sync_trips)
+
+        big = work / "big.db"
+        print(f"filling a store with {sessions} sessions", file=sys.stderr)
+        fill_s = fill(servers.body_server(fixture, extra=("--state", str(big), "--max-sessions", str(sessions))),
+                      sessions)
+        size = store_bytes(big)
+        empty = work / "empty.db"
+        contenders = {
+            "no store": memory_body,
+            "empty store": servers.body_server(fixture, extra=("--state", str(empty))),
+            f"{sessions:,} sessions": servers.body_server(fixture, extra=("--state", str(big))),
+        }
+        print(f"start-ups: {startups} each", file=sys.stderr)
+        boots = startup.interleaved_startups(contenders, startups)
+        size_after_boots = store_bytes(big)
+
+    floor_median = stats.median(trips["C floor"][0].samples_s)
+    rows = {name: {**stats.summary_us(t.samples_s), "cpu_per_turn_us": round(t.cpu_per_request_s * 1e6, 1),
+                   "ratio_to_floor": round(stats.median(t.samples_s) / floor_median, 2)}
+            for name, (t, _) in trips.items()}
+    full_row = {**stats.summary_us(full_trips[full.name][0].samples_s),
+                "ratio_to_floor": round(stats.median(full_trips[full.name][0].samples_s) / floor_median, 2)}
+    boot_rows = {name: stats.summary_ms(samples) for name, samples in boots.items()}
+    return {
+        "round_trips": rows, "full_sync": full_row, "startup": boot_rows,
+        "store": {"sessions": sessions, "bytes": size, "bytes_per_session": round(size / sessions, 1),
+                  "fill_seconds": round(fill_s, 2), "bytes_after_startups": size_after_boots},
+        "targets": {
+            "round trip with the store <= 3x the C floor": rows["body --state"]["ratio_to_floor"] <= TARGET_RATIO,
+            f"start-up with {sessions:,} stored sessions <= 5 ms":
+                boot_rows[f"{sessions:,} sessions"]["median_ms"] <= TARGET_STARTUP_MS,
+        },
+    }
+
+
+def markdown(result: dict) -> str:
+    out = ["# --state FILE: the session store's cost (bench/store.py)", "",
+           "| 8-pass turn, sequential | median µs | p99 µs | server CPU/turn µs | ÷ C floor |",
+           "| --- | --- | --- | --- | --- |"]
+    for name, row in result["round_trips"].items():
+        out.append(f"| {name} | {row['median_us']} | {row['p99_us']} | {row['cpu_per_turn_us']} "
+                   f"| {row['ratio_to_floor']}x |")
+    full = result["full_sync"]
+    out += [f"| body --state-sync full ({full['samples']} turns, an fsync each) | {full['median_us']} "
+            f"| {full['p99_us']} | | {full['ratio_to_floor']}x |", "",
+            "| start-up, spawn → initialize answered | median ms | p99 ms |", "| --- | --- | --- |"]
+    for name, row in result["startup"].items():
+        out.append(f"| {name} | {row['median_ms']} | {row['p99_ms']} |")
+    store = result["store"]
+    out += ["", f"Store at {store['sessions']:,} sessions (one turn of recall each): {store['bytes']:,} bytes "
+            f"({store['bytes_per_session']} a session, file and WAL), filled by one body in "
+            f"{store['fill_seconds']} s.", "", "Targets:"]
+    out += [f"- {name}: **{'met' if met else 'NOT met'}**" for name, met in result["targets"].items()]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.store", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts: a smoke run, not for quoting")
+    args = parser.parse_args(argv)
+    counts = (1_000, 100, 20, 10_000) if args.quick else (10_000, 500, 200, SESSIONS)
+    result = run(*counts)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "store.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    text = markdown(result)
+    (RESULTS / "store.md").write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

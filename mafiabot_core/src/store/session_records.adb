@@ -1,0 +1,137 @@
+with Ada.Strings.Unbounded;
+with Interfaces;
+with Organs;
+with Organs.Celtic_Cross;
+with Organs.Morag;
+
+package body Session_Records is
+
+   use Interfaces;
+
+   Excerpt_Header_Bytes : constant := 2;
+
+   Empty : constant Session_Table.Session :=
+     (Turns => 0, Reservoir => <>, Draws => 0, Memory => <>);
+
+   function Explanation (Status : Decode_Status) return String is
+     (case Status is
+         when Decoded => "decoded",
+         when Other_Version =>
+           "a session record of another format (this body reads format"
+           & Natural'Image (Format_Version) & ")",
+         when Malformed => "a malformed session record");
+
+   --  Little-endian words, Width bytes, at Bytes (From ..)
+   function Word_At (Bytes : String; From : Positive; Width : Positive)
+     return Unsigned_64
+   is
+      Value : Unsigned_64 := 0;
+   begin
+      for Offset in reverse 0 .. Width - 1 loop
+         Value := Shift_Left (Value, 8)
+           or Unsigned_64 (Character'Pos (Bytes (From + Offset)));
+      end loop;
+      return Value;
+   end Word_At;
+
+   function Word (Value : Unsigned_64; Width : Positive) return String is
+     ([for Index in 1 .. Width =>
+         Character'Val (Shift_Right (Value, 8 * (Index - 1)) and 16#FF#)]);
+
+   function Encoded (State : Session_Table.Session) return String is
+      use Ada.Strings.Unbounded;
+      Count  : constant Natural := Organs.Morag.Count (State.Memory);
+      Result : Unbounded_String := To_Unbounded_String
+        (Character'Val (Format_Version)
+         & Word (Unsigned_64 (State.Turns), 4)
+         & Word (Unsigned_64 (Organs.To_Millis (State.Reservoir.Level)), 2)
+         & Word (Boolean'Pos (State.Reservoir.Held), 1)
+         & Word (Unsigned_64 (State.Draws), 8)
+         & Word (Unsigned_64 (Count), 1));
+   begin
+      for Index in 1 .. Count loop
+         declare
+            Kept : constant String :=
+              Organs.Morag.Kept_Excerpt (State.Memory, Index);
+         begin
+            Append (Result,
+                    Word (Unsigned_64 (Kept'Length), Excerpt_Header_Bytes));
+            Append (Result, Kept);
+         end;
+      end loop;
+      return To_String (Result);
+   end Encoded;
+
+   procedure Decode
+     (Bytes  : String;
+      State  : out Session_Table.Session;
+      Status : out Decode_Status)
+   is
+      First : constant Positive := Bytes'First;
+   begin
+      State := Empty;
+      if Bytes'Length = 0 then
+         Status := Malformed;
+         return;
+      elsif Character'Pos (Bytes (First)) /= Format_Version then
+         Status := Other_Version;
+         return;
+      elsif Bytes'Length < Fixed_Bytes then
+         Status := Malformed;
+         return;
+      end if;
+
+      declare
+         Turns  : constant Unsigned_64 := Word_At (Bytes, First + 1, 4);
+         Level  : constant Unsigned_64 := Word_At (Bytes, First + 5, 2);
+         Held   : constant Unsigned_64 := Word_At (Bytes, First + 7, 1);
+         Draws  : constant Unsigned_64 := Word_At (Bytes, First + 8, 8);
+         Count  : constant Unsigned_64 := Word_At (Bytes, First + 16, 1);
+         At_Byte : Natural := First + Fixed_Bytes;
+         Read    : Session_Table.Session;
+      begin
+         if Turns > Unsigned_64 (Natural'Last)
+           or else Level > Unsigned_64 (Organs.Millis'Last)
+           or else Held > 1
+           or else Count > Organs.Morag.Max_Depth
+         then
+            Status := Malformed;
+            return;
+         end if;
+         Read.Turns := Natural (Turns);
+         Read.Reservoir :=
+           (Level => Organs.To_Fraction (Organs.Millis (Level)),
+            Held  => Held = 1);
+         Read.Draws := Organs.Celtic_Cross.Draw_State (Draws);
+         for Excerpt in 1 .. Natural (Count) loop
+            if Bytes'Last - At_Byte + 1 < Excerpt_Header_Bytes then
+               Status := Malformed;
+               return;
+            end if;
+            declare
+               Length : constant Unsigned_64 :=
+                 Word_At (Bytes, At_Byte, Excerpt_Header_Bytes);
+               Start  : constant Positive := At_Byte + Excerpt_Header_Bytes;
+            begin
+               if Length > Organs.Morag.Max_Recall_Bytes
+                 or else Unsigned_64 (Bytes'Last - Start + 1) < Length
+               then
+                  Status := Malformed;
+                  return;
+               end if;
+               Organs.Morag.Keep
+                 (Read.Memory, Bytes (Start .. Start + Natural (Length) - 1),
+                  Organs.Morag.Max_Depth);
+               At_Byte := Start + Natural (Length);
+            end;
+         end loop;
+         if At_Byte /= Bytes'Last + 1 then
+            Status := Malformed;
+            return;
+         end if;
+         State := Read;
+         Status := Decoded;
+      end;
+   end Decode;
+
+end Session_Records;

@@ -1,0 +1,427 @@
+with Interfaces;
+with Interfaces.C.Strings;
+with GNAT.OS_Lib;
+with Body_Log;
+with Session_Records;
+
+package body Session_Store is
+
+   use type Interfaces.C.int;
+   use type Interfaces.Integer_64;
+
+   package C renames Interfaces.C;
+
+   Version_Text : constant String := "1";
+   --  Schema_Version as PRAGMA user_version reads it
+
+   pragma Compile_Time_Error
+     (Schema_Version /= 1, "Version_Text spells Schema_Version");
+
+   type Text is access constant String;
+
+   type Statement_List is array (Positive range <>) of Text;
+
+   Schema : constant Statement_List :=
+     [new String'("CREATE TABLE sessions (key BLOB PRIMARY KEY,"
+                  & " used INTEGER NOT NULL, record BLOB NOT NULL)"
+                  & " WITHOUT ROWID"),
+      --  Keyed by the session's key itself: a turn touches one page for
+      --  its record.  used: the turn's rank, 1 + the highest so far.
+      new String'("CREATE INDEX sessions_by_use ON sessions (used)"),
+      new String'("CREATE TABLE tally (one INTEGER PRIMARY KEY"
+                  & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
+      --  One row: the sessions kept, so that neither a turn nor Open ever
+      --  counts them
+      new String'("INSERT INTO tally VALUES (1, 0)"),
+      new String'("PRAGMA user_version = " & Version_Text)];
+
+   Sql : constant array (Query) of Text :=
+     [Begin_Write  => new String'("BEGIN IMMEDIATE"),
+      Commit       => new String'("COMMIT"),
+      Rollback     => new String'("ROLLBACK"),
+      Read_Record  => new String'("SELECT record FROM sessions WHERE key = ?1"),
+      Write_Record => new String'
+        ("INSERT INTO sessions (key, used, record) VALUES (?1,"
+         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"
+         & " ON CONFLICT (key) DO UPDATE"
+         & " SET used = excluded.used, record = excluded.record"),
+      Count_New    => new String'
+        ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
+      Evict_Oldest => new String'
+        ("DELETE FROM sessions WHERE key IN"
+         & " (SELECT key FROM sessions ORDER BY used LIMIT ?1)"),
+      Uncount      => new String'
+        ("UPDATE tally SET sessions = sessions - ?1")];
+
+   Trim_Threshold : constant C.int := -1;
+   --  glibc's M_TRIM_THRESHOLD
+
+   Kept_Heap_Top : constant C.int := 64 * 1024 * 1024;
+
+   function Set_Malloc_Option (Option, Value : C.int) return C.int
+   with Import, Convention => C, External_Name => "mallopt";
+
+   function Failure (Self : Store; Reason : String) return Outcome is
+     ((Failed => True,
+       Reason => "session store " & Self.Path & ": " & To_Unbounded_String (Reason)));
+
+   function Last_Error (Self : Store) return String is
+     (C.Strings.Value (Sqlite.Errmsg (Self.Db)));
+
+   --  Run the one statement Text to its end, reading nothing
+   procedure Execute (Self : Store; Text : String; Code : out Sqlite.Result_Code)
+   is
+      Prepared : Sqlite.Statement;
+      Ignored  : Sqlite.Result_Code;
+   begin
+      Code := Sqlite.Prepare_V2 (Self.Db, C.To_C (Text), -1, Prepared);
+      if Code /= Sqlite.OK then
+         return;
+      end if;
+      loop
+         Code := Sqlite.Step (Prepared);
+         exit when Code /= Sqlite.Row;
+      end loop;
+      if Code = Sqlite.Done then
+         Code := Sqlite.OK;
+      end if;
+      Ignored := Sqlite.Finalize (Prepared);
+   end Execute;
+
+   --  The first column of the first row Text gives, as text ("" for none)
+   procedure Read_Text
+     (Self : Store; Text : String; Value : out Unbounded_String;
+      Code : out Sqlite.Result_Code)
+   is
+      Prepared : Sqlite.Statement;
+      Ignored  : Sqlite.Result_Code;
+   begin
+      Value := Null_Unbounded_String;
+      Code := Sqlite.Prepare_V2 (Self.Db, C.To_C (Text), -1, Prepared);
+      if Code /= Sqlite.OK then
+         return;
+      end if;
+      Code := Sqlite.Step (Prepared);
+      if Code = Sqlite.Row then
+         declare
+            Column : constant C.Strings.chars_ptr :=
+              Sqlite.Column_Text (Prepared, 0);
+         begin
+            if C.Strings."/=" (Column, C.Strings.Null_Ptr) then
+               Value := To_Unbounded_String (C.Strings.Value (Column));
+            end if;
+         end;
+         Code := Sqlite.OK;
+      elsif Code = Sqlite.Done then
+         Code := Sqlite.OK;
+      end if;
+      Ignored := Sqlite.Finalize (Prepared);
+   end Read_Text;
+
+   procedure Close (Self : in out Store) is
+      Ignored : Sqlite.Result_Code;
+   begin
+      for Prepared of Self.Queries loop
+         Ignored := Sqlite.Finalize (Prepared);
+         Prepared := Sqlite.No_Statement;
+      end loop;
+      Ignored := Sqlite.Close (Self.Db);
+      Self.Db := Sqlite.No_Connection;
+   end Close;
+
+   procedure Open
+     (Self            : in out Store;
+      Path            : String;
+      Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
+      Full_Sync       : Boolean;
+      Result          : out Outcome)
+   is
+      Code  : Sqlite.Result_Code;
+      Value : Unbounded_String;
+
+      procedure Fail (Reason : String) is
+      begin
+         Result := Failure (Self, Reason);
+         if Is_Open (Self) then
+            Close (Self);
+         end if;
+      end Fail;
+   begin
+      --  SQLite's statement journal takes and frees some 60 KB at the top
+      --  of the heap in every turn: under glibc's default threshold
+      --  (128 KB) each turn gave it back to the system and faulted it in
+      --  again, which tripled a turn's cost
+      if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
+         Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
+                           & " store will be slower");
+      end if;
+      Self.Path := To_Unbounded_String (Path);
+      Self.Capacity := Capacity;
+      Result := (others => <>);
+      if GNAT.OS_Lib.Is_Directory (Path) then
+         Fail ("is a directory, not a file");
+         return;
+      end if;
+
+      Code := Sqlite.Open_V2
+        (C.To_C (Path), Self.Db,
+         Sqlite.Open_Read_Write + Sqlite.Open_Create + Sqlite.Open_No_Mutex
+         + Sqlite.Open_Ex_Res_Code);
+      if Code /= Sqlite.OK then
+         if Is_Open (Self) then
+            Fail ("cannot be opened: " & Last_Error (Self));
+         else
+            Fail ("cannot be opened (out of memory)");
+         end if;
+         return;
+      elsif Sqlite.Db_Readonly (Self.Db, C.To_C ("main")) /= 0 then
+         Fail ("is read-only: the store is written on every turn");
+         return;
+      end if;
+      if Sqlite.Busy_Timeout (Self.Db, C.int (Busy_Timeout_Ms)) /= Sqlite.OK
+      then
+         Fail ("cannot be given a busy timeout: " & Last_Error (Self));
+         return;
+      end if;
+
+      Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
+      if Sqlite.Primary (Code) = Sqlite.Read_Only then
+         Fail ("cannot be written, or its directory cannot (the WAL journal"
+               & " is kept beside it): " & Last_Error (Self));
+         return;
+      elsif Code /= Sqlite.OK then
+         Fail ("cannot be read: " & Last_Error (Self));
+         return;
+      elsif To_String (Value) /= "wal" then
+         Fail ("cannot keep a WAL journal (journal mode " & To_String (Value)
+               & ")");
+         return;
+      end if;
+      Execute (Self, "PRAGMA synchronous = "
+                     & (if Full_Sync then "FULL" else "NORMAL"), Code);
+      if Code /= Sqlite.OK then
+         Fail ("cannot be set to synchronous "
+               & (if Full_Sync then "FULL" else "NORMAL") & ": "
+               & Last_Error (Self));
+         return;
+      end if;
+
+      --  The write lock, taken once, proves the file and its directory
+      --  writable and the store not held by another process
+      Execute (Self, "BEGIN IMMEDIATE", Code);
+      if Sqlite.Primary (Code) = Sqlite.Busy then
+         Fail ("is locked by another process for longer than"
+               & Busy_Timeout_Ms'Image & " ms (--state-busy-ms)");
+         return;
+      elsif Code /= Sqlite.OK then
+         Fail ("cannot be written: " & Last_Error (Self));
+         return;
+      end if;
+
+      Read_Text (Self, "PRAGMA user_version", Value, Code);
+      if Code = Sqlite.OK and then To_String (Value) = "0" then
+         Read_Text (Self, "SELECT count(*) FROM sqlite_schema", Value, Code);
+         if Code = Sqlite.OK and then To_String (Value) /= "0" then
+            Fail ("is an SQLite database but not a mafiabot session store");
+            return;
+         end if;
+         for Statement of Schema loop
+            exit when Code /= Sqlite.OK;
+            Execute (Self, Statement.all, Code);
+         end loop;
+      elsif Code = Sqlite.OK
+        and then To_String (Value) /= Version_Text
+      then
+         Fail ("has schema version " & To_String (Value)
+               & "; this body reads version"
+               & Natural'Image (Schema_Version));
+         return;
+      end if;
+
+      for Each in Query loop
+         exit when Code /= Sqlite.OK;
+         Code := Sqlite.Prepare_V2
+           (Self.Db, C.To_C (Sql (Each).all), -1, Self.Queries (Each));
+      end loop;
+      if Code = Sqlite.OK then
+         Execute (Self, "COMMIT", Code);
+      end if;
+      if Code /= Sqlite.OK then
+         Fail ("cannot be used: " & Last_Error (Self));
+      end if;
+   end Open;
+
+   --  One step of a prepared query; Row and Done are the successes
+   function Run (Self : Store; Which : Query) return Sqlite.Result_Code is
+     (Sqlite.Step (Self.Queries (Which)));
+
+   procedure Finish (Self : Store; Which : Query) is
+      Ignored : constant Sqlite.Result_Code :=
+        Sqlite.Reset (Self.Queries (Which));
+   begin
+      null;
+   end Finish;
+
+   procedure Bind_Bytes
+     (Self : Store; Which : Query; Index : Positive; Bytes : String;
+      Code : out Sqlite.Result_Code) is
+   begin
+      Code := Sqlite.Bind_Blob
+        (Self.Queries (Which), C.int (Index), Bytes'Address, Bytes'Length,
+         Sqlite.Transient);
+   end Bind_Bytes;
+
+   procedure Bind_Number
+     (Self : Store; Which : Query; Index : Positive;
+      Value : Interfaces.Integer_64; Code : out Sqlite.Result_Code) is
+   begin
+      Code := Sqlite.Bind_Int64 (Self.Queries (Which), C.int (Index), Value);
+   end Bind_Number;
+
+   --  Undo the open transaction, if any, and say why
+   procedure Abandon (Self : Store; Reason : String; Result : out Outcome) is
+      Ignored : Sqlite.Result_Code;
+   begin
+      Result := Failure (Self, Reason);
+      if Sqlite.Get_Autocommit (Self.Db) = 0 then
+         Ignored := Run (Self, Rollback);
+         Finish (Self, Rollback);
+      end if;
+   end Abandon;
+
+   procedure Begin_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Code : Sqlite.Result_Code;
+   begin
+      Result := (others => <>);
+      State := Session_Table.Fresh (Chosen, Session_Key);
+      if Sqlite.Get_Autocommit (Self.Db) = 0 then
+         --  A turn that raised between Begin_Turn and Commit_Turn left its
+         --  transaction open: it never committed, so it never happened
+         Code := Run (Self, Rollback);
+         Finish (Self, Rollback);
+      end if;
+
+      Code := Run (Self, Begin_Write);
+      Finish (Self, Begin_Write);
+      if Sqlite.Primary (Code) = Sqlite.Busy then
+         Result := Failure (Self, "locked by another process for longer than"
+                            & " the busy timeout (--state-busy-ms)");
+         return;
+      elsif Code /= Sqlite.Done then
+         Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
+         return;
+      end if;
+
+      Bind_Bytes (Self, Read_Record, 1, Session_Key, Code);
+      if Code = Sqlite.OK then
+         Code := Run (Self, Read_Record);
+      end if;
+      if Code = Sqlite.Row then
+         declare
+            Bytes  : constant Natural :=
+              Natural (Sqlite.Column_Bytes (Self.Queries (Read_Record), 0));
+            Held   : String (1 .. Bytes)
+            with Import, Address =>
+              Sqlite.Column_Blob (Self.Queries (Read_Record), 0);
+            Status : Session_Records.Decode_Status;
+            use type Session_Records.Decode_Status;
+         begin
+            Session_Records.Decode (Held, State, Status);
+            Finish (Self, Read_Record);
+            Self.Is_New := False;
+            if Status /= Session_Records.Decoded then
+               State := Session_Table.Fresh (Chosen, Session_Key);
+               Abandon (Self, "holds " & Session_Records.Explanation (Status)
+                        & " for this session", Result);
+            end if;
+         end;
+      elsif Code = Sqlite.Done then
+         Finish (Self, Read_Record);
+         Self.Is_New := True;
+      else
+         declare
+            Reason : constant String :=
+              "cannot read the session: " & Last_Error (Self);
+         begin
+            Finish (Self, Read_Record);
+            Abandon (Self, Reason, Result);
+         end;
+      end if;
+   end Begin_Turn;
+
+   procedure Commit_Turn
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Code     : Sqlite.Result_Code;
+      Sessions : Interfaces.Integer_64 := 0;
+   begin
+      Result := (others => <>);
+      Bind_Bytes (Self, Write_Record, 1, Session_Key, Code);
+      if Code = Sqlite.OK then
+         Bind_Bytes (Self, Write_Record, 2, Session_Records.Encoded (State),
+                     Code);
+      end if;
+      if Code = Sqlite.OK then
+         Code := Run (Self, Write_Record);
+      end if;
+      Finish (Self, Write_Record);
+
+      if Code = Sqlite.Done and then Self.Is_New then
+         Code := Run (Self, Count_New);
+         if Code = Sqlite.Row then
+            Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);
+            Code := Run (Self, Count_New);
+         end if;
+         Finish (Self, Count_New);
+      end if;
+
+      if Code = Sqlite.Done
+        and then Sessions > Interfaces.Integer_64 (Self.Capacity)
+      then
+         declare
+            Over : constant Interfaces.Integer_64 :=
+              Sessions - Interfaces.Integer_64 (Self.Capacity);
+         begin
+            Bind_Number (Self, Evict_Oldest, 1, Over, Code);
+            if Code = Sqlite.OK then
+               Code := Run (Self, Evict_Oldest);
+            end if;
+            Finish (Self, Evict_Oldest);
+            if Code = Sqlite.Done then
+               Bind_Number (Self, Uncount, 1,
+                            Interfaces.Integer_64 (Sqlite.Changes (Self.Db)),
+                            Code);
+               if Code = Sqlite.OK then
+                  Code := Run (Self, Uncount);
+               end if;
+               Finish (Self, Uncount);
+            end if;
+            if Code = Sqlite.Done then
+               Body_Log.Info
+                 ("session store full (" & Self.Capacity'Image
+                  & " ): evicted" & Over'Image
+                  & " least recently used session(s)");
+            end if;
+         end;
+      end if;
+
+      if Code = Sqlite.Done then
+         Code := Run (Self, Commit);
+         Finish (Self, Commit);
+      end if;
+      if Code /= Sqlite.Done then
+         Abandon (Self, "cannot commit the turn: " & Last_Error (Self), Result);
+      end if;
+   end Commit_Turn;
+
+end Session_Store;

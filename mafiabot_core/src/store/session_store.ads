@@ -1,0 +1,118 @@
+--  The sessions of law L1 kept in an SQLite file (--state FILE), so that
+--  a session outlives the body and several bodies on one file (Hermes's
+--  CLI and its gateway) share it.  The cycle still sees only the session
+--  record of Session_Table; this unit alone knows of SQLite.
+--
+--  Contract:
+--  - A turn is one write transaction (BEGIN IMMEDIATE .. COMMIT):
+--    Begin_Turn reads the latest committed record of its session (fresh
+--    when the store has none), Commit_Turn writes the new one and commits.
+--    The caller writes the turn's reply only after Commit_Turn succeeded,
+--    so a reply a client has seen is never undone by a crash of the body.
+--    Turns of one session from several bodies serialize on the write lock
+--    and give what one body would.
+--  - A session's record is found by its full key (L1): no other session's
+--    record is ever read for it.  Records are Session_Records' bytes; one
+--    that does not decode fails its turn, and only its turn.
+--  - At most Capacity sessions are kept: committing a new session past it
+--    evicts the least recently used (a last-used column with an index),
+--    in the same transaction, logged on stderr.
+--  - Durability: WAL journal.  Synchronous NORMAL (the default) keeps
+--    every committed turn through a kill of the process (SIGKILL, a
+--    crash); only a power loss or an OS crash may lose the last turns,
+--    never the file's consistency.  FULL (Full_Sync) also keeps them
+--    through a power loss, at the cost of an fsync per turn.
+--  - Open costs the same with 100,000 sessions as with none: it reads the
+--    schema and one tally row, never the sessions; a turn reads and writes
+--    its own record and the index of last use, and the tally only when it
+--    makes a session.
+--  - Every failure is an Outcome naming the file, never an exception.
+
+with Ada.Strings.Unbounded;
+with Organs.Sets;
+with Session_Table;
+
+private with Sqlite;
+
+package Session_Store is
+
+   use Ada.Strings.Unbounded;
+
+   Schema_Version : constant := 1;
+   --  The store's PRAGMA user_version; a store of another is refused
+
+   type Outcome is record
+      Failed : Boolean := False;
+      Reason : Unbounded_String;
+      --  One line naming the file, when Failed
+   end record;
+
+   type Store is tagged limited private;
+
+   function Is_Open (Self : Store) return Boolean;
+
+   procedure Open
+     (Self            : in out Store;
+      Path            : String;
+      Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
+      Full_Sync       : Boolean;
+      Result          : out Outcome)
+   with Pre  => not Is_Open (Self) and then Path'Length > 0,
+        Post => Is_Open (Self) = not Result.Failed;
+   --  Open Path, creating it (and its schema) if it does not exist, and
+   --  take the write lock once to prove it usable: a corrupt file, a
+   --  directory, a read-only file or directory, a store of another schema
+   --  or one locked for longer than Busy_Timeout_Ms fail here
+
+   procedure Begin_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome)
+   with Pre => Is_Open (Self) and then Organs.Sets.Is_Complete (Chosen);
+   --  Start the turn's transaction and read its session's latest committed
+   --  record into State (fresh, as the Chosen organs make it, when new).
+   --  When Result.Failed, no transaction is left open.
+
+   procedure Commit_Turn
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Result      : out Outcome)
+   with Pre => Is_Open (Self);
+   --  Write State as the session's record, most recently used, evict past
+   --  the capacity, and commit the transaction Begin_Turn started.  When
+   --  Result.Failed, the transaction is rolled back: the store keeps the
+   --  session as it was before the turn.
+
+   procedure Close (Self : in out Store)
+   with Post => not Is_Open (Self);
+   --  Finish with the store: the last body to close it folds its WAL
+   --  journal back into the file, so the next one to open it reads no
+   --  journal.  A body killed instead leaves the journal, which the next
+   --  Open reads once (at most SQLite's 1,000-page autocheckpoint).
+
+private
+
+   type Query is
+     (Begin_Write, Commit, Rollback, Read_Record, Write_Record, Count_New,
+      Evict_Oldest, Uncount);
+   --  The statements a turn runs, prepared once at Open
+
+   type Prepared_Queries is array (Query) of Sqlite.Statement;
+
+   type Store is tagged limited record
+      Db          : Sqlite.Connection := Sqlite.No_Connection;
+      Path        : Unbounded_String;
+      Capacity    : Positive := 10_000;
+      Queries     : Prepared_Queries := [others => Sqlite.No_Statement];
+      Is_New      : Boolean := False;
+      --  The session Begin_Turn read has no record yet
+   end record;
+
+   function Is_Open (Self : Store) return Boolean is
+     (Sqlite."/=" (Self.Db, Sqlite.No_Connection));
+
+end Session_Store;

@@ -1,0 +1,398 @@
+"""Sessions kept in SQLite (`--state FILE`): they outlive the body and are shared by several bodies.
+
+Invariants held here, each against what one in-memory body gives for the same turns (the reference):
+- A restarted body, or another body on the same store, continues every session exactly where the last
+  committed turn left it: the traces (turn, energy, passes, draws, recall, output) equal the reference's.
+- A turn is committed before its reply is written: however often a body is SIGKILLed mid-turn, every
+  reply that reached the client is reflected in the store, and no turn number is ever answered twice.
+- A store that cannot be used is refused at start-up (exit 2, one stderr line naming the file, nothing
+  on stdout); a turn the store fails mid-run is answered -32010 and did not happen; the body serves on.
+- The session cap and LRU eviction hold for the store, across bodies; L1 holds across bodies and
+  restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.errors import RpcError
+from support import SHIPPED_ORGANS, check_trace
+
+STORE_FAILED = -32010
+# Start-up with an unusable store ends at once; the bound only stops a hang.
+STARTUP_BOUND = 10.0
+# Short enough that a test waiting on a held lock stays quick.
+BUSY_MS = 100
+NOBODY = 65534
+
+ROOMS = [("vito", "#tavern", "corleone"), ("michael", "#tavern", "corleone"), ("vito", "#docks", "corleone")]
+
+
+def store_args(store: Path, *more: str) -> tuple[str, ...]:
+    return ("--state", str(store), *more)
+
+
+def script(seed: int, turns: int) -> list[tuple[tuple[str, str, str], str]]:
+    """A seeded sequence of (room, input) turns over ROOMS; inputs share words so recall finds them."""
+    rng = random.Random(seed)
+    return [(rng.choice(ROOMS), f"remember the {rng.choice(['red', 'blue', 'green'])} door, note {n}")
+            for n in range(turns)]
+
+
+def reference_traces(spawn_body, turns) -> list[dict]:
+    """What one in-memory body answers to `turns`, in order."""
+    reference = spawn_body()
+    reference.initialize()
+    return [reference.call_turn(text, *room) for room, text in turns]
+
+
+# -- continuity ----------------------------------------------------------------------------------
+
+def test_a_restarted_body_continues_every_session_as_one_body_would(spawn_body, tmp_path):
+    turns = script(seed=16, turns=18)
+    expected = reference_traces(spawn_body, turns)
+    store = tmp_path / "sessions.db"
+    seen = []
+    for part in (turns[:6], turns[6:12], turns[12:]):
+        client = spawn_body(extra_args=store_args(store))
+        client.initialize()
+        seen += [client.call_turn(text, *room) for room, text in part]
+        client.close()
+    for trace in seen:
+        check_trace(trace)
+    assert seen == expected
+    assert max(t["turn"] for t in seen) > 6, "the script continues some session across a restart"
+    assert any(t["energy"] < 1.0 for t in seen[6:]), "energy spent before a restart stays spent"
+    first_after_restart = {}
+    for trace in seen[6:12]:
+        first_after_restart.setdefault(json.dumps(trace["session"]), trace)
+    continued = [t for t in first_after_restart.values() if t["turn"] > 1]
+    assert continued, "some session's turns straddle the first restart"
+    assert all("recall: '" in t["steps"][1]["detail"] for t in continued), "recall survives the restart"
+
+
+def test_two_bodies_on_one_store_interleaving_turns_give_what_one_body_gives(spawn_body, tmp_path):
+    turns = script(seed=7, turns=40)
+    expected = reference_traces(spawn_body, turns)
+    store = tmp_path / "shared.db"
+    bodies = [spawn_body(extra_args=store_args(store)) for _ in range(2)]
+    for client in bodies:
+        client.initialize()
+    rng = random.Random(11)
+    chosen = [rng.randrange(2) for _ in turns]
+    assert len(set(chosen)) == 2
+    seen = [bodies[which].call_turn(text, *room) for which, (room, text) in zip(chosen, turns, strict=True)]
+    assert seen == expected
+
+
+def test_turns_pipelined_to_two_bodies_at_once_lose_no_turn(spawn_body, tmp_path):
+    """Both bodies run turns of the same session concurrently: the write lock serializes them."""
+    store = tmp_path / "race.db"
+    bodies = [spawn_body(extra_args=store_args(store)) for _ in range(2)]
+    for client in bodies:
+        client.initialize()
+    each = 30
+    sent = {client: [client.send_request("tools/call", {"name": "turn", "arguments": {
+        "input": f"hello {n}", "uid": "u", "channel": "c", "server": "s"}}) for n in range(each)]
+        for client in bodies}
+    numbers = [client.wait_response(request_id)["result"]["structuredContent"]["turn"]
+               for client, ids in sent.items() for request_id in ids]
+    assert sorted(numbers) == list(range(1, 2 * each + 1))
+
+
+# -- durability ----------------------------------------------------------------------------------
+
+def stored_turns(store: Path) -> dict[str, int]:
+    """Each stored session's turn counter, read from its record (format 1: turns at bytes 1..4)."""
+    with sqlite3.connect(store) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        return {key.decode(): int.from_bytes(record[1:5], "little")
+                for key, record in db.execute("SELECT key, record FROM sessions")}
+
+
+def key_of(room) -> str:
+    return "\x1f".join(room)
+
+
+def test_sigkill_mid_turn_never_undoes_a_reply_the_client_saw(spawn_body, tmp_path):
+    rng = random.Random(1616)
+    store = tmp_path / "killed.db"
+    answered: dict[str, list[int]] = {key_of(room): [] for room in ROOMS}
+
+    def saw(reply: dict) -> None:
+        trace = reply["result"]["structuredContent"]
+        session = trace["session"]
+        answered[key_of((session["uid"], session["channel"], session["server"]))].append(trace["turn"])
+
+    for _round in range(30):
+        client = spawn_body(extra_args=store_args(store))
+        client.initialize()
+        pipelined = rng.randrange(1, 12)
+        for n in range(pipelined):
+            room = rng.choice(ROOMS)
+            client.send_request("tools/call", {"name": "turn", "arguments": {
+                "input": f"turn {n}", "uid": room[0], "channel": room[1], "server": room[2]}})
+        for _ in range(rng.randrange(0, pipelined)):
+            saw(client.read_message())
+        # Killed while it works through the rest of the pipelined turns: before, within or after one.
+        client.signal(signal.SIGKILL)
+        for line in client.read_until_eof().splitlines():
+            saw(json.loads(line))
+        client.close()
+    kept = stored_turns(store)
+    assert any(answered.values()), "some replies were seen before the kills"
+    for key, numbers in answered.items():
+        assert numbers == sorted(set(numbers)), f"a turn number of {key!r} was answered twice: {numbers}"
+        if numbers:
+            assert kept[key] >= numbers[-1], f"{key!r}: a reply of turn {numbers[-1]} was seen, {kept[key]} kept"
+    survivor = spawn_body(extra_args=store_args(store))
+    survivor.initialize()
+    for room in ROOMS:
+        assert survivor.call_turn("after the kills", *room)["turn"] == kept.get(key_of(room), 0) + 1
+
+
+@pytest.mark.parametrize("mode", ["normal", "full"])
+def test_either_durability_keeps_committed_turns(spawn_body, tmp_path, mode):
+    store = tmp_path / f"{mode}.db"
+    first = spawn_body(extra_args=store_args(store, "--state-sync", mode))
+    first.initialize()
+    assert first.call_turn("one", *ROOMS[0])["turn"] == 1
+    first.signal(signal.SIGKILL)
+    first.close()
+    second = spawn_body(extra_args=store_args(store, "--state-sync", mode))
+    second.initialize()
+    assert second.call_turn("two", *ROOMS[0])["turn"] == 2
+
+
+# -- unusable stores at start-up -----------------------------------------------------------------
+
+def start_on(body_exe, store: Path, *more: str, as_user: int | None = None) -> subprocess.CompletedProcess:
+    def drop_privileges() -> None:
+        os.setgroups([])
+        os.setgid(as_user)
+        os.setuid(as_user)
+
+    return subprocess.run(
+        [str(body_exe), "--organs", str(SHIPPED_ORGANS), "--no-soul", *store_args(store), *more],
+        input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True, timeout=STARTUP_BOUND,
+        check=False, preexec_fn=drop_privileges if as_user is not None else None)
+
+
+def assert_refused(run: subprocess.CompletedProcess, store: Path, reason: str) -> None:
+    assert run.returncode == 2, run
+    assert run.stdout == b"", "nothing is served from an unusable store"
+    lines = run.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert str(store) in lines[0] and reason in lines[0], lines[0]
+
+
+def make_store(body_exe, store: Path) -> None:
+    run = start_on(body_exe, store)
+    assert run.returncode == 0 and json.loads(run.stdout)["result"] == {}, run
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A directory another user can enter: where a test runs the body as `nobody` when it runs as root
+    (root writes read-only files, so read-only stores are tried by an unprivileged user)."""
+    path = Path(tempfile.mkdtemp(prefix="mafiabot-store-"))
+    path.chmod(0o755)
+    yield path
+    path.chmod(0o755)
+    shutil.rmtree(path)
+
+
+def unprivileged() -> int | None:
+    return NOBODY if os.geteuid() == 0 else None
+
+
+def give_away(path: Path) -> None:
+    if os.geteuid() == 0:
+        os.chown(path, NOBODY, NOBODY)
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"\x00\xffnot a database at all" * 300, "not a database"),
+    (b"SQLite format 3\x00" + b"\x07" * 2000, "not a database"),
+    (b"hello", "not a database"),
+])
+def test_a_corrupt_store_refuses_to_start(body_exe, tmp_path, content, reason):
+    store = tmp_path / "corrupt.db"
+    store.write_bytes(content)
+    assert_refused(start_on(body_exe, store), store, reason)
+
+
+def test_a_directory_for_a_store_refuses_to_start(body_exe, tmp_path):
+    store = tmp_path / "a-directory"
+    store.mkdir()
+    assert_refused(start_on(body_exe, store), store, "is a directory")
+
+
+def test_a_store_in_a_missing_directory_refuses_to_start(body_exe, tmp_path):
+    store = tmp_path / "missing" / "sessions.db"
+    assert_refused(start_on(body_exe, store), store, "cannot be opened")
+
+
+def test_a_read_only_store_refuses_to_start(body_exe, shared_dir):
+    store = shared_dir / "read-only.db"
+    make_store(body_exe, store)
+    give_away(shared_dir)
+    store.chmod(0o444)
+    assert_refused(start_on(body_exe, store, as_user=unprivileged()), store, "read-only")
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_store_in_a_read_only_directory_refuses_to_start(body_exe, shared_dir, existing):
+    directory = shared_dir / "read-only-dir"
+    directory.mkdir()
+    store = directory / "sessions.db"
+    if existing:
+        make_store(body_exe, store)
+        give_away(store)
+        for leftover in directory.glob("sessions.db-*"):
+            leftover.unlink()
+    give_away(directory)
+    directory.chmod(0o555)
+    run = start_on(body_exe, store, as_user=unprivileged())
+    assert_refused(run, store, "cannot be written" if existing else "cannot be opened")
+
+
+def test_a_store_locked_past_the_busy_timeout_refuses_to_start(body_exe, tmp_path):
+    store = tmp_path / "locked.db"
+    make_store(body_exe, store)
+    holder = sqlite3.connect(store, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        run = start_on(body_exe, store, "--state-busy-ms", str(BUSY_MS))
+    finally:
+        holder.close()
+    assert_refused(run, store, "locked")
+    make_store(body_exe, store)  # the lock released, the same store serves
+
+
+def test_a_database_that_is_not_a_store_and_a_store_of_another_schema_refuse_to_start(body_exe, tmp_path):
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE notes (text)")
+    assert_refused(start_on(body_exe, foreign), foreign, "not a mafiabot session store")
+    newer = tmp_path / "newer.db"
+    make_store(body_exe, newer)
+    with sqlite3.connect(newer) as db:
+        db.execute("PRAGMA user_version = 2")
+    assert_refused(start_on(body_exe, newer), newer, "schema version 2")
+
+
+@pytest.mark.parametrize("args", [("--state", ""), ("--state-sync", "sometimes"), ("--state-busy-ms", "0")])
+def test_bad_store_options_are_usage_errors(body_exe, tmp_path, args):
+    run = subprocess.run([str(body_exe), "--no-soul", *args], capture_output=True, timeout=STARTUP_BOUND,
+                         stdin=subprocess.DEVNULL, check=False)
+    assert run.returncode == 2 and run.stdout == b""
+    assert args[0].encode() in run.stderr.splitlines()[0]
+
+
+# -- failures mid-run ----------------------------------------------------------------------------
+
+def assert_store_failed(client, room, text: str, store: Path) -> None:
+    with pytest.raises(RpcError) as failed:
+        client.call_turn(text, *room)
+    assert failed.value.code == STORE_FAILED
+    assert str(store) in failed.value.message
+
+
+def test_a_store_locked_mid_run_fails_that_turn_alone(spawn_body, tmp_path):
+    store = tmp_path / "held.db"
+    client = spawn_body(extra_args=store_args(store, "--state-busy-ms", str(BUSY_MS)))
+    client.initialize()
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    holder = sqlite3.connect(store, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        assert_store_failed(client, ROOMS[0], "two", store)
+        assert client.ping() == {}
+    finally:
+        holder.close()
+    assert client.call_turn("two again", *ROOMS[0])["turn"] == 2, "the failed turn did not happen"
+
+
+def test_a_record_that_does_not_decode_fails_its_session_alone(spawn_body, tmp_path):
+    store = tmp_path / "damaged.db"
+    client = spawn_body(extra_args=store_args(store))
+    client.initialize()
+    for room in ROOMS[:2]:
+        assert client.call_turn("one", *room)["turn"] == 1
+    with sqlite3.connect(store) as db:
+        damaged = db.execute("UPDATE sessions SET record = x'01ff' WHERE key = ?", (key_of(ROOMS[0]).encode(),))
+        assert damaged.rowcount == 1
+    assert_store_failed(client, ROOMS[0], "two", store)
+    assert client.call_turn("two", *ROOMS[1])["turn"] == 2
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE sessions SET record = x'09' WHERE key = ?", (key_of(ROOMS[1]).encode(),))
+    with pytest.raises(RpcError) as other_format:
+        client.call_turn("three", *ROOMS[1])
+    assert other_format.value.code == STORE_FAILED and "another format" in other_format.value.message
+    assert client.ping() == {}
+
+
+# -- the cap, and L1 -----------------------------------------------------------------------------
+
+def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_body, tmp_path):
+    store = tmp_path / "capped.db"
+    first, second = (spawn_body(max_sessions=2, extra_args=store_args(store)) for _ in range(2))
+    first.initialize()
+    second.initialize()
+    a, b, c = ROOMS
+    assert first.call_turn("one", *a)["turn"] == 1
+    assert first.call_turn("one", *b)["turn"] == 1
+    assert second.call_turn("one", *c)["turn"] == 1  # the store is full: a is the least recently used
+    assert first.call_turn("two", *b)["turn"] == 2
+    assert second.call_turn("again", *a)["turn"] == 1
+    assert "evict" in second.stderr_text().lower()
+    assert set(stored_turns(store)) == {key_of(b), key_of(a)}
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT sessions FROM tally").fetchone() == (2,)
+
+
+def test_a_secret_said_in_one_room_never_reaches_another_across_bodies_and_restarts(spawn_body, tmp_path):
+    store = tmp_path / "secrets.db"
+    secrets = {room: f"secret-{n}-{'xyzzy' * (n + 1)}" for n, room in enumerate(ROOMS)}
+    results: dict[tuple[str, str, str], list[dict]] = {room: [] for room in ROOMS}
+    for round_number in range(4):
+        bodies = [spawn_body(extra_args=store_args(store)) for _ in range(2)]
+        for client in bodies:
+            client.initialize()
+        for n, room in enumerate(ROOMS):
+            text = (f"remember the password {secrets[room]}" if round_number == 0
+                    else f"what was the password? remember it (round {round_number})")
+            results[room].append(bodies[n % 2].call_tool("turn", dict(zip(
+                ("uid", "channel", "server"), room, strict=True), input=text)))
+        for client in bodies:
+            client.close()
+    for room, seen in results.items():
+        assert [r["structuredContent"]["turn"] for r in seen] == [1, 2, 3, 4]
+        assert any(secrets[room] in r["structuredContent"]["output"] + json.dumps(r["structuredContent"]["steps"])
+                   for r in seen[1:]), "the room's own secret is recalled across restarts"
+        for result in seen:
+            text = json.dumps(result, ensure_ascii=False)
+            for other, secret in secrets.items():
+                if other != room:
+                    assert secret not in text, f"{secret} of {other} reached {room}"
+
+
+def test_a_body_without_state_writes_no_store(spawn_body, tmp_path):
+    client = spawn_body()
+    client.initialize()
+    client.call_turn("one", *ROOMS[0])
+    client.close()
+    assert not list(tmp_path.rglob("*.db*"))
+
