@@ -34,6 +34,8 @@ from harness.hermes_mount.entry import (
 )
 from harness.hermes_mount.home import HermesHome, resolve_home
 from harness.hermes_mount.mount import (
+    STATE_FILE,
+    STATE_FOLDER,
     Plan,
     apply_plan,
     build_spec,
@@ -98,7 +100,8 @@ def runnable_harness() -> str:
 def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
+                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
+                      args.state)
     plan = plan_mount(home, spec, args.discovery_timeout, level1=not args.no_level1)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
@@ -135,6 +138,9 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
     print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
+    if plan.state is not None:
+        print(f"  sessions: kept in {plan.state}, so every `hermes chat` of this home continues them "
+              f"(--state off: each Hermes session's body starts them afresh)", file=out)
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
     if plan.plugin is not None and plan.plugin.serves:
@@ -238,6 +244,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
+    mount.add_argument("--state", metavar="FILE|off",
+                       help=f"the body's session store (default: <home>/{STATE_FOLDER}/{STATE_FILE}, shared by the "
+                            "home's CLI chats and gateway); off: none, sessions last as long as one body")
     mount.add_argument("--no-level1", action="store_true",
                        help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
                             "and server from the Hermes session; the model's own values then reach the body")

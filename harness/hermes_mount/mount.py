@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, 
 from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     SERVERS_KEY,
+    STATE_OPTION,
     EntrySpec,
     apply_entry,
     body_argv,
@@ -75,6 +77,15 @@ from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE, unwritable_reason
 
 COMPACT_TEXT_BLOCK = ("--text-block", "compact")
+STATE_OFF = "off"
+# Where the body keeps its sessions by default: under the home, beside Hermes's own state.db, so the CLI and a
+# gateway on one home share them, and two homes (two profiles) never do.
+STATE_FOLDER = "mafiabot"
+STATE_FILE = "sessions.db"
+
+
+def default_state(home: HermesHome) -> Path:
+    return home.path / STATE_FOLDER / STATE_FILE
 
 
 @dataclass
@@ -85,6 +96,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     spec: EntrySpec | None = None  # mount's entry, settled against the one already there
     plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
+    state: Path | None = None  # the body's --state file, whose folder mount makes when it writes
 
     @property
     def config_changed(self) -> bool:
@@ -110,12 +122,14 @@ class MountedBody:
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
                timeout: int | None = None, connect_timeout: int | None = None,
                record: str | None = None, soul: str | None = None,
-               body_args: tuple[str, ...] | None = None, compact: bool = False) -> EntrySpec:
+               body_args: tuple[str, ...] | None = None, compact: bool = False,
+               state: str | None = None) -> EntrySpec:
     """The entry to write; BodyNotFound / ConfigError when the body, fixture or record folder is missing.
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
     (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
-    entry's own (see `entry.settle`).
+    entry's own (see `entry.settle`). `state` is the body's `--state` file: None for the home's
+    default (`default_state`), "off" for none (sessions then live as long as one body).
     """
     check_name(name)
     if any(value is not None and value <= 0 for value in (timeout, connect_timeout)):
@@ -131,6 +145,10 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
     own_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
+    if state != STATE_OFF:
+        if state == "":
+            raise ConfigError(f"{STATE_OPTION} needs a file name, or {STATE_OFF}")
+        own_args += (STATE_OPTION, str(Path(state).absolute() if state else default_state(home)))
     if soul is not None:
         own_args += (SOUL_OPTION, soul)
     if compact:
@@ -176,7 +194,19 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
                                 "Level1 plugin; the file was left untouched")
     if level1 and view.disabled:
         notes.append(DISABLED_NOTE)
-    return Plan(home, doc, text, notes + plugin.notes, spec, plugin)
+    return Plan(home, doc, text, notes + plugin.notes, spec, plugin, state_of(spec.args))
+
+
+def state_of(args: tuple[str, ...] | list[str]) -> Path | None:
+    """The --state file of a body's arguments (the last one, as the body reads them); None without one."""
+    found = None
+    items = list(args)
+    for index, item in enumerate(items):
+        if item == STATE_OPTION and index + 1 < len(items):
+            found = Path(items[index + 1])
+        elif item.startswith(STATE_OPTION + "="):
+            found = Path(item.split("=", 1)[1])
+    return found
 
 
 def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:
@@ -265,6 +295,18 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
     return Plan(home, doc, text, plugin.notes, plugin=plugin), True
 
 
+def _make_state_folder(state: Path) -> None:
+    """The folder of the body's --state file: the body refuses to start (exit 2) where it cannot create the file."""
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HermesConfigError(f"--state {state}: its folder {state.parent} cannot be made ({exc.strerror or exc}); "
+                                f"the body could not start, so nothing was written") from None
+    if not os.access(state.parent, os.W_OK | os.X_OK):
+        raise HermesConfigError(f"--state {state}: its folder {state.parent} is not writable, so the body could not "
+                                f"start; nothing was written")
+
+
 def apply_plan(plan: Plan) -> Path | None:
     """Write the plan if it changes anything; returns the config's backup (None: no backup made).
 
@@ -272,6 +314,8 @@ def apply_plan(plan: Plan) -> Path | None:
     longer does: a Hermes starting meanwhile never enables a plugin that is not there.
     """
     installing = plan.plugin is not None and bool(plan.plugin.writes)
+    if plan.state is not None:  # also when nothing else changes: a folder removed since is made again
+        _make_state_folder(plan.state)
     if installing and plan.plugin is not None:
         apply_files(plan.plugin)
     backup = write_config(plan.doc, plan.new_text) if plan.config_changed else None

@@ -156,3 +156,46 @@ def test_dry_run_names_the_plugin_files_and_writes_none(body_exe, home, capsys):
     out = capsys.readouterr().out
     assert f"Level1: would write {folder(home) / '__init__.py'}" in out and "+  - mafiabot-level1" in out
     assert not folder(home).exists() and not (home / "config.yaml").exists()
+
+
+# --- the body's session store: --state under the home by default ---------------------------------------------
+
+
+def entry_args(home: Path) -> list[str]:
+    return hermes_reads(home)["mcp_servers"]["mafiabot"]["args"]
+
+
+def state_of(args: list[str]) -> str | None:
+    return args[args.index("--state") + 1] if "--state" in args else None
+
+
+def test_mount_keeps_sessions_under_the_home_by_default_and_makes_the_folder(body_exe, home):
+    assert main(["mount", "--hermes-home", str(home)]) == 0  # with the check: the body starts with it
+    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
+    assert (home / "mafiabot").is_dir()
+    assert not (home / "mafiabot" / "sessions.db").exists(), "mount's own check keeps no session there"
+
+
+def test_state_path_or_off_and_a_remount_without_it_goes_back_to_the_default(body_exe, home, tmp_path):
+    store = tmp_path / "elsewhere" / "s.db"
+    assert mount(home, "--state", str(store)) == 0
+    assert state_of(entry_args(home)) == str(store) and store.parent.is_dir()
+    assert mount(home, "--state", "off") == 0
+    assert "--state" not in entry_args(home)
+    assert mount(home, "--body-arg=--max-sessions", "--body-arg=50") == 0
+    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
+    assert entry_args(home)[-2:] == ["--max-sessions", "50"]
+
+
+def test_dry_run_makes_no_state_folder(body_exe, home):
+    assert mount(home, "--dry-run") == 0
+    assert not (home / "mafiabot").exists()
+
+
+def test_a_state_folder_that_cannot_be_made_is_refused_before_anything_is_written(body_exe, home, tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert mount(home, "--state", str(blocker / "s.db")) == ExitCode.INVALID_INPUT
+    err = capsys.readouterr().err
+    assert f"--state {blocker / 's.db'}: its folder {blocker} cannot be made" in err and "nothing was written" in err
+    assert not (home / "config.yaml").exists() and not folder(home).exists()
