@@ -288,7 +288,7 @@ def _check_level1(home: HermesHome, name: str, seen: dict[str, Any], hermes: str
     python = hermes_python(executable) if executable is not None else None
     if python is None:
         add("loaded", SKIP, not_found_detail(hermes) if executable is None
-            else f"cannot tell which interpreter runs {executable} (no #! line naming one)")
+            else f"cannot tell which Python runs {executable} (its #! line names none)")
         return
     with tempfile.TemporaryDirectory(prefix="mafiabot-doctor-") as scratch:
         copy = HermesHome(Path(scratch))
@@ -298,7 +298,9 @@ def _check_level1(home: HermesHome, name: str, seen: dict[str, Any], hermes: str
                                                                "server": "forged"})
     expected = FAIL if view.loads else WARN  # a plugin the operator disabled is not expected to load
     plugin = probe.plugin
-    if probe.problem is not None:
+    if not probe.hermes:
+        add("loaded", SKIP, f"{python}, which runs {executable}, has no Hermes plugin loader to ask")
+    elif probe.problem is not None:
         add("loaded", FAIL, probe.problem)
     elif plugin is None:
         add("loaded", FAIL, f"Hermes's plugin loader did not find {PLUGIN_NAME} in the home's plugins folder")

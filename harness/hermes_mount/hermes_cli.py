@@ -91,8 +91,12 @@ def run_mcp_test(hermes: Path, home: HermesHome, name: str, connect_timeout: flo
 # Run by Hermes's own interpreter: Hermes's plugin loader, then its tool_request middleware chain on one call.
 PLUGIN_PROBE = """
 import json, sys
-from hermes_cli.middleware import apply_tool_request_middleware
-from hermes_cli.plugins import get_plugin_manager
+try:
+    from hermes_cli.middleware import apply_tool_request_middleware
+    from hermes_cli.plugins import get_plugin_manager
+except ImportError:
+    print(json.dumps({"hermes": False}))
+    sys.exit(0)
 manager = get_plugin_manager()
 manager.discover_and_load()
 found = [p for p in manager.list_plugins() if p.get("key") == sys.argv[1]]
@@ -109,10 +113,11 @@ class PluginProbe:
     plugin: dict[str, Any] | None  # Hermes's own list_plugins() row for it; None when Hermes did not find it
     args: dict[str, Any]  # a probe call's arguments after Hermes's middleware chain
     problem: str | None = None  # why the probe could not run
+    hermes: bool = True  # False: the interpreter has no Hermes to ask (a stand-in `hermes` script)
 
 
 def hermes_python(hermes: Path) -> Path | None:
-    """The interpreter the `hermes` script runs under (its #! line), where that is a file."""
+    """The Python the `hermes` script runs under (its #! line), where that is one."""
     try:
         with hermes.open("rb") as script:
             first = script.readline(4096)
@@ -121,7 +126,8 @@ def hermes_python(hermes: Path) -> Path | None:
     if not first.startswith(b"#!"):
         return None
     interpreter = Path(first[2:].decode(errors="replace").strip().split(" ")[0])
-    return interpreter if interpreter.is_file() else None
+    # A pip-installed `hermes` is a Python console script; anything else (a wrapper) has no loader to ask.
+    return interpreter if interpreter.name.startswith("python") and interpreter.is_file() else None
 
 
 def probe_plugin(python: Path, home: HermesHome, plugin: str, tool: str, args: dict[str, Any]) -> PluginProbe:
@@ -142,4 +148,4 @@ def probe_plugin(python: Path, home: HermesHome, plugin: str, tool: str, args: d
     except ValueError:
         tail = " ".join(done.stderr.split())[-300:]
         return PluginProbe(None, {}, f"Hermes's plugin loader exited {done.returncode} without an answer: {tail}")
-    return PluginProbe(seen.get("plugin"), seen.get("args") or {})
+    return PluginProbe(seen.get("plugin"), seen.get("args") or {}, hermes=seen.get("hermes", True) is not False)
