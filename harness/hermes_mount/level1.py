@@ -190,20 +190,22 @@ def apply_files(plan: FilesPlan) -> None:
         raise HermesConfigError(f"cannot change the Level1 plugin in {plan.folder}: {exc.strerror or exc}") from None
 
 
+def _member(parent: CommentedMap, key: str, kind: type[CommentedMap] | type[CommentedSeq], dotted: str) -> Any:
+    """`parent[key]`, created empty when absent; HermesConfigError, naming its line, when it is not of `kind`."""
+    value = parent.get(key)
+    if value is None:
+        value = parent[key] = kind()
+    if not isinstance(value, kind):
+        wanted = "a mapping" if kind is CommentedMap else "a list, which is what Hermes reads"
+        raise HermesConfigError(f"'{dotted}'{line_of(parent, key)} is not {wanted}; fix it by hand, "
+                                "the file was left untouched")
+    return value
+
+
 def enable(data: CommentedMap) -> None:
     """Name the plugin in `plugins.enabled` (created as needed), keeping the list's other items."""
-    plugins = data.get(PLUGINS_KEY)
-    if plugins is None:
-        plugins = data[PLUGINS_KEY] = CommentedMap()
-    if not isinstance(plugins, CommentedMap):
-        raise HermesConfigError(f"'{PLUGINS_KEY}'{line_of(data, PLUGINS_KEY)} is not a mapping; fix it by hand, "
-                                "the file was left untouched")
-    enabled = plugins.get(ENABLED_KEY)
-    if enabled is None:
-        enabled = plugins[ENABLED_KEY] = CommentedSeq()
-    if not isinstance(enabled, CommentedSeq):
-        raise HermesConfigError(f"'{PLUGINS_KEY}.{ENABLED_KEY}'{line_of(plugins, ENABLED_KEY)} is not a list, which "
-                                "is what Hermes reads; fix it by hand, the file was left untouched")
+    plugins = _member(data, PLUGINS_KEY, CommentedMap, PLUGINS_KEY)
+    enabled = _member(plugins, ENABLED_KEY, CommentedSeq, f"{PLUGINS_KEY}.{ENABLED_KEY}")
     if PLUGIN_NAME not in enabled:
         enabled.append(PLUGIN_NAME)
 

@@ -22,6 +22,7 @@ import pytest
 import harness.hermes_plugin as level1
 from harness.cli import main
 from hermes_support import HERMES
+from test_mount import home  # noqa: F401 (fixtures: an empty Hermes home)
 
 HERMES_PYTHON = HERMES.parent / "python"
 needs_hermes_python = pytest.mark.skipif(not HERMES_PYTHON.exists(), reason=f"no Hermes interpreter at {HERMES_PYTHON}")
@@ -46,13 +47,6 @@ def hermes_state_db(path: Path, sessions: list[dict[str, Any]]) -> Path:
     done = subprocess.run([str(HERMES_PYTHON), "-c", script, str(path), json.dumps(sessions)], capture_output=True,
                           text=True, timeout=60, env={"HOME": str(path.parent), "HERMES_HOME": str(path.parent)})
     assert done.returncode == 0, done.stderr
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "hermes-home"
-    path.mkdir()
     return path
 
 

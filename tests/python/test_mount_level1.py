@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from ruamel.yaml import YAML
 
 from harness.cli import main
@@ -13,6 +12,7 @@ from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
 from harness.hermes_mount.level1 import shipped_files
 from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
+from test_mount import home  # noqa: F401 (fixtures: the empty Hermes home of every mount test)
 
 USER_CONFIG = """\
 # mine
@@ -23,13 +23,6 @@ plugins:
   disabled: [spotify]
 agent: {api_max_retries: 3}
 """
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "hermes-home"
-    path.mkdir()
-    return path
 
 
 def mount(home: Path, *extra: str) -> int:
