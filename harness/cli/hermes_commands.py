@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
@@ -49,7 +49,7 @@ from harness.hermes_mount.mount import (
 )
 from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
-from harness.hermes_plugin import PLUGIN_NAME
+from harness.hermes_plugin import KEY_ORIGIN, PLUGIN_NAME
 
 SUGGESTED_DISCOVERY = 5
 # Where a doctor line's detail starts: continuation lines of a detail line up under it.
@@ -65,7 +65,8 @@ def _profile_flag(home: HermesHome) -> str:
 
 
 def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
-    """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong."""
+    """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
+    cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
     print(f"checking the entry as Hermes will start it: {' '.join([command, *args])}", file=out, flush=True)
     try:
@@ -76,6 +77,10 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
         raise
     print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
           f"{', '.join(result.tool_names)}", file=out)
+    if plan.plugin is not None and plan.plugin.serves and KEY_ORIGIN not in result.turn_arguments:
+        raise ConfigError(f"the body's turn takes no {KEY_ORIGIN} ({', '.join(result.turn_arguments) or 'no schema'}), "
+                          f"so it would refuse every call the Level1 plugin passes on: rebuild it (make build), or "
+                          f"mount --no-level1; config.yaml was not changed")
     return result.startup_seconds
 
 

@@ -47,6 +47,7 @@ class ProbeResult:
     protocol_version: str
     tool_names: tuple[str, ...]
     trace: dict[str, Any] | None
+    turn_arguments: tuple[str, ...] = ()  # the arguments the body's `turn` takes (its inputSchema's properties)
 
 
 def hermes_child_env(entry_env: Mapping[str, str] | None) -> dict[str, str]:
@@ -115,10 +116,14 @@ def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd:
     with BodyClient(argv, env=env, cwd=cwd) as client:
         result = client.initialize()
         startup = time.monotonic() - started
-        tools = tuple(tool.get("name", "") for tool in client.list_tools())
+        listed = client.list_tools()
+        tools = tuple(tool.get("name", "") for tool in listed)
+        schema = next((tool.get("inputSchema") for tool in listed if tool.get("name") == TOOL), None)
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        arguments = tuple(properties) if isinstance(properties, dict) else ()
         trace = None
         if run_turn:
             if TOOL not in tools:
                 raise ProtocolViolation(f"the body does not list the tool '{TOOL}' (it lists {list(tools)})")
             trace = client.call_turn(PROBE_INPUT, **PROBE_KEY)
-        return ProbeResult(startup, str(result.get("protocolVersion", "?")), tools, trace)
+        return ProbeResult(startup, str(result.get("protocolVersion", "?")), tools, trace, arguments)

@@ -39,6 +39,7 @@ PLUGIN_NAME = "mafiabot-level1"
 SERVERS_FILE = "level1.json"
 STATE_DB = "state.db"
 CLI_CHANNEL = "cli"
+KEY_ORIGIN = "key_origin"  # the turn tool's argument saying who chose the key (the body echoes it)
 MAX_PART_BYTES = 256  # the body's own bound on a key part (and on key_origin)
 # Reading one row: if Hermes holds the write lock longer than this, the CLI key is used for that call
 # rather than holding the tool call up.
@@ -57,7 +58,7 @@ class SessionKey:
     origin: str
 
     def applied_to(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        return {**args, "uid": self.uid, "channel": self.channel, "server": self.server, "key_origin": self.origin}
+        return {**args, "uid": self.uid, "channel": self.channel, "server": self.server, KEY_ORIGIN: self.origin}
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ruamel.yaml import YAML
@@ -192,3 +193,34 @@ def test_a_state_folder_that_cannot_be_made_is_refused_before_anything_is_writte
     err = capsys.readouterr().err
     assert f"--state {blocker / 's.db'}: its folder {blocker} cannot be made" in err and "nothing was written" in err
     assert not (home / "config.yaml").exists() and not folder(home).exists()
+
+
+OLD_BODY = '''#!{python}
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "initialize":
+        result = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}},
+                  "serverInfo": {{"name": "old", "version": "0"}}}}
+    else:
+        result = {{"tools": [{{"name": "turn", "inputSchema": {{"type": "object", "properties": {{
+            "input": {{}}, "uid": {{}}, "channel": {{}}, "server": {{}}}}}}}}]}}
+    print(json.dumps({{"jsonrpc": "2.0", "id": message["id"], "result": result}}), flush=True)
+'''
+
+
+def test_a_body_that_cannot_take_key_origin_is_refused_with_level1_and_mounted_without(home, tmp_path, capsys):
+    old = tmp_path / "old-body"
+    old.write_text(OLD_BODY.format(python=sys.executable), encoding="utf-8")
+    old.chmod(0o755)
+    assert mount_checked(home, "--body", str(old), "--state", "off") == ExitCode.INVALID_INPUT
+    err = capsys.readouterr().err
+    assert "the body's turn takes no key_origin (input, uid, channel, server)" in err and "--no-level1" in err
+    assert not (home / "config.yaml").exists() and not folder(home).exists()
+    assert mount_checked(home, "--body", str(old), "--state", "off", "--no-level1") == 0
+
+
+def mount_checked(home: Path, *extra: str) -> int:
+    return main(["mount", "--hermes-home", str(home), *extra])
