@@ -125,7 +125,7 @@ begin
             if Opened.Failed then
                --  As a bad fixture: one line naming the file, exit 2,
                --  before SOUL.md is touched
-               Body_Log.Error (To_String (Opened.Reason));
+               Body_Log.Error (Session_Store.Diagnostic (Opened));
                GNAT.OS_Lib.OS_Exit (Usage_Status);
             end if;
          end;

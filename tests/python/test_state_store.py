@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import sqlite3
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+import test_laws
+import test_memcheck
 from harness.errors import RpcError
 from support import SHIPPED_ORGANS, check_trace
 
@@ -35,6 +38,8 @@ STARTUP_BOUND = 10.0
 # Short enough that a test waiting on a held lock stays quick.
 BUSY_MS = 100
 NOBODY = 65534
+# Room for a dozen of the large turns below, not for all of them.
+FULL_DISK_BYTES = 200_000
 
 ROOMS = [("vito", "#tavern", "corleone"), ("michael", "#tavern", "corleone"), ("vito", "#docks", "corleone")]
 
@@ -344,6 +349,35 @@ def test_a_record_that_does_not_decode_fails_its_session_alone(spawn_body, tmp_p
     assert client.ping() == {}
 
 
+def test_a_store_that_cannot_grow_fails_the_turns_that_need_room_and_keeps_every_answered_one(body_exe, tmp_path):
+    """The file size limit (RLIMIT_FSIZE) stands in for a full disk: commits start failing mid-run."""
+    store = tmp_path / "full.db"
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, it does not kill
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FULL_DISK_BYTES, FULL_DISK_BYTES))
+
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                         "params": {"protocolVersion": "2025-11-25"}})]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "turn", "arguments": {
+        "input": f"{'x' * 900} {n}", "uid": f"u{n}", "channel": "c", "server": "s"}}}) for n in range(1, 200)]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": "last", "method": "ping"}))
+    run = subprocess.run(
+        [str(body_exe), "--organs", str(SHIPPED_ORGANS), "--no-soul", *store_args(store)],
+        input="\n".join(lines).encode() + b"\n", capture_output=True, timeout=STARTUP_BOUND, check=False,
+        preexec_fn=small_disk)
+    replies = [json.loads(line) for line in run.stdout.splitlines()]
+    answered = [r for r in replies if "structuredContent" in r.get("result", {})]
+    failed = [r for r in replies if "error" in r]
+    assert run.returncode == 0
+    assert answered and failed, "the store filled up partway"
+    assert {r["error"]["code"] for r in failed} == {STORE_FAILED}
+    assert all(str(store) in r["error"]["message"] for r in failed)
+    assert replies[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}, "the body served on"
+    kept = stored_turns(store)
+    assert set(kept) == {key_of((r["result"]["structuredContent"]["session"]["uid"], "c", "s")) for r in answered}
+
+
 # -- the cap, and L1 -----------------------------------------------------------------------------
 
 def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_body, tmp_path):
@@ -396,3 +430,58 @@ def test_a_body_without_state_writes_no_store(spawn_body, tmp_path):
     client.close()
     assert not list(tmp_path.rglob("*.db*"))
 
+
+
+# -- the laws, through the store -----------------------------------------------------------------
+
+LAWS_THROUGH_THE_STORE = [
+    test_laws.test_a_secret_said_in_one_room_never_appears_in_another_room,
+    test_laws.test_turn_counters_and_energy_are_per_session,
+    test_laws.test_keys_that_concatenate_alike_are_different_sessions,
+    test_laws.test_passes_are_monotone_in_energy_a_prefix_and_full_at_full_energy,
+    test_laws.test_a_hammered_session_drops_below_a_fresh_one_while_its_neighbour_stays_full,
+    test_laws.test_a_sessions_traces_do_not_change_when_other_sessions_talk_in_between,
+    test_laws.test_coherence_never_feeds_the_next_turn,
+]
+
+
+@pytest.mark.parametrize("law", LAWS_THROUGH_THE_STORE, ids=lambda law: law.__name__.removeprefix("test_"))
+def test_the_laws_hold_with_every_body_on_a_store(law, spawn_body, tmp_path):
+    """test_laws' own L1, L3 and L4 tests, each body they start keeping its sessions in a store of its own."""
+    stores = iter(tmp_path / f"law-{n}.db" for n in range(100))
+
+    def stored_spawn(**overrides: object):
+        return spawn_body(extra_args=store_args(next(stores)), **overrides)
+
+    fixtures = {"spawn_body": stored_spawn}
+    if "ready_body" in law.__code__.co_varnames[:law.__code__.co_argcount]:
+        fixtures = {"ready_body": stored_spawn()}
+        fixtures["ready_body"].initialize()
+    law(**fixtures)
+    assert list(tmp_path.glob("law-*.db")), "the law ran on stores"
+
+
+def test_help_names_the_store_options(body_exe):
+    run = subprocess.run([str(body_exe), "--help"], capture_output=True, timeout=STARTUP_BOUND,
+                         stdin=subprocess.DEVNULL, check=True)
+    for flag in (b"--state FILE", b"--state-busy-ms", b"--state-sync"):
+        assert flag in run.stdout
+
+
+@pytest.mark.slow
+def test_the_body_on_a_store_makes_no_invalid_access_and_loses_no_memory_under_memcheck(tmp_path):
+    """test_memcheck's traffic (turns of eleven sessions past a cap of 7, hostile lines) through a store."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or not test_memcheck.DYNAMIC.exists():
+        pytest.skip("needs valgrind and mafiabot-dynamic (make build-dynamic)")
+    store = tmp_path / "memcheck.db"
+    done = subprocess.run(
+        [valgrind, "--error-exitcode=9", "--leak-check=full", "--errors-for-leak-kinds=definite",
+         str(test_memcheck.DYNAMIC), "--no-soul", "--max-sessions", "7", *store_args(store)],
+        input=test_memcheck.traffic(), capture_output=True, timeout=test_memcheck.MEMCHECK_BOUND_SECONDS,
+        cwd=tmp_path)
+    report = done.stderr.decode(errors="replace")
+    assert done.returncode == 0, report[-3000:]
+    assert "ERROR SUMMARY: 0 errors" in report
+    assert done.stdout.count(b"\n") > 120
+    assert stored_turns(store), "the turns went through the store"

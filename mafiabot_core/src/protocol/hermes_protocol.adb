@@ -443,7 +443,7 @@ package body Hermes_Protocol is
                   end if;
                end;
                if Stored.Failed then
-                  Body_Log.Error (To_String (Stored.Reason));
+                  Body_Log.Error (Session_Store.Diagnostic (Stored));
                   Problem := Failure
                     (Store_Failed, "Session store failed: "
                      & To_String (Stored.Reason));
@@ -696,6 +696,9 @@ package body Hermes_Protocol is
    procedure Answer_Internal_Error
      (Self : in out Server; Line : String; Reply : Reply_Sink) is
    begin
+      --  A turn that raised mid-way holds the store's write lock: release
+      --  it now, not at this body's next turn
+      Self.Store.Abandon_Turn;
       Write_Error (Self.Answer, Id_Of (Self, Line),
                    Failure (Internal_Error, "Internal error"));
       Send (Self.Answer, Reply);

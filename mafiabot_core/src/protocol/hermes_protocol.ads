@@ -68,8 +68,9 @@ package Hermes_Protocol is
    procedure Answer_Internal_Error
      (Self : in out Server; Line : String; Reply : Reply_Sink);
    --  The -32603 answer to the Line that Handle raised on, echoing its id
-   --  if Handle had found one valid, else null.  Raises only what Reply or
-   --  the allocator raises.
+   --  if Handle had found one valid, else null; a turn it left open on the
+   --  session store is rolled back first.  Raises only what Reply or the
+   --  allocator raises.
 
    procedure Refuse_Oversized
      (Self : in out Server; Length : Natural; Reply : Reply_Sink);

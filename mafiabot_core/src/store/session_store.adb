@@ -63,7 +63,7 @@ package body Session_Store is
 
    function Failure (Self : Store; Reason : String) return Outcome is
      ((Failed => True,
-       Reason => "session store " & Self.Path & ": " & To_Unbounded_String (Reason)));
+       Reason => Self.Path & ": " & To_Unbounded_String (Reason)));
 
    function Last_Error (Self : Store) return String is
      (C.Strings.Value (Sqlite.Errmsg (Self.Db)));
@@ -155,6 +155,14 @@ package body Session_Store is
       if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
          Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
                            & " store will be slower");
+      end if;
+      --  One thread, and no memory statistics: SQLite's global mutexes and
+      --  its accounting of every allocation are of no use to the body
+      if Sqlite.Config (Sqlite.Config_Single_Thread) /= Sqlite.OK
+        or else Sqlite.Config (Sqlite.Config_Memory_Status, 0) /= Sqlite.OK
+      then
+         Body_Log.Warning ("SQLite kept its default threading and memory"
+                           & " statistics: turns on the store will be slower");
       end if;
       Self.Path := To_Unbounded_String (Path);
       Self.Capacity := Capacity;
@@ -290,6 +298,15 @@ package body Session_Store is
       end if;
    end Abandon;
 
+   procedure Abandon_Turn (Self : in out Store) is
+      Ignored : Sqlite.Result_Code;
+   begin
+      if Is_Open (Self) and then Sqlite.Get_Autocommit (Self.Db) = 0 then
+         Ignored := Run (Self, Rollback);
+         Finish (Self, Rollback);
+      end if;
+   end Abandon_Turn;
+
    procedure Begin_Turn
      (Self        : in out Store;
       Chosen      : Organs.Sets.Organ_Set;
@@ -301,12 +318,9 @@ package body Session_Store is
    begin
       Result := (others => <>);
       State := Session_Table.Fresh (Chosen, Session_Key);
-      if Sqlite.Get_Autocommit (Self.Db) = 0 then
-         --  A turn that raised between Begin_Turn and Commit_Turn left its
-         --  transaction open: it never committed, so it never happened
-         Code := Run (Self, Rollback);
-         Finish (Self, Rollback);
-      end if;
+      --  A turn that raised between Begin_Turn and Commit_Turn never
+      --  committed, so it never happened
+      Abandon_Turn (Self);
 
       Code := Run (Self, Begin_Write);
       Finish (Self, Begin_Write);

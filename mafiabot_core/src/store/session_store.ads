@@ -44,8 +44,12 @@ package Session_Store is
    type Outcome is record
       Failed : Boolean := False;
       Reason : Unbounded_String;
-      --  One line naming the file, when Failed
+      --  When Failed: the file, a colon, and what went wrong, on one line
    end record;
+
+   function Diagnostic (Result : Outcome) return String is
+     ("session store " & To_String (Result.Reason));
+   --  The line a log gives a failure
 
    type Store is tagged limited private;
 
@@ -86,6 +90,11 @@ package Session_Store is
    --  the capacity, and commit the transaction Begin_Turn started.  When
    --  Result.Failed, the transaction is rolled back: the store keeps the
    --  session as it was before the turn.
+
+   procedure Abandon_Turn (Self : in out Store);
+   --  Roll back the turn Begin_Turn started, if it is still open: for a
+   --  turn that raised before Commit_Turn, so that the write lock is not
+   --  held from other bodies until this one's next turn
 
    procedure Close (Self : in out Store)
    with Post => not Is_Open (Self);

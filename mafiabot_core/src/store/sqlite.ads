@@ -41,6 +41,16 @@ package Sqlite is
    --  The body is one thread: SQLite's own mutexes are not needed
    Open_Ex_Res_Code : constant C.int := 16#0200_0000#;
 
+   Config_Single_Thread : constant C.int := 1;
+   Config_Memory_Status : constant C.int := 9;
+
+   function Config (Option : C.int) return Result_Code
+   with Import, Convention => C_Variadic_1, External_Name => "sqlite3_config";
+
+   function Config (Option : C.int; Value : C.int) return Result_Code
+   with Import, Convention => C_Variadic_1, External_Name => "sqlite3_config";
+   --  Only before SQLite is first used
+
    function Open_V2
      (Filename : C.char_array;
       Db       : out Connection;

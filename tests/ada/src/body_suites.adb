@@ -3,6 +3,7 @@ with Energy_Gate_Tests;
 with Input_Guard_Tests;
 with Json_Reader_Tests;
 with Session_Records_Tests;
+with Session_Store_Tests;
 with Session_Table_Tests;
 with Json_Text_Tests;
 with Organs_Texts_Tests;
@@ -22,6 +23,7 @@ package body Body_Suites is
    Reader_Cases : aliased Json_Reader_Tests.Test;
    Table_Cases  : aliased Session_Table_Tests.Test;
    Record_Cases : aliased Session_Records_Tests.Test;
+   Store_Cases  : aliased Session_Store_Tests.Test;
    Cohere_Cases : aliased Cognition_Tests.Test;
    Texts_Cases  : aliased Organs_Texts_Tests.Test;
    Cycle_Cases  : aliased Turn_Cycle_Tests.Test;
@@ -38,6 +40,7 @@ package body Body_Suites is
       Suite.Add_Test (Reader_Cases'Access);
       Suite.Add_Test (Table_Cases'Access);
       Suite.Add_Test (Record_Cases'Access);
+      Suite.Add_Test (Store_Cases'Access);
       Suite.Add_Test (Cohere_Cases'Access);
       Suite.Add_Test (Texts_Cases'Access);
       Suite.Add_Test (Cycle_Cases'Access);

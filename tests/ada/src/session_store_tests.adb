@@ -1,0 +1,90 @@
+with AUnit.Assertions;
+with GNAT.OS_Lib;
+with Session_Store;
+with Session_Table;
+with Test_Organs;
+
+package body Session_Store_Tests is
+
+   use AUnit.Assertions;
+
+   Path : constant String := "tests/ada/obj/session-store-test.db";
+   --  Beside the test objects (the tests run from the checkout's root)
+
+   Key : constant String := "u" & ASCII.US & "c" & ASCII.US & "s";
+
+   --  What a run before may have left (absent files are no failure)
+   procedure Remove_Store is
+      procedure Remove (Name : String) is
+         Removed : Boolean;
+      begin
+         GNAT.OS_Lib.Delete_File (Name, Removed);
+         pragma Unreferenced (Removed);
+      end Remove;
+   begin
+      Remove (Path);
+      Remove (Path & "-wal");
+      Remove (Path & "-shm");
+   end Remove_Store;
+
+   procedure Open (Store : in out Session_Store.Store) is
+      Opened : Session_Store.Outcome;
+   begin
+      Store.Open (Path, Capacity => 10, Busy_Timeout_Ms => 20,
+                  Full_Sync => False, Result => Opened);
+      Assert (not Opened.Failed, "the store opens");
+   end Open;
+
+   --  Two stores on one file, as two bodies: a turn open in one holds the
+   --  other off; abandoning it (a turn that raised) lets the other in at
+   --  once, and what either commits is what the other reads next
+   procedure Test_An_Abandoned_Turn_Releases_The_Store
+     (T : in out AUnit.Test_Cases.Test_Case'Class)
+   is
+      pragma Unreferenced (T);
+      First, Second : Session_Store.Store;
+      State         : Session_Table.Session;
+      Result        : Session_Store.Outcome;
+   begin
+      Remove_Store;
+      Open (First);
+      Open (Second);
+
+      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Assert (not Result.Failed and then State.Turns = 0, "a new session");
+      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Assert (Result.Failed, "a turn open in one store holds the other off");
+
+      First.Abandon_Turn;
+      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Assert (not Result.Failed, "an abandoned turn lets the other store in");
+      Assert (State.Turns = 0, "the abandoned turn never happened");
+      State.Turns := 41;
+      Second.Commit_Turn (Key, State, Result);
+      Assert (not Result.Failed, "the other store commits");
+
+      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Assert (not Result.Failed and then State.Turns = 41,
+              "a turn reads the latest committed record, whoever wrote it");
+      First.Abandon_Turn;
+      First.Abandon_Turn;
+      --  Twice, or with no turn open: nothing to undo
+      First.Close;
+      Second.Close;
+      Remove_Store;
+   end Test_An_Abandoned_Turn_Releases_The_Store;
+
+   overriding procedure Register_Tests (T : in out Test) is
+      use AUnit.Test_Cases.Registration;
+   begin
+      Register_Routine (T, Test_An_Abandoned_Turn_Releases_The_Store'Access,
+                        "an abandoned turn releases the store to other bodies");
+   end Register_Tests;
+
+   overriding function Name (T : Test) return AUnit.Message_String is
+      pragma Unreferenced (T);
+   begin
+      return AUnit.Format ("Session_Store");
+   end Name;
+
+end Session_Store_Tests;
