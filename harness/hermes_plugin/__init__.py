@@ -69,16 +69,26 @@ class SessionRow:
     thread_id: str | None
 
 
+def _refused(c: str) -> bool:
+    """A character the body refuses in a key part: a control character, DEL, or a lone surrogate."""
+    return c < " " or c == "\x7f" or "\ud800" <= c <= "\udfff"
+
+
 def key_part(value: str) -> str:
-    """`value` when the body accepts it as a key part, else `sha256:<hex>` of it (valid, and still distinct)."""
+    """`value` when the body accepts it as a key part, else `sha256:<hex>` of it (valid, and still distinct).
+
+    A lone surrogate is refused too: Hermes would send it as a `\\ud800` escape, which the body's input guard
+    refuses for the whole message.
+    """
     encoded = value.encode("utf-8", "surrogatepass")
-    if 0 < len(encoded) <= MAX_PART_BYTES and not any(c < " " or c == "\x7f" for c in value):
+    if 0 < len(encoded) <= MAX_PART_BYTES and not any(map(_refused, value)):
         return value
     return "sha256:" + hashlib.sha256(encoded).hexdigest()
 
 
 def _origin(text: str) -> str:
-    clean = "".join(c if " " <= c != "\x7f" else "?" for c in text)
+    """`text` as a key_origin the body accepts: controls and surrogates as `?`, cut to 256 bytes between characters."""
+    clean = "".join("?" if _refused(c) else c for c in text)
     return clean.encode("utf-8", "replace")[:MAX_PART_BYTES].decode("utf-8", "ignore") or "level1"
 
 

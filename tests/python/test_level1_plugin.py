@@ -141,7 +141,8 @@ def test_arguments_the_model_left_out_are_not_invented_and_unknown_ones_stay_for
 
 
 @pytest.mark.parametrize(("value", "kept"), [("alice", True), ("", False), ("x" * 256, True), ("x" * 257, False),
-                                             ("é" * 129, False), ("tab\there", False), ("del\x7f", False)])
+                                             ("é" * 129, False), ("tab\there", False), ("del\x7f", False),
+                                             ("lone\ud800", False), ("ünï", True)])
 def test_a_key_part_the_body_would_refuse_becomes_a_distinct_valid_one(value, kept):
     part = level1.key_part(value)
     assert (part == value) is kept
