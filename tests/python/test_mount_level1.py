@@ -224,3 +224,14 @@ def test_a_body_that_cannot_take_key_origin_is_refused_with_level1_and_mounted_w
 
 def mount_checked(home: Path, *extra: str) -> int:
     return main(["mount", "--hermes-home", str(home), *extra])
+
+
+def test_unmount_dry_run_names_the_plugin_files_it_would_remove_and_removes_none(body_exe, home, capsys):
+    assert mount(home) == 0
+    before = sorted(p.name for p in folder(home).iterdir())
+    capsys.readouterr()
+    assert unmount(home, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"Level1: would remove {folder(home) / SERVERS_FILE}" in out and "-  - mafiabot-level1" in out
+    assert f"Level1: would remove the folder {folder(home)}" in out
+    assert sorted(p.name for p in folder(home).iterdir()) == before
