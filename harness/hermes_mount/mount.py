@@ -148,6 +148,8 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if state != STATE_OFF:
         if state == "":
             raise ConfigError(f"{STATE_OPTION} needs a file name, or {STATE_OFF}")
+        if state is not None and "\x00" in state:
+            raise ConfigError(f"{STATE_OPTION} holds a NUL byte, which no file name can; nothing was written")
         own_args += (STATE_OPTION, str(Path(state).absolute() if state else default_state(home)))
     if soul is not None:
         own_args += (SOUL_OPTION, soul)

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from harness.cli import main
@@ -235,3 +236,11 @@ def test_unmount_dry_run_names_the_plugin_files_it_would_remove_and_removes_none
     assert f"Level1: would remove {folder(home) / SERVERS_FILE}" in out and "-  - mafiabot-level1" in out
     assert f"Level1: would remove the folder {folder(home)}" in out
     assert sorted(p.name for p in folder(home).iterdir()) == before
+
+
+@pytest.mark.parametrize("state", ["", "a\x00b"])
+def test_a_state_that_names_no_file_is_one_line_and_nothing_is_written(body_exe, home, capsys, state):
+    assert mount(home, "--state", state) == ExitCode.INVALID_INPUT
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "--state" in line
+    assert not (home / "config.yaml").exists()
