@@ -66,6 +66,8 @@ INSTRUCTIONS = ("Call `turn` once per user message with the message as `input` a
                 "shape and the output echoes the input.")
 TOOL_FILE = Path(__file__).resolve().parent / "turn_tool.json"
 KEY_PARTS = ("uid", "channel", "server")
+# Optional: who chose the key (the Level1 Hermes plugin), echoed as the trace's session.origin.
+KEY_ORIGIN = "key_origin"
 MAX_KEY_PART_BYTES = 256
 DRAIN_CHUNK = 64 * 1024
 
@@ -333,7 +335,7 @@ def tools_call(state: State, era: Era, params: dict[str, Any]) -> dict[str, Any]
     if problem is not None:
         return {"content": [{"type": "text", "text": problem}], "isError": True}
     key = (arguments["uid"], arguments["channel"], arguments["server"])
-    trace = passthrough_trace(arguments["input"], key, state.next_turn(key))
+    trace = passthrough_trace(arguments["input"], key, state.next_turn(key), arguments.get(KEY_ORIGIN))
     text = trace["output"] + "\n\n" + json.dumps(trace, separators=(",", ":"), ensure_ascii=False)
     return {"content": [{"type": "text", "text": text}], "structuredContent": trace, "isError": False}
 
@@ -343,10 +345,12 @@ def argument_problem(arguments: Any) -> str | None:
     if not isinstance(arguments, dict):
         return "invalid arguments: expected an object with input, uid, channel and server"
     for unknown in arguments:
-        if unknown not in ("input", *KEY_PARTS):
+        if unknown not in ("input", *KEY_PARTS, KEY_ORIGIN):
             return f"invalid argument '{unknown}': unknown (the tool takes input, uid, channel and server)"
-    for name in ("input", *KEY_PARTS):
+    for name in ("input", *KEY_PARTS, KEY_ORIGIN):
         if name not in arguments:
+            if name == KEY_ORIGIN:
+                continue
             return f"invalid argument '{name}': missing (a string is required)"
         value = arguments[name]
         if not isinstance(value, str):
@@ -362,15 +366,16 @@ def argument_problem(arguments: Any) -> str | None:
     return None
 
 
-def passthrough_trace(text: str, key: tuple[str, str, str], turn: int) -> dict[str, Any]:
+def passthrough_trace(text: str, key: tuple[str, str, str], turn: int, origin: str | None = None) -> dict[str, Any]:
     """The trace of one pass-through turn: the cycle's shape, every step ran, the input echoed."""
     uid, channel, server = key
+    session = {"uid": uid, "channel": channel, "server": server} | ({"origin": origin} if origin else {})
     details = {1: f"session {uid}/{channel}/{server}, turn {turn}", 20: "intent chat (pass-through)",
                21: "chat -> conversation.reply (pass-through)", 22: "output echoes the input"}
     steps = [{"index": index, "name": name, "organ": organ, "status": "ran",
               "detail": details.get(index, "pass-through")}
              for index, (name, organ) in enumerate(STEPS, start=1)]
-    return {"session": {"uid": uid, "channel": channel, "server": server}, "turn": turn, "energy": 1.0,
+    return {"session": session, "turn": turn, "energy": 1.0,
             "passes_run": 8, "steps": steps, "route": {"intent": "chat", "target": "conversation.reply"},
             "coherence": {"score": 1.0, "drift": 0.0}, "output": text,
             "identity": {"roles": ["sun", "moon", "rising"],

@@ -4,7 +4,9 @@
 (relay included), then adds or updates its `mcp_servers` entry in the home's config.yaml
 (comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
-body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
+body will do with SOUL.md (`--soul` chooses); it also installs and enables the Level1 plugin
+(`--no-level1` opts out) and points the body's `--state` at the home (`--state FILE|off`).
+`unmount` removes the entry (and the plugin with the last entry it serves), then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
 could not: `unmount:soul_not_restored`). `doctor` runs every check and ends `doctor:passed` when
 none failed, `doctor:check_failed` otherwise. Errors get the exit-code table's codes (a malformed
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
@@ -34,6 +36,8 @@ from harness.hermes_mount.entry import (
 )
 from harness.hermes_mount.home import HermesHome, resolve_home
 from harness.hermes_mount.mount import (
+    STATE_FILE,
+    STATE_FOLDER,
     Plan,
     apply_plan,
     build_spec,
@@ -45,6 +49,7 @@ from harness.hermes_mount.mount import (
 )
 from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
+from harness.hermes_plugin import KEY_ORIGIN, PLUGIN_NAME
 
 SUGGESTED_DISCOVERY = 5
 # Where a doctor line's detail starts: continuation lines of a detail line up under it.
@@ -60,7 +65,8 @@ def _profile_flag(home: HermesHome) -> str:
 
 
 def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
-    """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong."""
+    """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
+    cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
     print(f"checking the entry as Hermes will start it: {' '.join([command, *args])}", file=out, flush=True)
     try:
@@ -71,6 +77,10 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
         raise
     print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
           f"{', '.join(result.tool_names)}", file=out)
+    if plan.plugin is not None and plan.plugin.serves and KEY_ORIGIN not in result.turn_arguments:
+        raise ConfigError(f"the body's turn takes no {KEY_ORIGIN} ({', '.join(result.turn_arguments) or 'no schema'}), "
+                          f"so it would refuse every call the Level1 plugin passes on: rebuild it (make build), or "
+                          f"mount --no-level1; config.yaml was not changed")
     return result.startup_seconds
 
 
@@ -97,8 +107,9 @@ def runnable_harness() -> str:
 def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
-    plan = plan_mount(home, spec, args.discovery_timeout)
+                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
+                      args.state)
+    plan = plan_mount(home, spec, args.discovery_timeout, level1=not args.no_level1)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
     body = planned_body(plan)
@@ -109,6 +120,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         if plan.changed:
             print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
             print(plan.diff(), file=out, end="")
+            _print_plugin_changes(plan, out, "would ")
         else:
             print(f"dry run: '{args.name}' is already mounted as asked in {home.config}; nothing would change",
                   file=out)
@@ -122,20 +134,36 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     else:
         if new_profile:
             print(f"created profile '{home.profile}' at {home.path}", file=out)
-        kept = f" (the previous file is kept as {backup.name})" if backup else " (a new file)"
-        print(f"mounted '{args.name}' in {home.config}{kept}", file=out)
+        if plan.config_changed:
+            kept = f" (the previous file is kept as {backup.name})" if backup else " (a new file)"
+            print(f"mounted '{args.name}' in {home.config}{kept}", file=out)
+        else:
+            print(f"'{args.name}' was already mounted as asked in {home.config}", file=out)
+        _print_plugin_changes(plan, out)
     print(f"  command: {spec.command}", file=out)
     print(f"  args:    {' '.join(spec.args)}", file=out)
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
     print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
+    if plan.state is not None:
+        print(f"  sessions: kept in {plan.state}, so every `hermes chat` of this home continues them "
+              f"(--state off: each Hermes session's body starts them afresh)", file=out)
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
+    if plan.plugin is not None and plan.plugin.serves:
+        print(f"  Level1: the {PLUGIN_NAME} plugin in {plan.plugin.folder} sets every call's uid, channel and "
+              "server from the Hermes session (--no-level1 leaves them to the model)", file=out)
     if soul is not None:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
     return "done"
+
+
+def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
+    if plan.plugin is not None:
+        for change in plan.plugin.describe():
+            print(f"Level1: {mood}{change}", file=out)
 
 
 def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
@@ -148,6 +176,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
+        _print_plugin_changes(plan, out, "would ")
         soul = soul_state(body.argv, body.env)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
@@ -155,6 +184,9 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
     print(f"removed '{args.name}' from {home.config}{kept}; {DISCOVERY_KEY} was left as it is", file=out)
+    for note in plan.notes:
+        print(f"note: {note}", file=out)
+    _print_plugin_changes(plan, out)
     # After the entry is gone, so that no Hermes starting meanwhile boots the body again.
     try:
         soul = restore_soul(body.argv, body.env)
@@ -219,6 +251,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
+    mount.add_argument("--state", metavar="FILE|off",
+                       help=f"the body's session store (default: <home>/{STATE_FOLDER}/{STATE_FILE}, shared by the "
+                            "home's CLI chats and gateway); off: none, sessions last as long as one body")
+    mount.add_argument("--no-level1", action="store_true",
+                       help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
+                            "and server from the Hermes session; the model's own values then reach the body")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

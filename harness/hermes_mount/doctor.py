@@ -48,10 +48,12 @@ from harness.hermes_mount.entry import (
     servers_as_hermes,
     tool_name,
 )
-from harness.hermes_mount.hermes_cli import run_mcp_test
+from harness.hermes_mount.hermes_cli import hermes_python, probe_plugin, run_mcp_test
 from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.level1 import DISABLED_NOTE, copy_into, hermes_view, plugin_dir, read_manifest, stale_files
 from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_entry, record_problem, recorded_into
 from harness.hermes_mount.soul import soul_state
+from harness.hermes_plugin import PLUGIN_NAME
 
 STEP_COUNT = 23
 OPERATOR_SOUL = "operator"
@@ -146,6 +148,8 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
         add("soul", SKIP, blocked)
 
     _check_discovery(discovery, explicit, startup, add)
+    if entry is not None:
+        _check_level1(home, name, seen, hermes if use_hermes else None, use_hermes, add)
 
     if not use_hermes:
         add("hermes", SKIP, "--no-hermes")
@@ -249,6 +253,66 @@ def late_server_effect(discovery: float, source: str) -> str:
             f"start-up (seconds) plus at most {DISCOVERY_KEY} ({discovery:g} s, {source}); a server not ready "
             "by then is missing from that turn (the model is told the tool does not exist), which is all a "
             "one-shot `hermes chat -q` has; an interactive session adds it from its next turn")
+
+
+def _check_level1(home: HermesHome, name: str, seen: dict[str, Any], hermes: str | None, use_hermes: bool,
+                  add: Callable[[str, str, str], None]) -> None:
+    """`level1`: the plugin installed for this entry and enabled as Hermes reads the config; `loaded`: Hermes's own
+    loader ran it and its middleware set a probe call's key (in a scratch copy of the home)."""
+    tool = tool_name(name)
+    try:
+        manifest = read_manifest(home)
+    except HarnessError as exc:
+        add("level1", WARN, str(exc))
+        add("loaded", SKIP, "the plugin must be mount's first")
+        return
+    if manifest is None or name not in manifest.servers:
+        add("level1", WARN, f"the {PLUGIN_NAME} plugin is not installed for {tool}: the model's own uid, channel and "
+                            "server reach the body; mount again without --no-level1 to install it")
+        add("loaded", SKIP, "the plugin must be installed first")
+        return
+    view, stale = hermes_view(seen), stale_files(home)
+    where = f"installed in {plugin_dir(home)} for {tool}"
+    if not view.enabled:
+        add("level1", WARN, f"{where}, but plugins.enabled does not name it, so Hermes never loads it: mount again")
+    elif view.disabled:
+        add("level1", WARN, f"{where}; {DISABLED_NOTE}")
+    elif stale:
+        add("level1", WARN, f"{where}, but its {', '.join(stale)} differ from this harness's: mount again to update it")
+    else:
+        add("level1", OK, f"{where} and named in plugins.enabled")
+    if not use_hermes:
+        add("loaded", SKIP, "--no-hermes")
+        return
+    executable = find_executable(hermes)
+    python = hermes_python(executable) if executable is not None else None
+    if python is None:
+        add("loaded", SKIP, not_found_detail(hermes) if executable is None
+            else f"cannot tell which Python runs {executable} (its #! line names none)")
+        return
+    with tempfile.TemporaryDirectory(prefix="mafiabot-doctor-") as scratch:
+        copy = HermesHome(Path(scratch))
+        shutil.copyfile(home.config, copy.config)
+        copy_into(home, copy.path)
+        probe = probe_plugin(python, copy, PLUGIN_NAME, tool, {"input": "probe", "uid": "forged", "channel": "forged",
+                                                               "server": "forged"})
+    expected = FAIL if view.loads else WARN  # a plugin the operator disabled is not expected to load
+    plugin = probe.plugin
+    if not probe.hermes:
+        add("loaded", SKIP, f"{python}, which runs {executable}, has no Hermes plugin loader to ask")
+    elif probe.problem is not None:
+        add("loaded", FAIL, probe.problem)
+    elif plugin is None:
+        add("loaded", FAIL, f"Hermes's plugin loader did not find {PLUGIN_NAME} in the home's plugins folder")
+    elif not plugin.get("enabled"):
+        add("loaded", expected, f"Hermes's plugin loader did not load it: {plugin.get('error')}")
+    elif not plugin.get("middleware") or not str(probe.args.get("key_origin", "")).startswith("level1"):
+        add("loaded", FAIL, f"Hermes loaded it, but a probe call of {tool} came back as the model wrote it: "
+                            f"{probe.args}")
+    else:
+        add("loaded", OK, f"Hermes's own plugin loader ran it, and a probe call of {tool} with a forged key came back "
+                          f"uid={probe.args.get('uid')}, channel={probe.args.get('channel')} "
+                          f"({probe.args.get('key_origin')}; in a scratch copy of the home)")
 
 
 def _check_hermes(home: HermesHome, name: str, hermes: str | None, connect_timeout: float,

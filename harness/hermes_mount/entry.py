@@ -18,7 +18,7 @@ Invariants:
   variables, anything else) and their comments stay; the keys above are set. Applying the same
   spec twice leaves the document unchanged.
 - Mount owns the command, the relay's own arguments and the body options it writes (`--organs`,
-  and `--soul` when asked): `settle` keeps every other body argument of the entry (a
+  `--state`, and `--soul` when asked): `settle` keeps every other body argument of the entry (a
   `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
   `timeout` and `connect_timeout` unless new ones are given.
 - Keys that would make Hermes ignore `command` (`url`, and `headers`, which only a URL uses) are
@@ -71,6 +71,10 @@ DEFAULT_CONNECT_TIMEOUT = 30
 COMMAND_OVERRIDING_KEYS = ("url", "headers")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TOOL = "turn"
+# The body's session store; mount owns it even where it writes none (`mount --state off`): an entry's own is
+# never kept.
+STATE_OPTION = "--state"
+ALWAYS_OWNED = frozenset({STATE_OPTION})
 _YAML_1_1 = YAML(typ="safe")
 _YAML_1_1.version = (1, 1)
 
@@ -105,7 +109,7 @@ def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ..
     body, ours = body_argv(command, args), body_argv(str(spec.command), spec.args)
     if Path(body[0]).name != Path(ours[0]).name:
         return ()  # another program's arguments (or none): nothing of the body's to keep
-    owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")}
+    owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")} | ALWAYS_OWNED
     kept: list[str] = []
     items = iter(body[1:])
     for item in items:
@@ -175,6 +179,19 @@ def body_argv(command: str, args: Iterable[str]) -> list[str]:
     if is_relay(argv):
         argv = argv[argv.index("--") + 1:]
     return argv
+
+
+def without_state(argv: Iterable[str]) -> list[str]:
+    """A body's command line without its session store: for the tasks that answer about SOUL.md and hold no
+    session (the body opens a --state store at every start, and its folder may not exist before mount writes)."""
+    kept: list[str] = []
+    items = iter(argv)
+    for item in items:
+        if item == STATE_OPTION:
+            next(items, None)
+        elif not item.startswith(STATE_OPTION + "="):
+            kept.append(item)
+    return kept
 
 
 def entry_command(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:

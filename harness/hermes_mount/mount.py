@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,7 @@ from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, 
 from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     SERVERS_KEY,
+    STATE_OPTION,
     EntrySpec,
     apply_entry,
     body_argv,
@@ -60,11 +62,30 @@ from harness.hermes_mount.entry import (
     settle,
 )
 from harness.hermes_mount.home import HermesHome
+from harness.hermes_mount.level1 import (
+    DISABLED_NOTE,
+    FilesPlan,
+    apply_files,
+    disable,
+    enable,
+    hermes_view,
+    plan_files,
+    without_plugin,
+)
 from harness.hermes_mount.probe import hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE, unwritable_reason
 
 COMPACT_TEXT_BLOCK = ("--text-block", "compact")
+STATE_OFF = "off"
+# Where the body keeps its sessions by default: under the home, beside Hermes's own state.db, so the CLI and a
+# gateway on one home share them, and two homes (two profiles) never do.
+STATE_FOLDER = "mafiabot"
+STATE_FILE = "sessions.db"
+
+
+def default_state(home: HermesHome) -> Path:
+    return home.path / STATE_FOLDER / STATE_FILE
 
 
 @dataclass
@@ -74,10 +95,16 @@ class Plan:
     new_text: str
     notes: list[str] = field(default_factory=list)
     spec: EntrySpec | None = None  # mount's entry, settled against the one already there
+    plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
+    state: Path | None = None  # the body's --state file, whose folder mount makes when it writes
+
+    @property
+    def config_changed(self) -> bool:
+        return self.new_text != (self.doc.original or "")
 
     @property
     def changed(self) -> bool:
-        return self.new_text != (self.doc.original or "")
+        return self.config_changed or (self.plugin is not None and self.plugin.changed)
 
     def diff(self) -> str:
         old = (self.doc.original or "").splitlines(keepends=True)
@@ -95,12 +122,14 @@ class MountedBody:
 def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None,
                timeout: int | None = None, connect_timeout: int | None = None,
                record: str | None = None, soul: str | None = None,
-               body_args: tuple[str, ...] | None = None, compact: bool = False) -> EntrySpec:
+               body_args: tuple[str, ...] | None = None, compact: bool = False,
+               state: str | None = None) -> EntrySpec:
     """The entry to write; BodyNotFound / ConfigError when the body, fixture or record folder is missing.
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
     (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
-    entry's own (see `entry.settle`).
+    entry's own (see `entry.settle`). `state` is the body's `--state` file: None for the home's
+    default (`default_state`), "off" for none (sessions then live as long as one body).
     """
     check_name(name)
     if any(value is not None and value <= 0 for value in (timeout, connect_timeout)):
@@ -116,6 +145,12 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
     own_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
+    if state != STATE_OFF:
+        if state == "":
+            raise ConfigError(f"{STATE_OPTION} needs a file name, or {STATE_OFF}")
+        if state is not None and "\x00" in state:
+            raise ConfigError(f"{STATE_OPTION} holds a NUL byte, which no file name can; nothing was written")
+        own_args += (STATE_OPTION, str(Path(state).absolute() if state else default_state(home)))
     if soul is not None:
         own_args += (SOUL_OPTION, soul)
     if compact:
@@ -131,10 +166,12 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args)
 
 
-def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Plan:
+def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> Plan:
+    """Mount's plan; `level1` installs and enables the Level1 plugin for the entry, False takes it away."""
     if discovery is not None:
         check_discovery_timeout(discovery)
     doc = load_config(home.config)
+    plugin = plan_files(home, spec.name, install=level1)
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
     spec = settle(spec, entry)
@@ -144,12 +181,34 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Pl
     if discovery is not None:
         set_discovery_timeout(doc.data, discovery)
     discovery_timeout(doc.data)  # a malformed value is reported before anything is written
+    if level1:
+        enable(doc.data)
+    elif plugin.retires:
+        disable(doc.data)  # the last server it acted for no longer wants it
     if not doc.exact:
         notes.append("ruamel.yaml could not reproduce every line of the file exactly; "
                      "review the change with --dry-run (a backup is kept either way)")
     text = as_hermes_reads_it(doc, spec, discovery, notes)
     _check_nothing_else_changes(doc, text, spec.name)
-    return Plan(home, doc, text, notes, spec)
+    view = hermes_view(as_hermes(text, doc.path))
+    if level1 and not view.enabled:
+        raise HermesConfigError(f"{doc.path}: after the change Hermes would not read plugins.enabled as naming the "
+                                "Level1 plugin; the file was left untouched")
+    if level1 and view.disabled:
+        notes.append(DISABLED_NOTE)
+    return Plan(home, doc, text, notes + plugin.notes, spec, plugin, state_of(spec.args))
+
+
+def state_of(args: tuple[str, ...] | list[str]) -> Path | None:
+    """The --state file of a body's arguments (the last one, as the body reads them); None without one."""
+    found = None
+    items = list(args)
+    for index, item in enumerate(items):
+        if item == STATE_OPTION and index + 1 < len(items):
+            found = Path(items[index + 1])
+        elif item.startswith(STATE_OPTION + "="):
+            found = Path(item.split("=", 1)[1])
+    return found
 
 
 def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:
@@ -176,8 +235,9 @@ def _servers_as_hermes(text: str, doc: ConfigDocument) -> dict[str, Any]:
 
 
 def _outside(document: dict[str, Any], name: str) -> dict[str, Any]:
-    """What Hermes reads outside mount's business: all but the entry and mcp_discovery_timeout."""
-    rest = copy.deepcopy(document)
+    """What Hermes reads outside mount's business: all but the entry, mcp_discovery_timeout and the Level1 plugin's
+    item in plugins.enabled."""
+    rest = without_plugin(copy.deepcopy(document))
     rest.pop(DISCOVERY_KEY, None)
     servers = rest.get(SERVERS_KEY)
     if isinstance(servers, dict):
@@ -219,23 +279,48 @@ def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
 
 
 def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
-    """The plan, and whether there was an entry to remove."""
+    """The plan, and whether there was an entry to remove (the Level1 plugin goes with the last entry it serves)."""
     doc = load_config(home.config)
     if doc.original is None:
         return Plan(home, doc, ""), False
+    plugin = plan_files(home, name, install=False)
     removed = remove_entry(doc.data, name)
+    if plugin.retires:
+        disable(doc.data)
     if not removed:
-        return Plan(home, doc, doc.original), False
+        return Plan(home, doc, doc.original, plugin=plugin), False
     text = render(doc)
     if name in _servers_as_hermes(text, doc):
         raise HermesConfigError(f"{doc.path}: after removing mcp_servers.{name} Hermes would still read it "
                                 "(a duplicate key?); the file was left untouched")
     _check_nothing_else_changes(doc, text, name)
-    return Plan(home, doc, text), True
+    return Plan(home, doc, text, plugin.notes, plugin=plugin), True
+
+
+def _make_state_folder(state: Path) -> None:
+    """The folder of the body's --state file: the body refuses to start (exit 2) where it cannot create the file."""
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HermesConfigError(f"--state {state}: its folder {state.parent} cannot be made ({exc.strerror or exc}); "
+                                f"the body could not start, so nothing was written") from None
+    if not os.access(state.parent, os.W_OK | os.X_OK):
+        raise HermesConfigError(f"--state {state}: its folder {state.parent} is not writable, so the body could not "
+                                f"start; nothing was written")
 
 
 def apply_plan(plan: Plan) -> Path | None:
-    """Write the plan if it changes anything; returns the backup's path (None: no backup made)."""
-    if not plan.changed:
-        return None
-    return write_config(plan.doc, plan.new_text)
+    """Write the plan if it changes anything; returns the config's backup (None: no backup made).
+
+    The plugin's files are written before config.yaml names the plugin, and removed after it no
+    longer does: a Hermes starting meanwhile never enables a plugin that is not there.
+    """
+    installing = plan.plugin is not None and bool(plan.plugin.writes)
+    if plan.state is not None:  # also when nothing else changes: a folder removed since is made again
+        _make_state_folder(plan.state)
+    if installing and plan.plugin is not None:
+        apply_files(plan.plugin)
+    backup = write_config(plan.doc, plan.new_text) if plan.config_changed else None
+    if not installing and plan.plugin is not None and plan.plugin.changed:
+        apply_files(plan.plugin)
+    return backup

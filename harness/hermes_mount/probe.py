@@ -6,9 +6,10 @@ Invariants:
   that only works with more than that fails here too, not first under Hermes.
 - A probe runs the entry's own command line, the recording relay included (its interpreter, its
   module, its body), from a scratch folder as Hermes runs it from its own, so what fails under
-  Hermes fails here first. Two things differ, both so that a check writes nothing: `--soul off` is
+  Hermes fails here first. Three things differ, all so that a check writes nothing: `--soul off` is
   added last for the Ada body, so it wins over the entry's own `--soul` (the operator's home is not
-  a check's to change), and the relay's `--out` points
+  a check's to change), so is a `--state` into the scratch folder when the entry keeps sessions in a
+  store (a probe's turn is no session of the operator's), and the relay's `--out` points
   into the probe's scratch folder, which goes with its transcript. The folder the relay will
   really record into is checked by the relay's own rule (`recorded_into`, `unwritable_reason`).
 - Start-up time is measured from spawn to the `initialize` answer, through the relay when there
@@ -28,7 +29,7 @@ from typing import Any
 
 from harness.client import BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation
-from harness.hermes_mount.entry import TOOL, body_argv, is_relay
+from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
 from harness.replay.recorder import unwritable_reason
 
@@ -37,6 +38,7 @@ PROBE_INPUT = "mafiabot doctor: is the cycle running?"
 PROBE_KEY = {"uid": "doctor", "channel": "health", "server": "mafiabot-harness"}
 RELAY_OUT = "--out"
 PROBE_TRANSCRIPT = "probe.jsonl"
+PROBE_STATE = "probe-sessions.db"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,7 @@ class ProbeResult:
     protocol_version: str
     tool_names: tuple[str, ...]
     trace: dict[str, Any] | None
+    turn_arguments: tuple[str, ...] = ()  # the arguments the body's `turn` takes (its inputSchema's properties)
 
 
 def hermes_child_env(entry_env: Mapping[str, str] | None) -> dict[str, str]:
@@ -81,6 +84,8 @@ def probe_argv(command: str, args: Sequence[str], scratch: Path) -> list[str]:
         if RELAY_OUT in relay_args[:-1]:
             argv[relay_args.index(RELAY_OUT) + 1] = str(scratch / PROBE_TRANSCRIPT)
     if is_ada_body(body_argv(command, args)[0]):
+        if any(item == STATE_OPTION or item.startswith(STATE_OPTION + "=") for item in argv):
+            argv += (STATE_OPTION, str(scratch / PROBE_STATE))
         argv += SOUL_OFF
     return argv
 
@@ -111,10 +116,14 @@ def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd:
     with BodyClient(argv, env=env, cwd=cwd) as client:
         result = client.initialize()
         startup = time.monotonic() - started
-        tools = tuple(tool.get("name", "") for tool in client.list_tools())
+        listed = client.list_tools()
+        tools = tuple(tool.get("name", "") for tool in listed)
+        schema = next((tool.get("inputSchema") for tool in listed if tool.get("name") == TOOL), None)
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        arguments = tuple(properties) if isinstance(properties, dict) else ()
         trace = None
         if run_turn:
             if TOOL not in tools:
                 raise ProtocolViolation(f"the body does not list the tool '{TOOL}' (it lists {list(tools)})")
             trace = client.call_turn(PROBE_INPUT, **PROBE_KEY)
-        return ProbeResult(startup, str(result.get("protocolVersion", "?")), tools, trace)
+        return ProbeResult(startup, str(result.get("protocolVersion", "?")), tools, trace, arguments)

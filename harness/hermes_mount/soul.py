@@ -7,8 +7,9 @@ rules alone (mafiabot_core/src/soul/); this module runs the body with `--soul-st
 
 Invariants:
 - The body asked is the one the entry runs (the relay's body when the entry records), with the
-  entry's own args and under Hermes's filtered environment plus the entry's env: it judges the
-  home, the document and the `--soul` policy a boot under Hermes would.
+  entry's own args (less its `--state`: these tasks hold no session) and under Hermes's filtered
+  environment plus the entry's env: it judges the home, the document and the `--soul` policy a boot
+  under Hermes would.
 - `soul_state` writes nothing; `restore_soul` changes SOUL.md only where the body's own is there
   unedited, and never deletes a backup.
 - A command that is not the Ada body (a stand-in body, say) has no SOUL.md rules: both
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ProtocolViolation
+from harness.hermes_mount.entry import without_state
 
 SOUL_OPTION = "--soul"
 SOUL_POLICIES = ("keep", "replace", "off")
@@ -62,7 +64,7 @@ def restore_soul(body_argv: Sequence[str], env: Mapping[str, str]) -> SoulReport
 def _ask(body_argv: Sequence[str], env: Mapping[str, str], task: str) -> SoulReport | None:
     if not body_argv or not is_ada_body(body_argv[0]):
         return None
-    argv = [*body_argv, task]
+    argv = [*without_state(body_argv), task]
     try:
         # From "/", not our folder: Hermes boots the body from wherever Hermes runs, so nothing may
         # depend on ours (the probe runs from a scratch folder for the same reason).

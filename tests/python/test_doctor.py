@@ -55,7 +55,8 @@ def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path,
     assert doctor(home) == 0
     out = capsys.readouterr().out
     assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
-                             "turn": "ok", "soul": "ok", "discovery": "ok", "hermes": "skip"}
+                             "turn": "ok", "soul": "ok", "discovery": "ok", "level1": "ok", "loaded": "skip",
+                             "hermes": "skip"}
     assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
     assert not (home / "SOUL.md").exists(), "doctor must not write SOUL.md"
 
@@ -167,3 +168,69 @@ def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, 
     line = discovery_line(capsys.readouterr().out)
     assert line.split()[0] == status and says in line, line
     assert "close to" not in line
+
+
+# --- Level1: installed, enabled, loaded ---------------------------------------------------------------------
+
+
+def level1_line(out: str, check: str) -> str:
+    [line] = [line for line in out.splitlines() if line.split()[1:2] == [check]]
+    return line
+
+
+def test_doctor_warns_when_the_level1_plugin_is_not_installed(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--no-check", "--no-level1"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0  # a choice the operator may make: a warning, not a failure
+    out = capsys.readouterr().out
+    assert lines_of(out)["level1"] == "warn" and lines_of(out)["loaded"] == "skip"
+    assert "not installed for mcp__mafiabot__turn: the model's own uid, channel and server reach" in out
+
+
+@pytest.mark.parametrize(("config_edit", "said"), [
+    (lambda text: text.replace("  - mafiabot-level1\n", "  - other\n"), "plugins.enabled does not name it"),
+    (lambda text: text + "  disabled: [mafiabot-level1]\n", "Hermes's deny list wins"),
+])
+def test_doctor_reads_plugins_enabled_and_disabled_as_hermes_does(body_exe, tmp_path, capsys, config_edit, said):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    config = home / "config.yaml"
+    config.write_text(config_edit(config.read_text()))
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out)["level1"] == "warn" and said in level1_line(out, "level1")
+
+
+def test_doctor_says_an_edited_plugin_is_not_this_harness_s(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    with (home / "plugins" / "mafiabot-level1" / "__init__.py").open("a") as init:
+        init.write("# edited\n")
+    capsys.readouterr()
+    doctor(home)
+    line = level1_line(capsys.readouterr().out, "level1")
+    assert "warn" in line and "its __init__.py differ from this harness's: mount again" in line
+
+
+def test_the_loaded_probe_is_hermes_s_own_loader_and_middleware(body_exe, tmp_path):
+    from harness.hermes_mount.hermes_cli import hermes_python, probe_plugin
+    from harness.hermes_mount.home import HermesHome
+    from hermes_support import HERMES
+    python = hermes_python(HERMES) if HERMES.exists() else None
+    if python is None:
+        pytest.skip(f"no Hermes at {HERMES}")
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    forged = {"input": "x", "uid": "forged", "channel": "forged", "server": "forged"}
+    probe = probe_plugin(python, HermesHome(home), "mafiabot-level1", "mcp__mafiabot__turn", forged)
+    assert probe.problem is None and probe.plugin is not None
+    assert probe.plugin["enabled"] is True and probe.plugin["middleware"] == 1
+    assert probe.args["channel"] == "cli" and probe.args["key_origin"].startswith("level1 cli session=")
+    # Not enabled: Hermes's loader finds it and says why it did not load it; the call passes as written.
+    config = home / "config.yaml"
+    config.write_text(config.read_text().replace("  - mafiabot-level1\n", "  - other\n"))
+    probe = probe_plugin(python, HermesHome(home), "mafiabot-level1", "mcp__mafiabot__turn", forged)
+    assert probe.plugin is not None and probe.plugin["enabled"] is False and "not enabled" in probe.plugin["error"]
+    assert probe.args == forged

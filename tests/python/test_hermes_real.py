@@ -11,10 +11,13 @@ reported plainly by doctor and by Hermes's own test.
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
+import harness.hermes_plugin as level1
 from harness.cli import main
 from harness.hermes_mount.hermes_cli import parse_mcp_test
 from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
@@ -60,7 +63,9 @@ def test_a_whole_offline_turn_goes_from_the_model_through_hermes_to_the_body_and
     with StubModel(script, tmp_path / "model") as model:
         profile_home.mkdir(parents=True)
         (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
-        assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30"]) == 0
+        # Without Level1 the model's own key reaches the body (test_level1_* below: with it, Hermes's session's).
+        assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
+                     "--no-level1"]) == 0
         completed = run_hermes(["-p", PROFILE, "chat", "-Q", "-q", "Who sits at the head of the table?",
                                 "-t", "mafiabot", "--source", "tool"], home, root, tmp_path / "cwd")
         calls = model.agent_calls()
@@ -149,3 +154,87 @@ def test_a_recording_entry_passes_doctor_with_hermes_and_the_checks_record_nothi
     out = capsys.readouterr().out
     assert "ok    record" in out and "ok    hermes     `hermes mcp test mafiabot` connected in" in out
     assert list(record.parent.iterdir()) == [], "neither doctor's probe nor Hermes's test may leave a recording"
+
+
+# --- Level1: the key is the Hermes session's, and sessions outlive the body (--state) -------------------------
+
+
+def chat_in_profile(profile: str, home: Path, root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run_hermes(["-p", profile, "chat", "-Q", "-q", "What do you remember?", "-t", "mafiabot",
+                       "--source", "tool"], home, root, cwd)
+
+
+def tool_results(calls: list[dict]) -> list[dict]:
+    """The structured traces the body returned, as Hermes handed them to the model, in order."""
+    traces = []
+    for call in calls:
+        messages = call["body"]["messages"]
+        if messages and messages[-1].get("role") == "tool":  # the call that follows a tool result
+            content = messages[-1]["content"]
+            text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+            # Hermes 0.19.0 hands the model an <untrusted_tool_result> notice, then {"result": <the body's text
+            # block>}: the output, a blank line, the trace.
+            block = json.JSONDecoder().raw_decode(text[text.index('{"result"'):])[0]["result"]
+            traces.append(json.loads(block.split("\n\n", 1)[1]))
+    return traces
+
+
+def hermes_sessions(profile_home: Path) -> list[str]:
+    with sqlite3.connect(profile_home / "state.db") as db:
+        return [row[0] for row in db.execute("SELECT id FROM sessions ORDER BY started_at")]
+
+
+def mount_offline(root: Path, profile: str, base_url: str) -> Path:
+    profile_home = root / "profiles" / profile
+    profile_home.mkdir(parents=True)
+    (profile_home / "config.yaml").write_text(offline_config(base_url), encoding="utf-8")
+    assert main(["mount", "--hermes-home", str(root), "--profile", profile, "--discovery-timeout", "30"]) == 0
+    return profile_home
+
+
+def test_level1_a_forged_uid_becomes_the_session_s_key_and_two_chats_in_a_row_are_one_session(
+        body_exe, homes, tmp_path):
+    home, root = homes
+    script = json.loads((SCRIPTS / "forged_uid_twice.json").read_text())
+    with StubModel(script, tmp_path / "model") as model:
+        profile_home = mount_offline(root, PROFILE, model.base_url)
+        first = chat_in_profile(PROFILE, home, root, tmp_path / "cwd")
+        second = chat_in_profile(PROFILE, home, root, tmp_path / "cwd")
+        calls = model.agent_calls()
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    one, two = tool_results(calls)
+    # The model wrote alice/alices-dm/telegram, then bob/bobs-dm/discord: the body saw the CLI session's key.
+    key = {"uid": PROFILE, "channel": "cli", "server": level1.home_server(profile_home.resolve())}
+    sessions = hermes_sessions(profile_home)
+    assert len(sessions) == 2, "each `hermes chat` is a Hermes session of its own"
+    for trace, session_id in zip((one, two), sessions, strict=True):
+        assert trace["session"] == {**key, "origin": f"level1 cli session={session_id}"}
+    # ...and the two chats are turns 1 and 2 of that one session: the store outlived the first body.
+    assert (one["turn"], two["turn"]) == (1, 2)
+    assert two["energy"] < one["energy"]
+    assert "recall: 'what did alice tell you yesterday?'" in two["steps"][1]["detail"]
+    assert (profile_home / "mafiabot" / "sessions.db").is_file()
+
+
+def test_level1_two_profiles_are_two_sessions(body_exe, homes, tmp_path):
+    home, root = homes
+    script = json.loads((SCRIPTS / "forged_uid_twice.json").read_text())
+    with StubModel(script, tmp_path / "model") as model:
+        homes_of = {name: mount_offline(root, name, model.base_url) for name in ("work", "play")}
+        for name in homes_of:
+            assert chat_in_profile(name, home, root, tmp_path / "cwd").returncode == 0
+        calls = model.agent_calls()
+    work, play = tool_results(calls)
+    assert (work["session"]["uid"], play["session"]["uid"]) == ("work", "play")
+    assert work["session"]["server"] != play["session"]["server"]
+    assert (work["turn"], play["turn"]) == (1, 1), "neither profile continues the other's session"
+
+
+def test_level1_doctor_sees_the_plugin_loaded_by_hermes(body_exe, homes, capsys):
+    _, root = homes
+    assert main(["mount", "--hermes-home", str(root)]) == 0
+    capsys.readouterr()
+    assert main(["doctor", "--hermes-home", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "ok    level1     installed in" in out
+    assert "ok    loaded     Hermes's own plugin loader ran it" in out and "uid=" in out

@@ -38,6 +38,10 @@ agent: {api_max_retries: 3}
 """
 
 
+# The arguments mount always writes first: --organs FILE and --state FILE (the home's session store).
+OWN = 4
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "hermes-home"
@@ -75,8 +79,10 @@ def test_mount_keeps_every_line_of_the_user_s_file_in_order_and_backs_it_up(body
     for line in USER_CONFIG.splitlines():
         assert line in added, f"lost: {line!r}"
         added.remove(line)
-    assert all(line.startswith(("  mafiabot:", "    ")) for line in added), added
-    assert after.index("github:") < after.index("mafiabot:") < after.index("agent:")
+    # The entry's lines, and the Level1 plugin's item in a `plugins:` block of its own at the end.
+    assert added[-3:] == ["plugins:", "  enabled:", "  - mafiabot-level1"], added
+    assert all(line.startswith(("  mafiabot:", "    ")) for line in added[:-3]), added
+    assert after.index("github:") < after.index("mafiabot:") < after.index("agent:") < after.index("plugins:")
     [backup] = backups_of(config)
     assert backup.read_text(encoding="utf-8") == USER_CONFIG
 
@@ -263,25 +269,25 @@ def test_remount_keeps_the_operator_s_body_arguments_and_timeouts(body_exe, home
     config = home / "config.yaml"
     entry = load(config)["mcp_servers"]["mafiabot"]
     config.write_text(config.read_text(encoding="utf-8")
-                      .replace(f"{entry['args'][1]}]", f"{entry['args'][1]}, --max-sessions, '50']")
+                      .replace(f"{entry['args'][-1]}]", f"{entry['args'][-1]}, --max-sessions, '50']")
                       .replace("timeout: 60", "timeout: 120"), encoding="utf-8")
     capsys.readouterr()
     assert mount(home, "--discovery-timeout", "5") == 0
     after = load(config)
     entry = after["mcp_servers"]["mafiabot"]
-    assert entry["args"][2:] == ["--max-sessions", "50"] and entry["timeout"] == 120
+    assert entry["args"][OWN:] == ["--max-sessions", "50"] and entry["timeout"] == 120
     assert after["mcp_discovery_timeout"] == 5
     assert "kept the entry's own body arguments: --max-sessions 50" in capsys.readouterr().out
 
 
 def test_body_arg_passes_arguments_to_the_body_and_replaces_the_kept_ones(body_exe, home):
     assert mount(home, "--body-arg=--max-sessions", "--body-arg=50") == 0
-    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--max-sessions", "50"]
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][OWN:] == ["--max-sessions", "50"]
     assert mount(home, "--body-arg=--max-sessions", "--body-arg=7") == 0
-    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--max-sessions", "7"]
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][OWN:] == ["--max-sessions", "7"]
     assert mount(home, "--timeout", "90") == 0
     entry = load(home / "config.yaml")["mcp_servers"]["mafiabot"]
-    assert entry["args"][2:] == ["--max-sessions", "7"] and entry["timeout"] == 90
+    assert entry["args"][OWN:] == ["--max-sessions", "7"] and entry["timeout"] == 90
 
 
 def test_a_body_arg_holding_a_nul_is_refused_and_nothing_is_written(body_exe, home, capsys):
@@ -293,16 +299,16 @@ def test_a_body_arg_holding_a_nul_is_refused_and_nothing_is_written(body_exe, ho
 def test_a_body_arg_nested_past_any_parser_is_written_quoted_and_reads_back_as_itself(body_exe, home):
     nested = "[" * 100_000 + "]" * 100_000
     assert mount(home, "--no-check", "--body-arg", nested) == 0
-    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == [nested]
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][OWN:] == [nested]
 
 
 def test_a_kept_soul_choice_survives_a_remount_that_does_not_name_one(body_exe, home):
     assert mount(home, "--soul", "off") == 0
     assert mount(home) == 0
     args = load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"]
-    assert args[2:] == ["--soul", "off"]
+    assert args[OWN:] == ["--soul", "off"]
     assert mount(home, "--soul", "keep") == 0
-    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][2:] == ["--soul", "keep"]
+    assert load(home / "config.yaml")["mcp_servers"]["mafiabot"]["args"][OWN:] == ["--soul", "keep"]
 
 
 def test_a_stale_url_and_its_headers_are_removed_with_a_note(body_exe, home, capsys):

@@ -189,6 +189,8 @@ def test_doctor_gives_hermes_a_scratch_copy_of_the_home_whose_body_writes_no_sou
     assert staged.path == scratch and snapshot(home) == before
     entry = entry_of(scratch)
     assert entry["args"][-2:] == ["--soul", "off"], "the last --soul is the one the body takes"
-    assert entry["args"][:-2] == entry_of(home)["args"] and entry["env"] == entry_of(home)["env"]
+    # and the last --state: the scratch copy's body keeps no session in the operator's store
+    assert entry["args"][-4:-2] == ["--state", str(scratch / "probe-sessions.db")]
+    assert entry["args"][:-4] == entry_of(home)["args"] and entry["env"] == entry_of(home)["env"]
     assert (scratch / ".env").read_text(encoding="utf-8") == "GITHUB_TOKEN=abc\n"
     assert (scratch / ".env").stat().st_mode & 0o777 == 0o600

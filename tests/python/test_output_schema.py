@@ -19,6 +19,10 @@ DEFAULT_FIXTURE = Path(__file__).resolve().parents[2] / "stubs" / "organs" / "de
 MAX_NAME_BYTES = 128  # Organs.Max_Name_Bytes
 
 TRACE_REQUIRED = {"session", "turn", "energy", "passes_run", "steps", "route", "coherence", "output", "identity"}
+# The optional members of an object of the trace, by that object's required members: the session's origin,
+# which the body echoes from key_origin (set by the Level1 Hermes plugin) only when a call gives it.
+OPTIONAL = {("uid", "channel", "server"): ["origin"]}
+ORIGIN = "level1 cli session=20261201_113000_abc123"
 
 # The default curve runs pass K iff energy >= (K - 1) / 8: a session pinned at (P - 1) / 8 runs P passes.
 PINNED_FOR_PASSES = {passes: (passes - 1) * 0.125 for passes in range(1, 9)}
@@ -149,8 +153,12 @@ def body_of_every_pass_count(spawn_body, tmp_path):
 
 def member_order(schema: dict, value: dict) -> None:
     """The value's members are the schema's properties, in the schema's order, object by object: the three
-    are derived from one table of members (Turn_Tool.Result_Members), so their orders cannot differ."""
-    assert list(value) == list(schema["properties"]) == schema["required"]
+    are derived from one table of members (Turn_Tool.Result_Members), so their orders cannot differ. The one
+    optional property, session.origin, is there exactly when the call gave key_origin (OPTIONAL)."""
+    optional = [name for name in schema["properties"] if name not in schema["required"]]
+    assert optional == OPTIONAL.get(tuple(schema["required"]), [])
+    assert list(value) == [name for name in schema["properties"] if name in value]
+    assert [name for name in value if name not in optional] == schema["required"]
     for name, member in schema["properties"].items():
         if member.get("type") == "object":
             member_order(member, value[name])
@@ -169,9 +177,12 @@ def test_every_pass_count_in_both_eras_validates_against_the_advertised_schema(b
     validator = Draft202012Validator(schema)
     seen = set()
     for passes, energy in PINNED_FOR_PASSES.items():
-        for said in ("remember the moon?", 'a "quoted" \\ turn, caf\u00e9'):
-            result = body.call_tool("turn", turn_arguments(said, uid=f"p{passes}"), params)
+        for said, origin in (("remember the moon?", None), ('a "quoted" \\ turn, caf\u00e9', None),
+                             ("who set my key?", ORIGIN)):
+            given = turn_arguments(said, uid=f"p{passes}") | ({"key_origin": origin} if origin else {})
+            result = body.call_tool("turn", given, params)
             trace = result["structuredContent"]
+            assert trace["session"].get("origin") == origin
             validator.validate(trace)
             check_trace(trace)
             check_text_block(result)

@@ -89,7 +89,9 @@ def test_the_body_and_its_organs_are_found_through_the_project_root(installed: P
     assert mounted.returncode == 0, mounted.stderr
     entry = yaml.safe_load((home / "config.yaml").read_text())["mcp_servers"]["mafiabot"]
     assert entry["command"] == str(REPO / "mafiabot_core" / "bin" / "mafiabot")
-    assert entry["args"] == ["--organs", str(REPO / "stubs" / "organs" / "default.json")]
+    assert entry["args"] == ["--organs", str(REPO / "stubs" / "organs" / "default.json"),
+                             "--state", str(home / "mafiabot" / "sessions.db")]
+    assert (home / "plugins" / "mafiabot-level1" / "plugin.yaml").is_file(), "the wheel's Level1 plugin, installed"
 
 
 def test_without_a_checkout_the_body_is_missing_in_one_line(installed: Path, tmp_path: Path) -> None:
@@ -98,3 +100,10 @@ def test_without_a_checkout_the_body_is_missing_in_one_line(installed: Path, tmp
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert settings.PROJECT_ROOT_ENV in result.stderr and settings.BODY_ENV in result.stderr
+
+
+def test_the_wheel_ships_the_level1_plugin_that_mount_installs(installed: Path, tmp_path: Path) -> None:
+    probe = run([str(installed / "python"), "-c",
+                 "from harness.hermes_mount.level1 import shipped_files; print(sorted(shipped_files()))"],
+                cwd=tmp_path, env=outside_env(tmp_path))
+    assert probe.stdout.split() == ["['__init__.py',", "'plugin.yaml']"]

@@ -80,7 +80,7 @@ def test_legacy_tools_list_offers_exactly_the_turn_tool(ready_body):
     assert schema["type"] == "object"
     assert sorted(schema["required"]) == ["channel", "input", "server", "uid"]
     assert {name: prop.get("type") for name, prop in schema["properties"].items()} == {
-        "input": "string", "uid": "string", "channel": "string", "server": "string"}
+        "input": "string", "uid": "string", "channel": "string", "server": "string", "key_origin": "string"}
     assert schema.get("additionalProperties") is False
 
 

@@ -347,24 +347,34 @@ package body Hermes_Protocol is
    --  The reply to a turn of Passes passes in its era, written with holes
    --  for the id and the turn's values the first time one is answered
    function Reply_Shape
-     (Self : in out Server; Passes : Energy_Gate.Pass_Count; Modern : Boolean)
-      return Json_Text.Template
+     (Self : in out Server; Passes : Energy_Gate.Pass_Count; Modern : Boolean;
+      Given_Origin : Boolean) return Json_Text.Template
    is
       use type Json_Text.Template;
+
+      procedure Write_Once (Shape : in out Json_Text.Template) is
+      begin
+         if Shape = Json_Text.No_Template then
+            declare
+               Json : Json_Text.Builder;
+            begin
+               Start_Envelope (Json);
+               Json.Hole (Json_Text.Raw_Hole);
+               Json.Key ("result");
+               Json.Start_Object;
+               Turn_Tool.Write_Result_Shape
+                 (Json, Self.Identity, Passes, Given => Given_Origin);
+               Close_Result (Json, Modern);
+               Shape := Json.To_Template;
+            end;
+         end if;
+      end Write_Once;
    begin
-      if Self.Replies (Modern, Passes) = Json_Text.No_Template then
-         declare
-            Json : Json_Text.Builder;
-         begin
-            Start_Envelope (Json);
-            Json.Hole (Json_Text.Raw_Hole);
-            Json.Key ("result");
-            Json.Start_Object;
-            Turn_Tool.Write_Result_Shape (Json, Self.Identity, Passes);
-            Close_Result (Json, Modern);
-            Self.Replies (Modern, Passes) := Json.To_Template;
-         end;
+      if Given_Origin then
+         Write_Once (Self.Origin_Replies (Modern, Passes));
+         return Self.Origin_Replies (Modern, Passes);
       end if;
+      Write_Once (Self.Replies (Modern, Passes));
       return Self.Replies (Modern, Passes);
    end Reply_Shape;
 
@@ -415,6 +425,8 @@ package body Hermes_Protocol is
             Session : Session_Table.Session_Access;
             Trace   : Turn_Cycle.Turn_Trace;
             Stored  : Session_Store.Outcome;
+            Given_Origin : constant Boolean :=
+              Turn_Tool.Is_Given (Request, Turn_Tool.Key_Origin);
          begin
             if Self.Store.Is_Open then
                declare
@@ -443,9 +455,13 @@ package body Hermes_Protocol is
                                Uid, Channel, Server, Value (Turn_Tool.Input),
                                Trace);
             end if;
-            Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
+            Json.Start_Filling
+              (Reply_Shape (Self, Trace.Passes, Modern, Given_Origin));
             Json.Fill_Raw (Id);
-            Turn_Tool.Fill_Result (Json, Self.Identity, Trace);
+            Turn_Tool.Fill_Result
+              (Json, Self.Identity, Trace,
+               Origin => (if Given_Origin then Value (Turn_Tool.Key_Origin)
+                          else ""));
          end;
       end;
    end Answer_Tools_Call;

@@ -103,6 +103,9 @@ private
       Identity      : Turn_Tool.Result_Identity;
       Replies       : Reply_Shapes := [others => [others => Json_Text.No_Template]];
       --  The templates every turn's reply is filled into
+      Origin_Replies : Reply_Shapes :=
+        [others => [others => Json_Text.No_Template]];
+      --  The same, for a call that gave key_origin (its session.origin)
    end record;
 
 end Hermes_Protocol;

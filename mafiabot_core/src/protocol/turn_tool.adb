@@ -8,11 +8,12 @@ package body Turn_Tool is
    use Json_Reader;
 
    subtype Key_Part is Argument range Uid .. Server;
+   subtype Required_Argument is Argument range Input .. Server;
 
    Argument_Names : constant Json_Reader.Name_List
      (1 .. Argument'Pos (Argument'Last) + 1) :=
      [new String'("input"), new String'("uid"), new String'("channel"),
-      new String'("server")];
+      new String'("server"), new String'("key_origin")];
 
    function Argument_Name (Field : Argument) return String is
      (Argument_Names (Argument'Pos (Field) + 1).all);
@@ -27,6 +28,9 @@ package body Turn_Tool is
      & ",""uid"":" & Schema_Of_String ("Who speaks (1-256 bytes).")
      & ",""channel"":" & Schema_Of_String ("Where, within the server.")
      & ",""server"":" & Schema_Of_String ("Which server or platform.")
+     & ",""key_origin"":" & Schema_Of_String
+         ("Set by the Level1 Hermes plugin, not the model: who chose uid,"
+          & " channel and server (1-256 bytes), echoed as session.origin.")
      & "},""required"":[""input"",""uid"",""channel"",""server""],"
      & """additionalProperties"":false}";
 
@@ -89,13 +93,15 @@ package body Turn_Tool is
       end if;
       for Field in Argument loop
          if Given (Field) = No_Node then
-            return Refuse ("invalid argument '" & Argument_Name (Field)
-                           & "': missing (a string is required)");
+            if Field in Required_Argument then
+               return Refuse ("invalid argument '" & Argument_Name (Field)
+                              & "': missing (a string is required)");
+            end if;
          elsif Kind (Message, Given (Field)) /= String_Value then
             return Refuse ("invalid argument '" & Argument_Name (Field)
                            & "': expected a string");
          end if;
-         if Field in Key_Part then
+         if Given (Field) /= No_Node and then Field in Key_Part | Key_Origin then
             declare
                Value : constant String := Text (Message, Line, Given (Field));
                --  Argument_Name (Field) is spelled in the refusals alone:
@@ -187,7 +193,7 @@ package body Turn_Tool is
                    when Choice => M.Choice_Of /= null,
                    when Fraction => M.Fraction_Of /= null,
                    when Count => M.Count_Of /= null,
-                   when Pass_Total | Steps | Names => True));
+                   when Pass_Total | Steps | Names | Given_Text => True));
 
    function Is_Well_Formed (Members : Member_List) return Boolean is
      ((for all M of Members => Is_Read (M))
@@ -240,7 +246,8 @@ package body Turn_Tool is
    begin
       for M of Members loop
          case M.Kind is
-            when Text | Choice | Fraction | Count => Holes := Holes + 1;
+            when Text | Choice | Fraction | Count | Given_Text =>
+               Holes := Holes + 1;
             when Steps => Holes := Holes + Natural (Cycle_Order.Step_Index'Last);
             when Pass_Total | Names => null;
          end case;
@@ -333,7 +340,7 @@ package body Turn_Tool is
         Long_Long_Integer (Cycle_Order.Step_Index'Last);
    begin
       case Kind is
-         when Text =>
+         when Text | Given_Text =>
             Write_Type (Json, "string");
          when Choice =>
             Json.Start_Object;
@@ -409,7 +416,9 @@ package body Turn_Tool is
                M : Member renames Members (At_Member);
             begin
                if Within_Group or else M.Group = Result then
-                  Json.Text (M.Name.all);
+                  if M.Kind /= Given_Text then
+                     Json.Text (M.Name.all);
+                  end if;
                   At_Member := At_Member + 1;
                else
                   Json.Text (Group_Name (M.Group));
@@ -459,13 +468,17 @@ package body Turn_Tool is
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
       Passes   : Energy_Gate.Pass_Count;
-      Members  : Member_List)
+      Members  : Member_List;
+      Given    : Boolean)
    is
       use Json_Text;
       Open : Group_Kind := Result;
    begin
       Json.Start_Object;
       for M of Members loop
+         if M.Kind = Given_Text and then not Given then
+            goto Next_Member;  -- absent from a call that did not give it
+         end if;
          if M.Group /= Open then
             if Open /= Result then
                Json.End_Object;
@@ -478,7 +491,7 @@ package body Turn_Tool is
          end if;
          Json.Key (M.Name.all);
          case M.Kind is
-            when Text | Choice =>
+            when Text | Choice | Given_Text =>
                Json.Hole (Text_Hole);
             when Fraction | Count =>
                Json.Hole (Number_Hole);
@@ -529,6 +542,7 @@ package body Turn_Tool is
                end loop;
                Json.End_Array;
          end case;
+         <<Next_Member>>
       end loop;
       if Open /= Result then
          Json.End_Object;
@@ -540,13 +554,14 @@ package body Turn_Tool is
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
       Passes   : Energy_Gate.Pass_Count;
-      Members  : Member_List := Result_Members)
+      Members  : Member_List := Result_Members;
+      Given    : Boolean := False)
    is
       Quoted : Json_Text.Builder (Inside_String => True);
 
       procedure Write_Copy (Copy : Member_List) is
       begin
-         Write_Shape (Quoted, Identity, Passes, Copy);
+         Write_Shape (Quoted, Identity, Passes, Copy, Given);
       end Write_Copy;
    begin
       Json.Key ("content");
@@ -563,7 +578,7 @@ package body Turn_Tool is
       Json.End_Object;
       Json.End_Array;
       Json.Key ("structuredContent");
-      Write_Shape (Json, Identity, Passes, Members);
+      Write_Shape (Json, Identity, Passes, Members, Given);
       Json.Bool_Field ("isError", False);
    end Write_Result_Shape;
 
@@ -571,7 +586,8 @@ package body Turn_Tool is
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
       Trace    : Turn_Cycle.Turn_Trace;
-      Members  : Member_List := Result_Members)
+      Members  : Member_List := Result_Members;
+      Origin   : String := "")
    is
       --  Every text of the trace is read where it stands in its store
       procedure Fill_From (Bytes : String) is
@@ -607,6 +623,10 @@ package body Turn_Tool is
                            Fill_Part (Step.Detail);
                         end if;
                      end loop;
+                  when Given_Text =>
+                     if Origin /= "" then
+                        Json.Fill_Text (Origin, Json_Bytes.Is_Plain (Origin));
+                     end if;
                   when Pass_Total | Names =>
                      null;
                end case;

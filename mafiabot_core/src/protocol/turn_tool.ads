@@ -35,7 +35,9 @@ package Turn_Tool is
    procedure Write_Definition (Json : in out Json_Text.Builder);
    --  The tool object of tools/list
 
-   type Argument is (Input, Uid, Channel, Server);
+   type Argument is (Input, Uid, Channel, Server, Key_Origin);
+   --  Key_Origin, optional: who set the key (the Level1 Hermes plugin
+   --  says it did), echoed as the trace's session.origin
 
    type Argument_Nodes is array (Argument) of Json_Reader.Node_Id;
 
@@ -53,16 +55,21 @@ package Turn_Tool is
       Line      : String;
       Arguments : Json_Reader.Node_Id) return Turn_Request
    with Pre => Json_Reader.Is_Line_Of (Message, Line);
-   --  Exactly the strings input, uid, channel and server; key parts
-   --  non-empty, at most 256 bytes, free of control characters.  Absent
-   --  arguments (No_Node) read as an empty object.
+   --  Exactly the strings input, uid, channel and server, and perhaps
+   --  key_origin; key parts and key_origin non-empty, at most 256 bytes,
+   --  free of control characters.  Absent arguments (No_Node) read as an
+   --  empty object.
+
+   function Is_Given (Request : Turn_Request; Field : Argument) return Boolean
+   is (Json_Reader."/=" (Request.Given (Field), Json_Reader.No_Node));
 
    function Value
      (Message : Json_Reader.Document;
       Line    : String;
       Request : Turn_Request;
       Field   : Argument) return String
-   with Pre => Request.Valid and then Json_Reader.Is_Line_Of (Message, Line);
+   with Pre => Request.Valid and then Is_Given (Request, Field)
+               and then Json_Reader.Is_Line_Of (Message, Line);
    --  The argument's string, decoded
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
@@ -70,11 +77,14 @@ package Turn_Tool is
 
    --  The result's members
 
-   type Value_Kind is (Text, Choice, Fraction, Count, Pass_Total, Steps, Names);
+   type Value_Kind is
+     (Text, Choice, Fraction, Count, Pass_Total, Steps, Names, Given_Text);
    --  Text: a string of the trace; Choice: the intent, one of an enum;
    --  Fraction: a number in [0, 1]; Count: a whole number of 1 or more;
    --  Pass_Total: how many passes ran, the same on every turn of one shape;
-   --  Steps: the 23 steps; Names: three names fixed at boot (identity)
+   --  Steps: the 23 steps; Names: three names fixed at boot (identity);
+   --  Given_Text: a string the call gave (key_origin), present in the
+   --  result only when it was given, so optional in the schema
 
    type Group_Kind is (Result, Session, Route, Coherence, Identity);
    --  The object a member sits in: the result itself, or one of its
@@ -116,7 +126,7 @@ package Turn_Tool is
          when Choice => Choice_Of : Choice_Reader;
          when Fraction => Fraction_Of : Fraction_Reader;
          when Count => Count_Of : Count_Reader;
-         when Pass_Total | Steps => null;
+         when Pass_Total | Steps | Given_Text => null;
          when Names => List : Identity_List;
       end case;
    end record;
@@ -146,7 +156,8 @@ package Turn_Tool is
      (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
    with Pre => Is_Well_Formed (Members);
    --  The JSON Schema of a result of Members: each object's properties in
-   --  the table's order, all of them required, nothing else allowed
+   --  the table's order, all of them required but Given_Text ones, nothing
+   --  else allowed
 
    type Result_Identity is limited private;
    --  What every result carries that is fixed at boot: the identity drawn
@@ -170,7 +181,8 @@ package Turn_Tool is
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
       Passes   : Energy_Gate.Pass_Count;
-      Members  : Member_List := Result_Members)
+      Members  : Member_List := Result_Members;
+      Given    : Boolean := False)
    with Pre => Has_Identity (Identity) and then Is_Well_Formed (Members)
                and then not Json.Inside_String
                and then not Json.Is_Filling and then not Json.Is_In_Text
@@ -181,18 +193,21 @@ package Turn_Tool is
    --  then the result as JSON text: all of it, or only its summary members
    --  when the text block is Compact), structuredContent, isError.  A
    --  template of it is filled by Fill_Result with the same Identity and
-   --  Members.
+   --  Members, and an Origin that is not empty exactly when Given (the
+   --  Given_Text members are written only then).
 
    procedure Fill_Result
      (Json     : in out Json_Text.Builder;
       Identity : Result_Identity;
       Trace    : Turn_Cycle.Turn_Trace;
-      Members  : Member_List := Result_Members)
+      Members  : Member_List := Result_Members;
+      Origin   : String := "")
    with Pre  => Json.Is_Filling and then Turn_Cycle.Is_Complete (Trace)
                 and then Json.Next_Hole = Json_Text.Text_Hole,
         Post => not Json.Is_Filling;
-   --  The holes a shape of Write_Result_Shape for Identity, Trace.Passes
-   --  and Members left, next in the template being filled, filled with Trace
+   --  The holes a shape of Write_Result_Shape for Identity, Trace.Passes,
+   --  Members and Given => Origin /= "" left, next in the template being
+   --  filled, filled with Trace (and the Given_Text members with Origin)
 
 private
 
@@ -237,6 +252,7 @@ private
      [Member'(Text, Named ("uid"), Session, Trace_Only, Uid_Of'Access),
       Member'(Text, Named ("channel"), Session, Trace_Only, Channel_Of'Access),
       Member'(Text, Named ("server"), Session, Trace_Only, Server_Of'Access),
+      Member'(Given_Text, Named ("origin"), Session, Trace_Only),
       Member'(Count, Named ("turn"), Result, In_Summary, Turn_Of'Access),
       Member'(Fraction, Named ("energy"), Result, In_Summary, Energy_Of'Access),
       Member'(Pass_Total, Named ("passes_run"), Result, In_Summary),

@@ -24,10 +24,10 @@ package body Turn_Tool_Tests is
    --  The body's table with two members more, each added in one place: a
    --  number in an object that exists, and a text at the end of the result
    Regrouped : constant Turn_Tool.Member_List :=
-     Turn_Tool.Result_Members (Turn_Tool.Result_Members'First .. Turn_Tool.Result_Members'First + 10)
+     Turn_Tool.Result_Members (Turn_Tool.Result_Members'First .. Turn_Tool.Result_Members'First + 11)
      & Turn_Tool.Member'(Turn_Tool.Fraction, new String'("drift_again"), Turn_Tool.Coherence,
                          Turn_Tool.In_Summary, Drift_Again'Access)
-     & Turn_Tool.Result_Members (Turn_Tool.Result_Members'First + 11 .. Turn_Tool.Result_Members'Last)
+     & Turn_Tool.Result_Members (Turn_Tool.Result_Members'First + 12 .. Turn_Tool.Result_Members'Last)
      & Turn_Tool.Member'(Turn_Tool.Text, new String'("route_again"), Turn_Tool.Result,
                          Turn_Tool.Trace_Only, Route_Again'Access);
 
@@ -48,16 +48,17 @@ package body Turn_Tool_Tests is
 
    --  The result of Trace for Identity, written as a template of Regrouped
    --  and filled
-   function Reply_Of (Identity : Turn_Tool.Result_Identity; Trace : Turn_Cycle.Turn_Trace) return String is
+   function Reply_Of (Identity : Turn_Tool.Result_Identity; Trace : Turn_Cycle.Turn_Trace; Origin : String := "")
+     return String is
       Skeleton, Filled : Json_Text.Builder;
       Pattern : Json_Text.Template;
    begin
       Skeleton.Start_Object;
-      Turn_Tool.Write_Result_Shape (Skeleton, Identity, Trace.Passes, Regrouped);
+      Turn_Tool.Write_Result_Shape (Skeleton, Identity, Trace.Passes, Regrouped, Given => Origin /= "");
       Skeleton.End_Object;
       Pattern := Skeleton.To_Template;
       Filled.Start_Filling (Pattern);
-      Turn_Tool.Fill_Result (Filled, Identity, Trace, Regrouped);
+      Turn_Tool.Fill_Result (Filled, Identity, Trace, Regrouped, Origin);
       Assert (not Filled.Is_Filling, "every hole filled");
       Json_Text.Free (Pattern);
       return Filled.Image;
@@ -128,7 +129,7 @@ package body Turn_Tool_Tests is
       Assert (Turn_Tool.Is_Well_Formed (Regrouped), "so is the extended one");
       Assert (not Turn_Tool.Is_Well_Formed (Split), "a session member after the session's group is refused");
       Assert (not Turn_Tool.Is_Well_Formed (Twice), "a name twice in one object is refused");
-      Assert (Turn_Tool.Holes_Per_Copy (Members) = 10 + 23, "ten values and a detail per step:"
+      Assert (Turn_Tool.Holes_Per_Copy (Members) = 11 + 23, "eleven values (origin, when given) and a detail per step:"
               & Turn_Tool.Holes_Per_Copy (Members)'Image);
       Assert (1 + 2 * Turn_Tool.Holes_Per_Copy (Regrouped) <= Json_Text.Max_Holes, "the reply's holes fit");
    end Test_The_Table_Holds_Together;
@@ -239,6 +240,42 @@ package body Turn_Tool_Tests is
       end loop;
    end Test_The_Compact_Text_Block_Is_The_Summary;
 
+   --  session.origin is a property of the session's schema but not a
+   --  required one, and a result has it exactly when the call gave one:
+   --  in structuredContent and its copy, in the session's order
+   procedure Test_An_Origin_Given_Is_Echoed (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Identity : Turn_Tool.Result_Identity;
+      Table    : Session_Table.Table;
+      Trace    : Turn_Cycle.Turn_Trace;
+      Chosen   : constant Organs.Sets.Organ_Set := Test_Organs.Stub_Set;
+      Session  : constant JSON_Value :=
+        Schema_Of (Turn_Tool.Result_Members).Get ("properties").Get ("session");
+      Origin   : constant String := "level1 cli session=""q""";
+   begin
+      Assert (Properties (Session) = "uid,channel,server,origin," and then Required (Session) = "uid,channel,server,",
+              "origin is optional: " & Properties (Session) & " / " & Required (Session));
+      Turn_Tool.Set_Identity (Identity, Chosen, Chosen.Identity.Draw (Chosen.Deck.all));
+      for Energy in reverse 0 .. 10 loop
+         Run_At (Table, Energy, Trace);
+         declare
+            Without : constant JSON_Value := Parsed (Reply_Of (Identity, Trace));
+            With_It : constant JSON_Value := Parsed (Reply_Of (Identity, Trace, Origin));
+            Text    : constant String := Get (Get (JSON_Array'(With_It.Get ("content")), 1), "text");
+            Copy    : constant JSON_Value :=
+              Parsed (Text (Ada.Strings.Fixed.Index (Text, [ASCII.LF, ASCII.LF]) + 2 .. Text'Last));
+            What    : constant String := "passes" & Trace.Passes'Image;
+         begin
+            Assert (Members_Of (Without.Get ("structuredContent").Get ("session")) = "uid,channel,server,",
+                    What & ": none given, none written");
+            Assert (Members_Of (With_It.Get ("structuredContent").Get ("session")) = "uid,channel,server,origin,"
+                    and then String'(With_It.Get ("structuredContent").Get ("session").Get ("origin")) = Origin
+                    and then String'(Copy.Get ("session").Get ("origin")) = Origin,
+                    What & ": echoed, escaped, in both copies");
+         end;
+      end loop;
+   end Test_An_Origin_Given_Is_Echoed;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -247,6 +284,7 @@ package body Turn_Tool_Tests is
                         "a member added to the table is in the schema and both copies");
       Register_Routine (T, Test_The_Compact_Text_Block_Is_The_Summary'Access,
                         "a compact text block is the output and the table's summary members");
+      Register_Routine (T, Test_An_Origin_Given_Is_Echoed'Access, "session.origin is there exactly when given");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

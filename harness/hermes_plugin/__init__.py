@@ -1,0 +1,189 @@
+"""Level1: the Hermes plugin that sets a turn's session key from the real Hermes session.
+
+`mount` copies this file (as the plugin's `__init__.py`) and `plugin.yaml` into
+`<home>/plugins/mafiabot-level1/`, writes `level1.json` beside them (the servers it is installed
+for) and names the plugin in `plugins.enabled`. Hermes 0.19.0 then calls `register(ctx)` at start-up,
+and every tool call passes through `set_session_key` (a `tool_request` middleware) before hooks,
+approvals and execution see it. It runs inside Hermes's own interpreter: standard library only, and
+nothing of the harness is imported.
+
+Invariants:
+- For a call of `mcp__<server>__turn` of a server named in `level1.json`, the arguments that reach the
+  body carry `uid`, `channel` and `server` chosen here, whatever the model wrote, and `key_origin` saying
+  how they were chosen (the body echoes it in the trace's `session.origin`). Every other call (other
+  tools, other servers) is left as it is: the middleware returns None.
+- Gateway session (its row in `<home>/state.db`, or a parent's row, has a user or chat): uid = the
+  platform's user id, channel = the chat (`chat/thread` when in a thread), server = the platform.
+- CLI (no user and no chat, no row, or no state.db that can be read): uid = the Hermes profile,
+  channel = `cli`, server = `hermes-<hash of the home>`; the same for every `hermes chat` of one home,
+  so consecutive chats are turns of one session, and two homes (two profiles) are two sessions. The
+  Hermes session id goes only into `key_origin`.
+- Each key part is what the body accepts (1-256 bytes, no control characters): a value that is not is
+  replaced by `sha256:<hex>` of it, so it stays distinct and valid.
+- It never raises into Hermes: a failure leaves the call with the CLI key and logs one line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+from collections.abc import Callable, Mapping
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLUGIN_NAME = "mafiabot-level1"
+SERVERS_FILE = "level1.json"
+STATE_DB = "state.db"
+CLI_CHANNEL = "cli"
+KEY_ORIGIN = "key_origin"  # the turn tool's argument saying who chose the key (the body echoes it)
+MAX_PART_BYTES = 256  # the body's own bound on a key part (and on key_origin)
+# Reading one row: if Hermes holds the write lock longer than this, the CLI key is used for that call
+# rather than holding the tool call up.
+DB_TIMEOUT_SECONDS = 0.5
+# A delegated sub-agent's row has no user: its parents' rows are walked up to this depth to find one.
+MAX_PARENT_DEPTH = 8
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    uid: str
+    channel: str
+    server: str
+    origin: str
+
+    def applied_to(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        return {**args, "uid": self.uid, "channel": self.channel, "server": self.server, KEY_ORIGIN: self.origin}
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    source: str
+    user_id: str | None
+    chat_id: str | None
+    thread_id: str | None
+
+
+def _refused(c: str) -> bool:
+    """A character the body refuses in a key part: a control character, DEL, or a lone surrogate."""
+    return c < " " or c == "\x7f" or "\ud800" <= c <= "\udfff"
+
+
+def key_part(value: str) -> str:
+    """`value` when the body accepts it as a key part, else `sha256:<hex>` of it (valid, and still distinct).
+
+    A lone surrogate is refused too: Hermes would send it as a `\\ud800` escape, which the body's input guard
+    refuses for the whole message.
+    """
+    encoded = value.encode("utf-8", "surrogatepass")
+    if 0 < len(encoded) <= MAX_PART_BYTES and not any(map(_refused, value)):
+        return value
+    return "sha256:" + hashlib.sha256(encoded).hexdigest()
+
+
+def _origin(text: str) -> str:
+    """`text` as a key_origin the body accepts: controls and surrogates as `?`, cut to 256 bytes between characters."""
+    clean = "".join("?" if _refused(c) else c for c in text)
+    return clean.encode("utf-8", "replace")[:MAX_PART_BYTES].decode("utf-8", "ignore") or "level1"
+
+
+def home_server(home: Path) -> str:
+    """The `server` of the home's CLI sessions: short, fixed for the home, distinct between homes."""
+    return "hermes-" + hashlib.sha256(str(home).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def cli_key(home: Path, profile: str, session_id: str, why: str = "") -> SessionKey:
+    origin = f"level1 cli session={session_id or '-'}" + (f" ({why})" if why else "")
+    return SessionKey(key_part(profile or "default"), CLI_CHANNEL, home_server(home), _origin(origin))
+
+
+def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
+    chat = row.chat_id or "-"
+    channel = f"{chat}/{row.thread_id}" if row.thread_id else chat
+    return SessionKey(key_part(row.user_id or f"chat:{chat}"), key_part(channel), key_part(row.source or "gateway"),
+                      _origin(f"level1 {row.source or 'gateway'} session={session_id}"))
+
+
+def read_session(state_db: Path, session_id: str) -> SessionRow | None:
+    """The session's row, or the nearest parent's that names a user or chat; None when there is no row.
+
+    Raises sqlite3.Error (locked, corrupt, not Hermes's schema) and OSError for the caller to fall back on.
+    """
+    if not state_db.is_file():
+        return None
+    # Read-only and by URI: reading never creates the file or changes Hermes's database.
+    with closing(sqlite3.connect(f"{state_db.as_uri()}?mode=ro", uri=True, timeout=DB_TIMEOUT_SECONDS)) as db:
+        first: SessionRow | None = None
+        wanted: str | None = session_id
+        for _ in range(MAX_PARENT_DEPTH):
+            if not wanted:
+                break
+            found = db.execute("SELECT source, user_id, chat_id, thread_id, parent_session_id FROM sessions WHERE id = ?",
+                               (wanted,)).fetchone()
+            if found is None:
+                break
+            source, user_id, chat_id, thread_id, parent = (None if v is None else str(v) for v in found)
+            row = SessionRow(source or "", user_id, chat_id, thread_id)
+            first = first or row
+            if row.user_id or row.chat_id:
+                return row
+            wanted = parent
+        return first
+
+
+def choose_key(home: Path, profile: str, session_id: str) -> SessionKey:
+    """The key of the session `session_id` of `home`, by the rules above; raises what reading state.db raised."""
+    row = read_session(home / STATE_DB, session_id) if session_id else None
+    if row is not None and (row.user_id or row.chat_id):
+        return gateway_key(row, session_id)
+    return cli_key(home, profile, session_id, "" if row is not None else "no session row")
+
+
+def load_servers(plugin_dir: Path) -> dict[str, str]:
+    """tool name -> server, as mount wrote them; {} (the plugin does nothing) when the file is missing or unusable."""
+    try:
+        document = json.loads((plugin_dir / SERVERS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        logger.warning("%s: cannot read %s (%s): no tool call is changed", PLUGIN_NAME, plugin_dir / SERVERS_FILE, exc)
+        return {}
+    servers = document.get("servers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        logger.warning("%s: %s has no servers mapping: no tool call is changed", PLUGIN_NAME, plugin_dir / SERVERS_FILE)
+        return {}
+    return {str(tool): str(server) for server, tool in servers.items()}
+
+
+def middleware(home: Path, profile: str, tools: Mapping[str, str]) -> Callable[..., dict[str, Any] | None]:
+    """The tool_request callback for `home`, acting on the calls of `tools` alone."""
+
+    def set_session_key(tool_name: str = "", args: Any = None, session_id: str = "", **_context: Any
+                        ) -> dict[str, Any] | None:
+        if tool_name not in tools:
+            return None
+        given = args if isinstance(args, dict) else {}
+        try:
+            key = choose_key(home, profile, str(session_id or ""))
+        except Exception as exc:  # noqa: BLE001 - Hermes would pass the model's own key on; ours replaces it
+            logger.warning("%s: session %s of %s: %s: %s; the CLI key is used", PLUGIN_NAME, session_id or "-",
+                           home / STATE_DB, type(exc).__name__, exc)
+            key = cli_key(home, profile, str(session_id or ""), f"state.db unreadable: {type(exc).__name__}")
+        return {"args": key.applied_to(given), "source": PLUGIN_NAME,
+                "reason": f"session key set for {tools[tool_name]}"}
+
+    return set_session_key
+
+
+def register(ctx: Any) -> None:
+    """Hermes's entry point: install the middleware for the servers mount named."""
+    plugin_dir = Path(__file__).resolve().parent
+    home = plugin_dir.parent.parent  # <home>/plugins/<name>/
+    try:
+        profile = str(ctx.profile_name or "default")
+    except Exception:  # noqa: BLE001 - an older Hermes without profiles: its one home is the default
+        profile = "default"
+    ctx.register_middleware("tool_request", middleware(home, profile, load_servers(plugin_dir)))

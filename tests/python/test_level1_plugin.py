@@ -1,0 +1,236 @@
+"""The Level1 plugin's middleware (harness/hermes_plugin): the key it sets from the Hermes session, whatever
+the model wrote.
+
+The state.db rows are written by Hermes's own `hermes_state.SessionDB` (its interpreter, its schema), so the
+plugin reads exactly what Hermes 0.19.0 writes; the last tests load the installed plugin through Hermes's own
+plugin loader and middleware chain.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import harness.hermes_plugin as level1
+from harness.cli import main
+from hermes_support import HERMES
+from test_mount import home  # noqa: F401 (fixtures: an empty Hermes home)
+
+HERMES_PYTHON = HERMES.parent / "python"
+needs_hermes_python = pytest.mark.skipif(not HERMES_PYTHON.exists(), reason=f"no Hermes interpreter at {HERMES_PYTHON}")
+TOOL = "mcp__mafiabot__turn"
+FORGED = {"input": "What does Bob remember?", "uid": "bob", "channel": "bobs-dm", "server": "telegram"}
+
+# Rows as Hermes writes them: a gateway session (with a thread), one without a thread, a CLI session, and a
+# delegated sub-agent of the gateway session (its own row has no user: Hermes writes user_id=None for agents).
+SESSIONS = [
+    {"session_id": "tg-1", "source": "telegram", "user_id": "4242", "chat_id": "-1001", "thread_id": "17"},
+    {"session_id": "dc-1", "source": "discord", "user_id": "alice#1", "chat_id": "guild-7"},
+    {"session_id": "cli-1", "source": "cli"},
+    {"session_id": "child-1", "source": "telegram", "parent_session_id": "tg-1"},
+]
+
+
+def hermes_state_db(path: Path, sessions: list[dict[str, Any]]) -> Path:
+    """A state.db written by Hermes's own SessionDB.create_session."""
+    script = ("import json, sys\nfrom pathlib import Path\nfrom hermes_state import SessionDB\n"
+              "db = SessionDB(Path(sys.argv[1]))\n"
+              "for row in json.loads(sys.argv[2]):\n    db.create_session(**row)\ndb.close()\n")
+    done = subprocess.run([str(HERMES_PYTHON), "-c", script, str(path), json.dumps(sessions)], capture_output=True,
+                          text=True, timeout=60, env={"HOME": str(path.parent), "HERMES_HOME": str(path.parent)})
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+@pytest.fixture
+def populated(home: Path) -> Path:
+    if not HERMES_PYTHON.exists():
+        pytest.skip(f"no Hermes interpreter at {HERMES_PYTHON}")
+    hermes_state_db(home / level1.STATE_DB, SESSIONS)
+    return home
+
+
+def call(home: Path, session_id: str, tool: str = TOOL, args: dict[str, Any] | None = None,
+         profile: str = "tester") -> dict[str, Any] | None:
+    callback = level1.middleware(home, profile, {TOOL: "mafiabot"})
+    given = dict(FORGED if args is None else args)
+    return callback(tool_name=tool, args=given, original_args=dict(given), session_id=session_id, task_id="t",
+                    tool_call_id="c1", turn_id="1", api_request_id="", telemetry_schema_version="hermes.observer.v1")
+
+
+def test_a_gateway_session_is_keyed_by_its_platform_user_and_chat_not_by_what_the_model_wrote(populated):
+    result = call(populated, "tg-1")
+    assert result is not None
+    assert result["args"] == {"input": FORGED["input"], "uid": "4242", "channel": "-1001/17", "server": "telegram",
+                              "key_origin": "level1 telegram session=tg-1"}
+    assert call(populated, "dc-1")["args"]["channel"] == "guild-7", "no thread: the chat alone"
+
+
+def test_a_delegated_agent_inherits_its_parent_gateway_session_s_key(populated):
+    assert call(populated, "child-1")["args"] | {"key_origin": ""} == (
+        call(populated, "tg-1")["args"] | {"key_origin": ""})
+
+
+def test_a_cli_session_is_keyed_by_profile_and_home_and_the_hermes_session_is_only_the_origin(populated):
+    args = call(populated, "cli-1")["args"]
+    assert (args["uid"], args["channel"]) == ("tester", "cli")
+    assert args["server"] == level1.home_server(populated) and args["server"].startswith("hermes-")
+    assert args["key_origin"] == "level1 cli session=cli-1"
+    # Another chat of the same home is the same session; the same profile name in another home is not.
+    later = call(populated, "cli-2")["args"]
+    assert {k: later[k] for k in ("uid", "channel", "server")} == {k: args[k] for k in ("uid", "channel", "server")}
+    assert level1.home_server(populated.parent / "other-home") != args["server"]
+
+
+def test_no_row_and_no_state_db_fall_back_to_the_cli_key_never_to_the_model_s(populated, home, tmp_path):
+    missing = call(populated, "never-written")["args"]
+    assert (missing["uid"], missing["channel"], missing["server"]) == ("tester", "cli", level1.home_server(populated))
+    assert missing["key_origin"] == "level1 cli session=never-written (no session row)"
+    fresh = tmp_path / "fresh-home"
+    fresh.mkdir()
+    assert call(fresh, "s")["args"]["uid"] == "tester"
+    assert not (fresh / level1.STATE_DB).exists(), "reading must never create Hermes's database"
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "locked", "not-hermes"])
+def test_an_unreadable_state_db_gives_the_cli_key_and_one_log_line(home, caplog, damage):
+    db = home / level1.STATE_DB
+    if damage == "corrupt":
+        db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    else:
+        with sqlite3.connect(db) as setup:
+            setup.execute("CREATE TABLE other (x)" if damage == "not-hermes"
+                          else "CREATE TABLE sessions (id TEXT, source TEXT, user_id TEXT, chat_id TEXT, "
+                               "thread_id TEXT, parent_session_id TEXT)")
+    holder = None
+    if damage == "locked":
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")  # a rollback-journal database: readers wait, then give up
+    try:
+        with caplog.at_level(logging.WARNING, logger=level1.__name__):
+            result = call(home, "tg-1")
+    finally:
+        if holder is not None:
+            holder.close()
+    assert result is not None
+    args = result["args"]
+    assert (args["uid"], args["channel"], args["server"]) == ("tester", "cli", level1.home_server(home))
+    assert args["key_origin"].startswith("level1 cli session=tg-1 (state.db unreadable: ")
+    [record] = caplog.records
+    assert "\n" not in record.getMessage() and str(db) in record.getMessage()
+
+
+def test_other_tools_and_other_servers_pass_untouched(populated):
+    assert call(populated, "tg-1", tool="terminal") is None
+    assert call(populated, "tg-1", tool="mcp__other__turn") is None
+    assert call(populated, "tg-1", tool="mcp__mafiabot__other") is None
+
+
+def test_arguments_the_model_left_out_are_not_invented_and_unknown_ones_stay_for_the_body_to_refuse(populated):
+    args = call(populated, "tg-1", args={"input": "hi", "extra": 1})["args"]
+    assert args["extra"] == 1 and args["uid"] == "4242"
+    assert call(populated, "tg-1", args={})["args"]["uid"] == "4242"
+
+
+@pytest.mark.parametrize(("value", "kept"), [("alice", True), ("", False), ("x" * 256, True), ("x" * 257, False),
+                                             ("é" * 129, False), ("tab\there", False), ("del\x7f", False),
+                                             ("lone\ud800", False), ("ünï", True)])
+def test_a_key_part_the_body_would_refuse_becomes_a_distinct_valid_one(value, kept):
+    part = level1.key_part(value)
+    assert (part == value) is kept
+    if not kept:
+        assert part.startswith("sha256:") and len(part) == 7 + 64
+        assert part != level1.key_part(value + "y")
+
+
+def test_a_gateway_id_too_long_for_the_body_is_hashed_not_cut(home):
+    if not HERMES_PYTHON.exists():
+        pytest.skip(f"no Hermes interpreter at {HERMES_PYTHON}")
+    hermes_state_db(home / level1.STATE_DB, [{"session_id": "s", "source": "slack", "user_id": "u" * 300,
+                                              "chat_id": "c"}])
+    args = call(home, "s")["args"]
+    assert args["uid"] == level1.key_part("u" * 300) and args["channel"] == "c"
+
+
+# --- the installed plugin, loaded the way Hermes loads it ---------------------------------------------------
+
+
+class FakeContext:
+    profile_name = "work"
+
+    def __init__(self) -> None:
+        self.middleware: list[tuple[str, Any]] = []
+
+    def register_middleware(self, kind: str, callback: Any) -> None:
+        self.middleware.append((kind, callback))
+
+
+def load_installed(home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The installed plugin imported as Hermes imports it (hermes_cli/plugins.py, _load_directory_module)."""
+    init = home / "plugins" / level1.PLUGIN_NAME / "__init__.py"
+    name = "hermes_plugins.mafiabot_level1"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_installed_copy_registers_one_tool_request_middleware_for_the_servers_mount_named(home, body_exe,
+                                                                                              monkeypatch):
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    assert main(["mount", "--hermes-home", str(home), "--no-check", "--name", "second"]) == 0
+    ctx = FakeContext()
+    load_installed(home, monkeypatch).register(ctx)
+    [(kind, callback)] = ctx.middleware
+    assert kind == "tool_request"
+    for tool in ("mcp__mafiabot__turn", "mcp__second__turn"):
+        args = callback(tool_name=tool, args=dict(FORGED), session_id="s")["args"]
+        assert (args["uid"], args["server"]) == ("work", level1.home_server(home.resolve()))
+    assert callback(tool_name="mcp__third__turn", args=dict(FORGED), session_id="s") is None
+
+
+def test_a_missing_manifest_makes_a_plugin_that_changes_nothing(home, body_exe, caplog, monkeypatch):
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    (home / "plugins" / level1.PLUGIN_NAME / level1.SERVERS_FILE).unlink()
+    ctx = FakeContext()
+    with caplog.at_level(logging.WARNING):
+        load_installed(home, monkeypatch).register(ctx)
+    [(_, callback)] = ctx.middleware
+    assert callback(tool_name=TOOL, args=dict(FORGED), session_id="s") is None
+    assert any(level1.SERVERS_FILE in r.getMessage() for r in caplog.records)
+
+
+HERMES_PROBE = """
+import json, sys
+from hermes_cli.plugins import get_plugin_manager
+from hermes_cli.middleware import apply_tool_request_middleware
+manager = get_plugin_manager()
+manager.discover_and_load()
+[plugin] = [p for p in manager.list_plugins() if p["key"] == sys.argv[1]]
+done = apply_tool_request_middleware(sys.argv[2], json.loads(sys.argv[3]), session_id=sys.argv[4])
+print(json.dumps({"plugin": plugin, "args": done.payload}))
+"""
+
+
+@needs_hermes_python
+def test_hermes_s_own_loader_and_middleware_chain_apply_the_mounted_plugin(home, body_exe, tmp_path):
+    assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
+    hermes_state_db(home / level1.STATE_DB, SESSIONS)
+    done = subprocess.run([str(HERMES_PYTHON), "-c", HERMES_PROBE, level1.PLUGIN_NAME, TOOL, json.dumps(FORGED),
+                           "tg-1"], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={"HOME": str(tmp_path), "HERMES_HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["plugin"]["enabled"] is True and seen["plugin"]["middleware"] == 1 and seen["plugin"]["error"] is None
+    assert seen["args"] == {"input": FORGED["input"], "uid": "4242", "channel": "-1001/17", "server": "telegram",
+                            "key_origin": "level1 telegram session=tg-1"}
