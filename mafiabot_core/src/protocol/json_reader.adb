@@ -11,9 +11,13 @@ package body Json_Reader is
    procedure Free is new Ada.Unchecked_Deallocation
      (Node_Array, Node_Array_Access);
 
+   procedure Free is new Ada.Unchecked_Deallocation
+     (Open_Stack, Open_Stack_Access);
+
    overriding procedure Finalize (Self : in out Document) is
    begin
       Free (Self.Nodes);
+      Free (Self.Open);
    end Finalize;
 
    function Is_Line_Of (Self : Document; Line : String) return Boolean is
@@ -216,9 +220,10 @@ package body Json_Reader is
    --  (Fibonacci hashing), so that keys differing only in a digit fall on
    --  different bits
    function Bits_Of (Signature : Key_Signature) return Signature_Set is
-     (2 ** Natural ((Signature * 16#9E37_79B9_7F4A_7C15#) / 2**58)
-      or 2 ** Natural ((Signature * 16#9E37_79B9_7F4A_7C15#) / 2**52
-                       mod 2**6))
+     (2 ** Natural ((Signature_Set (Signature) * 16#9E37_79B9_7F4A_7C15#)
+                    / 2**58)
+      or 2 ** Natural ((Signature_Set (Signature) * 16#9E37_79B9_7F4A_7C15#)
+                       / 2**52 mod 2**6))
    with Inline;
 
    procedure Find_Members
@@ -288,10 +293,49 @@ package body Json_Reader is
    ---------------------------------------------------------------------
    --  Parsing
 
+   Initial_Depth : constant := 16;
+
+   --  Room in Self.Nodes for every value of Line, made before the parse so
+   --  that no node is moved while a line is read.  A value is the line's
+   --  root or follows a '[', '{' or ',' (what the input guard counts as
+   --  elements), so Line has at most one value more than it has such bytes,
+   --  and at most one value a byte: the bytes are counted only for a line
+   --  longer than the array, once it has grown to the longest line's values.
+   procedure Reserve (Self : in out Document; Line : String) is
+      Bound : Node_Id := 1;
+   begin
+      if Self.Open = null then
+         Self.Open := new Open_Stack (1 .. Initial_Depth);
+      end if;
+      if Self.Nodes /= null and then Self.Nodes'Length >= Line'Length then
+         return;
+      end if;
+      for C of Line loop
+         if C in ',' | '[' | '{' then
+            Bound := Bound + 1;
+         end if;
+      end loop;
+      if Self.Nodes = null or else Self.Nodes'Length < Bound then
+         Free (Self.Nodes);
+         Self.Nodes := new Node_Array (1 .. Node_Id'Max (Initial_Nodes, Bound));
+      end if;
+   end Reserve;
+
+   --  Twice the room for open containers: a line nested deeper than any
+   --  before it
+   procedure Grow_Open (Self : in out Document) is
+      Grown : constant Open_Stack_Access :=
+        new Open_Stack (1 .. 2 * Self.Open'Length);
+   begin
+      Grown (Self.Open'Range) := Self.Open.all;
+      Free (Self.Open);
+      Self.Open := Grown;
+   end Grow_Open;
+
    type Expectation is
      (Value, Value_Or_Close, Key, Key_Or_Close, Colon, Comma_Or_Close, Done);
    --  What may come next: the grammar of RFC 8259 as a state machine, with
-   --  the open containers kept as a chain of parent links
+   --  the open containers kept on a stack (Document.Open)
 
    procedure Parse
      (Self : in out Document; Line : String; Within : Input_Guard.Limits)
@@ -322,63 +366,49 @@ package body Json_Reader is
          raise Parse_Error;
       end Fail;
 
-      function New_Node (Kind : Value_Kind; First : Positive; Last : Natural)
-        return Node_Id
-      is
-         Made : Node_Id;
-      begin
-         if Self.Nodes = null then
-            Self.Nodes := new Node_Array (1 .. Initial_Nodes);
-         elsif Self.Count = Self.Nodes'Last then
-            declare
-               Grown : constant Node_Array_Access :=
-                 new Node_Array (1 .. 2 * Self.Nodes'Last);
-            begin
-               Grown (1 .. Self.Count) := Self.Nodes (1 .. Self.Count);
-               Free (Self.Nodes);
-               Self.Nodes := Grown;
-            end;
-         end if;
-         Self.Count := Self.Count + 1;
-         Made := Self.Count;
-         Self.Nodes (Made) :=
-           (Kind => Kind, First => First, Last => Last, Parent => Open,
-            others => <>);
-         if Open /= No_Node then
-            declare
-               Container : Node renames Self.Nodes (Open);
-            begin
-               if Container.Kind = Object_Value then
-                  Self.Nodes (Made).Key_First := Key_First;
-                  Self.Nodes (Made).Key_Last := Key_Last;
-                  Self.Nodes (Made).Key_Escaped := Key_Escape;
-                  Self.Nodes (Made).Key_Sig := Key_Sig;
-               end if;
-               if Container.Last_Child = No_Node then
-                  Container.First_Child := Made;
-               else
-                  Self.Nodes (Container.Last_Child).Next_Sibling := Made;
-               end if;
-               Container.Last_Child := Made;
-            end;
-         end if;
-         return Made;
-      end New_Node;
-
-      procedure Add_Leaf
+      --  A node for the value at First .. Last, as the last value of the
+      --  innermost open container (a member named by the key just read,
+      --  if that is an object)
+      procedure Add_Node
         (Kind    : Value_Kind;
          First   : Positive;
          Last    : Natural;
          Escapes : Boolean := False)
       is
-         Made : constant Node_Id := New_Node (Kind, First, Last);
+         Made      : constant Node_Id := Self.Count + 1;
+         --  Within Self.Nodes: Reserve made room for every value
+         In_Object : constant Boolean :=
+           Depth > 0 and then Self.Nodes (Open).Kind = Object_Value;
       begin
-         Self.Nodes (Made).Has_Escapes := Escapes;
-      end Add_Leaf;
+         Self.Count := Made;
+         Self.Nodes (Made) :=
+           (Kind         => Kind,
+            Has_Escapes  => Escapes,
+            Key_Escaped  => In_Object and then Key_Escape,
+            First        => First,
+            Last         => Last,
+            Key_First    => (if In_Object then Key_First else 1),
+            Key_Last     => (if In_Object then Key_Last else 0),
+            Key_Sig      => (if In_Object then Key_Sig else 0),
+            First_Child  => No_Node,
+            Next_Sibling => No_Node);
+         if Depth > 0 then
+            declare
+               Top : Open_Container renames Self.Open (Depth);
+            begin
+               if Top.Last_Child = No_Node then
+                  Self.Nodes (Open).First_Child := Made;
+               else
+                  Self.Nodes (Top.Last_Child).Next_Sibling := Made;
+               end if;
+               Top.Last_Child := Made;
+            end;
+         end if;
+      end Add_Node;
 
       procedure After_Value is
       begin
-         State := (if Open = No_Node then Done else Comma_Or_Close);
+         State := (if Depth = 0 then Done else Comma_Or_Close);
       end After_Value;
 
       --  Whether the four bytes from At_Byte are hex digits
@@ -509,7 +539,7 @@ package body Json_Reader is
             end if;
             Index := Index + Count;
          end if;
-         Add_Leaf (Number_Value, Start, Index - 1);
+         Add_Node (Number_Value, Start, Index - 1);
          Position := Index;
       end Scan_Number;
 
@@ -520,7 +550,7 @@ package body Json_Reader is
          then
             Fail ("invalid literal (true, false or null expected)", Position);
          end if;
-         Add_Leaf (Kind, Position, Position + Word'Length - 1);
+         Add_Node (Kind, Position, Position + Word'Length - 1);
          Position := Position + Word'Length;
       end Scan_Literal;
 
@@ -535,9 +565,9 @@ package body Json_Reader is
 
       procedure Close_Container is
       begin
-         Depth := Depth - 1;
          Self.Nodes (Open).Last := Position;
-         Open := Self.Nodes (Open).Parent;
+         Depth := Depth - 1;
+         Open := (if Depth = 0 then No_Node else Self.Open (Depth).Container);
          Position := Position + 1;
          After_Value;
       end Close_Container;
@@ -550,11 +580,15 @@ package body Json_Reader is
                if Depth = Within.Max_Depth then
                   Fail ("nested too deep", Position);
                end if;
-               Depth := Depth + 1;
                Count_Element;
-               Open := New_Node
-                 ((if C = '{' then Object_Value else Array_Value),
-                  Position, Position);
+               Add_Node ((if C = '{' then Object_Value else Array_Value),
+                         Position, Position);
+               Open := Self.Count;
+               if Depth = Self.Open'Last then
+                  Grow_Open (Self);
+               end if;
+               Depth := Depth + 1;
+               Self.Open (Depth) := (Container => Open, Last_Child => No_Node);
                Position := Position + 1;
                State := (if C = '{' then Key_Or_Close else Value_Or_Close);
                return;
@@ -565,7 +599,7 @@ package body Json_Reader is
                   Escapes : Boolean;
                begin
                   Scan_String (First, Last, Escapes);
-                  Add_Leaf (String_Value, First, Last, Escapes);
+                  Add_Node (String_Value, First, Last, Escapes);
                end;
             when '-' | '0' .. '9' =>
                Scan_Number;
@@ -582,6 +616,7 @@ package body Json_Reader is
       end Scan_Value;
 
    begin
+      Reserve (Self, Line);
       Self.Count := 0;
       Self.Valid := False;
       Self.Line_First := Line'First;

@@ -117,40 +117,58 @@ package Json_Reader is
 
 private
 
-   type Key_Signature is mod 2**64;
+   type Key_Signature is mod 2**32;
 
-   --  A name's length, first and last byte in one word
+   --  A name's length (modulo 2**16: a filter, not an identity), first and
+   --  last byte in one word
    function Signature_Of (Name : String) return Key_Signature is
      (if Name'Length = 0 then 0
-      else Key_Signature (Name'Length) * 2**16
+      else Key_Signature (Name'Length mod 2**16) * 2**16
            + Key_Signature (Character'Pos (Name (Name'First))) * 2**8
            + Key_Signature (Character'Pos (Name (Name'Last))));
 
+   --  A value, in 32 bytes: a line of 4 MiB may hold ~320,000 of them, and
+   --  the bytes a node takes are most of what such a line costs to read.
+   --  No component has a default, so an array of nodes is allocated without
+   --  writing to it; Parse writes every component of a node it makes.  What
+   --  only the parse needs (the container a value is in, a container's last
+   --  value so far) is kept on the parse's stack of open containers.
    type Node is record
-      Kind         : Value_Kind := Null_Value;
-      First        : Positive := 1;
-      Last         : Natural := 0;
-      --  The value's text; for strings, what lies between the quotes
-      Key_First    : Positive := 1;
-      Key_Last     : Natural := 0;
-      --  For an object member, its name between the quotes
-      Has_Escapes  : Boolean := False;
-      Key_Escaped  : Boolean := False;
+      Kind         : Value_Kind;
+      Has_Escapes  : Boolean;
+      Key_Escaped  : Boolean;
       --  Whether the text or the key needs decoding
-      Key_Sig      : Key_Signature := 0;
+      First        : Positive;
+      Last         : Natural;
+      --  The value's text; for strings, what lies between the quotes
+      Key_First    : Positive;
+      Key_Last     : Natural;
+      --  For an object member, its name between the quotes (else 1 .. 0)
+      Key_Sig      : Key_Signature;
       --  Signature_Of the key as sent: a name lookup compares one word a
       --  member, and bytes only where the signature matches
-      Parent       : Node_Id := No_Node;
-      First_Child  : Node_Id := No_Node;
-      Last_Child   : Node_Id := No_Node;
-      Next_Sibling : Node_Id := No_Node;
+      First_Child  : Node_Id;
+      Next_Sibling : Node_Id;
    end record;
 
    type Node_Array is array (Node_Id range <>) of Node;
    type Node_Array_Access is access Node_Array;
 
+   type Open_Container is record
+      Container  : Node_Id;
+      Last_Child : Node_Id;
+      --  No_Node until its first value
+   end record;
+
+   type Open_Stack is array (Positive range <>) of Open_Container;
+   type Open_Stack_Access is access Open_Stack;
+
    type Document is new Ada.Finalization.Limited_Controlled with record
       Nodes       : Node_Array_Access;
+      --  Never shorter than the line last parsed has values (Parse makes it
+      --  so before it reads), so no node moves while a line is read
+      Open        : Open_Stack_Access;
+      --  The containers open while a line is read, outermost first
       Count       : Node_Id := 0;
       Line_First  : Positive := 1;
       Line_Last   : Natural := 0;
