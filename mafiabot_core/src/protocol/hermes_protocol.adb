@@ -351,8 +351,9 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
-   --  Its frame holds a turn's trace (17 KB), probed page by page on entry
-   --  (-fstack-check): inlined, every request would enter it, and start-up
+   --  The turn it runs (Run_Turn, within it) holds a turn's trace (17 KB)
+   --  in its frame, probed page by page on entry (-fstack-check): inlined,
+   --  every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
    procedure Answer_Tools_Call
@@ -383,23 +384,22 @@ package body Hermes_Protocol is
             return;
          end if;
          declare
-            function Value (Field : Turn_Tool.Argument) return String is
-              (Turn_Tool.Value (Self.Reader, Line, Request, Field));
-            Uid     : constant String := Value (Turn_Tool.Uid);
-            Channel : constant String := Value (Turn_Tool.Channel);
-            Server  : constant String := Value (Turn_Tool.Server);
-            Key     : constant String :=
-              Session_Keys.Key_Of (Uid, Channel, Server);
-            Session : Session_Table.Session_Access;
-            Trace   : Turn_Cycle.Turn_Trace;
+            procedure Run_Turn (Input, Uid, Channel, Server : String) is
+               Key     : constant String :=
+                 Session_Keys.Key_Of (Uid, Channel, Server);
+               Session : Session_Table.Session_Access;
+               Trace   : Turn_Cycle.Turn_Trace;
+            begin
+               Self.Sessions.Open (Self.Chosen, Key, Session);
+               Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
+                               Uid, Channel, Server, Input, Trace);
+               Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
+               Json.Fill_Raw (Id);
+               Turn_Tool.Fill_Result (Json, Self.Identity, Trace);
+            end Run_Turn;
          begin
-            Self.Sessions.Open (Self.Chosen, Key, Session);
-            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
-                            Uid, Channel, Server, Value (Turn_Tool.Input),
-                            Trace);
-            Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
-            Json.Fill_Raw (Id);
-            Turn_Tool.Fill_Result (Json, Self.Identity, Trace);
+            Turn_Tool.Read_Values (Self.Reader, Line, Request,
+                                   Run_Turn'Access);
          end;
       end;
    end Answer_Tools_Call;

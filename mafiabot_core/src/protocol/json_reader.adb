@@ -157,6 +157,21 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).First, Self.Nodes (Node).Last,
               Self.Nodes (Node).Has_Escapes));
 
+   procedure Query_Text
+     (Self    : Document;
+      Line    : String;
+      Node    : Node_Id;
+      Process : not null access procedure (Text : String))
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Has_Escapes then
+         Process (Decoded (Line, Found.First, Found.Last));
+      else
+         Process (Line (Found.First .. Found.Last));
+      end if;
+   end Query_Text;
+
    function Key (Self : Document; Line : String; Node : Node_Id)
      return String is
      (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,

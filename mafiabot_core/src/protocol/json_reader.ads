@@ -111,6 +111,16 @@ package Json_Reader is
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
    --  The decoded string, as UTF-8
 
+   procedure Query_Text
+     (Self    : Document;
+      Line    : String;
+      Node    : Node_Id;
+      Process : not null access procedure (Text : String))
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  Call Process with Text (Self, Line, Node): the string where it stands
+   --  in Line when it holds no escape (nearly always), so reading it copies
+   --  nothing; decoded into a copy only when it does
+
    function Raw (Self : Document; Line : String; Node : Node_Id) return String
    with Pre => Is_Line_Of (Self, Line);
    --  The value exactly as it stands in the line

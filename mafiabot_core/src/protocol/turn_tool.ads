@@ -57,13 +57,16 @@ package Turn_Tool is
    --  non-empty, at most 256 bytes, free of control characters.  Absent
    --  arguments (No_Node) read as an empty object.
 
-   function Value
+   procedure Read_Values
      (Message : Json_Reader.Document;
       Line    : String;
       Request : Turn_Request;
-      Field   : Argument) return String
+      Process : not null access procedure
+                  (Input, Uid, Channel, Server : String))
    with Pre => Request.Valid and then Json_Reader.Is_Line_Of (Message, Line);
-   --  The argument's string, decoded
+   --  Call Process with the four arguments' strings, decoded: each where it
+   --  stands in Line unless it holds an escape (Json_Reader.Query_Text), so
+   --  a turn copies none of them to read them
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem

@@ -81,6 +81,21 @@ package body Json_Reader_Tests is
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "k")) = "id", "an escaped text compares decoded");
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "dup")) = "last", "the last duplicate wins");
       Assert (Member (Reader, Line, Root, "absent") = No_Node, "an absent member is No_Node");
+      for Name of Name_List'[new String'("s"), new String'("k"), new String'("dup")] loop
+         declare
+            Node  : constant Node_Id := Member (Reader, Line, Root, Name.all);
+            Calls : Natural := 0;
+
+            procedure Compare (Queried : String) is
+            begin
+               Calls := Calls + 1;
+               Assert (Queried = Text (Reader, Line, Node), "Query_Text hands Text (" & Name.all & ")");
+            end Compare;
+         begin
+            Query_Text (Reader, Line, Node, Compare'Access);
+            Assert (Calls = 1, "Query_Text calls its process once");
+         end;
+      end loop;
       declare
          Names : constant Name_List :=
            [new String'("s"), new String'("id"), new String'("dup"), new String'("id2"), new String'("id")];
