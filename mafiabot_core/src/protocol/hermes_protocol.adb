@@ -224,6 +224,8 @@ package body Hermes_Protocol is
       type Member_Set is array (Member_Kind) of Node_Id;
       Names : Json_Reader.Name_List;
       --  Member_Kind's names on the wire, in its order
+      Set : Json_Reader.Name_Set := Json_Reader.To_Name_Set (Names);
+      --  Names made a set once, where the function is instantiated
    function Members_Of (Self : Server; Line : String; Object : Node_Id)
      return Member_Set;
    --  Object's members named by Names, as Member finds them (of duplicates
@@ -243,7 +245,7 @@ package body Hermes_Protocol is
       if not Is_Object (Self, Object) then
          return [others => No_Node];
       end if;
-      Find_Members (Self.Reader, Line, Object, Names, Found, Unknown);
+      Find_Members (Self.Reader, Line, Object, Set, Found, Unknown);
       return [for Member in Member_Kind =>
                 Found (Names'First + Member_Kind'Pos (Member)
                                    - Member_Kind'Pos (Member_Kind'First))];

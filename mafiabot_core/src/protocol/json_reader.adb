@@ -195,42 +195,6 @@ package body Json_Reader is
            and then Line (Item.Key_First .. Item.Key_Last) = Name)
    with Inline;
 
-   type Signature_List is array (Positive range <>) of Key_Signature;
-
-   function Signatures_Of (Names : Name_List) return Signature_List is
-     ([for Place in Names'Range => Signature_Of (Names (Place).all)]);
-
-   --  Key_Index of Item, Wanted (K) being Signature_Of (Names (K).all): a
-   --  walk over many members signs its names once, not once a member
-   function Place_Of
-     (Item : Node; Line : String; Names : Name_List; Wanted : Signature_List)
-      return Natural
-   with Inline
-   is
-   begin
-      for Place in Names'Range loop
-         --  The signatures first: a key that is none of the names costs a
-         --  comparison of one word a name
-         if (Item.Key_Escaped or else Item.Key_Sig = Wanted (Place))
-           and then Is_Named (Item, Line, Names (Place).all, Wanted (Place))
-         then
-            return Place;
-         end if;
-      end loop;
-      return 0;
-   end Place_Of;
-
-   function Key_Index
-     (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
-      return Natural is
-     (Place_Of (Self.Nodes (Node), Line, Names, Signatures_Of (Names)));
-
-   type Signature_Set is mod 2**64;
-   --  Signatures as a Bloom filter of two bits each: a key whose two bits
-   --  are not both among the names' bits is none of the names, which
-   --  spares nearly every other key the comparison with each name (about
-   --  25 instructions a name with the validity checks -gnatVd adds)
-
    --  A signature's two bits: two six-bit fields of it once mixed
    --  (Fibonacci hashing), so that keys differing only in a digit fall on
    --  different bits
@@ -241,26 +205,53 @@ package body Json_Reader is
                        / 2**52 mod 2**6))
    with Inline;
 
+   function To_Name_Set (Names : Name_List) return Name_Set is
+      Signatures : constant Signature_List (Names'Range) :=
+        [for Place in Names'Range => Signature_Of (Names (Place).all)];
+      Any        : Signature_Set := 0;
+   begin
+      for Signature of Signatures loop
+         Any := Any or Bits_Of (Signature);
+      end loop;
+      return (First => Names'First, Last => Names'Last, Names => Names,
+              Signatures => Signatures, Any => Any);
+   end To_Name_Set;
+
+   --  Key_Index of Item among Names: inlined into the walk, for which it
+   --  runs once a member the filter lets through
+   function Place_Of (Item : Node; Line : String; Names : Name_Set)
+     return Natural
+   with Inline_Always
+   is
+   begin
+      for Place in Names.First .. Names.Last loop
+         --  The signatures first: a key that is none of the names costs a
+         --  comparison of one word a name
+         if (Item.Key_Escaped or else Item.Key_Sig = Names.Signatures (Place))
+           and then Is_Named (Item, Line, Names.Names (Place).all,
+                              Names.Signatures (Place))
+         then
+            return Place;
+         end if;
+      end loop;
+      return 0;
+   end Place_Of;
+
+   function Key_Index
+     (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
+      return Natural is
+     (Place_Of (Self.Nodes (Node), Line, To_Name_Set (Names)));
+
    procedure Find_Members
      (Self    : Document;
       Line    : String;
       Object  : Node_Id;
-      Names   : Name_List;
+      Names   : Name_Set;
       Found   : out Member_Values;
       Unknown : out Node_Id)
    is
-      Wanted : constant Signature_List (Names'Range) :=
-        [for Place in Names'Range => Signature_Of (Names (Place).all)];
-      --  Filled in place: Signatures_Of would return it through the
-      --  secondary stack, on every request
-      Any_Wanted : Signature_Set := 0;
-      --  The union of Wanted's bits: an object of many members (a line
-      --  may hold ~320,000) costs one test a member, whatever Names holds
-      Child  : Node_Id := Self.Nodes (Object).First_Child;
+      Child : Node_Id := Self.Nodes (Object).First_Child;
    begin
-      for Signature of Wanted loop
-         Any_Wanted := Any_Wanted or Bits_Of (Signature);
-      end loop;
       Found := [others => No_Node];
       Unknown := No_Node;
       while Child /= No_Node loop
@@ -270,9 +261,9 @@ package body Json_Reader is
             --  name's: it is always compared
             Place : constant Natural :=
               (if Item.Key_Escaped
-                  or else (Any_Wanted and Bits_Of (Item.Key_Sig))
+                  or else (Names.Any and Bits_Of (Item.Key_Sig))
                           = Bits_Of (Item.Key_Sig)
-               then Place_Of (Item, Line, Names, Wanted) else 0);
+               then Place_Of (Item, Line, Names) else 0);
          begin
             if Place /= 0 then
                Found (Place) := Child;

@@ -86,25 +86,34 @@ package Json_Reader is
    --  when it holds no escape), the first if Names holds it twice; 0 for a
    --  name not in Names
 
+   type Name_Set (First : Positive; Last : Natural) is private;
+   --  The names of a Name_List, in its places First .. Last, with what a
+   --  walk over an object's members compares them by: made once (where the
+   --  names are declared), so that a lookup computes nothing of them
+
+   function To_Name_Set (Names : Name_List) return Name_Set
+   with Post => To_Name_Set'Result.First = Names'First
+                and then To_Name_Set'Result.Last = Names'Last;
+
    type Member_Values is array (Positive range <>) of Node_Id;
 
    procedure Find_Members
      (Self    : Document;
       Line    : String;
       Object  : Node_Id;
-      Names   : Name_List;
+      Names   : Name_Set;
       Found   : out Member_Values;
       Unknown : out Node_Id)
    with Pre => Is_Line_Of (Self, Line)
                and then Kind (Self, Object) = Object_Value
-               and then Found'First = Names'First
-               and then Found'Last = Names'Last;
-   --  In one walk over Object's members: Found (K) is the value of member
-   --  Names (K), as Member finds it (the last of duplicates, No_Node for
-   --  none), and Unknown the first member whose name is not in Names
-   --  (No_Node when every one is).  A member named none of Names costs
-   --  nearly always one test of its name's signature, however many Names
-   --  holds.
+               and then Found'First = Names.First
+               and then Found'Last = Names.Last;
+   --  In one walk over Object's members: Found (K) is the value of the
+   --  member named by the K-th name of Names, as Member finds it (the last
+   --  of duplicates, No_Node for none), and Unknown the first member whose
+   --  name is not in Names (No_Node when every one is).  A member named
+   --  none of Names costs nearly always one test of its name's signature,
+   --  however many Names holds.
 
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String
@@ -136,6 +145,22 @@ private
       else Key_Signature (Name'Length mod 2**16) * 2**16
            + Key_Signature (Character'Pos (Name (Name'First))) * 2**8
            + Key_Signature (Character'Pos (Name (Name'Last))));
+
+   type Signature_List is array (Positive range <>) of Key_Signature;
+
+   type Signature_Set is mod 2**64;
+   --  Signatures as a Bloom filter of two bits each: a key whose two bits
+   --  are not both among the names' bits is none of the names, which
+   --  spares nearly every other key the comparison with each name (about
+   --  25 instructions a name with the validity checks -gnatVd adds)
+
+   type Name_Set (First : Positive; Last : Natural) is record
+      Names      : Name_List (First .. Last);
+      Signatures : Signature_List (First .. Last);
+      --  Signature_Of each name
+      Any        : Signature_Set;
+      --  The union of the signatures' bits
+   end record;
 
    --  A value, in 32 bytes: a line of 4 MiB may hold ~320,000 of them, and
    --  the bytes a node takes are most of what such a line costs to read.

@@ -14,6 +14,9 @@ package body Turn_Tool is
      [new String'("input"), new String'("uid"), new String'("channel"),
       new String'("server")];
 
+   Argument_Set : constant Json_Reader.Name_Set :=
+     Json_Reader.To_Name_Set (Argument_Names);
+
    function Argument_Name (Field : Argument) return String is
      (Argument_Names (Argument'Pos (Field) + 1).all);
 
@@ -85,7 +88,7 @@ package body Turn_Tool is
             Found   : Member_Values (Argument_Names'Range);
             Unknown : Node_Id;
          begin
-            Find_Members (Message, Line, Arguments, Argument_Names, Found,
+            Find_Members (Message, Line, Arguments, Argument_Set, Found,
                           Unknown);
             if Unknown /= No_Node then
                return Refuse

@@ -118,13 +118,13 @@ package body Json_Reader_Tests is
          All_Found : Member_Values (Every'Range);
          Unknown : Node_Id;
       begin
-         Find_Members (Reader, Line, Root, Wanted, Found, Unknown);
+         Find_Members (Reader, Line, Root, To_Name_Set (Wanted), Found, Unknown);
          Assert (Found (1) = Member (Reader, Line, Root, "dup") and then Text (Reader, Line, Found (1)) = "last",
                  "a member found in the walk is the one Member finds: the last duplicate");
          Assert (Found (2) = No_Node, "an absent member is found as No_Node");
          Assert (Raw (Reader, Line, Found (3)) = "12345678901234567890", "the id is found");
          Assert (Unknown = Member (Reader, Line, Root, "s"), "the first member not asked for is the unknown one");
-         Find_Members (Reader, Line, Root, Every, All_Found, Unknown);
+         Find_Members (Reader, Line, Root, To_Name_Set (Every), All_Found, Unknown);
          Assert (Unknown = No_Node, "no member is unknown when every name is asked for");
          for K in Every'Range loop
             Assert (All_Found (K) = Member (Reader, Line, Root, Every (K).all), "member " & Every (K).all);
@@ -378,7 +378,7 @@ package body Json_Reader_Tests is
             Line (Last) := '}';
             Reader.Parse (Line (1 .. Last), (Max_Depth => 4, Max_Elements => 1_000));
             Assert (Reader.Is_Valid, "the object parses");
-            Find_Members (Reader, Line (1 .. Last), Reader.Root, Asked, Found, Unknown);
+            Find_Members (Reader, Line (1 .. Last), Reader.Root, To_Name_Set (Asked), Found, Unknown);
             for K in Asked'Range loop
                Assert (Found (K) = Member (Reader, Line (1 .. Last), Reader.Root, Asked (K).all),
                        "round" & Round'Image & ": member " & Asked (K).all & " as Member finds it");
