@@ -349,7 +349,9 @@ package body Json_Reader is
       Position   : Natural := Line'First;
       State      : Expectation := Value;
       Open       : Node_Id := No_Node;
-      --  The innermost container not yet closed
+      In_Object  : Boolean := False;
+      --  The innermost container not yet closed, and whether it is an
+      --  object
       Depth      : Natural := 0;
       Elements   : Natural := 0;
       --  Containers open, and containers opened plus commas read, as the
@@ -381,10 +383,8 @@ package body Json_Reader is
          Last    : Natural;
          Escapes : Boolean := False)
       is
-         Made      : constant Node_Id := Self.Count + 1;
+         Made : constant Node_Id := Self.Count + 1;
          --  Within Self.Nodes: Reserve made room for every value
-         In_Object : constant Boolean :=
-           Depth > 0 and then Self.Nodes (Open).Kind = Object_Value;
       begin
          Self.Count := Made;
          Self.Nodes (Made) :=
@@ -574,6 +574,7 @@ package body Json_Reader is
          Self.Nodes (Open).Last := Position;
          Depth := Depth - 1;
          Open := (if Depth = 0 then No_Node else Self.Open (Depth).Container);
+         In_Object := Depth > 0 and then Self.Nodes (Open).Kind = Object_Value;
          Position := Position + 1;
          After_Value;
       end Close_Container;
@@ -595,6 +596,7 @@ package body Json_Reader is
                end if;
                Depth := Depth + 1;
                Self.Open (Depth) := (Container => Open, Last_Child => No_Node);
+               In_Object := C = '{';
                Position := Position + 1;
                State := (if C = '{' then Key_Or_Close else Value_Or_Close);
                return;
@@ -666,21 +668,16 @@ package body Json_Reader is
                Position := Position + 1;
                State := Value;
             when Comma_Or_Close =>
-               declare
-                  In_Object : constant Boolean :=
-                    Self.Nodes (Open).Kind = Object_Value;
-               begin
-                  if Line (Position) = ',' then
-                     Count_Element;
-                     Position := Position + 1;
-                     State := (if In_Object then Key else Value);
-                  elsif Line (Position) = (if In_Object then '}' else ']') then
-                     Close_Container;
-                  else
-                     Fail ((if In_Object then "expected ',' or '}'"
-                            else "expected ',' or ']'"), Position);
-                  end if;
-               end;
+               if Line (Position) = ',' then
+                  Count_Element;
+                  Position := Position + 1;
+                  State := (if In_Object then Key else Value);
+               elsif Line (Position) = (if In_Object then '}' else ']') then
+                  Close_Container;
+               else
+                  Fail ((if In_Object then "expected ',' or '}'"
+                         else "expected ',' or ']'"), Position);
+               end if;
          end case;
       end loop;
       Self.Valid := True;
