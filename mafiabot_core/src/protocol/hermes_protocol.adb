@@ -211,6 +211,13 @@ package body Hermes_Protocol is
      (if Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
       then Text (Self.Reader, Line, Node) else "");
 
+   --  Whether Text_Of (Self, Line, Node) = Value, without a copy of it
+   function Is_Text
+     (Self : Server; Line : String; Node : Node_Id; Value : String)
+      return Boolean is
+     (Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
+      and then Text_Is (Self.Reader, Line, Node, Value));
+
    function Text_Member
      (Self : Server; Line : String; Object : Node_Id; Name : String)
       return String is
@@ -363,14 +370,18 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    is
-      Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
    begin
-      if Tool = "" then
-         Problem := Failure (Invalid_Params, "Invalid params: tools/call"
-                             & " needs name (a string)");
-         return;
-      elsif Tool /= Turn_Tool.Name then
-         Problem := Failure (Invalid_Params, "Unknown tool: " & Tool);
+      if not Is_Text (Self, Line, Params (Tool_Name), Turn_Tool.Name) then
+         declare
+            --  Copied only to be refused
+            Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
+         begin
+            Problem :=
+              (if Tool = ""
+               then Failure (Invalid_Params, "Invalid params: tools/call"
+                             & " needs name (a string)")
+               else Failure (Invalid_Params, "Unknown tool: " & Tool));
+         end;
          return;
       end if;
 
@@ -608,7 +619,7 @@ package body Hermes_Protocol is
                return;
             else
                Self.Answering := Members (Hermes_Protocol.Id);
-               if Text_Of (Self, Line, Members (Jsonrpc)) /= "2.0" then
+               if not Is_Text (Self, Line, Members (Jsonrpc), "2.0") then
                   Problem := Failure
                     (Invalid_Request,
                      "Invalid Request: jsonrpc must be ""2.0""");

@@ -157,6 +157,12 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).First, Self.Nodes (Node).Last,
               Self.Nodes (Node).Has_Escapes));
 
+   function Text_Is
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean is
+     (if Self.Nodes (Node).Has_Escapes then Text (Self, Line, Node) = Value
+      else Line (Self.Nodes (Node).First .. Self.Nodes (Node).Last) = Value);
+
    procedure Query_Text
      (Self    : Document;
       Line    : String;

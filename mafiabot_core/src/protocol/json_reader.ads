@@ -120,6 +120,13 @@ package Json_Reader is
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
    --  The decoded string, as UTF-8
 
+   function Text_Is
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  Whether Text (Self, Line, Node) = Value, compared where the string
+   --  stands in Line when it holds no escape
+
    procedure Query_Text
      (Self    : Document;
       Line    : String;

@@ -94,6 +94,9 @@ package body Json_Reader_Tests is
          begin
             Query_Text (Reader, Line, Node, Compare'Access);
             Assert (Calls = 1, "Query_Text calls its process once");
+            Assert (Text_Is (Reader, Line, Node, Text (Reader, Line, Node)), "Text_Is its own Text (" & Name.all & ")");
+            Assert (not Text_Is (Reader, Line, Node, Raw (Reader, Line, Node)),
+                    "Text_Is compares the decoded text, not the literal (" & Name.all & ")");
          end;
       end loop;
       declare
