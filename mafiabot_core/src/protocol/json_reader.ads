@@ -53,7 +53,8 @@ package Json_Reader is
    with Pre => Is_Valid (Self);
 
    function Kind (Self : Document; Node : Node_Id) return Value_Kind
-   with Pre => Node /= No_Node;
+   with Inline, Pre => Node /= No_Node;
+   --  Inline: a request asks it a dozen times
 
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
