@@ -307,12 +307,16 @@ package body Json_Reader is
 
    Initial_Depth : constant := 16;
 
+   Uncounted_Bytes : constant := 64 * 1024;
+   --  A line up to this long gets a node a byte (2 MiB at most, written only
+   --  where values are), not a count of its values first
+
    --  Room in Self.Nodes for every value of Line, made before the parse so
-   --  that no node is moved while a line is read.  A value is the line's
-   --  root or follows a '[', '{' or ',' (what the input guard counts as
-   --  elements), so Line has at most one value more than it has such bytes,
-   --  and at most one value a byte: the bytes are counted only for a line
-   --  longer than the array, once it has grown to the longest line's values.
+   --  that no node is moved while a line is read.  A line has at most one
+   --  value a byte, and at most one value more than it has '[', '{' and ','
+   --  bytes (a value is the line's root or follows one: what the input
+   --  guard counts as elements).  The second bound is counted only for a
+   --  line longer than Uncounted_Bytes and than the array.
    procedure Reserve (Self : in out Document; Line : String) is
       Bound : Node_Id := 1;
    begin
@@ -321,12 +325,15 @@ package body Json_Reader is
       end if;
       if Self.Nodes /= null and then Self.Nodes'Length >= Line'Length then
          return;
+      elsif Line'Length <= Uncounted_Bytes then
+         Bound := Line'Length;
+      else
+         for C of Line loop
+            if C in ',' | '[' | '{' then
+               Bound := Bound + 1;
+            end if;
+         end loop;
       end if;
-      for C of Line loop
-         if C in ',' | '[' | '{' then
-            Bound := Bound + 1;
-         end if;
-      end loop;
       if Self.Nodes = null or else Self.Nodes'Length < Bound then
          Free (Self.Nodes);
          Self.Nodes := new Node_Array (1 .. Node_Id'Max (Initial_Nodes, Bound));
