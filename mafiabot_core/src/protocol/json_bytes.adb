@@ -19,21 +19,4 @@ package body Json_Bytes with SPARK_Mode => Off is
       return Marks = 0;
    end Is_Plain;
 
-   function Opener_Count (Text : String) return Natural is
-      use type Interfaces.Unsigned_8;
-      use type Interfaces.Unsigned_32;
-      type Byte_Array is array (Text'Range) of Interfaces.Unsigned_8;
-      Bytes : constant Byte_Array with Import, Address => Text'Address;
-      Count : Interfaces.Unsigned_32 := 0;
-      --  Modular, so the loop carries no overflow check and is vectorized:
-      --  it cannot wrap, a String being shorter than 2**31
-   begin
-      for Byte of Bytes loop
-         Count := Count
-           + (if Byte = Character'Pos ('[') or Byte = Character'Pos ('{')
-                or Byte = Character'Pos (',') then 1 else 0);
-      end loop;
-      return Natural (Count);
-   end Opener_Count;
-
 end Json_Bytes;

@@ -49,12 +49,6 @@ package Json_Bytes with SPARK_Mode => On is
    with Global => null;
    --  No quote, no backslash and no byte below 16#20# in Text
 
-   function Opener_Count (Text : String) return Natural
-   with Global => null;
-   --  How many bytes of Text are '[', '{' or ',', inside strings or not:
-   --  one more bounds the values of a JSON text (each is the root or
-   --  follows one), a count taken sixteen bytes a step as Is_Plain's
-
 private
    pragma SPARK_Mode (Off);
    --  Bit tricks over a word read through an unchecked conversion: outside

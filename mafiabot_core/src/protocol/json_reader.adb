@@ -328,7 +328,11 @@ package body Json_Reader is
       elsif Line'Length <= Uncounted_Bytes then
          Bound := Line'Length;
       else
-         Bound := Node_Id (Json_Bytes.Opener_Count (Line)) + 1;
+         for C of Line loop
+            if C in ',' | '[' | '{' then
+               Bound := Bound + 1;
+            end if;
+         end loop;
       end if;
       if Self.Nodes = null or else Self.Nodes'Length < Bound then
          Free (Self.Nodes);

@@ -1,7 +1,6 @@
 with AUnit.Assertions;
 with GNATCOLL.JSON;
 with Input_Guard;
-with Json_Bytes;
 with Json_Reader;
 
 package body Json_Reader_Tests is
@@ -82,31 +81,6 @@ package body Json_Reader_Tests is
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "k")) = "id", "an escaped text compares decoded");
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "dup")) = "last", "the last duplicate wins");
       Assert (Member (Reader, Line, Root, "absent") = No_Node, "an absent member is No_Node");
-      --  Opener_Count (which sizes the node array for a long line) against a
-      --  count byte by byte, over lengths around its vector steps and every
-      --  byte value
-      for Length in 0 .. 300 loop
-         declare
-            Openers : constant String := "[{,";
-            Text    : String (1 .. Length);
-            Byte    : Natural := Length;
-         begin
-            for C of Text loop
-               Byte := (Byte * 37 + 11) mod 256;
-               C := (if Byte mod 5 = 0 then Openers (Byte mod 3 + 1) else Character'Val (Byte));
-            end loop;
-            declare
-               Counted : Natural := 0;
-            begin
-               for C of Text loop
-                  if C in '[' | '{' | ',' then
-                     Counted := Counted + 1;
-                  end if;
-               end loop;
-               Assert (Json_Bytes.Opener_Count (Text) = Counted, "Opener_Count of" & Length'Image & " bytes");
-            end;
-         end;
-      end loop;
       for Name of Name_List'[new String'("s"), new String'("k"), new String'("dup")] loop
          declare
             Node  : constant Node_Id := Member (Reader, Line, Root, Name.all);
