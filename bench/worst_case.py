@@ -9,23 +9,27 @@ Invariants:
   `CONVERSATION_DEADLINE`; a body that overruns it is reported as such, not measured.
 - The target is issue 12's: at most 50 ms of CPU for a 4 MB turn of any content.
 
-`python -m bench.worst_case [--size BYTES] [--repeats N] [--body PATH]` prints the rows alone.
+`python -m bench.worst_case [--size BYTES] [--repeats N] [--body PATH]` measures the rows alone, prints
+them and writes them to bench/results/worst_case.md (the full run puts them in latest.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 
 from bench import servers, workloads
 
 CORPUS = workloads.ROOT / "tests" / "corpus" / "worst_case.py"
+RESULTS = workloads.ROOT / "bench" / "results"
 FULL_SIZE = 4_000_000
 TARGET_MS = 50.0
 # The slowest case before issue 12 ran for about a minute at 4 MB; a body that takes this
@@ -88,9 +92,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--body", type=Path, default=servers.body_path())
     options = parser.parse_args(argv)
-    for row in rows(options.body, options.size, options.repeats):
+    measured = rows(options.body, options.size, options.repeats)
+    for row in measured:
         figure = "overran" if row["cpu_ms"] is None else f"{row['cpu_ms']:.1f} ms"
         print(f"{row['case']:<48} {row['target']:<24} {row['line_bytes']:>9,} B  {figure}")
+    lines = [f"# Worst-case turns ({options.body})", "",
+             (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {options.size:,}-byte lines, the CPU of one "
+              f"turn (the conversation with it minus the one without), lowest of {options.repeats}; target "
+              f"≤ {TARGET_MS:g} ms; load average {os.getloadavg()[0]:.2f} at the end (`python -m bench.worst_case`)."),
+             "", "| input | aimed at | line bytes | CPU ms |", "| --- | --- | --- | --- |"]
+    lines += [f"| {r['case']} | {r['target']} | {r['line_bytes']:,} | "
+              f"{'overran' if r['cpu_ms'] is None else r['cpu_ms']} |" for r in measured]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "worst_case.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0
 
 

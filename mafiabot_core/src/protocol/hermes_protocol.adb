@@ -233,6 +233,13 @@ package body Hermes_Protocol is
      (if Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
       then Text (Self.Reader, Line, Node) else "");
 
+   --  Whether Text_Of (Self, Line, Node) = Value, without a copy of it
+   function Is_Text
+     (Self : Server; Line : String; Node : Node_Id; Value : String)
+      return Boolean is
+     (Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
+      and then Text_Is (Self.Reader, Line, Node, Value));
+
    function Text_Member
      (Self : Server; Line : String; Object : Node_Id; Name : String)
       return String is
@@ -246,6 +253,8 @@ package body Hermes_Protocol is
       type Member_Set is array (Member_Kind) of Node_Id;
       Names : Json_Reader.Name_List;
       --  Member_Kind's names on the wire, in its order
+      Set : Json_Reader.Name_Set := Json_Reader.To_Name_Set (Names);
+      --  Names made a set once, where the function is instantiated
    function Members_Of (Self : Server; Line : String; Object : Node_Id)
      return Member_Set;
    --  Object's members named by Names, as Member finds them (of duplicates
@@ -265,7 +274,7 @@ package body Hermes_Protocol is
       if not Is_Object (Self, Object) then
          return [others => No_Node];
       end if;
-      Find_Members (Self.Reader, Line, Object, Names, Found, Unknown);
+      Find_Members (Self.Reader, Line, Object, Set, Found, Unknown);
       return [for Member in Member_Kind =>
                 Found (Names'First + Member_Kind'Pos (Member)
                                    - Member_Kind'Pos (Member_Kind'First))];
@@ -383,8 +392,9 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
-   --  Its frame holds a turn's trace (17 KB), probed page by page on entry
-   --  (-fstack-check): inlined, every request would enter it, and start-up
+   --  The turn it runs (Run_Turn, within it) holds a turn's trace (17 KB)
+   --  in its frame, probed page by page on entry (-fstack-check): inlined,
+   --  every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
    procedure Answer_Tools_Call
@@ -392,14 +402,18 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    is
-      Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
    begin
-      if Tool = "" then
-         Problem := Failure (Invalid_Params, "Invalid params: tools/call"
-                             & " needs name (a string)");
-         return;
-      elsif Tool /= Turn_Tool.Name then
-         Problem := Failure (Invalid_Params, "Unknown tool: " & Tool);
+      if not Is_Text (Self, Line, Params (Tool_Name), Turn_Tool.Name) then
+         declare
+            --  Copied only to be refused
+            Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
+         begin
+            Problem :=
+              (if Tool = ""
+               then Failure (Invalid_Params, "Invalid params: tools/call"
+                             & " needs name (a string)")
+               else Failure (Invalid_Params, "Unknown tool: " & Tool));
+         end;
          return;
       end if;
 
@@ -415,53 +429,49 @@ package body Hermes_Protocol is
             return;
          end if;
          declare
-            function Value (Field : Turn_Tool.Argument) return String is
-              (Turn_Tool.Value (Self.Reader, Line, Request, Field));
-            Uid     : constant String := Value (Turn_Tool.Uid);
-            Channel : constant String := Value (Turn_Tool.Channel);
-            Server  : constant String := Value (Turn_Tool.Server);
-            Key     : constant String :=
-              Session_Keys.Key_Of (Uid, Channel, Server);
-            Session : Session_Table.Session_Access;
-            Trace   : Turn_Cycle.Turn_Trace;
-            Stored  : Session_Store.Outcome;
-            Given_Origin : constant Boolean :=
-              Turn_Tool.Is_Given (Request, Turn_Tool.Key_Origin);
-         begin
-            if Self.Store.Is_Open then
-               declare
-                  Held : Session_Table.Session;
-               begin
-                  Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
-                  if not Stored.Failed then
-                     Turn_Cycle.Run
-                       (Self.Chosen, Self.Curve, Held, Uid, Channel, Server,
-                        Value (Turn_Tool.Input), Trace);
-                     --  Committed before the reply exists: a reply a
-                     --  client reads is never undone by a crash
-                     Self.Store.Commit_Turn (Key, Held, Stored);
+            procedure Run_Turn (Input, Uid, Channel, Server, Origin : String)
+            is
+               Key     : constant String :=
+                 Session_Keys.Key_Of (Uid, Channel, Server);
+               Session : Session_Table.Session_Access;
+               Trace   : Turn_Cycle.Turn_Trace;
+               Stored  : Session_Store.Outcome;
+            begin
+               if Self.Store.Is_Open then
+                  declare
+                     Held : Session_Table.Session;
+                  begin
+                     Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
+                     if not Stored.Failed then
+                        Turn_Cycle.Run
+                          (Self.Chosen, Self.Curve, Held, Uid, Channel,
+                           Server, Input, Trace);
+                        --  Committed before the reply exists: a reply a
+                        --  client reads is never undone by a crash
+                        Self.Store.Commit_Turn (Key, Held, Stored);
+                     end if;
+                  end;
+                  if Stored.Failed then
+                     Body_Log.Error (Session_Store.Diagnostic (Stored));
+                     Problem := Failure
+                       (Store_Failed, "Session store failed: "
+                        & To_String (Stored.Reason));
+                     return;
                   end if;
-               end;
-               if Stored.Failed then
-                  Body_Log.Error (Session_Store.Diagnostic (Stored));
-                  Problem := Failure
-                    (Store_Failed, "Session store failed: "
-                     & To_String (Stored.Reason));
-                  return;
+               else
+                  Self.Sessions.Open (Self.Chosen, Key, Session);
+                  Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
+                                  Uid, Channel, Server, Input, Trace);
                end if;
-            else
-               Self.Sessions.Open (Self.Chosen, Key, Session);
-               Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
-                               Uid, Channel, Server, Value (Turn_Tool.Input),
-                               Trace);
-            end if;
-            Json.Start_Filling
-              (Reply_Shape (Self, Trace.Passes, Modern, Given_Origin));
-            Json.Fill_Raw (Id);
-            Turn_Tool.Fill_Result
-              (Json, Self.Identity, Trace,
-               Origin => (if Given_Origin then Value (Turn_Tool.Key_Origin)
-                          else ""));
+               Json.Start_Filling
+                 (Reply_Shape (Self, Trace.Passes, Modern, Origin /= ""));
+               Json.Fill_Raw (Id);
+               Turn_Tool.Fill_Result
+                 (Json, Self.Identity, Trace, Origin => Origin);
+            end Run_Turn;
+         begin
+            Turn_Tool.Read_Values (Self.Reader, Line, Request,
+                                   Run_Turn'Access);
          end;
       end;
    end Answer_Tools_Call;
@@ -668,7 +678,7 @@ package body Hermes_Protocol is
                return;
             else
                Self.Answering := Members (Hermes_Protocol.Id);
-               if Text_Of (Self, Line, Members (Jsonrpc)) /= "2.0" then
+               if not Is_Text (Self, Line, Members (Jsonrpc), "2.0") then
                   Problem := Failure
                     (Invalid_Request,
                      "Invalid Request: jsonrpc must be ""2.0""");

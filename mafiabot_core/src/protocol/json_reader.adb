@@ -11,9 +11,13 @@ package body Json_Reader is
    procedure Free is new Ada.Unchecked_Deallocation
      (Node_Array, Node_Array_Access);
 
+   procedure Free is new Ada.Unchecked_Deallocation
+     (Open_Stack, Open_Stack_Access);
+
    overriding procedure Finalize (Self : in out Document) is
    begin
       Free (Self.Nodes);
+      Free (Self.Open);
    end Finalize;
 
    function Is_Line_Of (Self : Document; Line : String) return Boolean is
@@ -153,6 +157,27 @@ package body Json_Reader is
      (Inside (Line, Self.Nodes (Node).First, Self.Nodes (Node).Last,
               Self.Nodes (Node).Has_Escapes));
 
+   function Text_Is
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean is
+     (if Self.Nodes (Node).Has_Escapes then Text (Self, Line, Node) = Value
+      else Line (Self.Nodes (Node).First .. Self.Nodes (Node).Last) = Value);
+
+   procedure Query_Text
+     (Self    : Document;
+      Line    : String;
+      Node    : Node_Id;
+      Process : not null access procedure (Text : String))
+   is
+      Found : Json_Reader.Node renames Self.Nodes (Node);
+   begin
+      if Found.Has_Escapes then
+         Process (Decoded (Line, Found.First, Found.Last));
+      else
+         Process (Line (Found.First .. Found.Last));
+      end if;
+   end Query_Text;
+
    function Key (Self : Document; Line : String; Node : Node_Id)
      return String is
      (Inside (Line, Self.Nodes (Node).Key_First, Self.Nodes (Node).Key_Last,
@@ -176,24 +201,41 @@ package body Json_Reader is
            and then Line (Item.Key_First .. Item.Key_Last) = Name)
    with Inline;
 
-   type Signature_List is array (Positive range <>) of Key_Signature;
+   --  A signature's two bits: two six-bit fields of it once mixed
+   --  (Fibonacci hashing), so that keys differing only in a digit fall on
+   --  different bits
+   function Bits_Of (Signature : Key_Signature) return Signature_Set is
+     (2 ** Natural ((Signature_Set (Signature) * 16#9E37_79B9_7F4A_7C15#)
+                    / 2**58)
+      or 2 ** Natural ((Signature_Set (Signature) * 16#9E37_79B9_7F4A_7C15#)
+                       / 2**52 mod 2**6))
+   with Inline;
 
-   function Signatures_Of (Names : Name_List) return Signature_List is
-     ([for Place in Names'Range => Signature_Of (Names (Place).all)]);
+   function To_Name_Set (Names : Name_List) return Name_Set is
+      Signatures : constant Signature_List (Names'Range) :=
+        [for Place in Names'Range => Signature_Of (Names (Place).all)];
+      Any        : Signature_Set := 0;
+   begin
+      for Signature of Signatures loop
+         Any := Any or Bits_Of (Signature);
+      end loop;
+      return (First => Names'First, Last => Names'Last, Names => Names,
+              Signatures => Signatures, Any => Any);
+   end To_Name_Set;
 
-   --  Key_Index of Item, Wanted (K) being Signature_Of (Names (K).all): a
-   --  walk over many members signs its names once, not once a member
-   function Place_Of
-     (Item : Node; Line : String; Names : Name_List; Wanted : Signature_List)
-      return Natural
-   with Inline
+   --  Key_Index of Item among Names: inlined into the walk, for which it
+   --  runs once a member the filter lets through
+   function Place_Of (Item : Node; Line : String; Names : Name_Set)
+     return Natural
+   with Inline_Always
    is
    begin
-      for Place in Names'Range loop
+      for Place in Names.First .. Names.Last loop
          --  The signatures first: a key that is none of the names costs a
          --  comparison of one word a name
-         if (Item.Key_Escaped or else Item.Key_Sig = Wanted (Place))
-           and then Is_Named (Item, Line, Names (Place).all, Wanted (Place))
+         if (Item.Key_Escaped or else Item.Key_Sig = Names.Signatures (Place))
+           and then Is_Named (Item, Line, Names.Names (Place).all,
+                              Names.Signatures (Place))
          then
             return Place;
          end if;
@@ -204,43 +246,18 @@ package body Json_Reader is
    function Key_Index
      (Self : Document; Line : String; Node : Node_Id; Names : Name_List)
       return Natural is
-     (Place_Of (Self.Nodes (Node), Line, Names, Signatures_Of (Names)));
-
-   type Signature_Set is mod 2**64;
-   --  Signatures as a Bloom filter of two bits each: a key whose two bits
-   --  are not both among the names' bits is none of the names, which
-   --  spares nearly every other key the comparison with each name (about
-   --  25 instructions a name with the validity checks -gnatVd adds)
-
-   --  A signature's two bits: two six-bit fields of it once mixed
-   --  (Fibonacci hashing), so that keys differing only in a digit fall on
-   --  different bits
-   function Bits_Of (Signature : Key_Signature) return Signature_Set is
-     (2 ** Natural ((Signature * 16#9E37_79B9_7F4A_7C15#) / 2**58)
-      or 2 ** Natural ((Signature * 16#9E37_79B9_7F4A_7C15#) / 2**52
-                       mod 2**6))
-   with Inline;
+     (Place_Of (Self.Nodes (Node), Line, To_Name_Set (Names)));
 
    procedure Find_Members
      (Self    : Document;
       Line    : String;
       Object  : Node_Id;
-      Names   : Name_List;
+      Names   : Name_Set;
       Found   : out Member_Values;
       Unknown : out Node_Id)
    is
-      Wanted : constant Signature_List (Names'Range) :=
-        [for Place in Names'Range => Signature_Of (Names (Place).all)];
-      --  Filled in place: Signatures_Of would return it through the
-      --  secondary stack, on every request
-      Any_Wanted : Signature_Set := 0;
-      --  The union of Wanted's bits: an object of many members (a line
-      --  may hold ~320,000) costs one test a member, whatever Names holds
-      Child  : Node_Id := Self.Nodes (Object).First_Child;
+      Child : Node_Id := Self.Nodes (Object).First_Child;
    begin
-      for Signature of Wanted loop
-         Any_Wanted := Any_Wanted or Bits_Of (Signature);
-      end loop;
       Found := [others => No_Node];
       Unknown := No_Node;
       while Child /= No_Node loop
@@ -250,9 +267,9 @@ package body Json_Reader is
             --  name's: it is always compared
             Place : constant Natural :=
               (if Item.Key_Escaped
-                  or else (Any_Wanted and Bits_Of (Item.Key_Sig))
+                  or else (Names.Any and Bits_Of (Item.Key_Sig))
                           = Bits_Of (Item.Key_Sig)
-               then Place_Of (Item, Line, Names, Wanted) else 0);
+               then Place_Of (Item, Line, Names) else 0);
          begin
             if Place /= 0 then
                Found (Place) := Child;
@@ -288,10 +305,56 @@ package body Json_Reader is
    ---------------------------------------------------------------------
    --  Parsing
 
+   Initial_Depth : constant := 16;
+
+   Uncounted_Bytes : constant := 64 * 1024;
+   --  A line up to this long gets a node a byte (2 MiB at most, written only
+   --  where values are), not a count of its values first
+
+   --  Room in Self.Nodes for every value of Line, made before the parse so
+   --  that no node is moved while a line is read.  A line has at most one
+   --  value a byte, and at most one value more than it has '[', '{' and ','
+   --  bytes (a value is the line's root or follows one: what the input
+   --  guard counts as elements).  The second bound is counted only for a
+   --  line longer than Uncounted_Bytes and than the array.
+   procedure Reserve (Self : in out Document; Line : String) is
+      Bound : Node_Id := 1;
+   begin
+      if Self.Open = null then
+         Self.Open := new Open_Stack (1 .. Initial_Depth);
+      end if;
+      if Self.Nodes /= null and then Self.Nodes'Length >= Line'Length then
+         return;
+      elsif Line'Length <= Uncounted_Bytes then
+         Bound := Line'Length;
+      else
+         for C of Line loop
+            if C in ',' | '[' | '{' then
+               Bound := Bound + 1;
+            end if;
+         end loop;
+      end if;
+      if Self.Nodes = null or else Self.Nodes'Length < Bound then
+         Free (Self.Nodes);
+         Self.Nodes := new Node_Array (1 .. Node_Id'Max (Initial_Nodes, Bound));
+      end if;
+   end Reserve;
+
+   --  Twice the room for open containers: a line nested deeper than any
+   --  before it
+   procedure Grow_Open (Self : in out Document) is
+      Grown : constant Open_Stack_Access :=
+        new Open_Stack (1 .. 2 * Self.Open'Length);
+   begin
+      Grown (Self.Open'Range) := Self.Open.all;
+      Free (Self.Open);
+      Self.Open := Grown;
+   end Grow_Open;
+
    type Expectation is
      (Value, Value_Or_Close, Key, Key_Or_Close, Colon, Comma_Or_Close, Done);
    --  What may come next: the grammar of RFC 8259 as a state machine, with
-   --  the open containers kept as a chain of parent links
+   --  the open containers kept on a stack (Document.Open)
 
    procedure Parse
      (Self : in out Document; Line : String; Within : Input_Guard.Limits)
@@ -299,7 +362,9 @@ package body Json_Reader is
       Position   : Natural := Line'First;
       State      : Expectation := Value;
       Open       : Node_Id := No_Node;
-      --  The innermost container not yet closed
+      In_Object  : Boolean := False;
+      --  The innermost container not yet closed, and whether it is an
+      --  object
       Depth      : Natural := 0;
       Elements   : Natural := 0;
       --  Containers open, and containers opened plus commas read, as the
@@ -322,63 +387,50 @@ package body Json_Reader is
          raise Parse_Error;
       end Fail;
 
-      function New_Node (Kind : Value_Kind; First : Positive; Last : Natural)
-        return Node_Id
-      is
-         Made : Node_Id;
-      begin
-         if Self.Nodes = null then
-            Self.Nodes := new Node_Array (1 .. Initial_Nodes);
-         elsif Self.Count = Self.Nodes'Last then
-            declare
-               Grown : constant Node_Array_Access :=
-                 new Node_Array (1 .. 2 * Self.Nodes'Last);
-            begin
-               Grown (1 .. Self.Count) := Self.Nodes (1 .. Self.Count);
-               Free (Self.Nodes);
-               Self.Nodes := Grown;
-            end;
-         end if;
-         Self.Count := Self.Count + 1;
-         Made := Self.Count;
-         Self.Nodes (Made) :=
-           (Kind => Kind, First => First, Last => Last, Parent => Open,
-            others => <>);
-         if Open /= No_Node then
-            declare
-               Container : Node renames Self.Nodes (Open);
-            begin
-               if Container.Kind = Object_Value then
-                  Self.Nodes (Made).Key_First := Key_First;
-                  Self.Nodes (Made).Key_Last := Key_Last;
-                  Self.Nodes (Made).Key_Escaped := Key_Escape;
-                  Self.Nodes (Made).Key_Sig := Key_Sig;
-               end if;
-               if Container.Last_Child = No_Node then
-                  Container.First_Child := Made;
-               else
-                  Self.Nodes (Container.Last_Child).Next_Sibling := Made;
-               end if;
-               Container.Last_Child := Made;
-            end;
-         end if;
-         return Made;
-      end New_Node;
-
-      procedure Add_Leaf
+      --  A node for the value at First .. Last, as the last value of the
+      --  innermost open container (a member named by the key just read,
+      --  if that is an object).  Inlined, as Scan_String is: each runs once
+      --  a value or a key, and a call to either (a frame reaching into
+      --  Parse's) cost a fifth of its work.
+      procedure Add_Node
         (Kind    : Value_Kind;
          First   : Positive;
          Last    : Natural;
          Escapes : Boolean := False)
+      with Inline_Always
       is
-         Made : constant Node_Id := New_Node (Kind, First, Last);
+         Made : constant Node_Id := Self.Count + 1;
+         --  Within Self.Nodes: Reserve made room for every value
       begin
-         Self.Nodes (Made).Has_Escapes := Escapes;
-      end Add_Leaf;
+         Self.Count := Made;
+         Self.Nodes (Made) :=
+           (Kind         => Kind,
+            Has_Escapes  => Escapes,
+            Key_Escaped  => In_Object and then Key_Escape,
+            First        => First,
+            Last         => Last,
+            Key_First    => (if In_Object then Key_First else 1),
+            Key_Last     => (if In_Object then Key_Last else 0),
+            Key_Sig      => (if In_Object then Key_Sig else 0),
+            First_Child  => No_Node,
+            Next_Sibling => No_Node);
+         if Depth > 0 then
+            declare
+               Top : Open_Container renames Self.Open (Depth);
+            begin
+               if Top.Last_Child = No_Node then
+                  Self.Nodes (Open).First_Child := Made;
+               else
+                  Self.Nodes (Top.Last_Child).Next_Sibling := Made;
+               end if;
+               Top.Last_Child := Made;
+            end;
+         end if;
+      end Add_Node;
 
       procedure After_Value is
       begin
-         State := (if Open = No_Node then Done else Comma_Or_Close);
+         State := (if Depth = 0 then Done else Comma_Or_Close);
       end After_Value;
 
       --  Whether the four bytes from At_Byte are hex digits
@@ -393,6 +445,7 @@ package body Json_Reader is
       --  whole and well-formed, and each surrogate escape half of a pair.
       procedure Scan_String
         (First : out Positive; Last : out Natural; Escapes : out Boolean)
+      with Inline_Always
       is
          Index : Natural := Position + 1;
       begin
@@ -509,7 +562,7 @@ package body Json_Reader is
             end if;
             Index := Index + Count;
          end if;
-         Add_Leaf (Number_Value, Start, Index - 1);
+         Add_Node (Number_Value, Start, Index - 1);
          Position := Index;
       end Scan_Number;
 
@@ -520,7 +573,7 @@ package body Json_Reader is
          then
             Fail ("invalid literal (true, false or null expected)", Position);
          end if;
-         Add_Leaf (Kind, Position, Position + Word'Length - 1);
+         Add_Node (Kind, Position, Position + Word'Length - 1);
          Position := Position + Word'Length;
       end Scan_Literal;
 
@@ -535,9 +588,10 @@ package body Json_Reader is
 
       procedure Close_Container is
       begin
-         Depth := Depth - 1;
          Self.Nodes (Open).Last := Position;
-         Open := Self.Nodes (Open).Parent;
+         Depth := Depth - 1;
+         Open := (if Depth = 0 then No_Node else Self.Open (Depth).Container);
+         In_Object := Depth > 0 and then Self.Nodes (Open).Kind = Object_Value;
          Position := Position + 1;
          After_Value;
       end Close_Container;
@@ -550,11 +604,16 @@ package body Json_Reader is
                if Depth = Within.Max_Depth then
                   Fail ("nested too deep", Position);
                end if;
-               Depth := Depth + 1;
                Count_Element;
-               Open := New_Node
-                 ((if C = '{' then Object_Value else Array_Value),
-                  Position, Position);
+               Add_Node ((if C = '{' then Object_Value else Array_Value),
+                         Position, Position);
+               Open := Self.Count;
+               if Depth = Self.Open'Last then
+                  Grow_Open (Self);
+               end if;
+               Depth := Depth + 1;
+               Self.Open (Depth) := (Container => Open, Last_Child => No_Node);
+               In_Object := C = '{';
                Position := Position + 1;
                State := (if C = '{' then Key_Or_Close else Value_Or_Close);
                return;
@@ -565,7 +624,7 @@ package body Json_Reader is
                   Escapes : Boolean;
                begin
                   Scan_String (First, Last, Escapes);
-                  Add_Leaf (String_Value, First, Last, Escapes);
+                  Add_Node (String_Value, First, Last, Escapes);
                end;
             when '-' | '0' .. '9' =>
                Scan_Number;
@@ -582,6 +641,7 @@ package body Json_Reader is
       end Scan_Value;
 
    begin
+      Reserve (Self, Line);
       Self.Count := 0;
       Self.Valid := False;
       Self.Line_First := Line'First;
@@ -625,21 +685,16 @@ package body Json_Reader is
                Position := Position + 1;
                State := Value;
             when Comma_Or_Close =>
-               declare
-                  In_Object : constant Boolean :=
-                    Self.Nodes (Open).Kind = Object_Value;
-               begin
-                  if Line (Position) = ',' then
-                     Count_Element;
-                     Position := Position + 1;
-                     State := (if In_Object then Key else Value);
-                  elsif Line (Position) = (if In_Object then '}' else ']') then
-                     Close_Container;
-                  else
-                     Fail ((if In_Object then "expected ',' or '}'"
-                            else "expected ',' or ']'"), Position);
-                  end if;
-               end;
+               if Line (Position) = ',' then
+                  Count_Element;
+                  Position := Position + 1;
+                  State := (if In_Object then Key else Value);
+               elsif Line (Position) = (if In_Object then '}' else ']') then
+                  Close_Container;
+               else
+                  Fail ((if In_Object then "expected ',' or '}'"
+                         else "expected ',' or ']'"), Position);
+               end if;
          end case;
       end loop;
       Self.Valid := True;

@@ -53,7 +53,8 @@ package Json_Reader is
    with Pre => Is_Valid (Self);
 
    function Kind (Self : Document; Node : Node_Id) return Value_Kind
-   with Pre => Node /= No_Node;
+   with Inline, Pre => Node /= No_Node;
+   --  Inline: a request asks it a dozen times
 
    function Member
      (Self : Document; Line : String; Object : Node_Id; Name : String)
@@ -86,30 +87,56 @@ package Json_Reader is
    --  when it holds no escape), the first if Names holds it twice; 0 for a
    --  name not in Names
 
+   type Name_Set (First : Positive; Last : Natural) is private;
+   --  The names of a Name_List, in its places First .. Last, with what a
+   --  walk over an object's members compares them by: made once (where the
+   --  names are declared), so that a lookup computes nothing of them
+
+   function To_Name_Set (Names : Name_List) return Name_Set
+   with Post => To_Name_Set'Result.First = Names'First
+                and then To_Name_Set'Result.Last = Names'Last;
+
    type Member_Values is array (Positive range <>) of Node_Id;
 
    procedure Find_Members
      (Self    : Document;
       Line    : String;
       Object  : Node_Id;
-      Names   : Name_List;
+      Names   : Name_Set;
       Found   : out Member_Values;
       Unknown : out Node_Id)
    with Pre => Is_Line_Of (Self, Line)
                and then Kind (Self, Object) = Object_Value
-               and then Found'First = Names'First
-               and then Found'Last = Names'Last;
-   --  In one walk over Object's members: Found (K) is the value of member
-   --  Names (K), as Member finds it (the last of duplicates, No_Node for
-   --  none), and Unknown the first member whose name is not in Names
-   --  (No_Node when every one is).  A member named none of Names costs
-   --  nearly always one test of its name's signature, however many Names
-   --  holds.
+               and then Found'First = Names.First
+               and then Found'Last = Names.Last;
+   --  In one walk over Object's members: Found (K) is the value of the
+   --  member named by the K-th name of Names, as Member finds it (the last
+   --  of duplicates, No_Node for none), and Unknown the first member whose
+   --  name is not in Names (No_Node when every one is).  A member named
+   --  none of Names costs nearly always one test of its name's signature,
+   --  however many Names holds.
 
    function Text (Self : Document; Line : String; Node : Node_Id)
      return String
    with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
    --  The decoded string, as UTF-8
+
+   function Text_Is
+     (Self : Document; Line : String; Node : Node_Id; Value : String)
+      return Boolean
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  Whether Text (Self, Line, Node) = Value, compared where the string
+   --  stands in Line when it holds no escape
+
+   procedure Query_Text
+     (Self    : Document;
+      Line    : String;
+      Node    : Node_Id;
+      Process : not null access procedure (Text : String))
+   with Pre => Is_Line_Of (Self, Line) and then Kind (Self, Node) = String_Value;
+   --  Call Process with Text (Self, Line, Node): the string where it stands
+   --  in Line when it holds no escape (nearly always), so reading it copies
+   --  nothing; decoded into a copy only when it does
 
    function Raw (Self : Document; Line : String; Node : Node_Id) return String
    with Pre => Is_Line_Of (Self, Line);
@@ -117,40 +144,74 @@ package Json_Reader is
 
 private
 
-   type Key_Signature is mod 2**64;
+   type Key_Signature is mod 2**32;
 
-   --  A name's length, first and last byte in one word
+   --  A name's length (modulo 2**16: a filter, not an identity), first and
+   --  last byte in one word
    function Signature_Of (Name : String) return Key_Signature is
      (if Name'Length = 0 then 0
-      else Key_Signature (Name'Length) * 2**16
+      else Key_Signature (Name'Length mod 2**16) * 2**16
            + Key_Signature (Character'Pos (Name (Name'First))) * 2**8
            + Key_Signature (Character'Pos (Name (Name'Last))));
 
+   type Signature_List is array (Positive range <>) of Key_Signature;
+
+   type Signature_Set is mod 2**64;
+   --  Signatures as a Bloom filter of two bits each: a key whose two bits
+   --  are not both among the names' bits is none of the names, which
+   --  spares nearly every other key the comparison with each name (about
+   --  25 instructions a name with the validity checks -gnatVd adds)
+
+   type Name_Set (First : Positive; Last : Natural) is record
+      Names      : Name_List (First .. Last);
+      Signatures : Signature_List (First .. Last);
+      --  Signature_Of each name
+      Any        : Signature_Set;
+      --  The union of the signatures' bits
+   end record;
+
+   --  A value, in 32 bytes: a line of 4 MiB may hold ~320,000 of them, and
+   --  the bytes a node takes are most of what such a line costs to read.
+   --  No component has a default, so an array of nodes is allocated without
+   --  writing to it; Parse writes every component of a node it makes.  What
+   --  only the parse needs (the container a value is in, a container's last
+   --  value so far) is kept on the parse's stack of open containers.
    type Node is record
-      Kind         : Value_Kind := Null_Value;
-      First        : Positive := 1;
-      Last         : Natural := 0;
-      --  The value's text; for strings, what lies between the quotes
-      Key_First    : Positive := 1;
-      Key_Last     : Natural := 0;
-      --  For an object member, its name between the quotes
-      Has_Escapes  : Boolean := False;
-      Key_Escaped  : Boolean := False;
+      Kind         : Value_Kind;
+      Has_Escapes  : Boolean;
+      Key_Escaped  : Boolean;
       --  Whether the text or the key needs decoding
-      Key_Sig      : Key_Signature := 0;
+      First        : Positive;
+      Last         : Natural;
+      --  The value's text; for strings, what lies between the quotes
+      Key_First    : Positive;
+      Key_Last     : Natural;
+      --  For an object member, its name between the quotes (else 1 .. 0)
+      Key_Sig      : Key_Signature;
       --  Signature_Of the key as sent: a name lookup compares one word a
       --  member, and bytes only where the signature matches
-      Parent       : Node_Id := No_Node;
-      First_Child  : Node_Id := No_Node;
-      Last_Child   : Node_Id := No_Node;
-      Next_Sibling : Node_Id := No_Node;
+      First_Child  : Node_Id;
+      Next_Sibling : Node_Id;
    end record;
 
    type Node_Array is array (Node_Id range <>) of Node;
    type Node_Array_Access is access Node_Array;
 
+   type Open_Container is record
+      Container  : Node_Id;
+      Last_Child : Node_Id;
+      --  No_Node until its first value
+   end record;
+
+   type Open_Stack is array (Positive range <>) of Open_Container;
+   type Open_Stack_Access is access Open_Stack;
+
    type Document is new Ada.Finalization.Limited_Controlled with record
       Nodes       : Node_Array_Access;
+      --  Never shorter than the line last parsed has values (Parse makes it
+      --  so before it reads), so no node moves while a line is read
+      Open        : Open_Stack_Access;
+      --  The containers open while a line is read, outermost first
       Count       : Node_Id := 0;
       Line_First  : Positive := 1;
       Line_Last   : Natural := 0;

@@ -15,6 +15,9 @@ package body Turn_Tool is
      [new String'("input"), new String'("uid"), new String'("channel"),
       new String'("server"), new String'("key_origin")];
 
+   Argument_Set : constant Json_Reader.Name_Set :=
+     Json_Reader.To_Name_Set (Argument_Names);
+
    function Argument_Name (Field : Argument) return String is
      (Argument_Names (Argument'Pos (Field) + 1).all);
 
@@ -58,6 +61,16 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Definition;
 
+   type Key_Fault is (None, Empty, Too_Long, Control);
+   --  What a key part may be refused for, in the order it is checked
+
+   function Fault_Of (Value : String) return Key_Fault is
+     (if Value'Length = 0 then Empty
+      elsif Value'Length > Max_Key_Part_Bytes then Too_Long
+      elsif (for some C of Value => C < ' ' or else C = Character'Val (127))
+      then Control
+      else None);
+
    function Check_Arguments
      (Message   : Json_Reader.Document;
       Line      : String;
@@ -79,7 +92,7 @@ package body Turn_Tool is
             Found   : Member_Values (Argument_Names'Range);
             Unknown : Node_Id;
          begin
-            Find_Members (Message, Line, Arguments, Argument_Names, Found,
+            Find_Members (Message, Line, Arguments, Argument_Set, Found,
                           Unknown);
             if Unknown /= No_Node then
                return Refuse
@@ -103,24 +116,31 @@ package body Turn_Tool is
          end if;
          if Given (Field) /= No_Node and then Field in Key_Part | Key_Origin then
             declare
-               Value : constant String := Text (Message, Line, Given (Field));
+               Fault : Key_Fault;
+
+               procedure Inspect (Value : String) is
+               begin
+                  Fault := Fault_Of (Value);
+               end Inspect;
                --  Argument_Name (Field) is spelled in the refusals alone:
                --  each spelling is a copy, which a valid turn need not make
             begin
-               if Value'Length = 0 then
-                  return Refuse ("invalid argument '" & Argument_Name (Field)
-                                 & "': must not be empty");
-               elsif Value'Length > Max_Key_Part_Bytes then
-                  return Refuse ("invalid argument '" & Argument_Name (Field)
-                                 & "': longer than"
-                                 & Max_Key_Part_Bytes'Image & " bytes");
-               elsif (for some C of Value =>
-                        C < ' ' or else C = Character'Val (127))
-               then
-                  return Refuse ("invalid argument '" & Argument_Name (Field)
-                                 & "': control characters are not"
-                                 & " allowed");
-               end if;
+               Query_Text (Message, Line, Given (Field), Inspect'Access);
+               case Fault is
+                  when None =>
+                     null;
+                  when Empty =>
+                     return Refuse ("invalid argument '" & Argument_Name (Field)
+                                    & "': must not be empty");
+                  when Too_Long =>
+                     return Refuse ("invalid argument '" & Argument_Name (Field)
+                                    & "': longer than"
+                                    & Max_Key_Part_Bytes'Image & " bytes");
+                  when Control =>
+                     return Refuse ("invalid argument '" & Argument_Name (Field)
+                                    & "': control characters are not"
+                                    & " allowed");
+               end case;
             end;
          end if;
       end loop;
@@ -128,12 +148,49 @@ package body Turn_Tool is
               Given => Given);
    end Check_Arguments;
 
-   function Value
+   procedure Read_Values
      (Message : Json_Reader.Document;
       Line    : String;
       Request : Turn_Request;
-      Field   : Argument) return String is
-     (Text (Message, Line, Request.Given (Field)));
+      Process : not null access procedure
+                  (Input, Uid, Channel, Server, Origin : String))
+   is
+      procedure Read
+        (Field : Argument; Then_Do : not null access procedure (Text : String))
+      is
+      begin
+         Query_Text (Message, Line, Request.Given (Field), Then_Do);
+      end Read;
+
+      --  One argument read a level, each level reading the next, the
+      --  innermost calling Process with all of them
+      procedure With_Input (Input : String) is
+         procedure With_Uid (Uid : String) is
+            procedure With_Channel (Channel : String) is
+               procedure With_Server (Server : String) is
+                  procedure With_Origin (Origin : String) is
+                  begin
+                     Process (Input, Uid, Channel, Server, Origin);
+                  end With_Origin;
+               begin
+                  if Is_Given (Request, Key_Origin) then
+                     Read (Key_Origin, With_Origin'Access);
+                  else
+                     With_Origin ("");
+                  end if;
+               end With_Server;
+            begin
+               Read (Turn_Tool.Server, With_Server'Access);
+            end With_Channel;
+         begin
+            Read (Turn_Tool.Channel, With_Channel'Access);
+         end With_Uid;
+      begin
+         Read (Turn_Tool.Uid, With_Uid'Access);
+      end With_Input;
+   begin
+      Read (Turn_Tool.Input, With_Input'Access);
+   end Read_Values;
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String)
    is

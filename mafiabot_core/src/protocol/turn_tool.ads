@@ -63,14 +63,17 @@ package Turn_Tool is
    function Is_Given (Request : Turn_Request; Field : Argument) return Boolean
    is (Json_Reader."/=" (Request.Given (Field), Json_Reader.No_Node));
 
-   function Value
+   procedure Read_Values
      (Message : Json_Reader.Document;
       Line    : String;
       Request : Turn_Request;
-      Field   : Argument) return String
-   with Pre => Request.Valid and then Is_Given (Request, Field)
-               and then Json_Reader.Is_Line_Of (Message, Line);
-   --  The argument's string, decoded
+      Process : not null access procedure
+                  (Input, Uid, Channel, Server, Origin : String))
+   with Pre => Request.Valid and then Json_Reader.Is_Line_Of (Message, Line);
+   --  Call Process with the arguments' strings, decoded, Origin "" when
+   --  key_origin is not given (given, it is never empty): each where it
+   --  stands in Line unless it holds an escape (Json_Reader.Query_Text), so
+   --  a turn copies none of them to read them
 
    procedure Write_Refusal (Json : in out Json_Text.Builder; Problem : String);
    --  A tool execution error (isError: true) saying Problem

@@ -81,6 +81,24 @@ package body Json_Reader_Tests is
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "k")) = "id", "an escaped text compares decoded");
       Assert (Text (Reader, Line, Member (Reader, Line, Root, "dup")) = "last", "the last duplicate wins");
       Assert (Member (Reader, Line, Root, "absent") = No_Node, "an absent member is No_Node");
+      for Name of Name_List'[new String'("s"), new String'("k"), new String'("dup")] loop
+         declare
+            Node  : constant Node_Id := Member (Reader, Line, Root, Name.all);
+            Calls : Natural := 0;
+
+            procedure Compare (Queried : String) is
+            begin
+               Calls := Calls + 1;
+               Assert (Queried = Text (Reader, Line, Node), "Query_Text hands Text (" & Name.all & ")");
+            end Compare;
+         begin
+            Query_Text (Reader, Line, Node, Compare'Access);
+            Assert (Calls = 1, "Query_Text calls its process once");
+            Assert (Text_Is (Reader, Line, Node, Text (Reader, Line, Node)), "Text_Is its own Text (" & Name.all & ")");
+            Assert (not Text_Is (Reader, Line, Node, Raw (Reader, Line, Node)),
+                    "Text_Is compares the decoded text, not the literal (" & Name.all & ")");
+         end;
+      end loop;
       declare
          Names : constant Name_List :=
            [new String'("s"), new String'("id"), new String'("dup"), new String'("id2"), new String'("id")];
@@ -103,13 +121,13 @@ package body Json_Reader_Tests is
          All_Found : Member_Values (Every'Range);
          Unknown : Node_Id;
       begin
-         Find_Members (Reader, Line, Root, Wanted, Found, Unknown);
+         Find_Members (Reader, Line, Root, To_Name_Set (Wanted), Found, Unknown);
          Assert (Found (1) = Member (Reader, Line, Root, "dup") and then Text (Reader, Line, Found (1)) = "last",
                  "a member found in the walk is the one Member finds: the last duplicate");
          Assert (Found (2) = No_Node, "an absent member is found as No_Node");
          Assert (Raw (Reader, Line, Found (3)) = "12345678901234567890", "the id is found");
          Assert (Unknown = Member (Reader, Line, Root, "s"), "the first member not asked for is the unknown one");
-         Find_Members (Reader, Line, Root, Every, All_Found, Unknown);
+         Find_Members (Reader, Line, Root, To_Name_Set (Every), All_Found, Unknown);
          Assert (Unknown = No_Node, "no member is unknown when every name is asked for");
          for K in Every'Range loop
             Assert (All_Found (K) = Member (Reader, Line, Root, Every (K).all), "member " & Every (K).all);
@@ -363,7 +381,7 @@ package body Json_Reader_Tests is
             Line (Last) := '}';
             Reader.Parse (Line (1 .. Last), (Max_Depth => 4, Max_Elements => 1_000));
             Assert (Reader.Is_Valid, "the object parses");
-            Find_Members (Reader, Line (1 .. Last), Reader.Root, Asked, Found, Unknown);
+            Find_Members (Reader, Line (1 .. Last), Reader.Root, To_Name_Set (Asked), Found, Unknown);
             for K in Asked'Range loop
                Assert (Found (K) = Member (Reader, Line (1 .. Last), Reader.Root, Asked (K).all),
                        "round" & Round'Image & ": member " & Asked (K).all & " as Member finds it");
