@@ -39,12 +39,19 @@ package body Session_Store is
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
       Commit       => new String'("COMMIT"),
       Rollback     => new String'("ROLLBACK"),
-      Read_Record  => new String'("SELECT record FROM sessions WHERE key = ?1"),
-      Write_Record => new String'
+      Read_Record  => new String'
+        ("SELECT record, used = (SELECT max (used) FROM sessions)"
+         & " FROM sessions WHERE key = ?1"),
+      --  The record, and whether the session is already the most recent
+      Insert_Record => new String'
         ("INSERT INTO sessions (key, used, record) VALUES (?1,"
-         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"
-         & " ON CONFLICT (key) DO UPDATE"
-         & " SET used = excluded.used, record = excluded.record"),
+         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"),
+      Update_Record => new String'
+        ("UPDATE sessions SET record = ?2 WHERE key = ?1"),
+      --  Leaves the index of use alone: one page written
+      Update_Record_And_Use => new String'
+        ("UPDATE sessions SET record = ?2,"
+         & " used = (SELECT max (used) FROM sessions) + 1 WHERE key = ?1"),
       Count_New    => new String'
         ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
       Evict_Oldest => new String'
@@ -390,8 +397,10 @@ package body Session_Store is
             use type Session_Records.Decode_Status;
          begin
             Session_Records.Decode (Held, State, Status);
+            Self.Read_Standing :=
+              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 1) = 1
+               then Most_Recent else Less_Recent);
             Finish (Self, Read_Record);
-            Self.Is_New := False;
             if Status /= Session_Records.Decoded then
                State := Session_Table.Fresh (Chosen, Session_Key);
                Abandon (Self, "holds " & Session_Records.Explanation (Status)
@@ -400,7 +409,7 @@ package body Session_Store is
          end;
       elsif Code = Sqlite.Done then
          Finish (Self, Read_Record);
-         Self.Is_New := True;
+         Self.Read_Standing := Unknown;
       else
          declare
             Reason : constant String :=
@@ -418,21 +427,25 @@ package body Session_Store is
       State       : Session_Table.Session;
       Result      : out Outcome)
    is
+      Write    : constant Query :=
+        (case Self.Read_Standing is
+            when Unknown     => Insert_Record,
+            when Most_Recent => Update_Record,
+            when Less_Recent => Update_Record_And_Use);
       Code     : Sqlite.Result_Code;
       Sessions : Interfaces.Integer_64 := 0;
    begin
       Result := (others => <>);
-      Bind_Bytes (Self, Write_Record, 1, Session_Key, Code);
+      Bind_Bytes (Self, Write, 1, Session_Key, Code);
       if Code = Sqlite.OK then
-         Bind_Bytes (Self, Write_Record, 2, Session_Records.Encoded (State),
-                     Code);
+         Bind_Bytes (Self, Write, 2, Session_Records.Encoded (State), Code);
       end if;
       if Code = Sqlite.OK then
-         Code := Run (Self, Write_Record);
+         Code := Run (Self, Write);
       end if;
-      Finish (Self, Write_Record);
+      Finish (Self, Write);
 
-      if Code = Sqlite.Done and then Self.Is_New then
+      if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
          Code := Run (Self, Count_New);
          if Code = Sqlite.Row then
             Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);
