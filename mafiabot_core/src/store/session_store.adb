@@ -11,23 +11,28 @@ package body Session_Store is
 
    package C renames Interfaces.C;
 
-   Version_Text : constant String := "1";
+   Version_Text : constant String := "2";
    --  Schema_Version as PRAGMA user_version reads it
 
    pragma Compile_Time_Error
-     (Schema_Version /= 1, "Version_Text spells Schema_Version");
+     (Schema_Version /= 2, "Version_Text spells Schema_Version");
+
+   Page_Bytes : constant String := "1024";
+   --  A store's page size, set before it is made: a turn's cost is that of
+   --  its WAL frames (a page each, written and checksummed), and a table
+   --  leaf of 1 KB still holds a record of up to 989 bytes in one page
 
    type Sql_Text is access constant String;
 
    type Statement_List is array (Positive range <>) of Sql_Text;
 
    Schema : constant Statement_List :=
-     [new String'("CREATE TABLE sessions (key BLOB PRIMARY KEY,"
-                  & " used INTEGER NOT NULL, record BLOB NOT NULL)"
-                  & " WITHOUT ROWID"),
-      --  Keyed by the session's key itself: a turn touches one page for
-      --  its record.  used: the turn's rank, 1 + the highest so far.
-      new String'("CREATE INDEX sessions_by_use ON sessions (used)"),
+     [new String'("CREATE TABLE sessions (used INTEGER PRIMARY KEY,"
+                  & " key BLOB NOT NULL UNIQUE, record BLOB NOT NULL)"),
+      --  Rowid = rank of use (the turn's, 1 + the highest so far): the
+      --  table is its own order of use, the least recent at its left
+      --  edge; the key's index finds a session.  A turn of the most
+      --  recent session rewrites its record's page alone.
       new String'("CREATE TABLE tally (one INTEGER PRIMARY KEY"
                   & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
       --  One row: the sessions kept, so that neither a turn nor Open ever
@@ -44,19 +49,19 @@ package body Session_Store is
          & " FROM sessions WHERE key = ?1"),
       --  The record, and whether the session is already the most recent
       Insert_Record => new String'
-        ("INSERT INTO sessions (key, used, record) VALUES (?1,"
-         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"),
+        ("INSERT INTO sessions (used, key, record) VALUES"
+         & " ((SELECT coalesce (max (used), 0) + 1 FROM sessions), ?1, ?2)"),
       Update_Record => new String'
         ("UPDATE sessions SET record = ?2 WHERE key = ?1"),
-      --  Leaves the index of use alone: one page written
+      --  Keeps the rank: one page written
       Update_Record_And_Use => new String'
         ("UPDATE sessions SET record = ?2,"
          & " used = (SELECT max (used) FROM sessions) + 1 WHERE key = ?1"),
       Count_New    => new String'
         ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
       Evict_Oldest => new String'
-        ("DELETE FROM sessions WHERE key IN"
-         & " (SELECT key FROM sessions ORDER BY used LIMIT ?1)"),
+        ("DELETE FROM sessions WHERE used IN"
+         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)"),
       Uncount      => new String'
         ("UPDATE tally SET sessions = sessions - ?1")];
 
@@ -235,6 +240,9 @@ package body Session_Store is
       --  right now: SQLite answers Busy at once here rather than wait (it
       --  would risk a deadlock), so the wait is this loop's, as long as
       --  the busy timeout
+      --  Before WAL mode, the only time a new store takes it; a no-op on
+      --  a store already made
+      Execute (Self, "PRAGMA page_size = " & Page_Bytes, Code);
       for Waited in 0 .. Busy_Timeout_Ms loop
          Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
          exit when Sqlite.Primary (Code) /= Sqlite.Busy
