@@ -1,4 +1,3 @@
-with Ada.Strings.Unbounded;
 with Interfaces;
 with Organs;
 with Organs.Celtic_Cross;
@@ -38,28 +37,40 @@ package body Session_Records is
      ([for Index in 1 .. Width =>
          Character'Val (Shift_Right (Value, 8 * (Index - 1)) and 16#FF#)]);
 
+   Most_Bytes : constant :=
+     Fixed_Bytes
+     + Organs.Morag.Max_Depth
+       * (Excerpt_Header_Bytes + Organs.Morag.Max_Recall_Bytes);
+   --  The longest record: every excerpt kept, each at its bound
+
    function Encoded (State : Session_Table.Session) return String is
-      use Ada.Strings.Unbounded;
       Count  : constant Natural := Organs.Morag.Count (State.Memory);
-      Result : Unbounded_String := To_Unbounded_String
-        (Character'Val (Format_Version)
-         & Word (Unsigned_64 (State.Turns), 4)
-         & Word (Unsigned_64 (Organs.To_Millis (State.Reservoir.Level)), 2)
-         & Word (Boolean'Pos (State.Reservoir.Held), 1)
-         & Word (Unsigned_64 (State.Draws), 8)
-         & Word (Unsigned_64 (Count), 1));
+      Result : String (1 .. Most_Bytes);
+      --  Filled in place, once: a turn encodes its session every time
+      Last   : Natural := 0;
+
+      procedure Put (Bytes : String) with Inline is
+      begin
+         Result (Last + 1 .. Last + Bytes'Length) := Bytes;
+         Last := Last + Bytes'Length;
+      end Put;
    begin
+      Put (Character'Val (Format_Version)
+           & Word (Unsigned_64 (State.Turns), 4)
+           & Word (Unsigned_64 (Organs.To_Millis (State.Reservoir.Level)), 2)
+           & Word (Boolean'Pos (State.Reservoir.Held), 1)
+           & Word (Unsigned_64 (State.Draws), 8)
+           & Word (Unsigned_64 (Count), 1));
       for Index in 1 .. Count loop
          declare
             Kept : constant String :=
               Organs.Morag.Kept_Excerpt (State.Memory, Index);
          begin
-            Append (Result,
-                    Word (Unsigned_64 (Kept'Length), Excerpt_Header_Bytes));
-            Append (Result, Kept);
+            Put (Word (Unsigned_64 (Kept'Length), Excerpt_Header_Bytes));
+            Put (Kept);
          end;
       end loop;
-      return To_String (Result);
+      return Result (1 .. Last);
    end Encoded;
 
    procedure Decode
@@ -88,7 +99,6 @@ package body Session_Records is
          Draws  : constant Unsigned_64 := Word_At (Bytes, First + 8, 8);
          Count  : constant Unsigned_64 := Word_At (Bytes, First + 16, 1);
          At_Byte : Natural := First + Fixed_Bytes;
-         Read    : Session_Table.Session;
       begin
          if Turns > Unsigned_64 (Natural'Last)
            or else Level > Unsigned_64 (Organs.Millis'Last)
@@ -98,13 +108,16 @@ package body Session_Records is
             Status := Malformed;
             return;
          end if;
-         Read.Turns := Natural (Turns);
-         Read.Reservoir :=
+         --  Decoded into State itself (a session's memory is not copied
+         --  again), which is emptied again if the bytes turn out malformed
+         State.Turns := Natural (Turns);
+         State.Reservoir :=
            (Level => Organs.To_Fraction (Organs.Millis (Level)),
             Held  => Held = 1);
-         Read.Draws := Organs.Celtic_Cross.Draw_State (Draws);
+         State.Draws := Organs.Celtic_Cross.Draw_State (Draws);
          for Excerpt in 1 .. Natural (Count) loop
             if Bytes'Last - At_Byte + 1 < Excerpt_Header_Bytes then
+               State := Empty;
                Status := Malformed;
                return;
             end if;
@@ -116,20 +129,21 @@ package body Session_Records is
                if Length > Organs.Morag.Max_Recall_Bytes
                  or else Unsigned_64 (Bytes'Last - Start + 1) < Length
                then
+                  State := Empty;
                   Status := Malformed;
                   return;
                end if;
                Organs.Morag.Keep
-                 (Read.Memory, Bytes (Start .. Start + Natural (Length) - 1),
+                 (State.Memory, Bytes (Start .. Start + Natural (Length) - 1),
                   Organs.Morag.Max_Depth);
                At_Byte := Start + Natural (Length);
             end;
          end loop;
          if At_Byte /= Bytes'Last + 1 then
+            State := Empty;
             Status := Malformed;
             return;
          end if;
-         State := Read;
          Status := Decoded;
       end;
    end Decode;

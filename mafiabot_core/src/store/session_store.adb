@@ -11,23 +11,28 @@ package body Session_Store is
 
    package C renames Interfaces.C;
 
-   Version_Text : constant String := "1";
+   Version_Text : constant String := "2";
    --  Schema_Version as PRAGMA user_version reads it
 
    pragma Compile_Time_Error
-     (Schema_Version /= 1, "Version_Text spells Schema_Version");
+     (Schema_Version /= 2, "Version_Text spells Schema_Version");
+
+   Page_Bytes : constant String := "1024";
+   --  A store's page size, set before it is made: a turn's cost is that of
+   --  its WAL frames (a page each, written and checksummed), and a table
+   --  leaf of 1 KB still holds a record of up to 989 bytes in one page
 
    type Sql_Text is access constant String;
 
    type Statement_List is array (Positive range <>) of Sql_Text;
 
    Schema : constant Statement_List :=
-     [new String'("CREATE TABLE sessions (key BLOB PRIMARY KEY,"
-                  & " used INTEGER NOT NULL, record BLOB NOT NULL)"
-                  & " WITHOUT ROWID"),
-      --  Keyed by the session's key itself: a turn touches one page for
-      --  its record.  used: the turn's rank, 1 + the highest so far.
-      new String'("CREATE INDEX sessions_by_use ON sessions (used)"),
+     [new String'("CREATE TABLE sessions (used INTEGER PRIMARY KEY,"
+                  & " key BLOB NOT NULL UNIQUE, record BLOB NOT NULL)"),
+      --  Rowid = rank of use (the turn's, 1 + the highest so far): the
+      --  table is its own order of use, the least recent at its left
+      --  edge; the key's index finds a session.  A turn of the most
+      --  recent session rewrites its record's page alone.
       new String'("CREATE TABLE tally (one INTEGER PRIMARY KEY"
                   & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
       --  One row: the sessions kept, so that neither a turn nor Open ever
@@ -39,17 +44,24 @@ package body Session_Store is
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
       Commit       => new String'("COMMIT"),
       Rollback     => new String'("ROLLBACK"),
-      Read_Record  => new String'("SELECT record FROM sessions WHERE key = ?1"),
-      Write_Record => new String'
-        ("INSERT INTO sessions (key, used, record) VALUES (?1,"
-         & " (SELECT coalesce (max (used), 0) + 1 FROM sessions), ?2)"
-         & " ON CONFLICT (key) DO UPDATE"
-         & " SET used = excluded.used, record = excluded.record"),
+      Read_Record  => new String'
+        ("SELECT record, used = (SELECT max (used) FROM sessions)"
+         & " FROM sessions WHERE key = ?1"),
+      --  The record, and whether the session is already the most recent
+      Insert_Record => new String'
+        ("INSERT INTO sessions (used, key, record) VALUES"
+         & " ((SELECT coalesce (max (used), 0) + 1 FROM sessions), ?1, ?2)"),
+      Update_Record => new String'
+        ("UPDATE sessions SET record = ?2 WHERE key = ?1"),
+      --  Keeps the rank: one page written
+      Update_Record_And_Use => new String'
+        ("UPDATE sessions SET record = ?2,"
+         & " used = (SELECT max (used) FROM sessions) + 1 WHERE key = ?1"),
       Count_New    => new String'
         ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
       Evict_Oldest => new String'
-        ("DELETE FROM sessions WHERE key IN"
-         & " (SELECT key FROM sessions ORDER BY used LIMIT ?1)"),
+        ("DELETE FROM sessions WHERE used IN"
+         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)"),
       Uncount      => new String'
         ("UPDATE tally SET sessions = sessions - ?1")];
 
@@ -228,6 +240,9 @@ package body Session_Store is
       --  right now: SQLite answers Busy at once here rather than wait (it
       --  would risk a deadlock), so the wait is this loop's, as long as
       --  the busy timeout
+      --  Before WAL mode, the only time a new store takes it; a no-op on
+      --  a store already made
+      Execute (Self, "PRAGMA page_size = " & Page_Bytes, Code);
       for Waited in 0 .. Busy_Timeout_Ms loop
          Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
          exit when Sqlite.Primary (Code) /= Sqlite.Busy
@@ -390,8 +405,10 @@ package body Session_Store is
             use type Session_Records.Decode_Status;
          begin
             Session_Records.Decode (Held, State, Status);
+            Self.Read_Standing :=
+              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 1) = 1
+               then Most_Recent else Less_Recent);
             Finish (Self, Read_Record);
-            Self.Is_New := False;
             if Status /= Session_Records.Decoded then
                State := Session_Table.Fresh (Chosen, Session_Key);
                Abandon (Self, "holds " & Session_Records.Explanation (Status)
@@ -400,7 +417,7 @@ package body Session_Store is
          end;
       elsif Code = Sqlite.Done then
          Finish (Self, Read_Record);
-         Self.Is_New := True;
+         Self.Read_Standing := Unknown;
       else
          declare
             Reason : constant String :=
@@ -418,21 +435,25 @@ package body Session_Store is
       State       : Session_Table.Session;
       Result      : out Outcome)
    is
+      Write    : constant Query :=
+        (case Self.Read_Standing is
+            when Unknown     => Insert_Record,
+            when Most_Recent => Update_Record,
+            when Less_Recent => Update_Record_And_Use);
       Code     : Sqlite.Result_Code;
       Sessions : Interfaces.Integer_64 := 0;
    begin
       Result := (others => <>);
-      Bind_Bytes (Self, Write_Record, 1, Session_Key, Code);
+      Bind_Bytes (Self, Write, 1, Session_Key, Code);
       if Code = Sqlite.OK then
-         Bind_Bytes (Self, Write_Record, 2, Session_Records.Encoded (State),
-                     Code);
+         Bind_Bytes (Self, Write, 2, Session_Records.Encoded (State), Code);
       end if;
       if Code = Sqlite.OK then
-         Code := Run (Self, Write_Record);
+         Code := Run (Self, Write);
       end if;
-      Finish (Self, Write_Record);
+      Finish (Self, Write);
 
-      if Code = Sqlite.Done and then Self.Is_New then
+      if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
          Code := Run (Self, Count_New);
          if Code = Sqlite.Row then
             Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);

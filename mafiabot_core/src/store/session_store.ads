@@ -15,8 +15,10 @@
 --    record is ever read for it.  Records are Session_Records' bytes; one
 --    that does not decode fails its turn, and only its turn.
 --  - At most Capacity sessions are kept: committing a new session past it
---    evicts the least recently used (a last-used column with an index),
---    in the same transaction, logged on stderr.
+--    evicts the least recently used (the table's rowid is the rank of
+--    use), in the same transaction, logged on stderr.  A session that is
+--    already the most recently used keeps its rank: the order of use is
+--    the same, and its turn rewrites one page, its record's.
 --  - Durability: WAL journal.  Synchronous NORMAL (the default) keeps
 --    every committed turn through a kill of the process (SIGKILL, a
 --    crash); only a power loss or an OS crash may lose the last turns,
@@ -24,8 +26,8 @@
 --    through a power loss, at the cost of an fsync per turn.
 --  - Open costs the same with 100,000 sessions as with none: it reads the
 --    schema and one tally row, never the sessions; a turn reads and writes
---    its own record and the index of last use, and the tally only when it
---    makes a session.
+--    its own record (moved to the table's end unless the session was
+--    already the most recent), and the tally only when it makes one.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
@@ -38,7 +40,7 @@ package Session_Store is
 
    use Ada.Strings.Unbounded;
 
-   Schema_Version : constant := 1;
+   Schema_Version : constant := 2;
    --  The store's PRAGMA user_version; a store of another is refused
 
    type Outcome is record
@@ -106,9 +108,13 @@ package Session_Store is
 private
 
    type Query is
-     (Begin_Write, Commit, Rollback, Read_Record, Write_Record, Count_New,
-      Evict_Oldest, Uncount);
+     (Begin_Write, Commit, Rollback, Read_Record, Insert_Record,
+      Update_Record, Update_Record_And_Use, Count_New, Evict_Oldest, Uncount);
    --  The statements a turn runs, prepared once at Open
+
+   type Standing is (Unknown, Most_Recent, Less_Recent);
+   --  Where the session Begin_Turn read stands in the order of use:
+   --  Unknown when the store has no record of it yet
 
    type Prepared_Queries is array (Query) of Sqlite.Statement;
 
@@ -117,8 +123,8 @@ private
       Path        : Unbounded_String;
       Capacity    : Positive := 10_000;
       Queries     : Prepared_Queries := [others => Sqlite.No_Statement];
-      Is_New      : Boolean := False;
-      --  The session Begin_Turn read has no record yet
+      Read_Standing : Standing := Unknown;
+      --  The standing of the session Begin_Turn read
    end record;
 
    function Is_Open (Self : Store) return Boolean is

@@ -27,10 +27,12 @@ package body Session_Store_Tests is
       Remove (Path & "-shm");
    end Remove_Store;
 
-   procedure Open (Store : in out Session_Store.Store) is
+   procedure Open
+     (Store : in out Session_Store.Store; Capacity : Positive := 10)
+   is
       Opened : Session_Store.Outcome;
    begin
-      Store.Open (Path, Capacity => 10, Busy_Timeout_Ms => 20,
+      Store.Open (Path, Capacity => Capacity, Busy_Timeout_Ms => 20,
                   Full_Sync => False, Result => Opened);
       Assert (not Opened.Failed, "the store opens");
    end Open;
@@ -74,11 +76,79 @@ package body Session_Store_Tests is
       Remove_Store;
    end Test_An_Abandoned_Turn_Releases_The_Store;
 
+   --  One committed turn of Session: its counter one more
+   procedure Take_Turn (Store : in out Session_Store.Store; Session : String) is
+      State  : Session_Table.Session;
+      Result : Session_Store.Outcome;
+   begin
+      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Result);
+      Assert (not Result.Failed, "a turn begins");
+      State.Turns := State.Turns + 1;
+      Store.Commit_Turn (Session, State, Result);
+      Assert (not Result.Failed, "a turn commits");
+   end Take_Turn;
+
+   --  The turns the store keeps for Session (0: none), read in a
+   --  turn that is then abandoned, so that reading changes nothing
+   function Kept_Turns
+     (Store : in out Session_Store.Store; Session : String) return Natural
+   is
+      State  : Session_Table.Session;
+      Result : Session_Store.Outcome;
+   begin
+      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Result);
+      Assert (not Result.Failed, "a turn begins");
+      Store.Abandon_Turn;
+      return State.Turns;
+   end Kept_Turns;
+
+   --  A session's turns while it is already the most recently used leave
+   --  its rank as it is (one page written): the order of use, and so what
+   --  the cap evicts, is the one every turn re-ranking would give
+   procedure Test_Eviction_Follows_The_Order_Of_Use
+     (T : in out AUnit.Test_Cases.Test_Case'Class)
+   is
+      pragma Unreferenced (T);
+      A : constant String := "a" & Key;
+      B : constant String := "b" & Key;
+      C : constant String := "c" & Key;
+      Store : Session_Store.Store;
+   begin
+      Remove_Store;
+      Open (Store, Capacity => 2);
+      Take_Turn (Store, A);
+      Take_Turn (Store, B);
+      Take_Turn (Store, B);
+      Take_Turn (Store, B);
+      Take_Turn (Store, C);
+      Assert (Kept_Turns (Store, A) = 0, "a, used before b, is evicted");
+      Assert (Kept_Turns (Store, B) = 3 and then Kept_Turns (Store, C) = 1,
+              "b and c are kept");
+      Store.Close;
+      Remove_Store;
+
+      Open (Store, Capacity => 2);
+      Take_Turn (Store, A);
+      Take_Turn (Store, A);
+      Take_Turn (Store, B);
+      Take_Turn (Store, A);
+      Take_Turn (Store, A);
+      Take_Turn (Store, C);
+      Assert (Kept_Turns (Store, B) = 0,
+              "b, used after a's first turns but before its last, is evicted");
+      Assert (Kept_Turns (Store, A) = 4 and then Kept_Turns (Store, C) = 1,
+              "a and c are kept");
+      Store.Close;
+      Remove_Store;
+   end Test_Eviction_Follows_The_Order_Of_Use;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_An_Abandoned_Turn_Releases_The_Store'Access,
                         "an abandoned turn releases the store to other bodies");
+      Register_Routine (T, Test_Eviction_Follows_The_Order_Of_Use'Access,
+                        "eviction follows the order of use");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
