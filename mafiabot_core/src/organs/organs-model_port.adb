@@ -2,6 +2,16 @@ with Input_Guard;
 
 package body Organs.Model_Port is
 
+   procedure Clear (Facts : out Answer_Facts) is
+   begin
+      Facts.Status := Failed;
+      Facts.Model_Last := 0;
+      Facts.Has_Tokens := False;
+      Facts.Tokens := 0;
+      Facts.Latency_Us := 0;
+      Facts.Error_Last := 0;
+   end Clear;
+
    procedure Set_Error (Facts : in out Answer_Facts; Error : String) is
       Kept : constant Natural :=
         Input_Guard.Utf8_Prefix_Length (Error, Max_Error_Bytes);
@@ -23,14 +33,14 @@ package body Organs.Model_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Answer_Facts)
    is
       pragma Unreferenced (Self, System_Prompt, Prompt, Max_Tokens, Deadline,
                            Answer);
    begin
-      Facts := (others => <>);
+      Clear (Facts);
       Set_Error (Facts, "no model to ask");
    end Ask;
 

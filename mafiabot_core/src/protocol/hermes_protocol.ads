@@ -66,6 +66,8 @@ private
    --  passes ran, with holes for the turn's values: written the first time
    --  such a turn is answered
 
+   type Port_Access is access Sampling_Port.Channel_Port;
+
    type Server is tagged limited record
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Max_Line      : Positive := 4 * 1024 * 1024;
@@ -87,8 +89,10 @@ private
       Turn_Deadline : Positive := Body_Config.Default_Turn_Deadline_Ms;
       Client_Samples : Boolean := False;
       --  The legacy client declared capabilities.sampling in initialize
-      Port          : Sampling_Port.Channel_Port;
-      --  The model port of the turn in flight (--cognition sampling)
+      Port          : Port_Access;
+      --  The model port of the turn in flight, made by Configure for
+      --  --cognition sampling alone (a stub body never reads or parses for
+      --  one)
       Silent        : Boolean := False;
       --  The request being handled gets no response (a cancelled turn)
    end record;

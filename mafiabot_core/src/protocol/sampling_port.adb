@@ -4,7 +4,7 @@ with Stdio_Channel;
 package body Sampling_Port is
 
    use Json_Reader;
-   use type Ada.Real_Time.Time;
+   use type Monotonic.Instant;
    use type Organs.Model_Port.Reach;
 
    package Port renames Organs.Model_Port;
@@ -25,7 +25,7 @@ package body Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Ada.Real_Time.Time;
+      Turn_Deadline : Monotonic.Instant;
       Limits        : Input_Guard.Limits) is
    begin
       Self.Reach := Reach;
@@ -101,14 +101,14 @@ package body Sampling_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts)
    is
-      Until_Time : constant Ada.Real_Time.Time :=
+      Until_Time : constant Monotonic.Instant :=
         (if Deadline < Self.Turn_Deadline then Deadline
          else Self.Turn_Deadline);
-      Started    : Ada.Real_Time.Time;
+      Started    : Monotonic.Instant;
       Done       : Boolean := False;
       Id         : constant String := Image (Last_Id + 1);
 
@@ -312,7 +312,7 @@ package body Sampling_Port is
 
       Outcome : Stdio_Channel.Wait_Outcome;
    begin
-      Facts := (others => <>);
+      Port.Clear (Facts);
       if Self.Reach /= Port.Reachable then
          Port.Set_Error (Facts, "no model to ask");
          return;
@@ -323,7 +323,7 @@ package body Sampling_Port is
       elsif Self.Closed then
          Port.Set_Error (Facts, "stdin is closed: no client to answer");
          return;
-      elsif Ada.Real_Time.Clock >= Self.Turn_Deadline then
+      elsif Monotonic.Now >= Self.Turn_Deadline then
          Facts.Status := Port.Timed_Out;
          Port.Set_Error (Facts, "the turn's deadline passed before this"
                          & " request (--turn-deadline-ms)");
@@ -333,7 +333,7 @@ package body Sampling_Port is
       Last_Id := Last_Id + 1;
       Write_Request (Self.Message, Id, System_Prompt, Prompt, Max_Tokens);
       Send (Self.Message);
-      Started := Ada.Real_Time.Clock;
+      Started := Monotonic.Now;
       while not Done loop
          Stdio_Channel.Await_Line (Until_Time, Take'Access, Outcome);
          case Outcome is
@@ -356,11 +356,8 @@ package body Sampling_Port is
          end case;
       end loop;
       Facts.Latency_Us := Natural
-        (Long_Long_Integer'Min
-           (Long_Long_Integer
-              (Ada.Real_Time.To_Duration (Ada.Real_Time.Clock - Started)
-               * 1_000_000),
-            Long_Long_Integer (Natural'Last)));
+        (Monotonic.Instant'Min (Monotonic.Now - Started,
+                                Monotonic.Instant (Natural'Last)));
    end Ask;
 
 end Sampling_Port;

@@ -23,7 +23,7 @@
 --  (notifications/cancelled) and Timed_Out; an error response is Failed,
 --  with the client's code and message; so is a result with no text.
 
-with Ada.Real_Time;
+with Monotonic;
 with Input_Guard;
 with Organs.Model_Port;
 with Organs.Texts;
@@ -39,7 +39,7 @@ package Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Ada.Real_Time.Time;
+      Turn_Deadline : Monotonic.Instant;
       Limits        : Input_Guard.Limits);
    --  The port of the tools/call whose id is Turn_Id (as sent), for a turn
    --  that ends by Turn_Deadline at the latest
@@ -55,7 +55,7 @@ package Sampling_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts);
 
@@ -71,7 +71,7 @@ private
       Turn_Id_Last  : Natural := 0;
       --  The turn's id as sent; an id longer than this is never matched
       --  (it cannot be cancelled)
-      Turn_Deadline : Ada.Real_Time.Time := Ada.Real_Time.Time_First;
+      Turn_Deadline : Monotonic.Instant := Monotonic.Instant'First;
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Cancelled     : Boolean := False;
       Closed        : Boolean := False;

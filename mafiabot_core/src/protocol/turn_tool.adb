@@ -285,6 +285,13 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Call;
 
+   function Account_Image (Trace : Turn_Cycle.Turn_Trace) return String is
+      Json : Json_Text.Builder;
+   begin
+      Write_Account (Json, Trace);
+      return Json.Image;
+   end Account_Image;
+
    type Step_Field is (Index_Field, Name_Field, Organ_Field, Status_Field, Detail_Field);
    --  The members of a step, in the order a step is written; all but
    --  detail (a skipped step has none) are required
@@ -839,8 +846,10 @@ package body Turn_Tool is
             Json.Fill_Text (Bytes (Part.First .. Part.Last), Plain);
          end Fill_Part;
 
-         Account_Json : Json_Text.Builder;
-         --  The Account's value, written once for both copies
+         Account_Text : constant String :=
+           (if Identity.Sampled then Account_Image (Trace) else "");
+         --  The Account's value, written once for both copies (a stub
+         --  body's results have none)
 
          --  The values of one copy of Write_Shape's document, in its order
          procedure Fill_Copy (Copy : Member_List) is
@@ -849,10 +858,7 @@ package body Turn_Tool is
                case M.Kind is
                   when Account =>
                      if Identity.Sampled then
-                        if Json_Text.Length (Account_Json) = 0 then
-                           Write_Account (Account_Json, Trace);
-                        end if;
-                        Json.Fill_Raw (Account_Json.Image);
+                        Json.Fill_Raw (Account_Text);
                      end if;
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));
