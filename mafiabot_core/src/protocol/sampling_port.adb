@@ -47,6 +47,16 @@ package body Sampling_Port is
       Json.Query (Stdio_Channel.Send'Access);
    end Send;
 
+   --  {"jsonrpc":"2.0","id":Id, -- a request's method, a response's result
+   --  or error comes next
+   procedure Start_With_Id (Json : in out Json_Text.Builder; Id : String) is
+   begin
+      Json.Reset;
+      Json.Start_Object;
+      Json.Text_Field ("jsonrpc", "2.0");
+      Json.Raw_Field ("id", Id);
+   end Start_With_Id;
+
    --  Tell the client the body no longer waits for request Id
    procedure Cancel_Request
      (Self : in out Channel_Port; Id : String; Reason : String) is
@@ -71,10 +81,7 @@ package body Sampling_Port is
       Prompt        : String;
       Max_Tokens    : Positive) is
    begin
-      Json.Reset;
-      Json.Start_Object;
-      Json.Text_Field ("jsonrpc", "2.0");
-      Json.Raw_Field ("id", Id);
+      Start_With_Id (Json, Id);
       Json.Text_Field ("method", Method_Name);
       Json.Key ("params");
       Json.Start_Object;
@@ -196,10 +203,7 @@ package body Sampling_Port is
       --  Answer a request set aside for want of room: it would never be
       procedure Refuse_Busy (Line : String; Id_Node : Node_Id) is
       begin
-         Self.Message.Reset;
-         Self.Message.Start_Object;
-         Self.Message.Text_Field ("jsonrpc", "2.0");
-         Self.Message.Raw_Field ("id", Raw (Self.Reader, Line, Id_Node));
+         Start_With_Id (Self.Message, Raw (Self.Reader, Line, Id_Node));
          Self.Message.Key ("error");
          Self.Message.Start_Object;
          Self.Message.Int_Field ("code", Busy_Code);
@@ -289,10 +293,8 @@ package body Sampling_Port is
                                  and then Member (Self.Reader, Line, Params,
                                                   "_meta") = No_Node))
             then
-               Self.Message.Reset;
-               Self.Message.Start_Object;
-               Self.Message.Text_Field ("jsonrpc", "2.0");
-               Self.Message.Raw_Field ("id", Raw (Self.Reader, Line, Id_Node));
+               Start_With_Id
+                 (Self.Message, Raw (Self.Reader, Line, Id_Node));
                Self.Message.Key ("result");
                Self.Message.Start_Object;
                Self.Message.End_Object;
