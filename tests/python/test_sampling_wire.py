@@ -32,7 +32,7 @@ from sampling_support import (
     text_result,
     turn_request,
 )
-from support import assert_answers_ping_next, check_trace, step_of_pass
+from support import assert_answers_ping_next, check_trace, load_corpus, step_of_pass
 
 REASONING_STEPS = [step_of_pass(pass_number)[1] for pass_number in range(1, 9)]
 SYNTHESIS_STEP = 22
@@ -349,3 +349,36 @@ def test_the_options_refuse_bad_values_with_one_line(body_exe):
                  ["--sampling-max-tokens", "-1"]):
         done = subprocess.run([str(body_exe), *argv], capture_output=True, text=True, timeout=10, check=False)
         assert done.returncode == 2 and argv[0] in done.stderr.splitlines()[0], (argv, done.stderr)
+
+
+# -- the hostile corpus, sent while a request waits --------------------------------------------------
+
+corpus = load_corpus()
+
+
+@pytest.mark.parametrize("case", corpus.CASES, ids=[c.name for c in corpus.CASES])
+def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_nothing(spawn_body, case):
+    client = start_sampling_body(spawn_body, **case.body)
+
+    def script(request: dict[str, Any], rank: int) -> list[bytes]:
+        return ([case.line + b"\n"] if rank == 1 else []) + [text_result(request["id"], reply_for(rank))]
+    turn = run_turn(client, script)
+    # The first pass is answered, or failed when the line may have been its answer (not JSON, or a
+    # response with its id); every other pass is answered
+    statuses = turn.statuses()
+    assert statuses[0] in ("answered", "failed") and statuses[1:] == ["answered"] * (len(statuses) - 1)
+    assert len(statuses) == turn.trace["passes_run"] + 1
+    replies = list(turn.others)
+    if case.expect.kind == "silent":
+        assert replies == [], replies
+    else:
+        if not replies:  # set aside, answered once the turn was
+            replies.append(client.read_message(awaiting=f"the reply to hostile case {case.name}"))
+        [reply] = replies
+        expect = case.expect
+        assert reply["id"] == (None if expect.id_raw is None else json.loads(expect.id_raw)), reply
+        if expect.kind == "error":
+            assert reply["error"]["code"] == expect.code, reply
+        elif expect.kind == "result":
+            assert "result" in reply, reply
+    assert_answers_ping_next(client, f"after {case.name}")

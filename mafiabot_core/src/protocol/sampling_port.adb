@@ -258,6 +258,12 @@ package body Sampling_Port is
                then Text (Self.Reader, Line, Method) else "");
             Params_Object : constant Boolean :=
               Params /= No_Node and then Kind (Self.Reader, Params) = Object_Value;
+            Version : constant Node_Id :=
+              Member (Self.Reader, Line, Root, "jsonrpc");
+            Is_2_0  : constant Boolean :=
+              Version /= No_Node
+              and then Kind (Self.Reader, Version) = String_Value
+              and then Text (Self.Reader, Line, Version) = "2.0";
          begin
             if Method = No_Node and then Has_Valid_Id
               and then (Result /= No_Node or else Error /= No_Node)
@@ -287,7 +293,7 @@ package body Sampling_Port is
                   end if;
                   --  A cancel of anything else names no request in flight
                end;
-            elsif Name = "ping" and then Has_Valid_Id
+            elsif Name = "ping" and then Has_Valid_Id and then Is_2_0
               and then (Params = No_Node
                         or else (Params_Object
                                  and then Member (Self.Reader, Line, Params,

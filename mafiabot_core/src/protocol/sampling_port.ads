@@ -6,8 +6,8 @@
 --  While a request waits, every line the client sends is read here (with
 --  the input guard's limits, as every line is):
 --  - the response whose id is the pending request's ends the wait;
---  - a `ping` without `_meta` is answered at once (the spec asks it be
---    answered promptly);
+--  - a valid `ping` without `_meta` is answered at once (the spec asks it
+--    be answered promptly; any other is answered as always, after the turn);
 --  - `notifications/cancelled` naming the turn's request cancels the turn:
 --    the pending request is cancelled towards the client in turn, nothing
 --    more is asked, and the turn gets no response (Was_Cancelled);
