@@ -578,7 +578,9 @@ package body Hermes_Protocol is
                         & " ignored");
       end if;
       --  Requests are answered before the next line is read, so a
-      --  notifications/cancelled always names a finished request: ignored.
+      --  notifications/cancelled here always names a finished request:
+      --  ignored.  (One for a sampled turn in flight is read by the model
+      --  port, Sampling_Port.)
    end Serve_Notification;
 
    function Is_Blank (Line : String) return Boolean is
@@ -663,8 +665,9 @@ package body Hermes_Protocol is
               and then (Members (Result) /= No_Node
                         or else Members (Error) /= No_Node)
             then
-               --  A response: the body sends no requests, so nothing waits
-               --  for it, and responses are never answered.
+               --  A response no request waits for (the model port reads the
+               --  responses to the body's own requests while they wait):
+               --  responses are never answered.
                Body_Log.Info ("ignored a response to no request of ours");
                return;
             else

@@ -3,8 +3,12 @@
 --  once a client sends `initialize`, modern (2026-07-28) for every request
 --  that carries the modern `_meta` protocol version.
 --
---  Every request gets exactly one response; notifications and client
---  responses get none.  Protocol errors are mapped to JSON-RPC codes here
+--  Every request gets exactly one response, but a turn the client cancels
+--  while it waits on the client's own model (--cognition sampling), which
+--  MCP says gets none; notifications and client responses get none.  While
+--  such a turn waits, the lines the client sends are read by the model port
+--  (Sampling_Port), which sets aside what is not its business: they reach
+--  Handle after the turn is answered, in order.  Protocol errors are mapped to JSON-RPC codes here
 --  and nowhere else; the protocol's ordering rules are Lifecycle_Checks'.
 --  Anything unexpected while serving one request becomes -32603 for that
 --  request alone, at the request loop's edge (Answer_Internal_Error).
