@@ -269,15 +269,17 @@ def test_the_set_aside_queue_is_bounded_and_a_request_past_it_is_refused_at_once
     assert_answers_ping_next(client)
 
 
-def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body):
+@pytest.mark.parametrize("turn_id", [TURN_ID, 0, "turn-7", "x" * 300], ids=["number", "zero", "string", "long"])
+def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body, turn_id):
     client = start_sampling_body(spawn_body)
     cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                             "params": {"requestId": TURN_ID, "reason": "user pressed stop"}})
+                             "params": {"requestId": turn_id, "reason": "user pressed stop"}})
     marker = encode_message({"jsonrpc": "2.0", "id": "after-cancel", "method": "ping"})
 
     def script(request: dict[str, Any], rank: int) -> list[bytes]:
         return [text_result(request["id"], reply_for(rank))] if rank < 3 else [cancel, marker]
-    turn = run_turn(client, script, until_id="after-cancel")
+    turn = run_turn(client, script, request=turn_request(request_id=turn_id), request_id=turn_id,
+                    until_id="after-cancel")
     assert turn.response is None, "a cancelled request gets no response"
     assert len(turn.requests) == 3
     cancels = [m for m in turn.others if m.get("method") == "notifications/cancelled"]
@@ -287,9 +289,10 @@ def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body):
     assert run_turn(client).trace["turn"] == 2
 
 
-def test_a_cancel_of_another_id_is_ignored(spawn_body):
+@pytest.mark.parametrize("other", [1, str(TURN_ID)], ids=["the first sampling id", "the turn's id as a string"])
+def test_a_cancel_of_another_id_is_ignored(spawn_body, other):
     client = start_sampling_body(spawn_body)
-    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": other}})
     turn = run_turn(client, lambda request, rank: [cancel, text_result(request["id"], reply_for(rank))])
     assert turn.statuses() == ["answered"] * len(turn.requests)
 

@@ -29,12 +29,7 @@ package body Sampling_Port is
       Limits        : Input_Guard.Limits) is
    begin
       Self.Reach := Reach;
-      if Turn_Id'Length <= Self.Turn_Id'Length then
-         Self.Turn_Id (1 .. Turn_Id'Length) := Turn_Id;
-         Self.Turn_Id_Last := Turn_Id'Length;
-      else
-         Self.Turn_Id_Last := 0;
-      end if;
+      Ada.Strings.Unbounded.Set_Unbounded_String (Self.Turn_Id, Turn_Id);
       Self.Turn_Deadline := Turn_Deadline;
       Self.Limits := Limits;
       Self.Cancelled := False;
@@ -283,9 +278,9 @@ package body Sampling_Port is
                      then Member (Self.Reader, Line, Params, "requestId")
                      else No_Node);
                begin
-                  if Named /= No_Node and then Self.Turn_Id_Last > 0
+                  if Named /= No_Node
                     and then Raw (Self.Reader, Line, Named)
-                             = Self.Turn_Id (1 .. Self.Turn_Id_Last)
+                             = Ada.Strings.Unbounded.To_String (Self.Turn_Id)
                   then
                      Self.Cancelled := True;
                      Fail (Port.Cancelled, "the client cancelled the turn");

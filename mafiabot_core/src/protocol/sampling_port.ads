@@ -28,6 +28,7 @@ with Input_Guard;
 with Organs.Model_Port;
 with Organs.Texts;
 
+private with Ada.Strings.Unbounded;
 private with Json_Reader;
 private with Json_Text;
 
@@ -67,10 +68,8 @@ private
    type Channel_Port is limited new Organs.Model_Port.Port with record
       Reach         : Organs.Model_Port.Reach :=
         Organs.Model_Port.No_Capability;
-      Turn_Id       : String (1 .. 64);
-      Turn_Id_Last  : Natural := 0;
-      --  The turn's id as sent; an id longer than this is never matched
-      --  (it cannot be cancelled)
+      Turn_Id       : Ada.Strings.Unbounded.Unbounded_String;
+      --  The turn's id as sent
       Turn_Deadline : Monotonic.Instant := Monotonic.Instant'First;
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Cancelled     : Boolean := False;
