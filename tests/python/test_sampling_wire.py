@@ -385,3 +385,28 @@ def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_n
         elif expect.kind == "result":
             assert "result" in reply, reply
     assert_answers_ping_next(client, f"after {case.name}")
+
+
+def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_set_aside_after_it(spawn_body):
+    # The synthesis of the first turn times out while half of a ping is in: the turn set aside
+    # meanwhile then samples, and the ping's second half, sent during it, completes the same line
+    client = start_sampling_body(spawn_body, "--sampling-timeout-ms", "300")
+    second = turn_request(input_text="and the second?", uid="other", request_id="second")
+    ping = encode_message({"jsonrpc": "2.0", "id": "halves", "method": "ping"})
+    first_half, second_half = ping[:20], ping[20:]
+    passes = {"u": 8}
+
+    def first_turn(request: dict[str, Any], rank: int) -> list[bytes]:
+        if rank <= passes["u"]:
+            return [text_result(request["id"], reply_for(rank))]
+        return [second, first_half]  # the synthesis is never answered
+    turn = run_turn(client, first_turn)
+    assert turn.statuses()[-1] == "timed_out"
+
+    def second_turn(request: dict[str, Any], rank: int) -> list[bytes]:
+        return ([second_half] if rank == 1 else []) + [text_result(request["id"], reply_for(rank))]
+    later = run_turn(client, second_turn, request=b"", request_id="second")
+    assert later.statuses() == ["answered"] * len(later.requests)
+    pings = [m for m in turn.others + later.others if m.get("id") == "halves"]
+    assert pings == [{"jsonrpc": "2.0", "id": "halves", "result": {}}]
+    assert not [m for m in turn.others + later.others if "error" in m]

@@ -349,6 +349,9 @@ package body Stdio_Channel is
       Refuse_Overflow := On_Overflow;
       Prepare (Outer);
       loop
+         --  The lines set aside come before anything read after them; a
+         --  handler of one that awaits lines goes on in Inner, where the
+         --  lines after them are (a part of one included)
          while Deferred_Count > 0 loop
             declare
                Line : Heap_Text := Deferred (Deferred_First);
@@ -359,12 +362,11 @@ package body Stdio_Channel is
                Deferred_Bytes := Deferred_Bytes - Line'Length;
                On_Line (Line.all);
                Free (Line);
-               Reclaim;
             end;
          end loop;
+         Reclaim;
          Take_Line (Outer, False, Never, On_Line, On_Overflow, Outcome);
          exit when Outcome = Input_Closed;
-         Reclaim;
       end loop;
    end Serve_Lines;
 
