@@ -170,12 +170,15 @@ package body Turn_Tool is
    --  Which cognition thought: the stub's, or the client's model; the last
    --  is the one a sampling body requests
 
+   Status_Words : constant array (Organs.Model_Port.Ask_Status) of Name_Text :=
+     [Organs.Model_Port.Answered => Named ("answered"),
+      Organs.Model_Port.Failed => Named ("failed"),
+      Organs.Model_Port.Timed_Out => Named ("timed_out"),
+      Organs.Model_Port.Cancelled => Named ("cancelled")];
+   --  Spelled once: every call of every sampled turn names its status
+
    function Status_Word (Status : Organs.Model_Port.Ask_Status) return Name_Text
-   is (case Status is
-          when Organs.Model_Port.Answered => Named ("answered"),
-          when Organs.Model_Port.Failed => Named ("failed"),
-          when Organs.Model_Port.Timed_Out => Named ("timed_out"),
-          when Organs.Model_Port.Cancelled => Named ("cancelled"));
+   is (Status_Words (Status));
 
    Ask_Status_Names : constant Word_List :=
      [for Index in 1 .. Organs.Model_Port.Ask_Status'Pos
