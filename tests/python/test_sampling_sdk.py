@@ -2,7 +2,9 @@
 
 The SDK answers the body's `sampling/createMessage` requests with a deterministic callback, validates
 every `structuredContent` against the advertised outputSchema itself, and sends `notifications/cancelled`
-when a caller abandons a call: the same path Hermes takes (its SamplingHandler is such a callback).
+when a caller abandons a call: the same path Hermes takes (its SamplingHandler is such a callback). In
+its default auto mode it speaks 2026-07-28, where the body asks in the input-required form instead, and
+the SDK's own SEP-2322 driver answers each round through the same callback.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client, StdioServerParameters
 from mcp import types as mcp_types
 
@@ -124,13 +125,18 @@ def test_a_call_the_sdk_abandons_stops_the_body_sampling_and_the_session_goes_on
     assert [c["status"] for c in trace["cognition"]["calls"]] == ["answered"] * (trace["passes_run"] + 1)
 
 
-@pytest.mark.parametrize("mode", ["auto"])
-def test_the_modern_era_falls_back_to_the_stub_with_the_sdk(body_exe, tmp_path, mode):
-    async def one() -> dict[str, Any]:
+def test_in_the_modern_era_the_sdk_is_asked_in_the_input_required_form(body_exe, tmp_path):
+    model = ScriptedModel()
+
+    async def two() -> list[dict[str, Any]]:
         with anyio.fail_after(SESSION_TIMEOUT):
-            async with Client(server(body_exe, tmp_path), mode=mode, read_timeout_seconds=READ_TIMEOUT,
-                              sampling_callback=ScriptedModel()) as client:
+            async with Client(server(body_exe, tmp_path), mode="auto", read_timeout_seconds=READ_TIMEOUT,
+                              sampling_callback=model) as client:
                 assert client.protocol_version == "2026-07-28"
-                return (await client.call_tool("turn", ARGUMENTS)).structured_content  # type: ignore[return-value]
-    trace = anyio.run(one)
-    assert trace["cognition"]["thinker"] == "stub" and "input-required" in trace["cognition"]["fallback"]
+                return [(await client.call_tool("turn", ARGUMENTS)).structured_content  # type: ignore[misc]
+                        for _ in range(2)]
+    first, second = anyio.run(two)
+    assert first["turn"] == 1 and second["turn"] == 2, "each call is one turn, however many rounds it took"
+    assert len(first["cognition"]["calls"]) == 9 and first["output"] == "model says 9"
+    assert len(model.prompts) == 9 + second["passes_run"] + 1
+    assert all(c["status"] == "answered" for trace in (first, second) for c in trace["cognition"]["calls"])

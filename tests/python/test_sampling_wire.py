@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.client import encode_message, modern_params
+from harness.client import BodyClient, encode_message, modern_params
 from sampling_support import (
     CALL_KEYS,
     SAMPLING,
@@ -329,14 +329,87 @@ def test_without_the_capability_the_stub_thinks_and_the_trace_says_why(spawn_bod
                                                                         "u", "c", "s"))
 
 
-def test_a_modern_request_falls_back_to_the_stub_saying_so(spawn_body):
-    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+def modern_turn(capabilities: dict[str, Any], request_id: Any = TURN_ID, **extra: Any) -> bytes:
     params = modern_params({"name": "turn", "arguments": {"input": "hi", "uid": "u", "channel": "c", "server": "s"}},
-                           capabilities={"sampling": {}})
-    turn = run_turn(client, request=encode_message({"jsonrpc": "2.0", "id": TURN_ID, "method": "tools/call",
-                                                    "params": params}))
+                           capabilities=capabilities)
+    params.update(extra)
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+
+
+def test_a_modern_request_without_the_capability_falls_back_to_the_stub_saying_so(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    turn = run_turn(client, request=modern_turn({}))
     assert turn.requests == [] and turn.cognition["thinker"] == "stub"
-    assert "2026-07-28" in turn.cognition["fallback"]
+    assert turn.cognition["fallback"] == "the client did not declare capabilities.sampling"
+
+
+def input_required_rounds(client: BodyClient, answer: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Drive a 2026-07-28 sampled turn round by round, as SEP-2322 has it: every input_required result
+    is answered (`answer(request, number)` gives the CreateMessageResult) and the call sent again with
+    inputResponses and the requestState echoed. Returns the rounds' results and the final result."""
+    rounds, extra = [], {}
+    for _ in range(12):
+        client.send_raw(modern_turn({"sampling": {}}, request_id=len(rounds) + 1, **extra))
+        result = client.read_message()["result"]
+        if result["resultType"] == "complete":
+            return rounds, result
+        rounds.append(result)
+        [(key, request)] = result["inputRequests"].items()
+        extra = {"inputResponses": {key: answer(request, len(rounds))}, "requestState": result["requestState"]}
+    raise AssertionError("no complete result after 12 rounds")
+
+
+def created(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "model": "modern-model", "content": {"type": "text", "text": text}}
+
+
+def test_a_modern_client_with_the_capability_is_asked_in_the_input_required_form(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    rounds, result = input_required_rounds(client, lambda request, number: created(f"round {number}"))
+    trace = result["structuredContent"]
+    assert len(rounds) == trace["passes_run"] + 1 == 9
+    for number, round_result in enumerate(rounds, start=1):
+        [(key, request)] = round_result["inputRequests"].items()
+        assert key == f"call-{number}" and request["method"] == SAMPLING
+        assert request["params"]["maxTokens"] == 256 and request["params"]["messages"][0]["role"] == "user"
+        assert round_result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mafiabot"
+    assert prompt_of(rounds[1]["inputRequests"]["call-2"]).count("abstract: round 1") == 1
+    assert trace["steps"][3]["detail"] == "abstract: round 1" and trace["output"] == "round 9"
+    assert trace["cognition"]["thinker"] == "sampling"
+    assert [c["model"] for c in trace["cognition"]["calls"]] == ["modern-model"] * 9
+    assert trace["turn"] == 1, "the rounds before the last left the session as it was"
+    _, again = input_required_rounds(client, lambda request, number: created("x"))
+    assert again["structuredContent"]["turn"] == 2 and again["structuredContent"]["passes_run"] < 8
+
+
+def test_a_modern_answer_without_text_fails_its_pass_and_the_rounds_go_on(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    _, result = input_required_rounds(
+        client, lambda request, number: {"model": "m"} if number == 2 else created(f"round {number}"))
+    calls = result["structuredContent"]["cognition"]["calls"]
+    assert [c["status"] for c in calls] == ["answered", "failed"] + ["answered"] * 7
+    assert calls[1]["error"] == "the result holds no text content"
+
+
+@pytest.mark.parametrize("state", ["not json", '{"call":"0000000000000000","answers":[]}', '{"answers":[]}',
+                                   "[1]"], ids=["not JSON", "another call's", "no call", "not an object"])
+def test_a_request_state_the_body_did_not_give_for_this_call_is_refused(spawn_body, state):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    client.send_raw(modern_turn({"sampling": {}}, requestState=state))
+    reply = client.read_message()
+    assert reply["error"]["code"] == -32602 and "requestState" in reply["error"]["message"]
+    assert reply["id"] == TURN_ID
+
+
+def test_a_request_state_given_for_one_input_is_refused_for_another(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    client.send_raw(modern_turn({"sampling": {}}))
+    state = client.read_message()["result"]["requestState"]
+    other = modern_params({"name": "turn", "arguments": {"input": "something else", "uid": "u", "channel": "c",
+                                                         "server": "s"}}, capabilities={"sampling": {}})
+    other["requestState"] = state
+    client.send_raw(encode_message({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": other}))
+    assert client.read_message()["error"]["code"] == -32602
 
 
 def test_every_status_the_trace_can_show_is_one_the_schema_allows(spawn_body):

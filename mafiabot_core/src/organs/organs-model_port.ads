@@ -28,12 +28,8 @@ package Organs.Model_Port is
    type Reach is
      (Reachable,
       --  The client declared it can be asked (capabilities.sampling)
-      No_Capability,
+      No_Capability);
       --  The client did not declare the capability
-      Stateless_Era);
-      --  A 2026-07-28 request: its server-to-client requests are the
-      --  input-required form, which this body does not send (see
-      --  docs/wire-contract.md); the organ falls back as without capability
    --  Whether the port can ask at all, fixed when the port is made
 
    type Ask_Status is (Answered, Failed, Timed_Out, Cancelled);

@@ -102,6 +102,7 @@ package body Hermes_Protocol is
       if Settings.Cognition = Body_Config.Sampling and then Self.Port = null
       then
          Self.Port := new Sampling_Port.Channel_Port;
+         Self.Replay := new Sampling_Port.Replay_Port;
       end if;
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
@@ -184,11 +185,14 @@ package body Hermes_Protocol is
    --  Members every modern result carries (resultType is required, the
    --  server's identity is recommended on every response), then the
    --  closing braces.
-   procedure Close_Result (Json : in out Json_Text.Builder; Modern : Boolean)
+   procedure Close_Result
+     (Json        : in out Json_Text.Builder;
+      Modern      : Boolean;
+      Result_Type : String := "complete")
    is
    begin
       if Modern then
-         Json.Text_Field ("resultType", "complete");
+         Json.Text_Field ("resultType", Result_Type);
          Json.Key ("_meta");
          Json.Start_Object;
          Json.Key (Server_Info_Key);
@@ -268,7 +272,8 @@ package body Hermes_Protocol is
    --  The members of params some method reads: each request walks params'
    --  members once, not once a name
    type Params_Member is
-     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version, Capabilities);
+     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version, Capabilities,
+      Request_State, Input_Responses);
 
    type Params_Members is array (Params_Member) of Node_Id;
 
@@ -276,7 +281,8 @@ package body Hermes_Protocol is
      (Params_Member, Params_Members,
       [new String'("_meta"), new String'("name"), new String'("arguments"),
        new String'("cursor"), new String'("protocolVersion"),
-       new String'("capabilities")]);
+       new String'("capabilities"), new String'("requestState"),
+       new String'("inputResponses")]);
 
    procedure Answer_Initialize
      (Self : in out Server; Line : String; Params : Params_Members;
@@ -391,8 +397,8 @@ package body Hermes_Protocol is
    begin
       Self.Port.Open
         (Reach         =>
-           (if Modern then Organs.Model_Port.Stateless_Era
-            elsif Self.Client_Samples then Organs.Model_Port.Reachable
+           (if not Modern and then Self.Client_Samples
+            then Organs.Model_Port.Reachable
             else Organs.Model_Port.No_Capability),
          Turn_Id       => Id,
          Turn_Deadline => Monotonic.After (Self.Turn_Deadline),
@@ -400,6 +406,44 @@ package body Hermes_Protocol is
       Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel, Server,
                       Input, Self.Port.all, Trace);
    end Run_Sampled_Turn;
+
+   --  One round of a 2026-07-28 sampled turn (Sampling_Port.Replay_Port):
+   --  the turn runs on a copy of Session, with the answers of the rounds
+   --  before replayed; it is Session's turn only once no call waits
+   procedure Run_Replayed_Round
+     (Self                 : in out Server;
+      Line                 : String;
+      Params               : Params_Members;
+      Session              : in out Session_Table.Session;
+      Key                  : String;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Problem              : out Outcome;
+      Trace                : out Turn_Cycle.Turn_Trace)
+   is
+      Valid   : Boolean;
+      Scratch : Session_Table.Session := Session;
+   begin
+      Self.Replay.Resume
+        (Call_Key  => Key & ASCII.LF & Input,
+         State     => Text_Of (Self, Line, Params (Request_State)),
+         Responses =>
+           (if Params (Input_Responses) = No_Node then ""
+            else Raw (Self.Reader, Line, Params (Input_Responses))),
+         Limits    => Self.Limits,
+         Valid     => Valid);
+      if not Valid then
+         Problem := Failure
+           (Invalid_Params, "Invalid params: requestState is not one the"
+            & " body gave for this call");
+         return;
+      end if;
+      Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Uid, Channel, Server,
+                      Input, Self.Replay.all, Trace);
+      if not Self.Replay.Needs_Input then
+         Session := Scratch;
+      end if;
+   end Run_Replayed_Round;
 
    procedure Answer_Tools_Call
      (Self : in out Server; Line : String; Params : Params_Members;
@@ -446,15 +490,36 @@ package body Hermes_Protocol is
                                   Uid, Channel, Server,
                                   Value (Turn_Tool.Input), Trace);
                when Body_Config.Sampling =>
-                  Run_Sampled_Turn
-                    (Self, Session.all, Uid, Channel, Server,
-                     Value (Turn_Tool.Input), Id, Modern, Trace);
-                  if Self.Port.Was_Cancelled then
-                     --  MCP: a cancelled request gets no response
-                     Self.Silent := True;
-                     Body_Log.Info ("turn " & Id & " cancelled by the client:"
-                                    & " not answered");
-                     return;
+                  if Modern
+                    and then Is_Object
+                      (Self, Field (Self, Line,
+                                    Field (Self, Line, Params (Meta),
+                                           Capabilities_Key), "sampling"))
+                  then
+                     --  The 2026-07-28 form: one round of the client's per
+                     --  call, each on a copy of the session but the last
+                     Run_Replayed_Round
+                       (Self, Line, Params, Session.all, Key, Uid, Channel,
+                        Server, Value (Turn_Tool.Input), Problem, Trace);
+                     if Problem.Failed then
+                        return;
+                     elsif Self.Replay.Needs_Input then
+                        Open_Result (Json, Id);
+                        Self.Replay.Write_Input_Required (Json);
+                        Close_Result (Json, Modern, "input_required");
+                        return;
+                     end if;
+                  else
+                     Run_Sampled_Turn
+                       (Self, Session.all, Uid, Channel, Server,
+                        Value (Turn_Tool.Input), Id, Modern, Trace);
+                     if Self.Port.Was_Cancelled then
+                        --  MCP: a cancelled request gets no response
+                        Self.Silent := True;
+                        Body_Log.Info ("turn " & Id & " cancelled by the"
+                                       & " client: not answered");
+                        return;
+                     end if;
                   end if;
             end case;
             Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));

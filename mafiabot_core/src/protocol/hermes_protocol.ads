@@ -71,6 +71,7 @@ private
    --  such a turn is answered
 
    type Port_Access is access Sampling_Port.Channel_Port;
+   type Replay_Access is access Sampling_Port.Replay_Port;
 
    type Server is tagged limited record
       Limits        : Input_Guard.Limits := (64, 1_000_000);
@@ -94,6 +95,8 @@ private
       Client_Samples : Boolean := False;
       --  The legacy client declared capabilities.sampling in initialize
       Port          : Port_Access;
+      Replay        : Replay_Access;
+      --  Its 2026-07-28 form, input-required (the same)
       --  The model port of the turn in flight, made by Configure for
       --  --cognition sampling alone (a stub body never reads or parses for
       --  one)

@@ -1,4 +1,6 @@
 with Body_Log;
+with Fnv_Hash;
+with Organs.Cognition;
 with Stdio_Channel;
 
 package body Sampling_Port is
@@ -20,6 +22,62 @@ package body Sampling_Port is
    begin
       return Spelled (Spelled'First + 1 .. Spelled'Last);
    end Image;
+
+   No_Text : constant String := "the result holds no text content";
+
+   --  The text of a CreateMessageResult (Result, an object): its content,
+   --  a text block or a list of blocks whose text blocks are taken in
+   --  order, each given to Add; Took says whether there was any.  Model is
+   --  the result's model member (No_Node for none).
+   procedure Read_Result
+     (Reader : Document;
+      Line   : String;
+      Result : Node_Id;
+      Add    : not null access procedure (Text : String);
+      Model  : out Node_Id;
+      Took   : out Boolean)
+   with Pre => Kind (Reader, Result) = Object_Value
+   is
+      function Member_Of (Object : Node_Id; Name : String) return Node_Id is
+        (if Object /= No_Node and then Kind (Reader, Object) = Object_Value
+         then Member (Reader, Line, Object, Name) else No_Node);
+
+      function Is_Text (Node : Node_Id) return Boolean is
+        (Node /= No_Node and then Kind (Reader, Node) = String_Value);
+
+      --  A content block {"type":"text","text":...}: its text added
+      procedure Take_Block (Block : Node_Id) is
+         Text_Node : constant Node_Id := Member_Of (Block, "text");
+         Type_Node : constant Node_Id := Member_Of (Block, "type");
+      begin
+         if Is_Text (Type_Node)
+           and then Text (Reader, Line, Type_Node) = "text"
+           and then Is_Text (Text_Node)
+         then
+            Add (Text (Reader, Line, Text_Node));
+            Took := True;
+         end if;
+      end Take_Block;
+
+      Content : constant Node_Id := Member_Of (Result, "content");
+   begin
+      Took := False;
+      Model := Member_Of (Result, "model");
+      if Content = No_Node then
+         null;
+      elsif Kind (Reader, Content) = Object_Value then
+         Take_Block (Content);
+      elsif Kind (Reader, Content) = Array_Value then
+         declare
+            Block : Node_Id := First_Child (Reader, Content);
+         begin
+            while Block /= No_Node loop
+               Take_Block (Block);
+               Block := Next_Sibling (Reader, Block);
+            end loop;
+         end;
+      end if;
+   end Read_Result;
 
    procedure Open
      (Self          : in out Channel_Port;
@@ -69,15 +127,13 @@ package body Sampling_Port is
       Send (Self.Message);
    end Cancel_Request;
 
-   procedure Write_Request
+   --  The params of a sampling/createMessage asking Prompt
+   procedure Write_Params
      (Json          : in out Json_Text.Builder;
-      Id            : String;
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive) is
    begin
-      Start_With_Id (Json, Id);
-      Json.Text_Field ("method", Method_Name);
       Json.Key ("params");
       Json.Start_Object;
       Json.Key ("messages");
@@ -95,6 +151,18 @@ package body Sampling_Port is
       Json.Text_Field ("includeContext", "none");
       Json.Int_Field ("maxTokens", Long_Long_Integer (Max_Tokens));
       Json.End_Object;
+   end Write_Params;
+
+   procedure Write_Request
+     (Json          : in out Json_Text.Builder;
+      Id            : String;
+      System_Prompt : String;
+      Prompt        : String;
+      Max_Tokens    : Positive) is
+   begin
+      Start_With_Id (Json, Id);
+      Json.Text_Field ("method", Method_Name);
+      Write_Params (Json, System_Prompt, Prompt, Max_Tokens);
       Json.End_Object;
    end Write_Request;
 
@@ -133,20 +201,10 @@ package body Sampling_Port is
          function Is_Text (Node : Node_Id) return Boolean is
            (Node /= No_Node and then Kind (Self.Reader, Node) = String_Value);
 
-         --  A content block {"type":"text","text":...}: its text added
-         function Took_Text (Block : Node_Id) return Boolean is
-            Text_Node : constant Node_Id := Member_Of (Block, "text");
-            Type_Node : constant Node_Id := Member_Of (Block, "type");
+         procedure Add (Text : String) is
          begin
-            if Is_Text (Type_Node)
-              and then Text (Self.Reader, Line, Type_Node) = "text"
-              and then Is_Text (Text_Node)
-            then
-               Organs.Texts.Add (Answer, Text (Self.Reader, Line, Text_Node));
-               return True;
-            end if;
-            return False;
-         end Took_Text;
+            Organs.Texts.Add (Answer, Text);
+         end Add;
       begin
          Done := True;
          if Error /= No_Node then
@@ -165,31 +223,17 @@ package body Sampling_Port is
             Fail (Port.Failed, "the response's result is not an object");
          else
             declare
-               Content : constant Node_Id := Member_Of (Result, "content");
-               Model   : constant Node_Id := Member_Of (Result, "model");
-               Took    : Boolean := False;
+               Model : Node_Id;
+               Took  : Boolean;
             begin
+               Read_Result (Self.Reader, Line, Result, Add'Access, Model, Took);
                if Is_Text (Model) then
                   Port.Set_Model (Facts, Text (Self.Reader, Line, Model));
-               end if;
-               if Is_Object (Content) then
-                  Took := Took_Text (Content);
-               elsif Content /= No_Node
-                 and then Kind (Self.Reader, Content) = Array_Value
-               then
-                  declare
-                     Block : Node_Id := First_Child (Self.Reader, Content);
-                  begin
-                     while Block /= No_Node loop
-                        Took := Took_Text (Block) or else Took;
-                        Block := Next_Sibling (Self.Reader, Block);
-                     end loop;
-                  end;
                end if;
                if Took then
                   Facts.Status := Port.Answered;
                else
-                  Fail (Port.Failed, "the result holds no text content");
+                  Fail (Port.Failed, No_Text);
                end if;
             end;
          end if;
@@ -362,5 +406,224 @@ package body Sampling_Port is
         (Monotonic.Instant'Min (Monotonic.Now - Started,
                                 Monotonic.Instant (Natural'Last)));
    end Ask;
+
+   ---------------------------------------------------------------------
+   --  The input-required form
+
+   use Ada.Strings.Unbounded;
+   use type Port.Ask_Status;
+
+   Max_Replayed_Bytes : constant := Organs.Cognition.Max_Synthesis_Bytes;
+   --  An answer is kept, and echoed by the client, up to the longest text
+   --  the cycle keeps of one (a thought keeps less)
+
+   function Key_Of_Call (Number : Positive) return String is
+     ("call-" & Image (Number));
+
+   function Hash_Image (Call_Key : String) return String is
+      use type Fnv_Hash.Hash;
+      Digits_Of : constant String := "0123456789abcdef";
+      Value     : Fnv_Hash.Hash := Fnv_Hash.Of_Text (Call_Key);
+      Spelled   : String (1 .. 16);
+   begin
+      for Index in reverse Spelled'Range loop
+         Spelled (Index) := Digits_Of (Natural (Value mod 16) + 1);
+         Value := Value / 16;
+      end loop;
+      return Spelled;
+   end Hash_Image;
+
+   --  Text cut to Max_Replayed_Bytes on a character boundary
+   function Kept (Text : String) return Unbounded_String is
+     (To_Unbounded_String
+        (Text (Text'First .. Text'First - 1
+               + Input_Guard.Utf8_Prefix_Length (Text, Max_Replayed_Bytes))));
+
+   procedure Resume
+     (Self      : in out Replay_Port;
+      Call_Key  : String;
+      State     : String;
+      Responses : String;
+      Limits    : Input_Guard.Limits;
+      Valid     : out Boolean)
+   is
+   begin
+      Self.Call_Hash := To_Unbounded_String (Hash_Image (Call_Key));
+      Self.Answered := 0;
+      Self.Asked := 0;
+      Self.Waiting := False;
+      Valid := True;
+      if State /= "" then
+         Self.Reader.Parse (State, Limits);
+         Valid := Self.Reader.Is_Valid
+           and then Kind (Self.Reader, Self.Reader.Root) = Object_Value;
+         if not Valid then
+            return;
+         end if;
+         declare
+            Root    : constant Node_Id := Self.Reader.Root;
+            Call    : constant Node_Id := Member (Self.Reader, State, Root, "call");
+            Answers : constant Node_Id :=
+              Member (Self.Reader, State, Root, "answers");
+            Each    : Node_Id;
+         begin
+            Valid := Call /= No_Node
+              and then Kind (Self.Reader, Call) = String_Value
+              and then Text (Self.Reader, State, Call) = To_String (Self.Call_Hash)
+              and then Answers /= No_Node
+              and then Kind (Self.Reader, Answers) = Array_Value;
+            if not Valid then
+               return;
+            end if;
+            Each := First_Child (Self.Reader, Answers);
+            while Each /= No_Node loop
+               declare
+                  function Text_Member (Name : String) return String is
+                    (if Kind (Self.Reader, Each) = Object_Value
+                       and then Member (Self.Reader, State, Each, Name) /= No_Node
+                       and then Kind (Self.Reader,
+                                      Member (Self.Reader, State, Each, Name))
+                                = String_Value
+                     then Text (Self.Reader, State,
+                                Member (Self.Reader, State, Each, Name))
+                     else "");
+                  Status : constant String := Text_Member ("status");
+               begin
+                  if Self.Answered = Max_Replayed_Calls
+                    or else Status not in "answered" | "failed"
+                  then
+                     Valid := False;
+                     return;
+                  end if;
+                  Self.Answered := Self.Answered + 1;
+                  Self.Answers (Self.Answered) :=
+                    (Status => (if Status = "answered" then Port.Answered
+                                else Port.Failed),
+                     Model  => Kept (Text_Member ("model")),
+                     Text   => Kept (Text_Member ("text")));
+               end;
+               Each := Next_Sibling (Self.Reader, Each);
+            end loop;
+         end;
+      end if;
+
+      --  The answer to the call the last round asked, if it came
+      if Responses /= "" and then Self.Answered < Max_Replayed_Calls then
+         Self.Reader.Parse (Responses, Limits);
+         if Self.Reader.Is_Valid
+           and then Kind (Self.Reader, Self.Reader.Root) = Object_Value
+         then
+            declare
+               Response : constant Node_Id :=
+                 Member (Self.Reader, Responses, Self.Reader.Root,
+                         Key_Of_Call (Self.Answered + 1));
+               Answer   : Replayed;
+               Model    : Node_Id;
+               Took     : Boolean := False;
+
+               procedure Add (Text : String) is
+               begin
+                  if Length (Answer.Text) < Max_Replayed_Bytes then
+                     Append (Answer.Text, Text);
+                  end if;
+               end Add;
+            begin
+               if Response /= No_Node
+                 and then Kind (Self.Reader, Response) = Object_Value
+               then
+                  Read_Result (Self.Reader, Responses, Response, Add'Access,
+                               Model, Took);
+                  if Model /= No_Node
+                    and then Kind (Self.Reader, Model) = String_Value
+                  then
+                     Answer.Model :=
+                       Kept (Text (Self.Reader, Responses, Model));
+                  end if;
+               end if;
+               if Took then
+                  Answer.Status := Port.Answered;
+                  Answer.Text := Kept (To_String (Answer.Text));
+               else
+                  Answer.Status := Port.Failed;
+                  Answer.Text := To_Unbounded_String
+                    (if Response = No_Node
+                     then "inputResponses has no " & Key_Of_Call
+                            (Self.Answered + 1)
+                     else No_Text);
+               end if;
+               Self.Answered := Self.Answered + 1;
+               Self.Answers (Self.Answered) := Answer;
+            end;
+         end if;
+      end if;
+   end Resume;
+
+   overriding procedure Ask
+     (Self          : in out Replay_Port;
+      System_Prompt : String;
+      Prompt        : String;
+      Max_Tokens    : Positive;
+      Deadline      : Monotonic.Instant;
+      Answer        : in out Organs.Texts.Store;
+      Facts         : out Organs.Model_Port.Answer_Facts)
+   is
+      pragma Unreferenced (Deadline);
+   begin
+      Port.Clear (Facts);
+      Self.Asked := Self.Asked + 1;
+      if Self.Asked <= Self.Answered then
+         declare
+            Given : Replayed renames Self.Answers (Self.Asked);
+         begin
+            Facts.Status := Given.Status;
+            Port.Set_Model (Facts, To_String (Given.Model));
+            if Given.Status = Port.Answered then
+               Organs.Texts.Add (Answer, To_String (Given.Text));
+            else
+               Port.Set_Error (Facts, To_String (Given.Text));
+            end if;
+         end;
+      else
+         if not Self.Waiting then
+            Self.Waiting := True;
+            Self.System_Prompt := To_Unbounded_String (System_Prompt);
+            Self.Prompt := To_Unbounded_String (Prompt);
+            Self.Max_Tokens := Max_Tokens;
+         end if;
+         Port.Set_Error (Facts, "awaiting the client's answer (input-required)");
+      end if;
+   end Ask;
+
+   procedure Write_Input_Required
+     (Self : Replay_Port; Json : in out Json_Text.Builder)
+   is
+      State : Json_Text.Builder;
+   begin
+      Json.Key ("inputRequests");
+      Json.Start_Object;
+      Json.Key (Key_Of_Call (Self.Answered + 1));
+      Json.Start_Object;
+      Json.Text_Field ("method", Method_Name);
+      Write_Params (Json, To_String (Self.System_Prompt),
+                    To_String (Self.Prompt), Self.Max_Tokens);
+      Json.End_Object;
+      Json.End_Object;
+      State.Start_Object;
+      State.Text_Field ("call", To_String (Self.Call_Hash));
+      State.Key ("answers");
+      State.Start_Array;
+      for Given of Self.Answers (1 .. Self.Answered) loop
+         State.Start_Object;
+         State.Text_Field
+           ("status", (if Given.Status = Port.Answered then "answered"
+                       else "failed"));
+         State.Text_Field ("model", To_String (Given.Model));
+         State.Text_Field ("text", To_String (Given.Text));
+         State.End_Object;
+      end loop;
+      State.End_Array;
+      State.End_Object;
+      Json.Text_Field ("requestState", State.Image);
+   end Write_Input_Required;
 
 end Sampling_Port;

@@ -214,10 +214,7 @@ package body Turn_Tool is
      (case Why is
          when Organs.Model_Port.Reachable => "",
          when Organs.Model_Port.No_Capability =>
-           "the client did not declare capabilities.sampling",
-         when Organs.Model_Port.Stateless_Era =>
-           "a 2026-07-28 request: the body does not send the input-required"
-           & " form");
+           "the client did not declare capabilities.sampling");
 
    --  The turn's Account: the cognition requested, the one that thought,
    --  why it fell back (or null), and every model call, in step order

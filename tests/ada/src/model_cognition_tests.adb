@@ -179,7 +179,7 @@ package body Model_Cognition_Tests is
    --  an error
    procedure Test_The_Unreachable_Port (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
-      Nowhere : Port.Unreachable (Port.Stateless_Era);
+      Nowhere : Port.Unreachable (Port.No_Capability);
       Store   : Organs.Texts.Store (64);
       Facts   : Port.Answer_Facts;
       Part    : Organs.Texts.Part;
