@@ -1,6 +1,8 @@
+with Monotonic;
 with Ada.Strings.Unbounded;
 with Body_Log;
 with Lifecycle_Checks;
+with Organs.Model_Port;
 with Session_Keys;
 with Turn_Cycle;
 
@@ -83,7 +85,9 @@ package body Hermes_Protocol is
       Settings : Body_Config.Settings;
       Chosen   : Organs.Sets.Organ_Set;
       Curve    : Energy_Gate.Threshold_Curve;
-      Identity : Organs.Identity.Big_Three) is
+      Identity : Organs.Identity.Big_Three)
+   is
+      use type Body_Config.Cognition_Kind;
    begin
       Self.Limits := (Max_Depth => Settings.Max_Depth,
                       Max_Elements => Settings.Max_Elements);
@@ -92,6 +96,14 @@ package body Hermes_Protocol is
       Self.Curve := Curve;
       Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
       Turn_Tool.Set_Text_Block (Self.Identity, Settings.Text_Block);
+      Turn_Tool.Set_Cognition (Self.Identity, Settings.Cognition);
+      Self.Cognition := Settings.Cognition;
+      Self.Turn_Deadline := Settings.Turn_Deadline_Ms;
+      if Settings.Cognition = Body_Config.Sampling and then Self.Port = null
+      then
+         Self.Port := new Sampling_Port.Channel_Port;
+         Self.Replay := new Sampling_Port.Replay_Port;
+      end if;
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
@@ -128,15 +140,20 @@ package body Hermes_Protocol is
    end Send;
 
    procedure Refuse_Oversized
-     (Self : in out Server; Length : Natural; Reply : Reply_Sink) is
+     (Self : in out Server; Length : Natural; Reply : Reply_Sink)
+   is
+      --  Not Self.Answer: a line read while a turn waits on the client
+      --  (--cognition sampling) is refused while the turn's reply is
+      --  being made there
+      Json : Json_Text.Builder;
    begin
       Write_Error
-        (Self.Answer, Null_Id,
+        (Json, Null_Id,
          Failure (Invalid_Request,
                   "Invalid Request: line of" & Length'Image
                   & " bytes exceeds the limit of" & Self.Max_Line'Image
                   & " bytes (--max-line-bytes)"));
-      Send (Self.Answer, Reply);
+      Send (Json, Reply);
    end Refuse_Oversized;
 
    --  First_Byte is the index the line starts at: positions in messages
@@ -190,11 +207,14 @@ package body Hermes_Protocol is
    --  Members every modern result carries (resultType is required, the
    --  server's identity is recommended on every response), then the
    --  closing braces.
-   procedure Close_Result (Json : in out Json_Text.Builder; Modern : Boolean)
+   procedure Close_Result
+     (Json        : in out Json_Text.Builder;
+      Modern      : Boolean;
+      Result_Type : String := "complete")
    is
    begin
       if Modern then
-         Json.Text_Field ("resultType", "complete");
+         Json.Text_Field ("resultType", Result_Type);
          Json.Key ("_meta");
          Json.Start_Object;
          Json.Key (Server_Info_Key);
@@ -283,14 +303,17 @@ package body Hermes_Protocol is
    --  The members of params some method reads: each request walks params'
    --  members once, not once a name
    type Params_Member is
-     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version);
+     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version, Capabilities,
+      Request_State, Input_Responses);
 
    type Params_Members is array (Params_Member) of Node_Id;
 
    function Params_Of is new Members_Of
      (Params_Member, Params_Members,
       [new String'("_meta"), new String'("name"), new String'("arguments"),
-       new String'("cursor"), new String'("protocolVersion")]);
+       new String'("cursor"), new String'("protocolVersion"),
+       new String'("capabilities"), new String'("requestState"),
+       new String'("inputResponses")]);
 
    procedure Answer_Initialize
      (Self : in out Server; Line : String; Params : Params_Members;
@@ -305,6 +328,8 @@ package body Hermes_Protocol is
          return;
       end if;
       Self.Initialized := True;
+      Self.Client_Samples :=
+        Is_Object (Self, Field (Self, Line, Params (Capabilities), "sampling"));
       Open_Result (Json, Id);
       Json.Text_Field
         ("protocolVersion",
@@ -334,7 +359,8 @@ package body Hermes_Protocol is
 
    procedure Answer_Tools_List
      (Params : Params_Members; Id : String; Modern : Boolean;
-      Problem : out Outcome; Json : in out Json_Text.Builder) is
+      Problem : out Outcome; Json : in out Json_Text.Builder;
+      Sampled : Boolean) is
    begin
       if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
@@ -344,7 +370,8 @@ package body Hermes_Protocol is
       Open_Result (Json, Id);
       Json.Key ("tools");
       Json.Start_Array;
-      Turn_Tool.Write_Definition (Json);
+      Turn_Tool.Write_Definition
+        (Json, Sampled => Sampled);
       Json.End_Array;
       if Modern then
          Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
@@ -392,10 +419,73 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
-   --  The turn it runs (Run_Turn, within it) holds a turn's trace (17 KB)
+   --  The turn it runs (Run_Turn, within it) holds a turn's trace (24 KB)
    --  in its frame, probed page by page on entry (-fstack-check): inlined,
    --  every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
+
+   --  A turn whose cognition may ask the client's model, over Self.Port:
+   --  a legacy client that declared capabilities.sampling can be asked;
+   --  a modern request cannot (its form is input-required, not sent here)
+   procedure Run_Sampled_Turn
+     (Self                 : in out Server;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Id                   : String;
+      Modern               : Boolean;
+      Trace                : out Turn_Cycle.Turn_Trace)
+   is
+   begin
+      Self.Port.Open
+        (Reach         =>
+           (if not Modern and then Self.Client_Samples
+            then Organs.Model_Port.Reachable
+            else Organs.Model_Port.No_Capability),
+         Turn_Id       => Id,
+         Turn_Deadline => Monotonic.After (Self.Turn_Deadline),
+         Limits        => Self.Limits);
+      Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel, Server,
+                      Input, Self.Port.all, Trace);
+   end Run_Sampled_Turn;
+
+   --  One round of a 2026-07-28 sampled turn (Sampling_Port.Replay_Port):
+   --  the turn runs on a copy of Session, with the answers of the rounds
+   --  before replayed; it is Session's turn only once no call waits
+   procedure Run_Replayed_Round
+     (Self                 : in out Server;
+      Line                 : String;
+      Params               : Params_Members;
+      Session              : in out Session_Table.Session;
+      Key                  : String;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Problem              : out Outcome;
+      Trace                : out Turn_Cycle.Turn_Trace)
+   is
+      Valid   : Boolean;
+      Scratch : Session_Table.Session := Session;
+   begin
+      Self.Replay.Resume
+        (Call_Key  => Key & ASCII.LF & Input,
+         State     => Text_Of (Self, Line, Params (Request_State)),
+         Responses =>
+           (if Params (Input_Responses) = No_Node then ""
+            else Raw (Self.Reader, Line, Params (Input_Responses))),
+         Limits    => Self.Limits,
+         Valid     => Valid);
+      if not Valid then
+         Problem := Failure
+           (Invalid_Params, "Invalid params: requestState is not one the"
+            & " body gave for this call");
+         return;
+      end if;
+      Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Uid, Channel, Server,
+                      Input, Self.Replay.all, Trace);
+      if not Self.Replay.Needs_Input then
+         Session := Scratch;
+      end if;
+   end Run_Replayed_Round;
 
    procedure Answer_Tools_Call
      (Self : in out Server; Line : String; Params : Params_Members;
@@ -433,9 +523,47 @@ package body Hermes_Protocol is
             is
                Key     : constant String :=
                  Session_Keys.Key_Of (Uid, Channel, Server);
-               Session : Session_Table.Session_Access;
                Trace   : Turn_Cycle.Turn_Trace;
                Stored  : Session_Store.Outcome;
+
+               type Turn_End is (Answered, Refused, Needs_Input, Cancelled);
+               Ended : Turn_End := Answered;
+
+               --  The cycle over Session, thought by the body's cognition
+               procedure Think (Session : in out Session_Table.Session) is
+               begin
+                  case Self.Cognition is
+                     when Body_Config.Stub =>
+                        Turn_Cycle.Run (Self.Chosen, Self.Curve, Session,
+                                        Uid, Channel, Server, Input, Trace);
+                     when Body_Config.Sampling =>
+                        if Modern
+                          and then Is_Object
+                            (Self, Field (Self, Line,
+                                          Field (Self, Line, Params (Meta),
+                                                 Capabilities_Key),
+                                          "sampling"))
+                        then
+                           --  The 2026-07-28 form: one round of the
+                           --  client's per call, each on a copy of the
+                           --  session but the last
+                           Run_Replayed_Round
+                             (Self, Line, Params, Session, Key, Uid, Channel,
+                              Server, Input, Problem, Trace);
+                           Ended :=
+                             (if Problem.Failed then Refused
+                              elsif Self.Replay.Needs_Input then Needs_Input
+                              else Answered);
+                        else
+                           Run_Sampled_Turn
+                             (Self, Session, Uid, Channel, Server, Input, Id,
+                              Modern, Trace);
+                           if Self.Port.Was_Cancelled then
+                              Ended := Cancelled;
+                           end if;
+                        end if;
+                  end case;
+               end Think;
             begin
                if Self.Store.Is_Open then
                   declare
@@ -443,12 +571,12 @@ package body Hermes_Protocol is
                   begin
                      Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
                      if not Stored.Failed then
-                        Turn_Cycle.Run
-                          (Self.Chosen, Self.Curve, Held, Uid, Channel,
-                           Server, Input, Trace);
-                        --  Committed before the reply exists: a reply a
-                        --  client reads is never undone by a crash
-                        Self.Store.Commit_Turn (Key, Held, Stored);
+                        Think (Held);
+                        if Ended /= Refused then
+                           --  Committed before the reply exists: a reply a
+                           --  client reads is never undone by a crash
+                           Self.Store.Commit_Turn (Key, Held, Stored);
+                        end if;
                      end if;
                   end;
                   if Stored.Failed then
@@ -459,15 +587,32 @@ package body Hermes_Protocol is
                      return;
                   end if;
                else
-                  Self.Sessions.Open (Self.Chosen, Key, Session);
-                  Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
-                                  Uid, Channel, Server, Input, Trace);
+                  declare
+                     Session : Session_Table.Session_Access;
+                  begin
+                     Self.Sessions.Open (Self.Chosen, Key, Session);
+                     Think (Session.all);
+                  end;
                end if;
-               Json.Start_Filling
-                 (Reply_Shape (Self, Trace.Passes, Modern, Origin /= ""));
-               Json.Fill_Raw (Id);
-               Turn_Tool.Fill_Result
-                 (Json, Self.Identity, Trace, Origin => Origin);
+               case Ended is
+                  when Answered =>
+                     Json.Start_Filling
+                       (Reply_Shape (Self, Trace.Passes, Modern, Origin /= ""));
+                     Json.Fill_Raw (Id);
+                     Turn_Tool.Fill_Result
+                       (Json, Self.Identity, Trace, Origin => Origin);
+                  when Refused =>
+                     null;
+                  when Needs_Input =>
+                     Open_Result (Json, Id);
+                     Self.Replay.Write_Input_Required (Json);
+                     Close_Result (Json, Modern, "input_required");
+                  when Cancelled =>
+                     --  MCP: a cancelled request gets no response
+                     Self.Silent := True;
+                     Body_Log.Info ("turn " & Id & " cancelled by the"
+                                    & " client: not answered");
+               end case;
             end Run_Turn;
          begin
             Turn_Tool.Read_Values (Self.Reader, Line, Request,
@@ -545,7 +690,9 @@ package body Hermes_Protocol is
                      when Lifecycle.Discover =>
                         Answer_Discover (Id, Json);
                      when Lifecycle.Tools_List =>
-                        Answer_Tools_List (Given, Id, Modern, Problem, Json);
+                        Answer_Tools_List
+                          (Given, Id, Modern, Problem, Json,
+                           Turn_Tool.Is_Sampled (Self.Identity));
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
                           (Self, Line, Given, Id, Modern, Problem, Json);
@@ -588,7 +735,9 @@ package body Hermes_Protocol is
                         & " ignored");
       end if;
       --  Requests are answered before the next line is read, so a
-      --  notifications/cancelled always names a finished request: ignored.
+      --  notifications/cancelled here always names a finished request:
+      --  ignored.  (One for a sampled turn in flight is read by the model
+      --  port, Sampling_Port.)
    end Serve_Notification;
 
    function Is_Blank (Line : String) return Boolean is
@@ -610,6 +759,7 @@ package body Hermes_Protocol is
       end Answer_Error;
    begin
       Self.Answering := No_Node;
+      Self.Silent := False;
       Self.Answer.Reset;
       if Is_Blank (Line) then
          return;
@@ -672,8 +822,9 @@ package body Hermes_Protocol is
               and then (Members (Result) /= No_Node
                         or else Members (Error) /= No_Node)
             then
-               --  A response: the body sends no requests, so nothing waits
-               --  for it, and responses are never answered.
+               --  A response no request waits for (the model port reads the
+               --  responses to the body's own requests while they wait):
+               --  responses are never answered.
                Body_Log.Info ("ignored a response to no request of ours");
                return;
             else
@@ -697,7 +848,9 @@ package body Hermes_Protocol is
                Serve_Notification (Self, Text_Of (Self, Line, Method));
             else
                Serve_Request (Self, Line, Members, Id);
-               Send (Self.Answer, Reply);
+               if not Self.Silent then
+                  Send (Self.Answer, Reply);
+               end if;
             end if;
          end;
       end;
