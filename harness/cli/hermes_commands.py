@@ -22,6 +22,7 @@ from typing import Any
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.errors import HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
+from harness.hermes_mount.cognition import CALLS_PER_DRAINED_TURN, CALLS_PER_FULL_TURN, COGNITIONS, describe
 from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -97,7 +98,8 @@ def runnable_harness() -> str:
 def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
-                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact)
+                      args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
+                      args.cognition)
     plan = plan_mount(home, spec, args.discovery_timeout)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
@@ -129,6 +131,9 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
     print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
+    if spec.sampling is not None and spec.sampling.on:
+        for line in describe(spec.sampling, spec.timeout or 0):
+            print(f"  {line}", file=out)
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
     if soul is not None:
@@ -219,6 +224,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
+    mount.add_argument("--cognition", choices=COGNITIONS,
+                       help="the body's --cognition: stub (its default) thinks with canned organs; sampling asks "
+                            f"Hermes's own model for each pass, {CALLS_PER_FULL_TURN} model calls a full-energy turn "
+                            f"and {CALLS_PER_DRAINED_TURN} a drained one, and sizes the entry's sampling: block for it "
+                            "(default: the entry's own, else stub)")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

@@ -1,0 +1,302 @@
+"""The body's cognition in its Hermes entry: `--cognition stub|sampling`, and the `sampling:` block a sampled turn needs.
+
+With `--cognition sampling` each reasoning pass that Energy lets run is one `sampling/createMessage` the body sends
+while Hermes waits for the turn, and the synthesis is one more; Hermes answers each with its own model, governed by
+the entry's `sampling:` block (tools/mcp_tool.py, SamplingHandler: `max_rpm` a sliding minute, `timeout` per call,
+`max_tokens_cap` on each request's maxTokens). Its defaults (10 a minute) would cut the second full turn of a minute
+in half, so mount sizes the block from the body's own bounds.
+
+Invariants:
+- One source of truth for a turn's calls: `CALLS_PER_FULL_TURN` is the passes of the trace (harness.trace) plus the
+  synthesis; a drained turn runs one pass, so `CALLS_PER_DRAINED_TURN` is two.
+- The body's bounds (`SamplingBounds`) are read off the entry's own command line when it sets them, else from the
+  body's `--help`, which states every default: the body owns them, mount never restates a number of its own.
+- `required_block(bounds)` is the least the block must hold for no full turn to be throttled or cut short by
+  Hermes: `max_rpm` the calls a minute of back-to-back full turns at the body's fastest (its own time per sampled
+  pass, `BODY_SECONDS_PER_CALL`, with a model that answers at once, which no model beats), `timeout` the body's
+  per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
+  `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
+  outlasts the body's turn deadline.
+- Applying keeps what an operator set at least as large (their limit then stays theirs), raises what is smaller or
+  unreadable with a note, sets `enabled: true` over a value Hermes reads as false, and never touches the keys
+  mount does not size (`model`, `allowed_models`, `max_tool_rounds`, `log_level`).
+- Taking sampling back (`--cognition stub`) removes only the keys whose values are exactly what mount would write,
+  and the block when nothing else is left in it; anything else in it is the operator's and stays.
+- Values are judged the way Hermes coerces them (`hermes_number`: `int("50")`, a float for timeout, a bool is not
+  a number), so a block Hermes reads as large enough is never rewritten.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from harness.errors import ConfigError
+from harness.hermes_mount.config_file import child_mapping
+from harness.trace import FIRST_PASS_STEP, LAST_PASS_STEP
+
+COGNITION_OPTION = "--cognition"
+STUB, SAMPLING = "stub", "sampling"
+COGNITIONS = (STUB, SAMPLING)
+SAMPLING_KEY = "sampling"
+# The passes are every other step from the first pass step to the last (harness.trace): eight.
+PASS_TOTAL = (LAST_PASS_STEP - FIRST_PASS_STEP) // 2 + 1
+SYNTHESIS_CALLS = 1
+CALLS_PER_FULL_TURN = PASS_TOTAL + SYNTHESIS_CALLS
+CALLS_PER_DRAINED_TURN = 1 + SYNTHESIS_CALLS
+# Issue 13's budget for the body's own time per sampled pass, client excluded, which bench/ holds it to: the
+# fastest the body can ask again once an answer is in.
+BODY_SECONDS_PER_CALL = 0.0002
+# Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit).
+HERMES_RATE_WINDOW = 60.0
+# The turn's reply still has to reach Hermes and be read once the body's deadline struck: a second is ample
+# for one line on a pipe, and a whole second keeps the entry's timeout the plain integer mount writes.
+DEADLINE_MARGIN_SECONDS = 1
+# The body answers --help at once; this only stops a hang.
+HELP_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class BodyBound:
+    option: str
+    what: str
+
+
+REQUEST_TIMEOUT = BodyBound("--sampling-timeout-ms", "per-request timeout")
+TURN_DEADLINE = BodyBound("--turn-deadline-ms", "turn deadline")
+MAX_TOKENS = BodyBound("--sampling-max-tokens", "per-pass max tokens")
+BODY_BOUNDS = (REQUEST_TIMEOUT, TURN_DEADLINE, MAX_TOKENS)
+
+
+@dataclass(frozen=True)
+class SamplingBounds:
+    """The body's own bounds on a sampled turn, and where each came from ("the entry's args" or "the body's default")."""
+
+    request_timeout_ms: int
+    turn_deadline_ms: int
+    max_tokens: int
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SamplingBlock:
+    """The sized keys of Hermes's per-server `sampling:` block."""
+
+    max_rpm: int
+    timeout: int | float  # seconds, as Hermes reads it
+    max_tokens_cap: int
+
+    def items(self) -> dict[str, int | float]:
+        return {"max_rpm": self.max_rpm, "timeout": self.timeout, "max_tokens_cap": self.max_tokens_cap}
+
+
+@dataclass(frozen=True)
+class SamplingSpec:
+    """What mount does with the entry's `sampling:` block: size it (`on`) or take back what it wrote."""
+
+    block: SamplingBlock
+    on: bool
+    bounds: SamplingBounds
+
+
+def option_value(argv: Sequence[str], option: str) -> str | None:
+    """The last value a command line gives `option` (`--opt V` or `--opt=V`); None when it gives none."""
+    value = None
+    items = iter(argv)
+    for item in items:
+        name, joined, rest = item.partition("=")
+        if name == option:
+            value = rest if joined else next(items, None)
+    return value
+
+
+def cognition_of(body: Sequence[str]) -> str:
+    """The cognition a body command line runs (the body's default, stub, when it names none)."""
+    return option_value(body[1:], COGNITION_OPTION) or STUB
+
+
+def help_defaults(help_text: str) -> dict[str, int]:
+    """The `(default N)` the body's --help states for each of its sampling bounds."""
+    found: dict[str, int] = {}
+    for bound in BODY_BOUNDS:
+        # The option's own lines: from its name to the next line that starts another option.
+        match = re.search(rf"^\s*{re.escape(bound.option)}\b(.*?)(?=^\s*--|\Z)", help_text, re.MULTILINE | re.DOTALL)
+        number = re.search(r"\(default:? (\d+)", match.group(1)) if match else None
+        if number is not None:
+            found[bound.option] = int(number.group(1))
+    return found
+
+
+def body_help(executable: str) -> str:
+    try:
+        completed = subprocess.run([executable, "--help"], check=False, capture_output=True, text=True, timeout=HELP_TIMEOUT,
+                                   stdin=subprocess.DEVNULL, errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"could not ask the body {executable} for its sampling defaults (--help): {exc}") from None
+    return completed.stdout + completed.stderr
+
+
+def sampling_bounds(body: Sequence[str], help_text: str | None = None) -> SamplingBounds:
+    """The body's bounds on a sampled turn: the entry's args first, else the defaults its --help states."""
+    args = body[1:]
+    given = {bound.option: option_value(args, bound.option) for bound in BODY_BOUNDS}
+    defaults: dict[str, int] = {}
+    if any(value is None for value in given.values()):
+        defaults = help_defaults(body_help(body[0]) if help_text is None else help_text)
+    values, sources = [], []
+    for bound in BODY_BOUNDS:
+        text = given[bound.option]
+        if text is not None:
+            if not text.isdigit() or int(text) < 1:
+                raise ConfigError(f"the entry's body argument {bound.option} {text}: not a positive whole number; "
+                                  "the body would refuse to start")
+            values.append(int(text))
+            sources.append("the entry's args")
+        elif bound.option in defaults:
+            values.append(defaults[bound.option])
+            sources.append("the body's default")
+        else:
+            raise ConfigError(f"the body {body[0]} does not state a default for {bound.option} in its --help: it "
+                              f"predates {COGNITION_OPTION} {SAMPLING} (build the current body with `make build`)")
+    timeout_ms, deadline_ms, max_tokens = values
+    return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources))
+
+
+def required_block(bounds: SamplingBounds) -> SamplingBlock:
+    turns = math.ceil(HERMES_RATE_WINDOW / (CALLS_PER_FULL_TURN * BODY_SECONDS_PER_CALL))
+    return SamplingBlock(max_rpm=turns * CALLS_PER_FULL_TURN, timeout=seconds(bounds.request_timeout_ms),
+                         max_tokens_cap=bounds.max_tokens)
+
+
+def tool_timeout_floor(bounds: SamplingBounds) -> int:
+    """The least whole-second entry `timeout` that outlasts the body's turn deadline."""
+    return math.floor(bounds.turn_deadline_ms / 1000) + DEADLINE_MARGIN_SECONDS
+
+
+def seconds(milliseconds: int) -> int | float:
+    value = milliseconds / 1000
+    return int(value) if value.is_integer() else value
+
+
+def hermes_number(value: Any, kind: type) -> int | float | None:
+    """`value` as SamplingHandler's _safe_numeric coerces it; None where Hermes would fall back to its default."""
+    if isinstance(value, bool):
+        return None  # int(True) is 1: a YAML `yes` is no limit anyone meant
+    try:
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def hermes_enabled(block: Mapping[str, Any]) -> bool:
+    """Whether Hermes answers the server's sampling requests (`sampling_config.get("enabled", True)`, truthiness)."""
+    return bool(block.get("enabled", True))
+
+
+def _kind(key: str) -> type:
+    return float if key == "timeout" else int
+
+
+def shortfalls(block: Any, required: SamplingBlock) -> list[str]:
+    """What in a `sampling:` block as Hermes read it falls short of `required`, one phrase each; [] when nothing."""
+    if block is None:
+        block = {}
+    if not isinstance(block, dict):
+        return [f"sampling: {block!r} is not a mapping"]
+    problems = [] if hermes_enabled(block) else [f"sampling.enabled: {block.get('enabled')!r}"]
+    for key, least in required.items().items():
+        read = hermes_number(block.get(key), _kind(key)) if key in block else None
+        if read is None or read < least:
+            problems.append(f"sampling.{key}: {block.get(key, 'absent')!r} < {least}")
+    return problems
+
+
+def sampling_block_of(entry: CommentedMap, name: str, create: bool) -> CommentedMap | None:
+    return child_mapping(entry, SAMPLING_KEY, create, f"mcp_servers.{name}.{SAMPLING_KEY}")
+
+
+def apply_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
+    """Size the entry's block (or take back what mount wrote); returns notes for the operator."""
+    return _size(entry, name, spec.block) if spec.on else _take_back(entry, name, spec.block)
+
+
+def _size(entry: CommentedMap, name: str, required: SamplingBlock) -> list[str]:
+    block = sampling_block_of(entry, name, create=True)
+    assert block is not None
+    notes, kept = [], []
+    if not hermes_enabled(block):
+        notes.append(f"sampling.enabled was {block['enabled']!r}, so Hermes would not answer the body's requests and "
+                     "the body would think with its stub organs: set to true")
+        block["enabled"] = True
+    for key, least in required.items().items():
+        if key not in block:
+            block[key] = least
+            continue
+        read = hermes_number(block[key], _kind(key))
+        if read is not None and read >= least:
+            kept.append(f"{key} {block[key]}")
+        else:
+            notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: {_why(key)}")
+            block[key] = least
+    if kept:
+        notes.append(f"kept the entry's own sampling {', '.join(kept)} (at least what a full turn needs)")
+    return notes
+
+
+def _why(key: str) -> str:
+    return {"max_rpm": f"below it Hermes refuses calls of back-to-back full turns ({CALLS_PER_FULL_TURN} each)",
+            "timeout": "below it Hermes gives up on a call the body still waits for",
+            "max_tokens_cap": "below it Hermes cuts every pass's answer short of the body's budget"}[key]
+
+
+def _take_back(entry: CommentedMap, name: str, written: SamplingBlock) -> list[str]:
+    block = sampling_block_of(entry, name, create=False)
+    if block is None:
+        return []
+    removed = [key for key, value in written.items().items()
+               if key in block and hermes_number(block[key], _kind(key)) == value]
+    for key in removed:
+        del block[key]
+    if not removed:
+        return []
+    left = [str(key) for key in block]
+    if not left and not block.ca.comment and not block.ca.items:
+        del entry[SAMPLING_KEY]
+        return [f"removed the sampling block mount wrote ({', '.join(removed)})"]
+    kept = ", ".join(left) if left else "comments"
+    return [f"removed sampling.{', sampling.'.join(removed)} (what mount wrote); kept the entry's own {kept}"]
+
+
+def restate_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> None:
+    """Assign the block's sized keys as plain values (see entry.restate_entry)."""
+    if not spec.on:
+        return
+    block = sampling_block_of(entry, name, create=True)
+    assert block is not None
+    for key, least in spec.block.items().items():
+        read = hermes_number(block.get(key), _kind(key))
+        block[key] = least if read is None or read < least else read
+    if "enabled" in block:
+        block["enabled"] = True
+
+
+def describe(spec: SamplingSpec, tool_timeout: float) -> list[str]:
+    """What mount chose and why, in two lines."""
+    bounds, block = spec.bounds, spec.block
+    sources = dict(zip((b.option for b in BODY_BOUNDS), spec.bounds.sources, strict=True))
+    chosen = (f"sampling: max_rpm >= {block.max_rpm}, timeout >= {block.timeout} s, max_tokens_cap >= "
+              f"{block.max_tokens_cap}: a full turn is {CALLS_PER_FULL_TURN} model calls ({PASS_TOTAL} passes + the "
+              f"synthesis, {CALLS_PER_DRAINED_TURN} drained), back to back at most {block.max_rpm} a minute at the "
+              f"body's {BODY_SECONDS_PER_CALL * 1000:g} ms a call")
+    why = (f"          Hermes waits a call as long as the body ({REQUEST_TIMEOUT.option} {bounds.request_timeout_ms}, "
+           f"{sources[REQUEST_TIMEOUT.option]}), caps no pass below {MAX_TOKENS.option} {bounds.max_tokens}, and the "
+           f"tool timeout {tool_timeout:g} s outlasts {TURN_DEADLINE.option} {bounds.turn_deadline_ms}")
+    return [chosen, why]
+
