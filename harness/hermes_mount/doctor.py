@@ -174,7 +174,9 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     _check_discovery(discovery, explicit, startup, add)
     bounds = _check_cognition(entry, body_argv(command, args), add) if blocked is None else None
     if bounds is None:
-        add("sampling", SKIP, "the entry does not think with sampling" if blocked is None else blocked)
+        cognition = next((c for c in run.checks if c.name == "cognition"), None)
+        add("sampling", SKIP, blocked or ("the cognition check must pass first" if cognition and cognition.status == FAIL
+                                          else "the entry thinks with the stub organs"))
     elif startup is None:
         add("sampling", SKIP, "the body must start first")
     else:

@@ -10,6 +10,7 @@ import pytest
 
 from harness.cli import main
 from harness.hermes_mount.hermes_cli import parse_mcp_test
+from sampling_support import stand_in_body
 
 CONNECTED = """
   Testing 'mafiabot'...
@@ -55,8 +56,10 @@ def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path,
     assert doctor(home) == 0
     out = capsys.readouterr().out
     assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
-                             "turn": "ok", "soul": "ok", "discovery": "ok", "hermes": "skip"}
+                             "turn": "ok", "soul": "ok", "discovery": "ok", "cognition": "ok", "sampling": "skip",
+                             "hermes": "skip"}
     assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
+    assert "skip  sampling   the entry thinks with the stub organs" in out
     assert not (home / "SOUL.md").exists(), "doctor must not write SOUL.md"
 
 
@@ -167,3 +170,20 @@ def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, 
     line = discovery_line(capsys.readouterr().out)
     assert line.split()[0] == status and says in line, line
     assert "close to" not in line
+
+
+def test_doctor_reads_the_sampling_block_as_hermes_does_and_fails_one_that_would_throttle(tmp_path, capsys):
+    home, body = tmp_path / "home", stand_in_body(tmp_path)
+    assert main(["mount", "--hermes-home", str(home), "--body", str(body), "--no-check", "--cognition",
+                 "sampling"]) == 0
+    capsys.readouterr()
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok"
+    assert "ok    cognition  sampling: Hermes answers the body's calls with its model, enabled, max_rpm " in out
+    config = home / "config.yaml"
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 10", config.read_text(encoding="utf-8")), encoding="utf-8")
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "fail" and lines_of(out)["sampling"] == "skip"
+    assert "Hermes reads sampling.max_rpm: 10 < " in out and "run mount again to size it" in out
