@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.hermes_mount import doctor as doctor_module
+from harness.hermes_mount.cognition import SamplingBounds
 from harness.hermes_mount.hermes_cli import parse_mcp_test
+from harness.hermes_mount.probe import SCRIPTED_MODEL, SamplingProbe
 from sampling_support import stand_in_body
 
 CONNECTED = """
@@ -187,3 +190,39 @@ def test_doctor_reads_the_sampling_block_as_hermes_does_and_fails_one_that_would
     out = capsys.readouterr().out
     assert lines_of(out)["cognition"] == "fail" and lines_of(out)["sampling"] == "skip"
     assert "Hermes reads sampling.max_rpm: 10 < " in out and "run mount again to size it" in out
+
+
+def test_doctor_probes_a_sampled_turn_of_the_real_body_with_its_own_scripted_client(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--cognition", "sampling"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok" and lines_of(out)["sampling"] == "ok"
+    assert "a turn of 8 passes sent 9 sampling requests (the passes and the synthesis), all answered by doctor's" in out
+    assert not (home / "SOUL.md").exists(), "doctor's sampled turn must not write SOUL.md"
+
+
+def _call(status: str, model: str = SCRIPTED_MODEL) -> dict:
+    return {"step": 4, "thinker": "sampling", "status": status, "model": model, "tokens": None, "latency_ms": 1,
+            "error": None}
+
+
+@pytest.mark.parametrize("cognition, requests, says", [
+    (None, 0, "without its cognition member: it predates --cognition sampling"),
+    ({"requested": "sampling", "thinker": "stub", "fallback": "the client did not declare sampling", "calls": []},
+     0, "the body thought with 'stub' although the client declared sampling: the client did not declare sampling"),
+    ({"requested": "sampling", "thinker": "sampling", "fallback": None,
+      "calls": [_call("answered"), _call("timed_out")]}, 2, "the trace's calls: answered, timed_out"),
+    ({"requested": "sampling", "thinker": "sampling", "fallback": None,
+      "calls": [_call("answered"), _call("answered", "someone-else")]}, 2, "the trace's calls: answered, answered"),
+])
+def test_doctor_s_sampling_verdict_fails_a_turn_that_did_not_sample_every_pass(monkeypatch, cognition, requests, says):
+    trace = {"passes_run": 1, "steps": [], **({"cognition": cognition} if cognition is not None else {})}
+    monkeypatch.setattr(doctor_module, "probe_sampling",
+                        lambda *_args: SamplingProbe(tuple({} for _ in range(requests)), trace))
+    checks: list[tuple[str, str, str]] = []
+    bounds = SamplingBounds(20000, 50000, 256)
+    doctor_module._check_sampling("/bin/body", [], {}, bounds, lambda *check: checks.append(check))
+    [(name, status, detail)] = checks
+    assert (name, status) == ("sampling", "fail") and says in detail

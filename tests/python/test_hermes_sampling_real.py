@@ -1,0 +1,76 @@
+"""The real Hermes Agent answering the body's sampling requests with its own model: the stub model server, offline.
+
+`hermes chat` -> the stub model calls `turn` -> the body, mounted with `mount --cognition sampling`, sends one
+`sampling/createMessage` per pass and one for the synthesis -> Hermes's SamplingHandler asks its model (the stub,
+which logs each call as `sampling`) -> the answers come back into the trace -> the model quotes it. A full-energy
+turn is nine calls; the trace says every one was `answered` by the model the stub named.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.hermes_mount.cognition import CALLS_PER_FULL_TURN, PASS_TOTAL
+from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
+
+pytestmark = [*requires_hermes, pytest.mark.usefixtures(project_hermes.__name__)]
+PROFILE = "thinker"
+THOUGHT = "stub thought {sampling_call}"
+STUB_MODEL = "stub-model"
+
+
+def tool_result_trace(agent_call: dict[str, Any]) -> dict[str, Any]:
+    """The turn's structuredContent as the model received it: Hermes's `{"result", "structuredContent"}` document in
+    the last tool message, wherever Hermes's untrusted-result wrapping puts it."""
+    tool = [m for m in agent_call["body"]["messages"] if m.get("role") == "tool"][-1]
+    content = tool["content"]
+    text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+    decoder = json.JSONDecoder()
+    for start in (match.start() for match in re.finditer(r"\{", text)):
+        try:
+            document, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(document, dict) and isinstance(document.get("structuredContent"), dict):
+            return document["structuredContent"]
+    raise AssertionError(f"no structuredContent in the tool result the model received: {text[:500]}")
+
+
+def test_a_full_turn_asks_hermes_s_model_nine_times_and_every_call_is_answered_in_the_trace(body_exe, tmp_path):
+    home, root = tmp_path / "home", tmp_path / "hermes-root"
+    home.mkdir()
+    profile_home = root / "profiles" / PROFILE
+    profile_home.mkdir(parents=True)
+    script = {**json.loads((SCRIPTS / "turn_then_quote.json").read_text()), "model": STUB_MODEL,
+              "sampling": [{"text": THOUGHT}]}
+    with StubModel(script, tmp_path / "model") as model:
+        (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
+        assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
+                     "--cognition", "sampling"]) == 0
+        completed = run_hermes(["-p", PROFILE, "chat", "-Q", "-q", "Who sits at the head of the table?",
+                                "-t", "mafiabot", "--source", "tool"], home, root, tmp_path / "cwd")
+        requests = model.requests()
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    sampled = [r for r in requests if r.get("kind") == "sampling"]
+    agent = [r for r in requests if r.get("kind") == "agent"]
+    assert len(sampled) == CALLS_PER_FULL_TURN == 9, [r["body"]["messages"][-1] for r in sampled]
+    assert len(agent) == 2 and all(not r["body"].get("stream") for r in sampled)
+
+    trace = tool_result_trace(agent[1])
+    cognition = trace["cognition"]
+    assert (cognition["requested"], cognition["thinker"], cognition["fallback"]) == ("sampling", "sampling", None)
+    assert trace["passes_run"] == PASS_TOTAL
+    calls = cognition["calls"]
+    assert [call["status"] for call in calls] == ["answered"] * CALLS_PER_FULL_TURN
+    assert {call["model"] for call in calls} == {STUB_MODEL}
+    details = " ".join(step["detail"] for step in trace["steps"] if step["name"].endswith("-reason"))
+    for number in range(1, PASS_TOTAL + 1):
+        assert re.search(rf"stub thought {number}\b", details), f"pass {number}'s thought is not in its step"
+    assert f"stub thought {CALLS_PER_FULL_TURN}" in trace["output"], "the synthesis is not the output"
+    assert completed.stdout.startswith("The body said: ")
+    assert not (home / ".hermes").exists(), "nothing may land in the real-looking ~/.hermes"
