@@ -17,6 +17,7 @@ with Body_Config;
 with Body_Log;
 with Hermes_Protocol;
 with Organs.Identity;
+with Organs.Model_Cognition;
 with Organs.Sets;
 with Soul_Writer;
 with Stdio_Channel;
@@ -131,8 +132,19 @@ begin
 
    declare
       use type Body_Config.Soul_Policy;
-      Chosen   : constant Organs.Sets.Organ_Set :=
+      Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
+      Chosen   : constant Organs.Sets.Organ_Set :=
+        (case Settings.Cognition is
+            when Body_Config.Stub => Stubs,
+            when Body_Config.Sampling =>
+              (Stubs with delta Cognition =>
+                 new Organs.Model_Cognition.Organ'
+                   (Fallback   => Stubs.Cognition,
+                    Timeout_Ms => Settings.Sampling_Timeout_Ms,
+                    Max_Tokens => Settings.Sampling_Max_Tokens)));
+      --  --cognition sampling: the stub's cognition asked of the client's
+      --  model, the stub's own where the client cannot be asked
       Identity : constant Organs.Identity.Big_Three :=
         Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);

@@ -81,6 +81,22 @@ package body Body_Config is
                   end if;
                   Result.Text_Block := Text_Block_Form'Value (Form);
                end;
+            elsif Option = "--cognition" then
+               declare
+                  Kind : constant String := Value_Of (Option);
+               begin
+                  if Kind not in "stub" | "sampling" then
+                     raise Usage_Error with Option
+                       & " needs stub or sampling, got '" & Kind & "'";
+                  end if;
+                  Result.Cognition := Cognition_Kind'Value (Kind);
+               end;
+            elsif Option = "--sampling-timeout-ms" then
+               Result.Sampling_Timeout_Ms := Count_Of (Option, 1, 3_600_000);
+            elsif Option = "--turn-deadline-ms" then
+               Result.Turn_Deadline_Ms := Count_Of (Option, 1, 3_600_000);
+            elsif Option = "--sampling-max-tokens" then
+               Result.Sampling_Max_Tokens := Count_Of (Option, 1, 1_000_000);
             elsif Option = "--no-soul" then
                Result.Soul := Off;
             elsif Option = "--soul-state" then

@@ -39,6 +39,24 @@ package Body_Config is
       --  what a model reads per turn when its client passes it the text
       --  block; structuredContent keeps the whole trace either way
 
+   type Cognition_Kind is
+     (Stub,
+      --  Every pass thought by the fixture's stub cognition: replies are
+      --  the same bytes on every run
+      Sampling);
+      --  Every pass, and the synthesis, asked of the client's own model
+      --  (MCP sampling/createMessage), where the client declared it can
+      --  be asked; else the stub's, said in the result's `cognition`
+
+   Default_Sampling_Timeout_Ms : constant := 20_000;
+   --  Per sampling request: under Hermes's own 30 s, so the body, not the
+   --  client, decides when a pass is given up
+   Default_Turn_Deadline_Ms    : constant := 50_000;
+   --  Per turn, all its requests: a host agent ends a tool call after
+   --  about 60 s, so a turn answers before that with what ran
+   Default_Sampling_Max_Tokens : constant := 256;
+   --  Per request: about the 1 KiB a thought keeps (Max_Thought_Bytes)
+
    subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
    --  What is answered with one line instead of serving
 
@@ -56,6 +74,10 @@ package Body_Config is
       Hermes_Home    : Unbounded_String;
       --  Empty: $HERMES_HOME, else $HOME/.hermes
       Text_Block     : Text_Block_Form := Full;
+      Cognition      : Cognition_Kind := Stub;
+      Sampling_Timeout_Ms : Positive := Default_Sampling_Timeout_Ms;
+      Turn_Deadline_Ms    : Positive := Default_Turn_Deadline_Ms;
+      Sampling_Max_Tokens : Positive := Default_Sampling_Max_Tokens;
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -113,6 +135,14 @@ private
      & " one-line summary" & LF
      & "                         (structuredContent keeps the whole result)"
      & LF
+     & "  --cognition stub|sampling  stub (default): the fixture's cognition;"
+     & " sampling: each pass" & LF
+     & "                         and the synthesis asked of the client's model"
+     & " (MCP sampling)" & LF
+     & "  --sampling-timeout-ms N  per sampling request (default 20000)" & LF
+     & "  --turn-deadline-ms N   per turn, all its sampling requests (default"
+     & " 50000)" & LF
+     & "  --sampling-max-tokens N  per sampling request (default 256)" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

@@ -30,10 +30,25 @@ package body Turn_Cycle is
       Input                : String;
       Trace                : out Turn_Trace)
    is
+      Nowhere : Organs.Model_Port.Unreachable (Organs.Model_Port.No_Capability);
+   begin
+      Run (Chosen, Curve, Session, Uid, Channel, Server, Input, Nowhere, Trace);
+   end Run;
+
+   procedure Run
+     (Chosen               : Organs.Sets.Organ_Set;
+      Curve                : Energy_Gate.Threshold_Curve;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Port                 : in out Organs.Model_Port.Port'Class;
+      Trace                : out Turn_Trace)
+   is
       Focus     : constant String := Focus_Of (Input);
       Recalled  : Span;
       Last_Draw : Span;
       Thought   : Span;
+      Thoughts  : Organs.Cognition.Thought_Parts := [others => (others => <>)];
       Schema    : Span;
 
       Pack_Lead : constant String := "packed schema ";
@@ -72,8 +87,60 @@ package body Turn_Cycle is
       end Record_Step;
 
       function Is_Empty (Part : Span) return Boolean renames Texts.Is_Empty;
+
+      --  "[route] On 'focus': move, ..., move (P/8 passes); recalled 'R'."
+      procedure Write_Moves_Output is
+      begin
+         Texts.Start_Part (Store, Output_Bytes);
+         Add ("[");
+         Add (Trace.Route);
+         Add ("] On '");
+         Add (Focus);
+         Add ("': ");
+         --  The moves of the passes that ran (each pass's thought ran
+         --  with it), in order, each after a comma once the list has
+         --  text
+         declare
+            Listed : Boolean := False;
+         begin
+            for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
+               declare
+                  Move : String renames
+                    Chosen.Cognition.Move_Name
+                      (Way_Of (Pass), Rank_Of (Pass)).all;
+               begin
+                  if Listed then
+                     Add (", ");
+                  end if;
+                  Add_Name (Move);
+                  Listed := Listed or else Move'Length > 0;
+               end;
+            end loop;
+         end;
+         Add (" (");
+         Texts.Add_Image (Store, Trace.Passes);
+         Add ("/8 passes)");
+         if not Is_Empty (Recalled) then
+            Add ("; recalled '");
+            Add (Recalled);
+            Add ("'");
+         end if;
+         Add (".");
+         Texts.End_Part (Store, Trace.Output);
+      end Write_Moves_Output;
+
+      --  What the cognition said of Step's call
+      procedure Record_Call
+        (Step : Cycle_Order.Step_Index; Call : Organs.Cognition.Call_Record)
+      is
+      begin
+         Trace.Call_Last := Trace.Call_Last + 1;
+         Trace.Calls (Trace.Call_Last) := (Step => Step, Call => Call);
+      end Record_Call;
    begin
       Texts.Clear (Store);
+      Trace.Reach := Port.Reach_Of;
+      Trace.Call_Last := 0;
       Trace.Steps := [others => (Status => Skipped, Detail => <>)];
       Trace.Output := (others => <>);
       Trace.Route := (others => <>);
@@ -153,12 +220,23 @@ package body Turn_Cycle is
                            Record_Step (Step, Last_Draw);
                         end;
                      else
-                        Texts.Start_Part (Store, Thought_Bytes);
-                        Chosen.Cognition.Reason
-                          (Way_Of (Pass), Rank_Of (Pass), Focus,
-                           Last_Draw, Store);
-                        Texts.End_Part (Store, Thought);
-                        Record_Step (Step, Thought);
+                        declare
+                           Call : Organs.Cognition.Call_Record;
+                        begin
+                           Texts.Start_Part (Store, Thought_Bytes);
+                           Chosen.Cognition.Reason
+                             ((Pass     => Pass,
+                               Way      => Way_Of (Pass),
+                               Rank     => Rank_Of (Pass),
+                               Draw     => Last_Draw,
+                               Recall   => Recalled,
+                               Previous => Thought),
+                              Input, Focus, Port, Store, Call);
+                           Texts.End_Part (Store, Thought);
+                           Thoughts (Pass) := Thought;
+                           Record_Step (Step, Thought);
+                           Record_Call (Step, Call);
+                        end;
                      end if;
                   end if;
                end;
@@ -204,42 +282,24 @@ package body Turn_Cycle is
                Record_Step (Step);
 
             when Cycle_Order.Synthesize =>
-               Texts.Start_Part (Store, Output_Bytes);
-               Add ("[");
-               Add (Trace.Route);
-               Add ("] On '");
-               Add (Focus);
-               Add ("': ");
-               --  The moves of the passes that ran (each pass's thought ran
-               --  with it), in order, each after a comma once the list has
-               --  text
+               --  The cognition's own synthesis, if it has one; else the
+               --  output of the moves that ran
                declare
-                  Listed : Boolean := False;
+                  Call : Organs.Cognition.Call_Record;
                begin
-                  for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
-                     declare
-                        Move : String renames
-                          Chosen.Cognition.Move_Name
-                            (Way_Of (Pass), Rank_Of (Pass)).all;
-                     begin
-                        if Listed then
-                           Add (", ");
-                        end if;
-                        Add_Name (Move);
-                        Listed := Listed or else Move'Length > 0;
-                     end;
-                  end loop;
+                  Texts.Start_Part (Store, Sampled_Output_Bytes);
+                  Chosen.Cognition.Synthesize
+                    ((Passes   => Trace.Passes,
+                      Thoughts => Thoughts,
+                      Recall   => Recalled,
+                      Route    => Trace.Route),
+                     Input, Port, Store, Call);
+                  Texts.End_Part (Store, Trace.Output);
+                  Record_Call (Step, Call);
                end;
-               Add (" (");
-               Texts.Add_Image (Store, Trace.Passes);
-               Add ("/8 passes)");
-               if not Is_Empty (Recalled) then
-                  Add ("; recalled '");
-                  Add (Recalled);
-                  Add ("'");
+               if Is_Empty (Trace.Output) then
+                  Write_Moves_Output;
                end if;
-               Add (".");
-               Texts.End_Part (Store, Trace.Output);
                Texts.Start_Part (Store, Synthesis_Bytes);
                Add ("output of ");
                Texts.Add_Image (Store, Texts.Length (Trace.Output));

@@ -18,6 +18,7 @@ with Organs.Cognition;
 with Organs.Drive_Box;
 with Organs.Intender;
 with Organs.Mini_Rag;
+with Organs.Model_Port;
 with Organs.Morag;
 with Organs.Router;
 with Organs.Sets;
@@ -64,8 +65,12 @@ package Turn_Cycle is
    Cohere_Bytes     : constant := 64;
    --  "score S, drift D (reported, never fed back)"
 
+   Sampled_Output_Bytes : constant := Organs.Cognition.Max_Synthesis_Bytes;
+   --  An output a cognition synthesized itself (empty for the stub's)
+
    Text_Capacity : constant :=
      3 * Key_Part_Bytes + Route_Bytes + Recall_Bytes + Output_Bytes
+     + Sampled_Output_Bytes
      + Scope_Bytes + Sense_Bytes + 8 * (Draw_Bytes + Thought_Bytes)
      + Organs.Intender.Max_Basis_Bytes + Pack_Bytes + Intend_Bytes
      + Route_Step_Bytes + Synthesis_Bytes + Cohere_Bytes;
@@ -87,6 +92,19 @@ package Turn_Cycle is
 
    type Step_Traces is array (Cycle_Order.Step_Index) of Step_Trace;
 
+   Max_Calls : constant := Energy_Gate.Pass_Total + 1;
+   --  A cognition is asked once per pass and once for the synthesis
+
+   type Call_Trace is record
+      Step : Cycle_Order.Step_Index := 1;
+      --  The reasoning step (or the synthesis) the call was made for
+      Call : Organs.Cognition.Call_Record;
+   end record;
+
+   subtype Call_Count is Natural range 0 .. Max_Calls;
+
+   type Call_Traces is array (1 .. Max_Calls) of Call_Trace;
+
    type Turn_Trace is limited record
       Uid       : Span;
       Channel   : Span;
@@ -102,6 +120,12 @@ package Turn_Cycle is
       Coherence : Organs.Fraction := 0.0;
       Drift     : Organs.Fraction := 0.0;
       Output    : Span;
+      Reach     : Organs.Model_Port.Reach := Organs.Model_Port.No_Capability;
+      --  Whether the turn's cognition could reach a model at all
+      Calls     : Call_Traces;
+      Call_Last : Call_Count := 0;
+      --  Calls (1 .. Call_Last): what the cognition said of each pass that
+      --  ran and of the synthesis, in step order
       Texts     : Organs.Texts.Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing
       --  for its trace
@@ -142,14 +166,31 @@ package Turn_Cycle is
       Session              : in out Session_Table.Session;
       Uid, Channel, Server : String;
       Input                : String;
+      Port                 : in out Organs.Model_Port.Port'Class;
+      Trace                : out Turn_Trace)
+   with
+     Pre  => Organs.Sets.Is_Complete (Chosen)
+             and then Energy_Gate.Is_Valid (Curve),
+     Post => Trace.Turn = Session.Turns and then Is_Complete (Trace)
+             and then Trace.Call_Last = Trace.Passes + 1;
+   --  Every step outside the passes runs; a pass runs iff it is within the
+   --  prefix the energy gate allowed (law L3).  Session is the record of
+   --  the session whose key is Uid, Channel and Server.  Key parts longer
+   --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
+   --  The cognition asks its model, if it has one, through Port: once per
+   --  pass that runs and once for the synthesis, never more.
+
+   procedure Run
+     (Chosen               : Organs.Sets.Organ_Set;
+      Curve                : Energy_Gate.Threshold_Curve;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
       Trace                : out Turn_Trace)
    with
      Pre  => Organs.Sets.Is_Complete (Chosen)
              and then Energy_Gate.Is_Valid (Curve),
      Post => Trace.Turn = Session.Turns and then Is_Complete (Trace);
-   --  Every step outside the passes runs; a pass runs iff it is within the
-   --  prefix the energy gate allowed (law L3).  Session is the record of
-   --  the session whose key is Uid, Channel and Server.  Key parts longer
-   --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
+   --  The same, with no model to reach (Organs.Model_Port.Unreachable)
 
 end Turn_Cycle;

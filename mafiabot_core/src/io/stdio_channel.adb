@@ -42,116 +42,330 @@ package body Stdio_Channel is
 
    procedure Free is new Ada.Unchecked_Deallocation (String, Heap_Text);
 
-   procedure Serve_Lines
-     (Max_Line_Bytes : Positive;
-      On_Line        : not null Line_Handler;
-      On_Overflow    : not null Overflow_Handler)
-   is
-      --  On the heap, not the stack: a frame this large is probed page by
-      --  page on entry (-fstack-check), sixteen page faults at start-up,
-      --  while read touches only the pages a message fills
-      Chunk_Space : Heap_Text := new String (1 .. Chunk_Bytes);
-      Chunk       : String renames Chunk_Space.all;
-
-      --  The part of the current line seen in earlier chunks.  It grows by
-      --  doubling and is reused from line to line.
-      Pending      : Heap_Text := new String (1 .. Chunk_Bytes);
+   --  Where lines are read from: stdin's bytes not yet split (Window), and
+   --  the part of the current line seen before (Pending), which grows by
+   --  doubling and is reused from line to line.  Two sources: Outer, which
+   --  Serve_Lines reads, and Inner, which Await_Line reads while a line of
+   --  Outer is being handled, so that line's bytes are never overwritten.
+   type Source is record
+      Own          : Heap_Text;
+      --  The chunk read(2) fills: on the heap, not the stack (a frame this
+      --  large is probed page by page on entry, -fstack-check)
+      Window       : Heap_Text;
+      First        : Positive := 1;
+      Last         : Natural := 0;
+      --  Window (First .. Last): read, not yet split into lines.  Window is
+      --  Own, or the window Inner was lent by Outer
+      Pending      : Heap_Text;
       Pending_Last : Natural := 0;
       Overflowed   : Boolean := False;
       Dropped      : Natural := 0;
+      Ended        : Boolean := False;
+      --  read(2) said end of file
+   end record;
 
-      procedure Keep (Part : String) is
-      begin
-         if Overflowed or else Pending_Last + Part'Length > Max_Line_Bytes then
-            if not Overflowed then
-               Dropped := Pending_Last;
-               Pending_Last := 0;
-               Overflowed := True;
-            end if;
-            Dropped := Natural'Min (Dropped + Part'Length, Natural'Last / 2);
-            return;
-         end if;
-         if Pending_Last + Part'Length > Pending'Length then
-            declare
-               Grown : constant Heap_Text := new String
-                 (1 .. Natural'Min
-                    (Natural'Max (2 * Pending'Length,
-                                  Pending_Last + Part'Length),
-                     Max_Line_Bytes));
-            begin
-               Grown (1 .. Pending_Last) := Pending (1 .. Pending_Last);
-               Free (Pending);
-               Pending := Grown;
-            end;
-         end if;
-         Pending (Pending_Last + 1 .. Pending_Last + Part'Length) := Part;
-         Pending_Last := Pending_Last + Part'Length;
-      end Keep;
+   Outer, Inner : Source;
 
+   Line_Cap : Positive := Positive'Last;
+   --  Serve_Lines's Max_Line_Bytes
+
+   procedure Prepare (From : in out Source) is
+   begin
+      if From.Own = null then
+         From.Own := new String (1 .. Chunk_Bytes);
+         From.Pending := new String (1 .. Chunk_Bytes);
+         From.Window := From.Own;
+      end if;
+   end Prepare;
+
+   procedure Keep (From : in out Source; Part : String) is
+   begin
+      if From.Overflowed or else From.Pending_Last + Part'Length > Line_Cap
+      then
+         if not From.Overflowed then
+            From.Dropped := From.Pending_Last;
+            From.Pending_Last := 0;
+            From.Overflowed := True;
+         end if;
+         From.Dropped :=
+           Natural'Min (From.Dropped + Part'Length, Natural'Last / 2);
+         return;
+      end if;
+      if From.Pending_Last + Part'Length > From.Pending'Length then
+         declare
+            Grown : constant Heap_Text := new String
+              (1 .. Natural'Min
+                 (Natural'Max (2 * From.Pending'Length,
+                               From.Pending_Last + Part'Length),
+                  Line_Cap));
+         begin
+            Grown (1 .. From.Pending_Last) :=
+              From.Pending (1 .. From.Pending_Last);
+            Free (From.Pending);
+            From.Pending := Grown;
+         end;
+      end if;
+      From.Pending (From.Pending_Last + 1 .. From.Pending_Last + Part'Length)
+        := Part;
+      From.Pending_Last := From.Pending_Last + Part'Length;
+   end Keep;
+
+   --  End the current line of From, whose last piece is Tail: a line held
+   --  whole in the window goes out as a slice of it, with no copy.  Says
+   --  which callback it made.
+   procedure Finish
+     (From        : in out Source;
+      Tail        : String;
+      On_Line     : not null access procedure (Line : String);
+      On_Overflow : not null access procedure (Length : Natural);
+      Outcome     : out Wait_Outcome)
+   is
       procedure Dispatch (Line : String) is
          Last : Natural := Line'Last;
       begin
          if Last >= Line'First and then Line (Last) = ASCII.CR then
             Last := Last - 1;
          end if;
+         Outcome := Got_Line;
          On_Line (Line (Line'First .. Last));
       end Dispatch;
 
-      --  End the current line: a line held whole in this chunk goes out as a
-      --  slice of it, with no copy.
-      procedure Finish (Tail : String) is
+      procedure Overflow (Length : Natural) is
       begin
-         if Overflowed then
-            On_Overflow (Natural'Min (Dropped + Tail'Length, Natural'Last / 2));
-            Overflowed := False;
-            Dropped := 0;
-         elsif Pending_Last = 0 then
-            if Tail'Length > Max_Line_Bytes then
-               On_Overflow (Tail'Length);
-            else
-               Dispatch (Tail);
-            end if;
+         From.Overflowed := False;
+         From.Dropped := 0;
+         From.Pending_Last := 0;
+         Outcome := Got_Overflow;
+         On_Overflow (Length);
+      end Overflow;
+   begin
+      if From.Overflowed then
+         Overflow (Natural'Min (From.Dropped + Tail'Length, Natural'Last / 2));
+      elsif From.Pending_Last = 0 then
+         if Tail'Length > Line_Cap then
+            Overflow (Tail'Length);
          else
-            Keep (Tail);
-            if Overflowed then
-               On_Overflow (Dropped);
-               Overflowed := False;
-               Dropped := 0;
-            else
-               Dispatch (Pending (1 .. Pending_Last));
-            end if;
+            Dispatch (Tail);
          end if;
-         Pending_Last := 0;
-      end Finish;
+      else
+         Keep (From, Tail);
+         if From.Overflowed then
+            Overflow (From.Dropped);
+         else
+            --  Pending is From's until the line is handled: it is cleared
+            --  only once the handler returns
+            Dispatch (From.Pending (1 .. From.Pending_Last));
+            From.Pending_Last := 0;
+         end if;
+      end if;
+   end Finish;
 
+   function C_Poll
+     (Fds : System.Address; Count : Interfaces.C.unsigned_long;
+      Timeout_Ms : Interfaces.C.int) return Interfaces.C.int
+   with Import, Convention => C, External_Name => "poll";
+
+   type Poll_Entry is record
+      Fd      : Interfaces.C.int;
+      Events  : Interfaces.C.short;
+      Revents : Interfaces.C.short;
+   end record
+   with Convention => C;
+
+   --  Whether stdin has something to read (or its end) by Deadline
+   function Readable_By (Deadline : Ada.Real_Time.Time) return Boolean is
+      use type Ada.Real_Time.Time;
+      use type Interfaces.C.int;
+      POLLIN : constant := 1;
+      EINTR  : constant := 4;
    begin
       loop
          declare
-            Got   : constant Integer :=
-              GNAT.OS_Lib.Read (GNAT.OS_Lib.Standin, Chunk'Address,
-                                Chunk'Length);
-            Start : Positive := 1;
+            Left : constant Duration :=
+              Ada.Real_Time.To_Duration (Deadline - Ada.Real_Time.Clock);
+            Wait : constant Interfaces.C.int :=
+              (if Left <= 0.0 then 0
+               else Interfaces.C.int
+                      (Duration'(Duration'Min (Left, 3_600.0) * 1000)
+                       + 0.5));
+            Stdin : Poll_Entry := (Fd => 0, Events => POLLIN, Revents => 0);
+            Ready : constant Interfaces.C.int :=
+              C_Poll (Stdin'Address, 1, Wait);
          begin
-            exit when Got <= 0;
-            loop
-               declare
-                  LF : constant Natural := LF_Index (Chunk (Start .. Got));
-               begin
-                  exit when LF = 0;
-                  Finish (Chunk (Start .. LF - 1));
-                  Start := LF + 1;
-               end;
-            end loop;
-            if Start <= Got then
-               Keep (Chunk (Start .. Got));
+            if Ready > 0 then
+               return True;
+            elsif Ready = 0 or else GNAT.OS_Lib.Errno /= EINTR then
+               --  Nothing by the deadline; or poll itself failed, which a
+               --  read would report as the end of input: let it
+               return Ready < 0;
             end if;
          end;
       end loop;
-      if Pending_Last > 0 or else Overflowed then
-         Finish ("");
+   end Readable_By;
+
+   --  The next line (or overflow, or final line without LF) of From, read
+   --  by Deadline if Bounded, else whenever it comes
+   procedure Take_Line
+     (From        : in out Source;
+      Bounded     : Boolean;
+      Deadline    : Ada.Real_Time.Time;
+      On_Line     : not null access procedure (Line : String);
+      On_Overflow : not null access procedure (Length : Natural);
+      Outcome     : out Wait_Outcome) is
+   begin
+      loop
+         if From.First <= From.Last then
+            declare
+               Line_First : constant Positive := From.First;
+               LF : constant Natural :=
+                 LF_Index (From.Window (From.First .. From.Last));
+            begin
+               if LF /= 0 then
+                  --  Consumed before the handler runs: a handler that reads
+                  --  on starts after this line
+                  From.First := LF + 1;
+                  Finish (From, From.Window (Line_First .. LF - 1), On_Line,
+                          On_Overflow, Outcome);
+                  return;
+               end if;
+               Keep (From, From.Window (From.First .. From.Last));
+               From.First := From.Last + 1;
+            end;
+         end if;
+         if From.Ended then
+            if From.Pending_Last > 0 or else From.Overflowed then
+               Finish (From, "", On_Line, On_Overflow, Outcome);
+            else
+               Outcome := Input_Closed;
+            end if;
+            return;
+         end if;
+         if Bounded and then not Readable_By (Deadline) then
+            Outcome := Timed_Out;
+            return;
+         end if;
+         declare
+            Got : constant Integer :=
+              GNAT.OS_Lib.Read (GNAT.OS_Lib.Standin, From.Own.all'Address,
+                                From.Own'Length);
+         begin
+            if Got <= 0 then
+               From.Ended := True;
+            else
+               From.Window := From.Own;
+               From.First := 1;
+               From.Last := Got;
+            end if;
+         end;
+      end loop;
+   end Take_Line;
+
+   Refuse_Overflow : Overflow_Handler;
+   --  Serve_Lines's On_Overflow, for the lines Await_Line reads
+
+   procedure Await_Line
+     (Deadline : Ada.Real_Time.Time;
+      On_Line  : not null access procedure (Line : String);
+      Outcome  : out Wait_Outcome) is
+   begin
+      Prepare (Inner);
+      --  What Outer read past the line being handled comes first; Outer
+      --  reads nothing until its handler returns, so its window is lent
+      if Inner.First > Inner.Last and then Outer.First <= Outer.Last then
+         Inner.Window := Outer.Window;
+         Inner.First := Outer.First;
+         Inner.Last := Outer.Last;
+         Outer.First := Outer.Last + 1;
       end if;
-      Free (Pending);
-      Free (Chunk_Space);
+      Inner.Ended := Inner.Ended or else Outer.Ended;
+      Take_Line (Inner, True, Deadline, On_Line, Refuse_Overflow, Outcome);
+   end Await_Line;
+
+   --  After a handler returns: what Inner read and did not hand over is
+   --  Outer's to go on with, in order (a partial line, then the window)
+   procedure Reclaim is
+   begin
+      if Inner.Own = null then
+         return;
+      end if;
+      Outer.Ended := Outer.Ended or else Inner.Ended;
+      Inner.Ended := False;
+      if Inner.Overflowed then
+         Outer.Overflowed := True;
+         Outer.Dropped := Inner.Dropped;
+         Inner.Overflowed := False;
+         Inner.Dropped := 0;
+      elsif Inner.Pending_Last > 0 then
+         Keep (Outer, Inner.Pending (1 .. Inner.Pending_Last));
+      end if;
+      Inner.Pending_Last := 0;
+      if Inner.First <= Inner.Last then
+         if Inner.Window = Outer.Own then
+            Outer.First := Inner.First;
+            Outer.Last := Inner.Last;
+         else
+            Outer.Own (1 .. Inner.Last - Inner.First + 1) :=
+              Inner.Window (Inner.First .. Inner.Last);
+            Outer.First := 1;
+            Outer.Last := Inner.Last - Inner.First + 1;
+         end if;
+         Outer.Window := Outer.Own;
+         Inner.First := Inner.Last + 1;
+      end if;
+      Inner.Window := Inner.Own;
+   end Reclaim;
+
+   type Deferred_Lines is array (1 .. Max_Deferred_Lines) of Heap_Text;
+
+   Deferred       : Deferred_Lines;
+   Deferred_First : Positive := 1;
+   Deferred_Count : Natural := 0;
+   Deferred_Bytes : Natural := 0;
+   --  A ring: Deferred_Count lines from Deferred_First on
+
+   function Defer (Line : String) return Boolean is
+   begin
+      if Deferred_Count = Max_Deferred_Lines
+        or else Line'Length > Max_Deferred_Bytes - Deferred_Bytes
+      then
+         return False;
+      end if;
+      Deferred ((Deferred_First - 1 + Deferred_Count) mod Max_Deferred_Lines
+                + 1) := new String'(Line);
+      Deferred_Count := Deferred_Count + 1;
+      Deferred_Bytes := Deferred_Bytes + Line'Length;
+      return True;
+   end Defer;
+
+   procedure Serve_Lines
+     (Max_Line_Bytes : Positive;
+      On_Line        : not null Line_Handler;
+      On_Overflow    : not null Overflow_Handler)
+   is
+      Outcome : Wait_Outcome;
+      Never   : constant Ada.Real_Time.Time := Ada.Real_Time.Time_Last;
+   begin
+      Line_Cap := Max_Line_Bytes;
+      Refuse_Overflow := On_Overflow;
+      Prepare (Outer);
+      loop
+         while Deferred_Count > 0 loop
+            declare
+               Line : Heap_Text := Deferred (Deferred_First);
+            begin
+               Deferred (Deferred_First) := null;
+               Deferred_First := Deferred_First mod Max_Deferred_Lines + 1;
+               Deferred_Count := Deferred_Count - 1;
+               Deferred_Bytes := Deferred_Bytes - Line'Length;
+               On_Line (Line.all);
+               Free (Line);
+               Reclaim;
+            end;
+         end loop;
+         Take_Line (Outer, False, Never, On_Line, On_Overflow, Outcome);
+         exit when Outcome = Input_Closed;
+         Reclaim;
+      end loop;
    end Serve_Lines;
 
    procedure Send (Message : String) is

@@ -1,6 +1,8 @@
+with Ada.Real_Time;
 with Ada.Strings.Unbounded;
 with Body_Log;
 with Lifecycle_Checks;
+with Organs.Model_Port;
 with Session_Keys;
 with Turn_Cycle;
 
@@ -92,6 +94,9 @@ package body Hermes_Protocol is
       Self.Curve := Curve;
       Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
       Turn_Tool.Set_Text_Block (Self.Identity, Settings.Text_Block);
+      Turn_Tool.Set_Cognition (Self.Identity, Settings.Cognition);
+      Self.Cognition := Settings.Cognition;
+      Self.Turn_Deadline := Settings.Turn_Deadline_Ms;
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
@@ -252,14 +257,15 @@ package body Hermes_Protocol is
    --  The members of params some method reads: each request walks params'
    --  members once, not once a name
    type Params_Member is
-     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version);
+     (Meta, Tool_Name, Arguments, Cursor, Protocol_Version, Capabilities);
 
    type Params_Members is array (Params_Member) of Node_Id;
 
    function Params_Of is new Members_Of
      (Params_Member, Params_Members,
       [new String'("_meta"), new String'("name"), new String'("arguments"),
-       new String'("cursor"), new String'("protocolVersion")]);
+       new String'("cursor"), new String'("protocolVersion"),
+       new String'("capabilities")]);
 
    procedure Answer_Initialize
      (Self : in out Server; Line : String; Params : Params_Members;
@@ -274,6 +280,8 @@ package body Hermes_Protocol is
          return;
       end if;
       Self.Initialized := True;
+      Self.Client_Samples :=
+        Is_Object (Self, Field (Self, Line, Params (Capabilities), "sampling"));
       Open_Result (Json, Id);
       Json.Text_Field
         ("protocolVersion",
@@ -303,7 +311,8 @@ package body Hermes_Protocol is
 
    procedure Answer_Tools_List
      (Params : Params_Members; Id : String; Modern : Boolean;
-      Problem : out Outcome; Json : in out Json_Text.Builder) is
+      Problem : out Outcome; Json : in out Json_Text.Builder;
+      Sampled : Boolean) is
    begin
       if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
@@ -313,7 +322,8 @@ package body Hermes_Protocol is
       Open_Result (Json, Id);
       Json.Key ("tools");
       Json.Start_Array;
-      Turn_Tool.Write_Definition (Json);
+      Turn_Tool.Write_Definition
+        (Json, Sampled => Sampled);
       Json.End_Array;
       if Modern then
          Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
@@ -355,6 +365,34 @@ package body Hermes_Protocol is
    --  (-fstack-check): inlined, every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
+   --  A turn whose cognition may ask the client's model, over Self.Port:
+   --  a legacy client that declared capabilities.sampling can be asked;
+   --  a modern request cannot (its form is input-required, not sent here)
+   procedure Run_Sampled_Turn
+     (Self                 : in out Server;
+      Session              : in out Session_Table.Session;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Id                   : String;
+      Modern               : Boolean;
+      Trace                : out Turn_Cycle.Turn_Trace)
+   is
+      use type Ada.Real_Time.Time;
+   begin
+      Self.Port.Open
+        (Reach         =>
+           (if Modern then Organs.Model_Port.Stateless_Era
+            elsif Self.Client_Samples then Organs.Model_Port.Reachable
+            else Organs.Model_Port.No_Capability),
+         Turn_Id       => Id,
+         Turn_Deadline =>
+           Ada.Real_Time.Clock
+           + Ada.Real_Time.Milliseconds (Self.Turn_Deadline),
+         Limits        => Self.Limits);
+      Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel, Server,
+                      Input, Self.Port, Trace);
+   end Run_Sampled_Turn;
+
    procedure Answer_Tools_Call
      (Self : in out Server; Line : String; Params : Params_Members;
       Id : String; Modern : Boolean; Problem : out Outcome;
@@ -394,9 +432,23 @@ package body Hermes_Protocol is
             Trace   : Turn_Cycle.Turn_Trace;
          begin
             Self.Sessions.Open (Self.Chosen, Key, Session);
-            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
-                            Uid, Channel, Server, Value (Turn_Tool.Input),
-                            Trace);
+            case Self.Cognition is
+               when Body_Config.Stub =>
+                  Turn_Cycle.Run (Self.Chosen, Self.Curve, Session.all,
+                                  Uid, Channel, Server,
+                                  Value (Turn_Tool.Input), Trace);
+               when Body_Config.Sampling =>
+                  Run_Sampled_Turn
+                    (Self, Session.all, Uid, Channel, Server,
+                     Value (Turn_Tool.Input), Id, Modern, Trace);
+                  if Self.Port.Was_Cancelled then
+                     --  MCP: a cancelled request gets no response
+                     Self.Silent := True;
+                     Body_Log.Info ("turn " & Id & " cancelled by the client:"
+                                    & " not answered");
+                     return;
+                  end if;
+            end case;
             Json.Start_Filling (Reply_Shape (Self, Trace.Passes, Modern));
             Json.Fill_Raw (Id);
             Turn_Tool.Fill_Result (Json, Self.Identity, Trace);
@@ -473,7 +525,9 @@ package body Hermes_Protocol is
                      when Lifecycle.Discover =>
                         Answer_Discover (Id, Json);
                      when Lifecycle.Tools_List =>
-                        Answer_Tools_List (Given, Id, Modern, Problem, Json);
+                        Answer_Tools_List
+                          (Given, Id, Modern, Problem, Json,
+                           Turn_Tool.Is_Sampled (Self.Identity));
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
                           (Self, Line, Given, Id, Modern, Problem, Json);
@@ -538,6 +592,7 @@ package body Hermes_Protocol is
       end Answer_Error;
    begin
       Self.Answering := No_Node;
+      Self.Silent := False;
       Self.Answer.Reset;
       if Is_Blank (Line) then
          return;
@@ -625,7 +680,9 @@ package body Hermes_Protocol is
                Serve_Notification (Self, Text_Of (Self, Line, Method));
             else
                Serve_Request (Self, Line, Members, Id);
-               Send (Self.Answer, Reply);
+               if not Self.Silent then
+                  Send (Self.Answer, Reply);
+               end if;
             end if;
          end;
       end;

@@ -16,6 +16,7 @@ with Json_Reader;
 with Json_Text;
 with Organs.Identity;
 with Organs.Sets;
+with Sampling_Port;
 with Session_Table;
 with Turn_Tool;
 
@@ -82,6 +83,14 @@ private
       Identity      : Turn_Tool.Result_Identity;
       Replies       : Reply_Shapes := [others => [others => Json_Text.No_Template]];
       --  The templates every turn's reply is filled into
+      Cognition     : Body_Config.Cognition_Kind := Body_Config.Stub;
+      Turn_Deadline : Positive := Body_Config.Default_Turn_Deadline_Ms;
+      Client_Samples : Boolean := False;
+      --  The legacy client declared capabilities.sampling in initialize
+      Port          : Sampling_Port.Channel_Port;
+      --  The model port of the turn in flight (--cognition sampling)
+      Silent        : Boolean := False;
+      --  The request being handled gets no response (a cancelled turn)
    end record;
 
 end Hermes_Protocol;

@@ -532,7 +532,12 @@ package body Json_Text is
 
    procedure Fill_Raw (Self : in out Builder; Json : String) is
    begin
-      Fill_Plain (Self, Json);
+      if Self.Pattern.Twice (Self.Next) then
+         Put_Escaped (Self, Json, Twice => False);
+         Fill_Plain (Self, "");
+      else
+         Fill_Plain (Self, Json);
+      end if;
    end Fill_Raw;
 
    procedure End_Line (Self : in out Builder) is

@@ -98,13 +98,14 @@ package Json_Text is
 
    procedure Hole (Self : in out Builder; Kind : Hole_Kind)
    with Pre  => Hole_Count (Self) < Max_Holes and then not Is_Filling (Self)
-                and then (if Is_In_Text (Self) then Kind = Text_Hole)
-                and then (if Self.Inside_String then Kind /= Raw_Hole),
+                and then (if Is_In_Text (Self) then Kind = Text_Hole),
         Post => Hole_Count (Self) = Hole_Count (Self)'Old + 1;
    --  A value left to fill in: a string (its quotes written, its text left
    --  out), a number or a raw value.  Within a text (Start_Text), a text
    --  hole is a part of that text left to fill in.  A raw value goes in as
-   --  it is given, so only a plain builder has raw holes.
+   --  it is given into a plain builder, and quoted once into a builder
+   --  Inside_String (JSON text within a string, as the rest of its
+   --  document).
 
    procedure Document_Part (Self : in out Builder; Other : Builder)
    with Pre  => not Self.Inside_String and then Other.Inside_String
@@ -175,8 +176,9 @@ package Json_Text is
 
    procedure Fill_Raw (Self : in out Builder; Json : String)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Raw_Hole;
-   --  The next hole's value, then the template's text up to the hole after
-   --  it, as Fill_Text
+   --  The next hole's value, JSON text (quoted once where the hole was
+   --  written Inside_String), then the template's text up to the hole
+   --  after it, as Fill_Text
 
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included

@@ -1,6 +1,7 @@
 with Cycle_Order;
 with Json_Bytes;
 with Organs.Deck;
+with Organs.Model_Port;
 with Organs.Texts;
 
 package body Turn_Tool is
@@ -30,7 +31,8 @@ package body Turn_Tool is
      & "},""required"":[""input"",""uid"",""channel"",""server""],"
      & """additionalProperties"":false}";
 
-   procedure Write_Definition (Json : in out Json_Text.Builder) is
+   procedure Write_Definition
+     (Json : in out Json_Text.Builder; Sampled : Boolean := False) is
    begin
       Json.Start_Object;
       Json.Text_Field ("name", Name);
@@ -43,7 +45,7 @@ package body Turn_Tool is
          & " share state.");
       Json.Raw_Field ("inputSchema", Input_Schema);
       Json.Key ("outputSchema");
-      Write_Output_Schema (Json);
+      Write_Output_Schema (Json, Sampled => Sampled);
       Json.Key ("annotations");
       Json.Start_Object;
       Json.Bool_Field ("readOnlyHint", False);
@@ -152,6 +154,137 @@ package body Turn_Tool is
          when Turn_Cycle.Ran => "ran",
          when Turn_Cycle.Skipped => "skipped");
 
+   --  One model call: {"step":N,"thinker":"sampling","status":...}
+   procedure Write_Call
+     (Json : in out Json_Text.Builder; Call : Turn_Cycle.Call_Trace)
+   with Pre => Call.Call.Asked;
+
+   function Is_Shown (M : Member; Sampled : Boolean) return Boolean is
+     (M.Kind /= Account or else Sampled);
+   --  An Account member is in the results of a sampling body alone
+
+   type Word_List is array (Positive range <>) of Name_Text;
+
+   Thinker_Names : constant Word_List :=
+     [Named ("stub"), Named ("sampling")];
+   --  Which cognition thought: the stub's, or the client's model; the last
+   --  is the one a sampling body requests
+
+   function Status_Word (Status : Organs.Model_Port.Ask_Status) return Name_Text
+   is (case Status is
+          when Organs.Model_Port.Answered => Named ("answered"),
+          when Organs.Model_Port.Failed => Named ("failed"),
+          when Organs.Model_Port.Timed_Out => Named ("timed_out"),
+          when Organs.Model_Port.Cancelled => Named ("cancelled"));
+
+   Ask_Status_Names : constant Word_List :=
+     [for Index in 1 .. Organs.Model_Port.Ask_Status'Pos
+                          (Organs.Model_Port.Ask_Status'Last) + 1 =>
+        Status_Word (Organs.Model_Port.Ask_Status'Val (Index - 1))];
+
+   type Account_Field is
+     (Requested_Account, Thinker_Account, Fallback_Account, Calls_Account);
+
+   function Account_Field_Name (Field : Account_Field) return String is
+     (case Field is
+         when Requested_Account => "requested",
+         when Thinker_Account => "thinker",
+         when Fallback_Account => "fallback",
+         when Calls_Account => "calls");
+
+   type Call_Field is
+     (Step_Call, Thinker_Call, Status_Call, Model_Call, Tokens_Call,
+      Latency_Call, Error_Call);
+   --  The members of one model call, in the order written, all required
+
+   function Call_Field_Name (Field : Call_Field) return String is
+     (case Field is
+         when Step_Call => "step",
+         when Thinker_Call => "thinker",
+         when Status_Call => "status",
+         when Model_Call => "model",
+         when Tokens_Call => "tokens",
+         when Latency_Call => "latency_ms",
+         when Error_Call => "error");
+
+   function Fallback_Reason (Why : Organs.Model_Port.Reach) return String is
+     (case Why is
+         when Organs.Model_Port.Reachable => "",
+         when Organs.Model_Port.No_Capability =>
+           "the client did not declare capabilities.sampling",
+         when Organs.Model_Port.Stateless_Era =>
+           "a 2026-07-28 request: the body does not send the input-required"
+           & " form");
+
+   --  The turn's Account: the cognition requested, the one that thought,
+   --  why it fell back (or null), and every model call, in step order
+   procedure Write_Account
+     (Json : in out Json_Text.Builder; Trace : Turn_Cycle.Turn_Trace)
+   is
+      use type Organs.Model_Port.Reach;
+      Asked : constant Boolean :=
+        (for some Index in 1 .. Trace.Call_Last =>
+           Trace.Calls (Index).Call.Asked);
+   begin
+      Json.Start_Object;
+      for Field in Account_Field loop
+         Json.Key (Account_Field_Name (Field));
+         case Field is
+            when Requested_Account =>
+               Json.Text (Thinker_Names (Thinker_Names'Last).all);
+            when Thinker_Account =>
+               Json.Text (Thinker_Names (if Asked then 2 else 1).all);
+            when Fallback_Account =>
+               if Trace.Reach = Organs.Model_Port.Reachable then
+                  Json.Raw ("null");
+               else
+                  Json.Text (Fallback_Reason (Trace.Reach));
+               end if;
+            when Calls_Account =>
+               Json.Start_Array;
+               for Index in 1 .. Trace.Call_Last loop
+                  if Trace.Calls (Index).Call.Asked then
+                     Write_Call (Json, Trace.Calls (Index));
+                  end if;
+               end loop;
+               Json.End_Array;
+         end case;
+      end loop;
+      Json.End_Object;
+   end Write_Account;
+
+   procedure Write_Call
+     (Json : in out Json_Text.Builder; Call : Turn_Cycle.Call_Trace)
+   is
+      Facts : Organs.Model_Port.Answer_Facts renames Call.Call.Facts;
+   begin
+      Json.Start_Object;
+      for Field in Call_Field loop
+         Json.Key (Call_Field_Name (Field));
+         case Field is
+            when Step_Call => Json.Int (Long_Long_Integer (Call.Step));
+            when Thinker_Call => Json.Text (Thinker_Names (2).all);
+            when Status_Call => Json.Text (Status_Word (Facts.Status).all);
+            when Model_Call => Json.Text (Organs.Model_Port.Model_Of (Facts));
+            when Tokens_Call =>
+               if Facts.Has_Tokens then
+                  Json.Int (Long_Long_Integer (Facts.Tokens));
+               else
+                  Json.Raw ("null");
+               end if;
+            when Latency_Call =>
+               Json.Int (Long_Long_Integer ((Facts.Latency_Us + 500) / 1000));
+            when Error_Call =>
+               if Facts.Error_Last = 0 then
+                  Json.Raw ("null");
+               else
+                  Json.Text (Organs.Model_Port.Error_Of (Facts));
+               end if;
+         end case;
+      end loop;
+      Json.End_Object;
+   end Write_Call;
+
    type Step_Field is (Index_Field, Name_Field, Organ_Field, Status_Field, Detail_Field);
    --  The members of a step, in the order a step is written; all but
    --  detail (a skipped step has none) are required
@@ -187,7 +320,7 @@ package body Turn_Tool is
                    when Choice => M.Choice_Of /= null,
                    when Fraction => M.Fraction_Of /= null,
                    when Count => M.Count_Of /= null,
-                   when Pass_Total | Steps | Names => True));
+                   when Pass_Total | Steps | Names | Account => True));
 
    function Is_Well_Formed (Members : Member_List) return Boolean is
      ((for all M of Members => Is_Read (M))
@@ -240,7 +373,8 @@ package body Turn_Tool is
    begin
       for M of Members loop
          case M.Kind is
-            when Text | Choice | Fraction | Count => Holes := Holes + 1;
+            when Text | Choice | Fraction | Count | Account =>
+               Holes := Holes + 1;
             when Steps => Holes := Holes + Natural (Cycle_Order.Step_Index'Last);
             when Pass_Total | Names => null;
          end case;
@@ -327,6 +461,103 @@ package body Turn_Tool is
       Write (Json);
    end Write_Step_Schema;
 
+   --  {"enum":[...]} of Names
+   procedure Write_Enum (Json : in out Json_Text.Builder; Names : Word_List) is
+   begin
+      Json.Start_Object;
+      Json.Key ("enum");
+      Json.Start_Array;
+      for Name of Names loop
+         Json.Text (Name.all);
+      end loop;
+      Json.End_Array;
+      Json.End_Object;
+   end Write_Enum;
+
+   --  {"type":[Kind,"null"]}: a value or null
+   procedure Write_Nullable (Json : in out Json_Text.Builder; Kind : String) is
+   begin
+      Json.Start_Object;
+      Json.Key ("type");
+      Json.Start_Array;
+      Json.Text (Kind);
+      Json.Text ("null");
+      Json.End_Array;
+      Json.End_Object;
+   end Write_Nullable;
+
+   procedure Write_Call_Schema (Json : in out Json_Text.Builder) is
+      procedure Properties (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Call_Field loop
+            Json.Key (Call_Field_Name (Field));
+            case Field is
+               when Step_Call =>
+                  Write_Whole_Range
+                    (Json, 1, Natural (Cycle_Order.Step_Index'Last));
+               when Thinker_Call =>
+                  Write_Enum (Json, Thinker_Names);
+               when Status_Call =>
+                  Write_Enum (Json, Ask_Status_Names);
+               when Model_Call =>
+                  Write_Type (Json, "string");
+               when Tokens_Call =>
+                  Write_Nullable (Json, "integer");
+               when Latency_Call =>
+                  Write_Whole_Range (Json, 0);
+               when Error_Call =>
+                  Write_Nullable (Json, "string");
+            end case;
+         end loop;
+      end Properties;
+
+      procedure Required (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Call_Field loop
+            Json.Text (Call_Field_Name (Field));
+         end loop;
+      end Required;
+
+      procedure Write is new Write_Object_Schema (Properties, Required);
+   begin
+      Write (Json);
+   end Write_Call_Schema;
+
+   procedure Write_Account_Schema (Json : in out Json_Text.Builder) is
+      procedure Properties (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Account_Field loop
+            Json.Key (Account_Field_Name (Field));
+            case Field is
+               when Requested_Account =>
+                  Write_Enum (Json, [Thinker_Names (Thinker_Names'Last)]);
+               when Thinker_Account =>
+                  Write_Enum (Json, Thinker_Names);
+               when Fallback_Account =>
+                  Write_Nullable (Json, "string");
+               when Calls_Account =>
+                  Json.Start_Object;
+                  Json.Text_Field ("type", "array");
+                  Json.Int_Field ("maxItems", Turn_Cycle.Max_Calls);
+                  Json.Key ("items");
+                  Write_Call_Schema (Json);
+                  Json.End_Object;
+            end case;
+         end loop;
+      end Properties;
+
+      procedure Required (Json : in out Json_Text.Builder) is
+      begin
+         for Field in Account_Field loop
+            Json.Text (Account_Field_Name (Field));
+         end loop;
+      end Required;
+
+      procedure Write is new Write_Object_Schema (Properties, Required);
+   begin
+      Write (Json);
+   end Write_Account_Schema;
+
    procedure Write_Kind_Schema (Json : in out Json_Text.Builder; Kind : Value_Kind)
    is
       Steps_Count : constant Long_Long_Integer :=
@@ -370,6 +601,8 @@ package body Turn_Tool is
             Json.Int_Field ("minItems", 3);
             Json.Int_Field ("maxItems", 3);
             Json.End_Object;
+         when Account =>
+            Write_Account_Schema (Json);
       end case;
    end Write_Kind_Schema;
 
@@ -377,7 +610,7 @@ package body Turn_Tool is
    --  group's run within the result is written as an object of its own
    procedure Write_Members_Schema
      (Json : in out Json_Text.Builder; Members : Member_List;
-      First, Last : Positive; Within_Group : Boolean)
+      First, Last : Positive; Within_Group : Boolean; Sampled : Boolean)
    is
       procedure Properties (Json : in out Json_Text.Builder) is
          At_Member : Positive := First;
@@ -389,12 +622,15 @@ package body Turn_Tool is
                   else Run_Last (Members, At_Member));
                M   : Member renames Members (At_Member);
             begin
-               if Within_Group or else M.Group = Result then
+               if not Is_Shown (M, Sampled) then
+                  null;
+               elsif Within_Group or else M.Group = Result then
                   Json.Key (M.Name.all);
                   Write_Kind_Schema (Json, M.Kind);
                else
                   Json.Key (Group_Name (M.Group));
-                  Write_Members_Schema (Json, Members, At_Member, Run, True);
+                  Write_Members_Schema
+                    (Json, Members, At_Member, Run, True, Sampled);
                end if;
                At_Member := Run + 1;
             end;
@@ -408,7 +644,9 @@ package body Turn_Tool is
             declare
                M : Member renames Members (At_Member);
             begin
-               if Within_Group or else M.Group = Result then
+               if not Is_Shown (M, Sampled) then
+                  At_Member := At_Member + 1;
+               elsif Within_Group or else M.Group = Result then
                   Json.Text (M.Name.all);
                   At_Member := At_Member + 1;
                else
@@ -425,11 +663,14 @@ package body Turn_Tool is
    end Write_Members_Schema;
 
    procedure Write_Output_Schema
-     (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
+     (Json    : in out Json_Text.Builder;
+      Members : Member_List := Result_Members;
+      Sampled : Boolean := False)
    is
    begin
       Write_Members_Schema
-        (Json, Members, Members'First, Members'Last, Within_Group => False);
+        (Json, Members, Members'First, Members'Last, Within_Group => False,
+         Sampled => Sampled);
    end Write_Output_Schema;
 
    procedure Set_Identity
@@ -444,6 +685,14 @@ package body Turn_Tool is
            new String'(Chosen.Deck.Name (Drawn (Role)).all);
       end loop;
    end Set_Identity;
+
+   procedure Set_Cognition
+     (Identity : in out Result_Identity; Kind : Body_Config.Cognition_Kind)
+   is
+      use type Body_Config.Cognition_Kind;
+   begin
+      Identity.Sampled := Kind = Body_Config.Sampling;
+   end Set_Cognition;
 
    procedure Set_Text_Block
      (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form)
@@ -466,6 +715,9 @@ package body Turn_Tool is
    begin
       Json.Start_Object;
       for M of Members loop
+         if not Is_Shown (M, Identity.Sampled) then
+            goto Next_Member;
+         end if;
          if M.Group /= Open then
             if Open /= Result then
                Json.End_Object;
@@ -528,7 +780,10 @@ package body Turn_Tool is
                   end;
                end loop;
                Json.End_Array;
+            when Account =>
+               Json.Hole (Raw_Hole);
          end case;
+         <<Next_Member>>
       end loop;
       if Open /= Result then
          Json.End_Object;
@@ -584,11 +839,21 @@ package body Turn_Tool is
             Json.Fill_Text (Bytes (Part.First .. Part.Last), Plain);
          end Fill_Part;
 
+         Account_Json : Json_Text.Builder;
+         --  The Account's value, written once for both copies
+
          --  The values of one copy of Write_Shape's document, in its order
          procedure Fill_Copy (Copy : Member_List) is
          begin
             for M of Copy loop
                case M.Kind is
+                  when Account =>
+                     if Identity.Sampled then
+                        if Json_Text.Length (Account_Json) = 0 then
+                           Write_Account (Account_Json, Trace);
+                        end if;
+                        Json.Fill_Raw (Account_Json.Image);
+                     end if;
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));
                   when Choice =>

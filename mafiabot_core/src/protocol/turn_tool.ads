@@ -32,8 +32,10 @@ package Turn_Tool is
 
    Max_Key_Part_Bytes : constant := Session_Keys.Max_Part_Bytes;
 
-   procedure Write_Definition (Json : in out Json_Text.Builder);
-   --  The tool object of tools/list
+   procedure Write_Definition
+     (Json : in out Json_Text.Builder; Sampled : Boolean := False);
+   --  The tool object of tools/list; Sampled: of a body whose cognition is
+   --  --cognition sampling (its outputSchema declares `cognition`)
 
    type Argument is (Input, Uid, Channel, Server);
 
@@ -70,11 +72,16 @@ package Turn_Tool is
 
    --  The result's members
 
-   type Value_Kind is (Text, Choice, Fraction, Count, Pass_Total, Steps, Names);
+   type Value_Kind is
+     (Text, Choice, Fraction, Count, Pass_Total, Steps, Names, Account);
    --  Text: a string of the trace; Choice: the intent, one of an enum;
    --  Fraction: a number in [0, 1]; Count: a whole number of 1 or more;
    --  Pass_Total: how many passes ran, the same on every turn of one shape;
-   --  Steps: the 23 steps; Names: three names fixed at boot (identity)
+   --  Steps: the 23 steps; Names: three names fixed at boot (identity);
+   --  Account: which cognition thought the turn and what each of its model
+   --  calls came to, an object whose calls vary from turn to turn: only in
+   --  the results (and the outputSchema) of a body run with --cognition
+   --  sampling
 
    type Group_Kind is (Result, Session, Route, Coherence, Identity);
    --  The object a member sits in: the result itself, or one of its
@@ -116,7 +123,7 @@ package Turn_Tool is
          when Choice => Choice_Of : Choice_Reader;
          when Fraction => Fraction_Of : Fraction_Reader;
          when Count => Count_Of : Count_Reader;
-         when Pass_Total | Steps => null;
+         when Pass_Total | Steps | Account => null;
          when Names => List : Identity_List;
       end case;
    end record;
@@ -143,10 +150,13 @@ package Turn_Tool is
    --  each member read from the trace and one for each step's detail
 
    procedure Write_Output_Schema
-     (Json : in out Json_Text.Builder; Members : Member_List := Result_Members)
+     (Json    : in out Json_Text.Builder;
+      Members : Member_List := Result_Members;
+      Sampled : Boolean := False)
    with Pre => Is_Well_Formed (Members);
    --  The JSON Schema of a result of Members: each object's properties in
-   --  the table's order, all of them required, nothing else allowed
+   --  the table's order, all of them required, nothing else allowed; an
+   --  Account member only when Sampled
 
    type Result_Identity is limited private;
    --  What every result carries that is fixed at boot: the identity drawn
@@ -160,6 +170,13 @@ package Turn_Tool is
         Post => Has_Identity (Identity);
 
    function Has_Identity (Identity : Result_Identity) return Boolean;
+
+   procedure Set_Cognition
+     (Identity : in out Result_Identity; Kind : Body_Config.Cognition_Kind);
+   --  Whether the results written from now on carry their Account members
+   --  (Sampling) or not (Stub, the default), as Set_Text_Block
+
+   function Is_Sampled (Identity : Result_Identity) return Boolean;
 
    procedure Set_Text_Block
      (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form);
@@ -204,7 +221,11 @@ private
       Roles      : Identity_Names;
       Cards      : Identity_Names;
       Text_Block : Body_Config.Text_Block_Form := Body_Config.Full;
+      Sampled    : Boolean := False;
    end record;
+
+   function Is_Sampled (Identity : Result_Identity) return Boolean is
+     (Identity.Sampled);
 
    function Has_Identity (Identity : Result_Identity) return Boolean is
      ((for all Name of Identity.Roles => Name /= null)
@@ -247,6 +268,7 @@ private
       Member'(Fraction, Named ("drift"), Coherence, In_Summary, Drift_Of'Access),
       Member'(Text, Named ("output"), Result, Trace_Only, Output_Of'Access),
       Member'(Names, Named ("roles"), Identity, Trace_Only, Roles),
-      Member'(Names, Named ("cards"), Identity, Trace_Only, Cards)];
+      Member'(Names, Named ("cards"), Identity, Trace_Only, Cards),
+      Member'(Account, Named ("cognition"), Result, Trace_Only)];
 
 end Turn_Tool;

@@ -6,6 +6,7 @@ with Organs.Drive_Box;
 with Organs.Identity;
 with Organs.Intender;
 with Organs.Mini_Rag;
+with Organs.Model_Port;
 with Organs.Texts;
 with Organs.Word_Search;
 with Session_Keys;
@@ -221,25 +222,51 @@ package body Stub_Organs is
    is (Name_Text (if Way = Descent then Self.Stub.Descent_Moves (Rank)
                   else Self.Stub.Ascent_Moves (Rank)));
 
-   --  "<move> 'focus' through <draw>"
+   overriding procedure Synthesize
+     (Self   : Stub_Cognition;
+      Given  : Cognition.Synthesis_Facts;
+      Input  : String;
+      Port   : in out Organs.Model_Port.Port'Class;
+      Output : in out Texts.Store;
+      Call   : out Cognition.Call_Record);
+
+   --  "<move> 'focus' through <draw>": the stub asks no model, so the
+   --  port, the input, the recall and the previous thought go unread
    overriding procedure Reason
      (Self    : Stub_Cognition;
-      Way     : Direction;
-      Rank    : Quarter;
+      Pass    : Cognition.Pass_Facts;
+      Input   : String;
       Focus   : String;
-      Draw    : Texts.Part;
-      Thought : in out Texts.Store)
+      Port    : in out Organs.Model_Port.Port'Class;
+      Thought : in out Texts.Store;
+      Call    : out Cognition.Call_Record)
    is
+      pragma Unreferenced (Input, Port);
       Move : constant Fixture_Text :=
-        (if Way = Descent then Self.Stub.Descent_Moves (Rank)
-         else Self.Stub.Ascent_Moves (Rank));
+        (if Pass.Way = Descent then Self.Stub.Descent_Moves (Pass.Rank)
+         else Self.Stub.Ascent_Moves (Pass.Rank));
    begin
+      Call := (Asked => False, Facts => <>);
       Texts.Add (Thought, Move.all);
       Texts.Add (Thought, " '");
       Texts.Add (Thought, Focus);
       Texts.Add (Thought, "' through ");
-      Texts.Add_Kept (Thought, Draw);
+      Texts.Add_Kept (Thought, Pass.Draw);
    end Reason;
+
+   --  Nothing: the cycle's own output (the moves that ran) is the stub's
+   overriding procedure Synthesize
+     (Self   : Stub_Cognition;
+      Given  : Cognition.Synthesis_Facts;
+      Input  : String;
+      Port   : in out Organs.Model_Port.Port'Class;
+      Output : in out Texts.Store;
+      Call   : out Cognition.Call_Record)
+   is
+      pragma Unreferenced (Self, Given, Input, Port, Output);
+   begin
+      Call := (Asked => False, Facts => <>);
+   end Synthesize;
 
    ---------------------------------------------------------------------
    --  D3

@@ -48,19 +48,34 @@ package body Test_Organs is
 
    overriding procedure Reason
      (Self    : Verbose_Cognition;
-      Way     : Organs.Direction;
-      Rank    : Organs.Quarter;
+      Pass    : Organs.Cognition.Pass_Facts;
+      Input   : String;
       Focus   : String;
-      Draw    : Organs.Texts.Part;
-      Thought : in out Organs.Texts.Store)
+      Port    : in out Organs.Model_Port.Port'Class;
+      Thought : in out Organs.Texts.Store;
+      Call    : out Organs.Cognition.Call_Record)
    is
-      pragma Unreferenced (Way, Rank, Focus, Draw);
+      pragma Unreferenced (Pass, Input, Focus, Port);
    begin
+      Call := (Asked => False, Facts => <>);
       Organs.Texts.Add (Thought, "x");
       for Pair in 1 .. (Self.Thought_Bytes - 1) / 2 loop
          Organs.Texts.Add (Thought, E_Acute);
       end loop;
    end Reason;
+
+   overriding procedure Synthesize
+     (Self   : Verbose_Cognition;
+      Given  : Organs.Cognition.Synthesis_Facts;
+      Input  : String;
+      Port   : in out Organs.Model_Port.Port'Class;
+      Output : in out Organs.Texts.Store;
+      Call   : out Organs.Cognition.Call_Record)
+   is
+      pragma Unreferenced (Self, Given, Input, Port, Output);
+   begin
+      Call := (Asked => False, Facts => <>);
+   end Synthesize;
 
    overriding procedure State_Intent
      (Self          : Eager_Intender;

@@ -19,6 +19,7 @@ with Organs.Deck;
 with Organs.Drive_Box;
 with Organs.Intender;
 with Organs.Mini_Rag;
+with Organs.Model_Port;
 with Organs.Morag;
 with Organs.Sets;
 with Organs.Texts;
@@ -67,11 +68,21 @@ package Test_Organs is
 
    overriding procedure Reason
      (Self    : Verbose_Cognition;
-      Way     : Organs.Direction;
-      Rank    : Organs.Quarter;
+      Pass    : Organs.Cognition.Pass_Facts;
+      Input   : String;
       Focus   : String;
-      Draw    : Organs.Texts.Part;
-      Thought : in out Organs.Texts.Store);
+      Port    : in out Organs.Model_Port.Port'Class;
+      Thought : in out Organs.Texts.Store;
+      Call    : out Organs.Cognition.Call_Record);
+
+   overriding procedure Synthesize
+     (Self   : Verbose_Cognition;
+      Given  : Organs.Cognition.Synthesis_Facts;
+      Input  : String;
+      Port   : in out Organs.Model_Port.Port'Class;
+      Output : in out Organs.Texts.Store;
+      Call   : out Organs.Cognition.Call_Record);
+   --  Nothing: the cycle's output of the moves
 
    Eager_Basis : constant String (1 .. 500) := [others => 'w'];
 
