@@ -4,7 +4,8 @@
 (relay included), then adds or updates its `mcp_servers` entry in the home's config.yaml
 (comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
-body will do with SOUL.md (`--soul` chooses). `unmount` removes the entry, then has the body put
+body will do with SOUL.md (`--soul` chooses); with `--cognition sampling` it also prints the `sampling:`
+block it sized and why (harness.hermes_mount.cognition). `unmount` removes the entry, then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
 could not: `unmount:soul_not_restored`). `doctor` runs every check and ends `doctor:passed` when
 none failed, `doctor:check_failed` otherwise. Errors get the exit-code table's codes (a malformed
