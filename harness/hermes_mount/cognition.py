@@ -3,8 +3,8 @@
 With `--cognition sampling` each reasoning pass that Energy lets run is one `sampling/createMessage` the body sends
 while Hermes waits for the turn, and the synthesis is one more; Hermes answers each with its own model, governed by
 the entry's `sampling:` block (tools/mcp_tool.py, SamplingHandler: `max_rpm` a sliding minute, `timeout` per call,
-`max_tokens_cap` on each request's maxTokens). Its defaults (10 a minute) would cut the second full turn of a minute
-in half, so mount sizes the block from the body's own bounds.
+`max_tokens_cap` on each request's maxTokens). Its defaults (10 a minute) would refuse eight of the nine calls of the
+second full turn in a minute, so mount sizes the block from the body's own bounds.
 
 Invariants:
 - One source of truth for a turn's calls: `CALLS_PER_FULL_TURN` is the passes of the trace (harness.trace) plus the
@@ -12,8 +12,8 @@ Invariants:
 - The body's bounds (`SamplingBounds`) are read off the entry's own command line when it sets them, else from the
   body's `--help`, which states every default: the body owns them, mount never restates a number of its own.
 - `required_block(bounds)` is the least the block must hold for no full turn to be throttled or cut short by
-  Hermes: `max_rpm` the calls a minute of back-to-back full turns at the body's fastest (its own time per sampled
-  pass, `BODY_SECONDS_PER_CALL`, with a model that answers at once, which no model beats), `timeout` the body's
+  Hermes: `max_rpm` the calls a minute of back-to-back full turns at the body's fastest (one per its budgeted own
+  time per sampled pass, `BODY_SECONDS_PER_CALL`, as if the model answered in no time), `timeout` the body's
   per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
   `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
   outlasts the body's turn deadline.
@@ -50,8 +50,9 @@ PASS_TOTAL = (LAST_PASS_STEP - FIRST_PASS_STEP) // 2 + 1
 SYNTHESIS_CALLS = 1
 CALLS_PER_FULL_TURN = PASS_TOTAL + SYNTHESIS_CALLS
 CALLS_PER_DRAINED_TURN = 1 + SYNTHESIS_CALLS
-# Issue 13's budget for the body's own time per sampled pass, client excluded, which bench/ holds it to: the
-# fastest the body can ask again once an answer is in.
+# Issue 13's budget for the body's own time per sampled pass, client excluded, which bench/ holds it to. Counting
+# one call per budget is a body on budget with a model that answers in no time; every real model adds its own
+# time to each call (Hermes's round trip alone is tens of ms), so that count is never reached.
 BODY_SECONDS_PER_CALL = 0.0002
 # Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit).
 HERMES_RATE_WINDOW = 60.0
