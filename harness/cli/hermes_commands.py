@@ -31,6 +31,7 @@ from harness.hermes_mount.entry import (
     DEFAULT_TIMEOUT,
     DISCOVERY_KEY,
     DISCOVERY_RANGE,
+    EntrySpec,
     discovery_timeout,
     tool_name,
 )
@@ -96,6 +97,14 @@ def runnable_harness() -> str:
     return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
 
 
+def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
+    """What mount chose for the entry's `sampling:` block and why, when its cognition samples."""
+    if spec.sampling is not None and spec.sampling.on:
+        assert spec.timeout is not None  # settled
+        for line in describe(spec.sampling, spec.timeout):
+            print(f"{indent}{line}", file=out)
+
+
 def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
@@ -117,6 +126,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
                   file=out)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
+        print_sampling(spec, out)
         return "done"
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_plan(plan)
@@ -132,9 +142,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
     print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
-    if spec.sampling is not None and spec.sampling.on:
-        for line in describe(spec.sampling, spec.timeout or 0):
-            print(f"  {line}", file=out)
+    print_sampling(spec, out, indent="  ")
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
     if soul is not None:

@@ -195,3 +195,11 @@ def test_unmount_removes_the_sampling_block_with_the_entry(home, body):
     assert mount(home, body, "--cognition", "sampling") == 0
     assert main(["unmount", "--hermes-home", str(home)]) == 0
     assert "mcp_servers" not in (YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8")) or {})
+
+
+def test_a_dry_run_shows_the_block_it_would_write_and_why_and_writes_nothing(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "+    sampling:" in out and f"+      max_tokens_cap: {MAX_TOKENS}" in out
+    assert "sampling: max_rpm >= " in out and "a full turn is 9 model calls" in out
+    assert not (home / "config.yaml").exists()
