@@ -13,7 +13,7 @@ from harness.hermes_mount import doctor as doctor_module
 from harness.hermes_mount.cognition import SamplingBounds
 from harness.hermes_mount.hermes_cli import parse_mcp_test
 from harness.hermes_mount.probe import SCRIPTED_MODEL, SamplingProbe
-from sampling_support import stand_in_body
+from stand_in_support import stand_in_body
 
 CONNECTED = """
   Testing 'mafiabot'...

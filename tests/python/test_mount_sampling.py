@@ -24,7 +24,7 @@ from harness.hermes_mount.cognition import (
     help_defaults,
 )
 from harness.hermes_mount.config_file import backups_of
-from sampling_support import HELP, MAX_TOKENS, REQUEST_TIMEOUT_MS, TURN_DEADLINE_MS, stand_in_body
+from stand_in_support import HELP, MAX_TOKENS, REQUEST_TIMEOUT_MS, TURN_DEADLINE_MS, stand_in_body
 
 
 @pytest.fixture
