@@ -111,15 +111,20 @@ package body Hermes_Protocol is
    end Send;
 
    procedure Refuse_Oversized
-     (Self : in out Server; Length : Natural; Reply : Reply_Sink) is
+     (Self : in out Server; Length : Natural; Reply : Reply_Sink)
+   is
+      --  Not Self.Answer: a line read while a turn waits on the client
+      --  (--cognition sampling) is refused while the turn's reply is
+      --  being made there
+      Json : Json_Text.Builder;
    begin
       Write_Error
-        (Self.Answer, Null_Id,
+        (Json, Null_Id,
          Failure (Invalid_Request,
                   "Invalid Request: line of" & Length'Image
                   & " bytes exceeds the limit of" & Self.Max_Line'Image
                   & " bytes (--max-line-bytes)"));
-      Send (Self.Answer, Reply);
+      Send (Json, Reply);
    end Refuse_Oversized;
 
    --  First_Byte is the index the line starts at: positions in messages

@@ -9,6 +9,7 @@ with Turn_Cycle_Tests;
 with Turn_Tool_Tests;
 with Soul_Marks_Tests;
 with Lifecycle_Tests;
+with Model_Cognition_Tests;
 with Word_Search_Tests;
 
 package body Body_Suites is
@@ -27,6 +28,7 @@ package body Body_Suites is
    Soul_Cases   : aliased Soul_Marks_Tests.Test;
    Search_Cases : aliased Word_Search_Tests.Test;
    Lifecycle_Cases : aliased Lifecycle_Tests.Test;
+   Model_Cases : aliased Model_Cognition_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -42,6 +44,7 @@ package body Body_Suites is
       Suite.Add_Test (Soul_Cases'Access);
       Suite.Add_Test (Search_Cases'Access);
       Suite.Add_Test (Lifecycle_Cases'Access);
+      Suite.Add_Test (Model_Cases'Access);
       return Suite'Access;
    end All_Tests;
 

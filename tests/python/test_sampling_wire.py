@@ -1,0 +1,351 @@
+"""--cognition sampling on raw pipes: JSON-RPC both ways on one stdio pair, and every hostile answer.
+
+The body asks each pass, and the synthesis, of the client's model with `sampling/createMessage` while
+the client's `tools/call` waits (docs/wire-contract.md, "Sampling"). These tests script the client
+byte for byte, for what the official SDK client cannot be made to send (unknown ids, malformed JSON,
+a 10 MB text, a cancel at an exact point). Each asserts what the body must do: the turn answers with
+what ran, every failed pass is marked, and the body keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from harness.client import encode_message, modern_params
+from sampling_support import (
+    CALL_KEYS,
+    SAMPLING,
+    STATUSES,
+    TURN_ID,
+    Turn,
+    answer_all,
+    dumps,
+    prompt_of,
+    reply_for,
+    run_turn,
+    start_sampling_body,
+    text_result,
+    turn_request,
+)
+from support import assert_answers_ping_next, check_trace, step_of_pass
+
+REASONING_STEPS = [step_of_pass(pass_number)[1] for pass_number in range(1, 9)]
+SYNTHESIS_STEP = 22
+
+
+def call_steps(turn: Turn) -> list[int]:
+    return [call["step"] for call in turn.cognition["calls"]]
+
+
+def test_each_pass_that_runs_and_the_synthesis_is_one_request_and_the_count_falls_as_the_session_drains(
+        spawn_body):
+    client = start_sampling_body(spawn_body)
+    passes, counts = [], []
+    for _ in range(4):
+        turn = run_turn(client)
+        passes.append(turn.trace["passes_run"])
+        counts.append(len(turn.requests))
+        assert call_steps(turn) == [*REASONING_STEPS[:turn.trace["passes_run"]], SYNTHESIS_STEP]
+        assert turn.statuses() == ["answered"] * len(turn.requests)
+    assert counts == [p + 1 for p in passes]
+    assert passes[0] == 8 and passes[-1] < passes[0], passes
+
+
+def test_each_reply_is_in_its_reasoning_step_and_the_synthesis_is_the_output(spawn_body):
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client)
+    trace = turn.trace
+    passes = trace["passes_run"]
+    for rank, step in enumerate(REASONING_STEPS[:passes], start=1):
+        detail = trace["steps"][step - 1]["detail"]
+        assert detail.endswith(": " + reply_for(rank)), detail
+    assert trace["output"] == reply_for(passes + 1)
+    assert trace["cognition"]["thinker"] == "sampling" and trace["cognition"]["fallback"] is None
+    assert all(call["model"] == "scripted-model" and list(call) == CALL_KEYS for call in trace["cognition"]["calls"])
+    check_trace({key: value for key, value in trace.items() if key != "cognition"})
+
+
+def test_a_pass_prompt_carries_its_move_its_draw_the_previous_thought_and_never_coherence(spawn_body):
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client)
+    steps = turn.trace["steps"]
+    first, second = prompt_of(turn.requests[0]), prompt_of(turn.requests[1])
+    assert "move: abstract" in first and steps[2]["detail"] in first and "none (this is the first pass)" in first
+    assert "move: question" in second and steps[3]["detail"] in second and steps[4]["detail"] in second
+    synthesis = prompt_of(turn.requests[-1])
+    assert "knowledge.answer" in synthesis and all(steps[s - 1]["detail"] in synthesis for s in REASONING_STEPS)
+    for request in turn.requests:
+        assert "coheren" not in json.dumps(request).lower() and "drift" not in json.dumps(request).lower()
+        assert request["params"]["maxTokens"] == 256 and request["params"]["includeContext"] == "none"
+
+
+def test_the_body_ids_its_requests_in_its_own_space_never_reusing_one(spawn_body):
+    client = start_sampling_body(spawn_body)
+    ids = [request["id"] for _ in range(2) for request in run_turn(client).requests]
+    assert ids == list(range(1, len(ids) + 1))
+
+
+def test_the_sampling_result_validates_against_the_outputschema_the_body_advertises(spawn_body):
+    client = start_sampling_body(spawn_body)
+    [tool] = client.list_tools()
+    schema = tool["outputSchema"]
+    Draft202012Validator.check_schema(schema)
+    assert "cognition" in schema["required"]
+    validator = Draft202012Validator(schema)
+    # every request answered, then every request refused (all failed: the nulls and the texts of the schema)
+    for script in (answer_all, lambda request, rank: [encode_message({"jsonrpc": "2.0", "id": request["id"],
+                                                                      "error": {"code": 1, "message": "no"}})]):
+        turn = run_turn(client, script)
+        validator.validate(turn.trace)
+        text = turn.response["result"]["content"][0]["text"]  # type: ignore[index]
+        assert json.loads(text.split("\n\n", 1)[1]) == turn.trace, "the text block copies structuredContent"
+    no_capability = start_sampling_body(spawn_body, capabilities={})
+    validator.validate(run_turn(no_capability).trace)
+
+
+def test_the_stub_body_advertises_no_cognition_member(ready_body):
+    [tool] = ready_body.list_tools()
+    assert "cognition" not in tool["outputSchema"]["properties"]
+
+
+# -- what comes back instead of an answer ------------------------------------------------------------
+
+
+def hostile(first: list[bytes] | None) -> Any:
+    """A script that answers the first request with `first` (the real answer after it, if None)."""
+    def script(request: dict[str, Any], rank: int) -> list[bytes]:
+        if rank == 1:
+            return first if first is not None else []
+        return [text_result(request["id"], reply_for(rank))]
+    return script
+
+
+def raw_result(request_id: Any, result: Any) -> bytes:
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+@pytest.mark.parametrize("case, lines, why", [
+    ("error object", lambda i: [encode_message({"jsonrpc": "2.0", "id": i, "error": {
+        "code": -1, "message": "Sampling rate limit exceeded"}})], "the client answered error -1"),
+    ("no content", lambda i: [raw_result(i, {"role": "assistant", "model": "m"})], "no text content"),
+    ("image content", lambda i: [raw_result(i, {"role": "assistant", "model": "m", "content": {
+        "type": "image", "data": "AAAA", "mimeType": "image/png"}})], "no text content"),
+    ("text not a string", lambda i: [raw_result(i, {"content": {"type": "text", "text": 7}})], "no text content"),
+    ("result not an object", lambda i: [raw_result(i, "yes")], "result is not an object"),
+    ("malformed JSON", lambda i: [b'{"jsonrpc":"2.0","id":' + str(i).encode() + b',"result":{\n'],
+     "not JSON"),
+])
+def test_a_hostile_answer_fails_its_pass_and_the_turn_goes_on(spawn_body, case, lines, why):
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client, lambda request, rank: lines(request["id"]) if rank == 1
+                    else [text_result(request["id"], reply_for(rank))])
+    first = turn.cognition["calls"][0]
+    assert first["status"] == "failed" and why in first["error"], (case, first)
+    assert "no thought (failed: " in turn.trace["steps"][3]["detail"]
+    assert turn.statuses()[1:] == ["answered"] * (len(turn.requests) - 1)
+    assert turn.trace["output"] == reply_for(len(turn.requests))
+    if case == "malformed JSON":
+        # set aside while the turn waited, answered as any such line once the turn is
+        assert client.read_message()["error"]["code"] == -32700
+    assert_answers_ping_next(client)
+
+
+def test_content_as_a_list_of_blocks_keeps_the_text_blocks(spawn_body):
+    client = start_sampling_body(spawn_body)
+    blocks = [{"type": "text", "text": "one, "}, {"type": "image", "data": "AA", "mimeType": "image/png"},
+              {"type": "text", "text": "two"}]
+    turn = run_turn(client, lambda request, rank: [raw_result(request["id"], {"model": "m", "content": blocks})])
+    assert turn.trace["steps"][3]["detail"] == "abstract: one, two"
+    assert turn.statuses() == ["answered"] * len(turn.requests)
+
+
+def test_a_response_with_an_unknown_id_is_dropped_and_the_pending_request_still_waits(spawn_body):
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client, lambda request, rank: [text_result(request["id"] + 1000, "stray"),
+                                                   text_result(request["id"], reply_for(rank))])
+    assert turn.statuses() == ["answered"] * len(turn.requests)
+    assert "stray" not in json.dumps(turn.trace)
+
+
+def test_a_ten_megabyte_text_is_cut_at_the_thought_bound_visibly(spawn_body):
+    client = start_sampling_body(spawn_body, "--max-line-bytes", str(16 * 1024 * 1024))
+    huge = "é" * (5 * 1024 * 1024)
+    turn = run_turn(client, lambda request, rank: [text_result(request["id"], huge if rank == 1 else "short")])
+    detail = turn.trace["steps"][3]["detail"]
+    assert detail.startswith("abstract: éé") and detail.endswith(" [cut]") and len(detail.encode()) <= 1024
+    assert turn.statuses() == ["answered"] * len(turn.requests)
+
+
+def test_a_line_past_the_line_cap_is_refused_as_always_and_fails_the_pass(spawn_body):
+    client = start_sampling_body(spawn_body)
+    huge = "x" * (10 * 1024 * 1024)
+    turn = run_turn(client, hostile([text_result(1, huge)]))
+    assert turn.cognition["calls"][0]["status"] == "failed"
+    assert "--max-line-bytes" in turn.cognition["calls"][0]["error"]
+    [refusal] = turn.others
+    assert refusal["id"] is None and refusal["error"]["code"] == -32600
+    assert_answers_ping_next(client)
+
+
+# -- bounds: a request's timeout, the turn's deadline ------------------------------------------------
+
+
+def test_an_unanswered_request_times_out_is_cancelled_towards_the_client_and_the_turn_goes_on(spawn_body):
+    client = start_sampling_body(spawn_body, "--sampling-timeout-ms", "100")
+    turn = run_turn(client, hostile([]))
+    first = turn.cognition["calls"][0]
+    assert first["status"] == "timed_out" and "--sampling-timeout-ms" in first["error"]
+    assert turn.statuses()[1:] == ["answered"] * (len(turn.requests) - 1)
+    cancels = [m for m in turn.others if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [turn.requests[0]["id"]]
+    # the late answer to the request given up is dropped, and the body serves on
+    client.send_raw(text_result(turn.requests[0]["id"], "too late"))
+    assert_answers_ping_next(client)
+
+
+def test_a_turn_past_its_deadline_asks_nothing_more_and_answers_with_what_ran(spawn_body):
+    client = start_sampling_body(spawn_body, "--turn-deadline-ms", "150")
+    turn = run_turn(client, lambda request, rank: [])
+    assert len(turn.requests) == 1, "after the deadline no request leaves"
+    calls = turn.cognition["calls"]
+    assert len(calls) == turn.trace["passes_run"] + 1
+    assert [c["status"] for c in calls] == ["timed_out"] * len(calls)
+    assert "turn's deadline" in calls[0]["error"] and "before this request" in calls[1]["error"]
+    assert turn.trace["output"].startswith("[knowledge.answer] On 'who sits"), "the moves' output stands in"
+    assert_answers_ping_next(client)
+
+
+# -- what the client sends while a request waits ---------------------------------------------------
+
+
+def test_a_ping_is_answered_while_a_request_waits(spawn_body):
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client, lambda request, rank: [
+        encode_message({"jsonrpc": "2.0", "id": f"ping-{rank}", "method": "ping"}),
+        text_result(request["id"], reply_for(rank))])
+    pings = [m for m in turn.others if str(m.get("id", "")).startswith("ping-")]
+    assert pings == [{"jsonrpc": "2.0", "id": f"ping-{n}", "result": {}} for n in range(1, len(turn.requests) + 1)]
+
+
+def test_other_requests_are_set_aside_and_answered_after_the_turn_in_order(spawn_body):
+    client = start_sampling_body(spawn_body)
+    extra = [encode_message({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}),
+             encode_message({"jsonrpc": "2.0", "id": "nope", "method": "no/such"}),
+             encode_message({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})]
+    turn = run_turn(client, lambda request, rank: (extra if rank == 1 else []) + [
+        text_result(request["id"], reply_for(rank))])
+    assert turn.others == [] and turn.statuses() == ["answered"] * len(turn.requests)
+    after = [client.read_message(), client.read_message()]
+    assert [m["id"] for m in after] == ["list", "nope"]
+    assert after[0]["result"]["tools"][0]["name"] == "turn" and after[1]["error"]["code"] == -32601
+
+
+def test_a_second_turn_sent_meanwhile_runs_after_the_first_and_samples_too(spawn_body):
+    client = start_sampling_body(spawn_body)
+    second = turn_request(input_text="and the second?", uid="other", request_id="second")
+
+    def script(request: dict[str, Any], rank: int) -> list[bytes]:
+        return ([second] if rank == 1 else []) + [text_result(request["id"], reply_for(rank))]
+    first = run_turn(client, script)
+    assert first.trace["session"]["uid"] == "u"
+    later = run_turn(client, request=b"", request_id="second")
+    assert later.trace["session"]["uid"] == "other" and later.cognition["thinker"] == "sampling"
+
+
+def test_the_set_aside_queue_is_bounded_and_a_request_past_it_is_refused_at_once(spawn_body):
+    client = start_sampling_body(spawn_body)
+    flood = [encode_message({"jsonrpc": "2.0", "id": n, "method": "tools/list"}) for n in range(70)]
+    turn = run_turn(client, lambda request, rank: (flood if rank == 1 else []) + [
+        text_result(request["id"], reply_for(rank))])
+    busy = [m for m in turn.others if m.get("error", {}).get("code") == -32000]
+    assert [m["id"] for m in busy] == list(range(64, 70))
+    answered = [client.read_message()["id"] for _ in range(64)]
+    assert answered == list(range(64))
+    assert_answers_ping_next(client)
+
+
+def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body):
+    client = start_sampling_body(spawn_body)
+    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": TURN_ID, "reason": "user pressed stop"}})
+    marker = encode_message({"jsonrpc": "2.0", "id": "after-cancel", "method": "ping"})
+
+    def script(request: dict[str, Any], rank: int) -> list[bytes]:
+        return [text_result(request["id"], reply_for(rank))] if rank < 3 else [cancel, marker]
+    turn = run_turn(client, script, until_id="after-cancel")
+    assert turn.response is None, "a cancelled request gets no response"
+    assert len(turn.requests) == 3
+    cancels = [m for m in turn.others if m.get("method") == "notifications/cancelled"]
+    assert [c["params"]["requestId"] for c in cancels] == [3]
+    assert turn.others[-1] == {"jsonrpc": "2.0", "id": "after-cancel", "result": {}}
+    # the session went on: the next turn is its second
+    assert run_turn(client).trace["turn"] == 2
+
+
+def test_a_cancel_of_another_id_is_ignored(spawn_body):
+    client = start_sampling_body(spawn_body)
+    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    turn = run_turn(client, lambda request, rank: [cancel, text_result(request["id"], reply_for(rank))])
+    assert turn.statuses() == ["answered"] * len(turn.requests)
+
+
+def test_stdin_closing_mid_turn_fails_the_pass_answers_the_turn_and_exits_cleanly(spawn_body):
+    client = start_sampling_body(spawn_body)
+    client.send_raw(turn_request())
+    first = client.read_message()
+    assert first["method"] == SAMPLING
+    client.close_stdin()
+    response = client.read_message()
+    calls = response["result"]["structuredContent"]["cognition"]["calls"]
+    assert calls[0]["status"] == "failed" and "stdin closed" in calls[0]["error"]
+    assert all(c["status"] == "failed" for c in calls[1:])
+    assert client.wait_exit(10) == 0
+
+
+# -- no model to ask ---------------------------------------------------------------------------------
+
+
+def without_cognition(trace: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in trace.items() if key != "cognition"}
+
+
+def test_without_the_capability_the_stub_thinks_and_the_trace_says_why(spawn_body):
+    sampling = start_sampling_body(spawn_body, capabilities={})
+    stub = spawn_body(no_soul=True)
+    stub.initialize()
+    turn = run_turn(sampling)
+    assert turn.requests == []
+    assert turn.cognition == {"requested": "sampling", "thinker": "stub",
+                              "fallback": "the client did not declare capabilities.sampling", "calls": []}
+    assert dumps(without_cognition(turn.trace)) == dumps(stub.call_turn("who sits at the head of the table?",
+                                                                        "u", "c", "s"))
+
+
+def test_a_modern_request_falls_back_to_the_stub_saying_so(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    params = modern_params({"name": "turn", "arguments": {"input": "hi", "uid": "u", "channel": "c", "server": "s"}},
+                           capabilities={"sampling": {}})
+    turn = run_turn(client, request=encode_message({"jsonrpc": "2.0", "id": TURN_ID, "method": "tools/call",
+                                                    "params": params}))
+    assert turn.requests == [] and turn.cognition["thinker"] == "stub"
+    assert "2026-07-28" in turn.cognition["fallback"]
+
+
+def test_every_status_the_trace_can_show_is_one_the_schema_allows(spawn_body):
+    client = start_sampling_body(spawn_body)
+    [tool] = client.list_tools()
+    calls = tool["outputSchema"]["properties"]["cognition"]["properties"]["calls"]["items"]
+    assert set(calls["properties"]["status"]["enum"]) == STATUSES
+    assert calls["required"] == CALL_KEYS
+
+
+def test_the_options_refuse_bad_values_with_one_line(body_exe):
+    for argv in (["--cognition", "model"], ["--sampling-timeout-ms", "0"], ["--turn-deadline-ms", "x"],
+                 ["--sampling-max-tokens", "-1"]):
+        done = subprocess.run([str(body_exe), *argv], capture_output=True, text=True, timeout=10, check=False)
+        assert done.returncode == 2 and argv[0] in done.stderr.splitlines()[0], (argv, done.stderr)
