@@ -63,8 +63,8 @@ class Turn:
 
 
 def start_sampling_body(spawn_body: Callable[..., BodyClient], *extra: str,
-                        capabilities: dict[str, Any] | None = None) -> BodyClient:
-    client = spawn_body(no_soul=True, extra_args=(*SAMPLING_ARGS, *extra))
+                        capabilities: dict[str, Any] | None = None, **options: Any) -> BodyClient:
+    client = spawn_body(no_soul=True, extra_args=(*SAMPLING_ARGS, *extra), **options)
     client.initialize(capabilities=SAMPLING_CAPABILITY if capabilities is None else capabilities)
     return client
 

@@ -32,7 +32,7 @@ from sampling_support import (
     text_result,
     turn_request,
 )
-from support import assert_answers_ping_next, check_trace, step_of_pass
+from support import assert_answers_ping_next, check_trace, load_corpus, step_of_pass
 
 REASONING_STEPS = [step_of_pass(pass_number)[1] for pass_number in range(1, 9)]
 SYNTHESIS_STEP = 22
@@ -269,15 +269,17 @@ def test_the_set_aside_queue_is_bounded_and_a_request_past_it_is_refused_at_once
     assert_answers_ping_next(client)
 
 
-def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body):
+@pytest.mark.parametrize("turn_id", [TURN_ID, 0, "turn-7", "x" * 300], ids=["number", "zero", "string", "long"])
+def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body, turn_id):
     client = start_sampling_body(spawn_body)
     cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                             "params": {"requestId": TURN_ID, "reason": "user pressed stop"}})
+                             "params": {"requestId": turn_id, "reason": "user pressed stop"}})
     marker = encode_message({"jsonrpc": "2.0", "id": "after-cancel", "method": "ping"})
 
     def script(request: dict[str, Any], rank: int) -> list[bytes]:
         return [text_result(request["id"], reply_for(rank))] if rank < 3 else [cancel, marker]
-    turn = run_turn(client, script, until_id="after-cancel")
+    turn = run_turn(client, script, request=turn_request(request_id=turn_id), request_id=turn_id,
+                    until_id="after-cancel")
     assert turn.response is None, "a cancelled request gets no response"
     assert len(turn.requests) == 3
     cancels = [m for m in turn.others if m.get("method") == "notifications/cancelled"]
@@ -287,9 +289,10 @@ def test_a_cancelled_turn_stops_sampling_and_gets_no_response(spawn_body):
     assert run_turn(client).trace["turn"] == 2
 
 
-def test_a_cancel_of_another_id_is_ignored(spawn_body):
+@pytest.mark.parametrize("other", [1, str(TURN_ID)], ids=["the first sampling id", "the turn's id as a string"])
+def test_a_cancel_of_another_id_is_ignored(spawn_body, other):
     client = start_sampling_body(spawn_body)
-    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": other}})
     turn = run_turn(client, lambda request, rank: [cancel, text_result(request["id"], reply_for(rank))])
     assert turn.statuses() == ["answered"] * len(turn.requests)
 
@@ -349,3 +352,36 @@ def test_the_options_refuse_bad_values_with_one_line(body_exe):
                  ["--sampling-max-tokens", "-1"]):
         done = subprocess.run([str(body_exe), *argv], capture_output=True, text=True, timeout=10, check=False)
         assert done.returncode == 2 and argv[0] in done.stderr.splitlines()[0], (argv, done.stderr)
+
+
+# -- the hostile corpus, sent while a request waits --------------------------------------------------
+
+corpus = load_corpus()
+
+
+@pytest.mark.parametrize("case", corpus.CASES, ids=[c.name for c in corpus.CASES])
+def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_nothing(spawn_body, case):
+    client = start_sampling_body(spawn_body, **case.body)
+
+    def script(request: dict[str, Any], rank: int) -> list[bytes]:
+        return ([case.line + b"\n"] if rank == 1 else []) + [text_result(request["id"], reply_for(rank))]
+    turn = run_turn(client, script)
+    # The first pass is answered, or failed when the line may have been its answer (not JSON, or a
+    # response with its id); every other pass is answered
+    statuses = turn.statuses()
+    assert statuses[0] in ("answered", "failed") and statuses[1:] == ["answered"] * (len(statuses) - 1)
+    assert len(statuses) == turn.trace["passes_run"] + 1
+    replies = list(turn.others)
+    if case.expect.kind == "silent":
+        assert replies == [], replies
+    else:
+        if not replies:  # set aside, answered once the turn was
+            replies.append(client.read_message(awaiting=f"the reply to hostile case {case.name}"))
+        [reply] = replies
+        expect = case.expect
+        assert reply["id"] == (None if expect.id_raw is None else json.loads(expect.id_raw)), reply
+        if expect.kind == "error":
+            assert reply["error"]["code"] == expect.code, reply
+        elif expect.kind == "result":
+            assert "result" in reply, reply
+    assert_answers_ping_next(client, f"after {case.name}")

@@ -1,3 +1,4 @@
+with Ada.Characters.Handling;
 with Ada.Command_Line;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
@@ -39,6 +40,37 @@ package body Body_Config is
          end if;
          return Positive (Number);
       end Count_Of;
+
+      --  The value of Option: one of Choice's names, exactly in lower case
+      --  ('Value alone would also take " KEEP "), or a refusal naming them
+      generic
+         type Choice is (<>);
+      function Choice_Of (Option : String) return Choice;
+
+      function Choice_Of (Option : String) return Choice is
+         Given : constant String := Value_Of (Option);
+         Names : Unbounded_String;
+      begin
+         for Each in Choice loop
+            declare
+               Name : constant String :=
+                 Ada.Characters.Handling.To_Lower (Each'Image);
+            begin
+               if Given = Name then
+                  return Each;
+               end if;
+               Append (Names, (if Each = Choice'First then ""
+                               elsif Each = Choice'Last then " or "
+                               else ", ") & Name);
+            end;
+         end loop;
+         raise Usage_Error with Option & " needs " & To_String (Names)
+           & ", got '" & Given & "'";
+      end Choice_Of;
+
+      function Soul_Of is new Choice_Of (Soul_Policy);
+      function Text_Block_Of is new Choice_Of (Text_Block_Form);
+      function Cognition_Of is new Choice_Of (Cognition_Kind);
    begin
       while Index <= Argument_Count loop
          declare
@@ -60,37 +92,11 @@ package body Body_Config is
             elsif Option = "--hermes-home" then
                Result.Hermes_Home := To_Unbounded_String (Value_Of (Option));
             elsif Option = "--soul" then
-               declare
-                  Policy : constant String := Value_Of (Option);
-               begin
-                  --  Exactly the lower-case names: 'Value alone would
-                  --  also take " KEEP "
-                  if Policy not in "keep" | "replace" | "off" then
-                     raise Usage_Error with Option
-                       & " needs keep, replace or off, got '" & Policy & "'";
-                  end if;
-                  Result.Soul := Soul_Policy'Value (Policy);
-               end;
+               Result.Soul := Soul_Of (Option);
             elsif Option = "--text-block" then
-               declare
-                  Form : constant String := Value_Of (Option);
-               begin
-                  if Form not in "full" | "compact" then
-                     raise Usage_Error with Option
-                       & " needs full or compact, got '" & Form & "'";
-                  end if;
-                  Result.Text_Block := Text_Block_Form'Value (Form);
-               end;
+               Result.Text_Block := Text_Block_Of (Option);
             elsif Option = "--cognition" then
-               declare
-                  Kind : constant String := Value_Of (Option);
-               begin
-                  if Kind not in "stub" | "sampling" then
-                     raise Usage_Error with Option
-                       & " needs stub or sampling, got '" & Kind & "'";
-                  end if;
-                  Result.Cognition := Cognition_Kind'Value (Kind);
-               end;
+               Result.Cognition := Cognition_Of (Option);
             elsif Option = "--sampling-timeout-ms" then
                Result.Sampling_Timeout_Ms := Count_Of (Option, 1, 3_600_000);
             elsif Option = "--turn-deadline-ms" then

@@ -129,14 +129,13 @@ package body Turn_Cycle is
          Texts.End_Part (Store, Trace.Output);
       end Write_Moves_Output;
 
-      --  What the cognition said of Step's call
-      procedure Record_Call
-        (Step : Cycle_Order.Step_Index; Call : Organs.Cognition.Call_Record)
-      is
+      --  The next call of the trace, Step's: the cognition writes what came
+      --  of it there, in place (a call record is some 300 bytes)
+      procedure Next_Call (Step : Cycle_Order.Step_Index) with Inline is
       begin
          Trace.Call_Last := Trace.Call_Last + 1;
-         Trace.Calls (Trace.Call_Last) := (Step => Step, Call => Call);
-      end Record_Call;
+         Trace.Calls (Trace.Call_Last).Step := Step;
+      end Next_Call;
    begin
       Texts.Clear (Store);
       Trace.Reach := Port.Reach_Of;
@@ -220,23 +219,20 @@ package body Turn_Cycle is
                            Record_Step (Step, Last_Draw);
                         end;
                      else
-                        declare
-                           Call : Organs.Cognition.Call_Record;
-                        begin
-                           Texts.Start_Part (Store, Thought_Bytes);
-                           Chosen.Cognition.Reason
-                             ((Pass     => Pass,
-                               Way      => Way_Of (Pass),
-                               Rank     => Rank_Of (Pass),
-                               Draw     => Last_Draw,
-                               Recall   => Recalled,
-                               Previous => Thought),
-                              Input, Focus, Port, Store, Call);
-                           Texts.End_Part (Store, Thought);
-                           Thoughts (Pass) := Thought;
-                           Record_Step (Step, Thought);
-                           Record_Call (Step, Call);
-                        end;
+                        Next_Call (Step);
+                        Texts.Start_Part (Store, Thought_Bytes);
+                        Chosen.Cognition.Reason
+                          ((Pass     => Pass,
+                            Way      => Way_Of (Pass),
+                            Rank     => Rank_Of (Pass),
+                            Draw     => Last_Draw,
+                            Recall   => Recalled,
+                            Previous => Thought),
+                           Input, Focus, Port, Store,
+                           Trace.Calls (Trace.Call_Last).Call);
+                        Texts.End_Part (Store, Thought);
+                        Thoughts (Pass) := Thought;
+                        Record_Step (Step, Thought);
                      end if;
                   end if;
                end;
@@ -284,19 +280,15 @@ package body Turn_Cycle is
             when Cycle_Order.Synthesize =>
                --  The cognition's own synthesis, if it has one; else the
                --  output of the moves that ran
-               declare
-                  Call : Organs.Cognition.Call_Record;
-               begin
-                  Texts.Start_Part (Store, Sampled_Output_Bytes);
-                  Chosen.Cognition.Synthesize
-                    ((Passes   => Trace.Passes,
-                      Thoughts => Thoughts,
-                      Recall   => Recalled,
-                      Route    => Trace.Route),
-                     Input, Port, Store, Call);
-                  Texts.End_Part (Store, Trace.Output);
-                  Record_Call (Step, Call);
-               end;
+               Next_Call (Step);
+               Texts.Start_Part (Store, Sampled_Output_Bytes);
+               Chosen.Cognition.Synthesize
+                 ((Passes   => Trace.Passes,
+                   Thoughts => Thoughts,
+                   Recall   => Recalled,
+                   Route    => Trace.Route),
+                  Input, Port, Store, Trace.Calls (Trace.Call_Last).Call);
+               Texts.End_Part (Store, Trace.Output);
                if Is_Empty (Trace.Output) then
                   Write_Moves_Output;
                end if;

@@ -4,6 +4,12 @@
 --  is the only state read or written (law L1), and the coherence result is
 --  only reported (law L4).
 --
+--  A cognition that asks a model does so through the port the caller
+--  gives Run (Organs.Model_Port): once per pass that runs and once for the
+--  synthesis, each call's outcome recorded in the trace (Calls).  The port
+--  is the caller's business, and so is its time; the cycle's own work stays
+--  linear in the turn.
+--
 --  The trace is plain Ada: texts kept in one bounded store, fixed-point
 --  numbers and enumerations.  Nothing here knows of JSON; the protocol
 --  layer spells a trace (Turn_Tool).  Every text of a trace is cut to its

@@ -173,21 +173,21 @@ package body Stdio_Channel is
    with Convention => C;
 
    --  Whether stdin has something to read (or its end) by Deadline
-   function Readable_By (Deadline : Ada.Real_Time.Time) return Boolean is
-      use type Ada.Real_Time.Time;
+   function Readable_By (Deadline : Monotonic.Instant) return Boolean is
+      use type Monotonic.Instant;
       use type Interfaces.C.int;
       POLLIN : constant := 1;
       EINTR  : constant := 4;
    begin
       loop
          declare
-            Left : constant Duration :=
-              Ada.Real_Time.To_Duration (Deadline - Ada.Real_Time.Clock);
+            Left : constant Monotonic.Instant := Deadline - Monotonic.Now;
+            --  Microseconds; poll counts milliseconds, rounded up so a wait
+            --  never ends before its deadline, and at most an hour at a time
             Wait : constant Interfaces.C.int :=
-              (if Left <= 0.0 then 0
+              (if Left <= 0 then 0
                else Interfaces.C.int
-                      (Duration'(Duration'Min (Left, 3_600.0) * 1000)
-                       + 0.5));
+                      (Monotonic.Instant'Min ((Left + 999) / 1000, 3_600_000)));
             Stdin : Poll_Entry := (Fd => 0, Events => POLLIN, Revents => 0);
             Ready : constant Interfaces.C.int :=
               C_Poll (Stdin'Address, 1, Wait);
@@ -208,7 +208,7 @@ package body Stdio_Channel is
    procedure Take_Line
      (From        : in out Source;
       Bounded     : Boolean;
-      Deadline    : Ada.Real_Time.Time;
+      Deadline    : Monotonic.Instant;
       On_Line     : not null access procedure (Line : String);
       On_Overflow : not null access procedure (Length : Natural);
       Outcome     : out Wait_Outcome) is
@@ -264,7 +264,7 @@ package body Stdio_Channel is
    --  Serve_Lines's On_Overflow, for the lines Await_Line reads
 
    procedure Await_Line
-     (Deadline : Ada.Real_Time.Time;
+     (Deadline : Monotonic.Instant;
       On_Line  : not null access procedure (Line : String);
       Outcome  : out Wait_Outcome) is
    begin
@@ -343,7 +343,7 @@ package body Stdio_Channel is
       On_Overflow    : not null Overflow_Handler)
    is
       Outcome : Wait_Outcome;
-      Never   : constant Ada.Real_Time.Time := Ada.Real_Time.Time_Last;
+      Never   : constant Monotonic.Instant := Monotonic.Never;
    begin
       Line_Cap := Max_Line_Bytes;
       Refuse_Overflow := On_Overflow;

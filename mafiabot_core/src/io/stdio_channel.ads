@@ -10,7 +10,7 @@
 --  The line being handled stays where it is while later lines are read:
 --  those go into buffers of their own.
 
-with Ada.Real_Time;
+with Monotonic;
 
 package Stdio_Channel is
 
@@ -39,7 +39,7 @@ package Stdio_Channel is
       --  stdin is at its end: no line will come
 
    procedure Await_Line
-     (Deadline : Ada.Real_Time.Time;
+     (Deadline : Monotonic.Instant;
       On_Line  : not null access procedure (Line : String);
       Outcome  : out Wait_Outcome);
    --  Only from within a handler of Serve_Lines: the next line after the

@@ -1,11 +1,10 @@
-with Ada.Real_Time;
+with Monotonic;
 with Input_Guard;
 
 package body Organs.Model_Cognition is
 
    use type Organs.Model_Port.Reach;
    use type Organs.Model_Port.Ask_Status;
-   use type Ada.Real_Time.Time;
 
    package Texts renames Organs.Texts;
 
@@ -46,8 +45,8 @@ package body Organs.Model_Cognition is
      (Self : Organ; Way : Direction; Rank : Quarter) return Name_Text is
      (Self.Fallback.Move_Name (Way, Rank));
 
-   function Deadline_Of (Self : Organ) return Ada.Real_Time.Time is
-     (Ada.Real_Time.Clock + Ada.Real_Time.Milliseconds (Self.Timeout_Ms));
+   function Deadline_Of (Self : Organ) return Monotonic.Instant is
+     (Monotonic.After (Self.Timeout_Ms));
 
    overriding procedure Reason
      (Self    : Organ;
@@ -74,7 +73,7 @@ package body Organs.Model_Cognition is
               Pass     => Positive (Pass.Pass),
               Way      => Pass.Way);
       begin
-         Call := (Asked => True, Facts => <>);
+         Call.Asked := True;
          Texts.Add_Within (Thought, Move, Max_Name_Bytes);
          Texts.Add (Thought, ": ");
          Port.Ask (System_Prompt, Prompt, Self.Max_Tokens, Deadline_Of (Self),
@@ -120,7 +119,7 @@ package body Organs.Model_Cognition is
            & ASCII.LF & Thoughts (1)
            & "Write the reply to the user's turn from these thoughts.";
       begin
-         Call := (Asked => True, Facts => <>);
+         Call.Asked := True;
          Port.Ask (System_Prompt, Prompt, Self.Max_Tokens, Deadline_Of (Self),
                    Output, Call.Facts);
       end;

@@ -2,20 +2,34 @@ with Input_Guard;
 
 package body Organs.Model_Port is
 
-   procedure Set_Error (Facts : in out Answer_Facts; Error : String) is
-      Kept : constant Natural :=
-        Input_Guard.Utf8_Prefix_Length (Error, Max_Error_Bytes);
+   procedure Clear (Facts : out Answer_Facts) is
    begin
-      Facts.Error (1 .. Kept) := Error (Error'First .. Error'First + Kept - 1);
-      Facts.Error_Last := Kept;
+      Facts.Status := Failed;
+      Facts.Model_Last := 0;
+      Facts.Has_Tokens := False;
+      Facts.Tokens := 0;
+      Facts.Latency_Us := 0;
+      Facts.Error_Last := 0;
+   end Clear;
+
+   --  Text into Room, cut on a character boundary to fit; Last says how
+   --  much of Room it holds
+   procedure Keep_Cut (Text : String; Room : out String; Last : out Natural)
+   with Pre => Room'First = 1, Post => Last <= Room'Last
+   is
+   begin
+      Last := Input_Guard.Utf8_Prefix_Length (Text, Room'Length);
+      Room (1 .. Last) := Text (Text'First .. Text'First + Last - 1);
+   end Keep_Cut;
+
+   procedure Set_Error (Facts : in out Answer_Facts; Error : String) is
+   begin
+      Keep_Cut (Error, Facts.Error, Facts.Error_Last);
    end Set_Error;
 
    procedure Set_Model (Facts : in out Answer_Facts; Model : String) is
-      Kept : constant Natural :=
-        Input_Guard.Utf8_Prefix_Length (Model, Max_Model_Bytes);
    begin
-      Facts.Model (1 .. Kept) := Model (Model'First .. Model'First + Kept - 1);
-      Facts.Model_Last := Kept;
+      Keep_Cut (Model, Facts.Model, Facts.Model_Last);
    end Set_Model;
 
    overriding procedure Ask
@@ -23,14 +37,14 @@ package body Organs.Model_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Answer_Facts)
    is
       pragma Unreferenced (Self, System_Prompt, Prompt, Max_Tokens, Deadline,
                            Answer);
    begin
-      Facts := (others => <>);
+      Clear (Facts);
       Set_Error (Facts, "no model to ask");
    end Ask;
 

@@ -20,7 +20,7 @@
 --  with it.  Once a turn is cancelled, or its deadline has passed, or the
 --  far side is gone, every later Ask returns at once without asking.
 
-with Ada.Real_Time;
+with Monotonic;
 with Organs.Texts;
 
 package Organs.Model_Port is
@@ -52,7 +52,7 @@ package Organs.Model_Port is
 
    type Answer_Facts is record
       Status      : Ask_Status := Failed;
-      Model       : String (1 .. Max_Model_Bytes) := [others => ' '];
+      Model       : String (1 .. Max_Model_Bytes);
       Model_Last  : Model_Length := 0;
       --  Model (1 .. Model_Last): empty when none was reported
       Has_Tokens  : Boolean := False;
@@ -60,11 +60,19 @@ package Organs.Model_Port is
       --  What the answer cost, when the far side said so
       Latency_Us  : Natural := 0;
       --  From the question sent to its answer read (0 when never sent)
-      Error       : String (1 .. Max_Error_Bytes) := [others => ' '];
+      Error       : String (1 .. Max_Error_Bytes);
       Error_Last  : Error_Length := 0;
       --  Error (1 .. Error_Last): empty when Answered
    end record;
-   --  What one Ask came to, beside the text
+   --  What one Ask came to, beside the text.  Only the first Model_Last
+   --  and Error_Last bytes of the two texts are ever read, so the rest is
+   --  left as it is: every pass of every turn makes one of these
+
+   procedure Clear (Facts : out Answer_Facts)
+   with Post => Facts.Status = Failed and then Facts.Model_Last = 0
+                and then Facts.Error_Last = 0 and then not Facts.Has_Tokens
+                and then Facts.Latency_Us = 0;
+   --  Nothing came of it yet (the texts' bytes are left as they are)
 
    function Model_Of (Facts : Answer_Facts) return String is
      (Facts.Model (1 .. Facts.Model_Last));
@@ -87,7 +95,7 @@ package Organs.Model_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Answer_Facts) is abstract
    with Pre'Class  => Organs.Texts.Is_Writing (Answer),
@@ -110,7 +118,7 @@ package Organs.Model_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Answer_Facts);
    --  Failed, "no model to ask"

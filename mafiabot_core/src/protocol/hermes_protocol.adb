@@ -1,4 +1,4 @@
-with Ada.Real_Time;
+with Monotonic;
 with Ada.Strings.Unbounded;
 with Body_Log;
 with Lifecycle_Checks;
@@ -85,7 +85,9 @@ package body Hermes_Protocol is
       Settings : Body_Config.Settings;
       Chosen   : Organs.Sets.Organ_Set;
       Curve    : Energy_Gate.Threshold_Curve;
-      Identity : Organs.Identity.Big_Three) is
+      Identity : Organs.Identity.Big_Three)
+   is
+      use type Body_Config.Cognition_Kind;
    begin
       Self.Limits := (Max_Depth => Settings.Max_Depth,
                       Max_Elements => Settings.Max_Elements);
@@ -97,6 +99,10 @@ package body Hermes_Protocol is
       Turn_Tool.Set_Cognition (Self.Identity, Settings.Cognition);
       Self.Cognition := Settings.Cognition;
       Self.Turn_Deadline := Settings.Turn_Deadline_Ms;
+      if Settings.Cognition = Body_Config.Sampling and then Self.Port = null
+      then
+         Self.Port := new Sampling_Port.Channel_Port;
+      end if;
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
@@ -366,7 +372,7 @@ package body Hermes_Protocol is
       Id : String; Modern : Boolean; Problem : out Outcome;
       Json : in out Json_Text.Builder)
    with No_Inline;
-   --  Its frame holds a turn's trace (17 KB), probed page by page on entry
+   --  Its frame holds a turn's trace (24 KB), probed page by page on entry
    --  (-fstack-check): inlined, every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
@@ -382,7 +388,6 @@ package body Hermes_Protocol is
       Modern               : Boolean;
       Trace                : out Turn_Cycle.Turn_Trace)
    is
-      use type Ada.Real_Time.Time;
    begin
       Self.Port.Open
         (Reach         =>
@@ -390,12 +395,10 @@ package body Hermes_Protocol is
             elsif Self.Client_Samples then Organs.Model_Port.Reachable
             else Organs.Model_Port.No_Capability),
          Turn_Id       => Id,
-         Turn_Deadline =>
-           Ada.Real_Time.Clock
-           + Ada.Real_Time.Milliseconds (Self.Turn_Deadline),
+         Turn_Deadline => Monotonic.After (Self.Turn_Deadline),
          Limits        => Self.Limits);
       Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel, Server,
-                      Input, Self.Port, Trace);
+                      Input, Self.Port.all, Trace);
    end Run_Sampled_Turn;
 
    procedure Answer_Tools_Call
@@ -575,7 +578,9 @@ package body Hermes_Protocol is
                         & " ignored");
       end if;
       --  Requests are answered before the next line is read, so a
-      --  notifications/cancelled always names a finished request: ignored.
+      --  notifications/cancelled here always names a finished request:
+      --  ignored.  (One for a sampled turn in flight is read by the model
+      --  port, Sampling_Port.)
    end Serve_Notification;
 
    function Is_Blank (Line : String) return Boolean is
@@ -660,8 +665,9 @@ package body Hermes_Protocol is
               and then (Members (Result) /= No_Node
                         or else Members (Error) /= No_Node)
             then
-               --  A response: the body sends no requests, so nothing waits
-               --  for it, and responses are never answered.
+               --  A response no request waits for (the model port reads the
+               --  responses to the body's own requests while they wait):
+               --  responses are never answered.
                Body_Log.Info ("ignored a response to no request of ours");
                return;
             else

@@ -3,8 +3,12 @@
 --  once a client sends `initialize`, modern (2026-07-28) for every request
 --  that carries the modern `_meta` protocol version.
 --
---  Every request gets exactly one response; notifications and client
---  responses get none.  Protocol errors are mapped to JSON-RPC codes here
+--  Every request gets exactly one response, but a turn the client cancels
+--  while it waits on the client's own model (--cognition sampling), which
+--  MCP says gets none; notifications and client responses get none.  While
+--  such a turn waits, the lines the client sends are read by the model port
+--  (Sampling_Port), which sets aside what is not its business: they reach
+--  Handle after the turn is answered, in order.  Protocol errors are mapped to JSON-RPC codes here
 --  and nowhere else; the protocol's ordering rules are Lifecycle_Checks'.
 --  Anything unexpected while serving one request becomes -32603 for that
 --  request alone, at the request loop's edge (Answer_Internal_Error).
@@ -66,6 +70,8 @@ private
    --  passes ran, with holes for the turn's values: written the first time
    --  such a turn is answered
 
+   type Port_Access is access Sampling_Port.Channel_Port;
+
    type Server is tagged limited record
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Max_Line      : Positive := 4 * 1024 * 1024;
@@ -87,8 +93,10 @@ private
       Turn_Deadline : Positive := Body_Config.Default_Turn_Deadline_Ms;
       Client_Samples : Boolean := False;
       --  The legacy client declared capabilities.sampling in initialize
-      Port          : Sampling_Port.Channel_Port;
-      --  The model port of the turn in flight (--cognition sampling)
+      Port          : Port_Access;
+      --  The model port of the turn in flight, made by Configure for
+      --  --cognition sampling alone (a stub body never reads or parses for
+      --  one)
       Silent        : Boolean := False;
       --  The request being handled gets no response (a cancelled turn)
    end record;

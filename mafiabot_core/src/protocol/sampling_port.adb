@@ -4,7 +4,7 @@ with Stdio_Channel;
 package body Sampling_Port is
 
    use Json_Reader;
-   use type Ada.Real_Time.Time;
+   use type Monotonic.Instant;
    use type Organs.Model_Port.Reach;
 
    package Port renames Organs.Model_Port;
@@ -25,16 +25,11 @@ package body Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Ada.Real_Time.Time;
+      Turn_Deadline : Monotonic.Instant;
       Limits        : Input_Guard.Limits) is
    begin
       Self.Reach := Reach;
-      if Turn_Id'Length <= Self.Turn_Id'Length then
-         Self.Turn_Id (1 .. Turn_Id'Length) := Turn_Id;
-         Self.Turn_Id_Last := Turn_Id'Length;
-      else
-         Self.Turn_Id_Last := 0;
-      end if;
+      Ada.Strings.Unbounded.Set_Unbounded_String (Self.Turn_Id, Turn_Id);
       Self.Turn_Deadline := Turn_Deadline;
       Self.Limits := Limits;
       Self.Cancelled := False;
@@ -46,6 +41,16 @@ package body Sampling_Port is
       Json.End_Line;
       Json.Query (Stdio_Channel.Send'Access);
    end Send;
+
+   --  {"jsonrpc":"2.0","id":Id, -- a request's method, a response's result
+   --  or error comes next
+   procedure Start_With_Id (Json : in out Json_Text.Builder; Id : String) is
+   begin
+      Json.Reset;
+      Json.Start_Object;
+      Json.Text_Field ("jsonrpc", "2.0");
+      Json.Raw_Field ("id", Id);
+   end Start_With_Id;
 
    --  Tell the client the body no longer waits for request Id
    procedure Cancel_Request
@@ -71,10 +76,7 @@ package body Sampling_Port is
       Prompt        : String;
       Max_Tokens    : Positive) is
    begin
-      Json.Reset;
-      Json.Start_Object;
-      Json.Text_Field ("jsonrpc", "2.0");
-      Json.Raw_Field ("id", Id);
+      Start_With_Id (Json, Id);
       Json.Text_Field ("method", Method_Name);
       Json.Key ("params");
       Json.Start_Object;
@@ -101,14 +103,14 @@ package body Sampling_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts)
    is
-      Until_Time : constant Ada.Real_Time.Time :=
+      Until_Time : constant Monotonic.Instant :=
         (if Deadline < Self.Turn_Deadline then Deadline
          else Self.Turn_Deadline);
-      Started    : Ada.Real_Time.Time;
+      Started    : Monotonic.Instant;
       Done       : Boolean := False;
       Id         : constant String := Image (Last_Id + 1);
 
@@ -196,10 +198,7 @@ package body Sampling_Port is
       --  Answer a request set aside for want of room: it would never be
       procedure Refuse_Busy (Line : String; Id_Node : Node_Id) is
       begin
-         Self.Message.Reset;
-         Self.Message.Start_Object;
-         Self.Message.Text_Field ("jsonrpc", "2.0");
-         Self.Message.Raw_Field ("id", Raw (Self.Reader, Line, Id_Node));
+         Start_With_Id (Self.Message, Raw (Self.Reader, Line, Id_Node));
          Self.Message.Key ("error");
          Self.Message.Start_Object;
          Self.Message.Int_Field ("code", Busy_Code);
@@ -254,6 +253,12 @@ package body Sampling_Port is
                then Text (Self.Reader, Line, Method) else "");
             Params_Object : constant Boolean :=
               Params /= No_Node and then Kind (Self.Reader, Params) = Object_Value;
+            Version : constant Node_Id :=
+              Member (Self.Reader, Line, Root, "jsonrpc");
+            Is_2_0  : constant Boolean :=
+              Version /= No_Node
+              and then Kind (Self.Reader, Version) = String_Value
+              and then Text (Self.Reader, Line, Version) = "2.0";
          begin
             if Method = No_Node and then Has_Valid_Id
               and then (Result /= No_Node or else Error /= No_Node)
@@ -273,9 +278,9 @@ package body Sampling_Port is
                      then Member (Self.Reader, Line, Params, "requestId")
                      else No_Node);
                begin
-                  if Named /= No_Node and then Self.Turn_Id_Last > 0
+                  if Named /= No_Node
                     and then Raw (Self.Reader, Line, Named)
-                             = Self.Turn_Id (1 .. Self.Turn_Id_Last)
+                             = Ada.Strings.Unbounded.To_String (Self.Turn_Id)
                   then
                      Self.Cancelled := True;
                      Fail (Port.Cancelled, "the client cancelled the turn");
@@ -283,16 +288,14 @@ package body Sampling_Port is
                   end if;
                   --  A cancel of anything else names no request in flight
                end;
-            elsif Name = "ping" and then Has_Valid_Id
+            elsif Name = "ping" and then Has_Valid_Id and then Is_2_0
               and then (Params = No_Node
                         or else (Params_Object
                                  and then Member (Self.Reader, Line, Params,
                                                   "_meta") = No_Node))
             then
-               Self.Message.Reset;
-               Self.Message.Start_Object;
-               Self.Message.Text_Field ("jsonrpc", "2.0");
-               Self.Message.Raw_Field ("id", Raw (Self.Reader, Line, Id_Node));
+               Start_With_Id
+                 (Self.Message, Raw (Self.Reader, Line, Id_Node));
                Self.Message.Key ("result");
                Self.Message.Start_Object;
                Self.Message.End_Object;
@@ -312,7 +315,7 @@ package body Sampling_Port is
 
       Outcome : Stdio_Channel.Wait_Outcome;
    begin
-      Facts := (others => <>);
+      Port.Clear (Facts);
       if Self.Reach /= Port.Reachable then
          Port.Set_Error (Facts, "no model to ask");
          return;
@@ -323,7 +326,7 @@ package body Sampling_Port is
       elsif Self.Closed then
          Port.Set_Error (Facts, "stdin is closed: no client to answer");
          return;
-      elsif Ada.Real_Time.Clock >= Self.Turn_Deadline then
+      elsif Monotonic.Now >= Self.Turn_Deadline then
          Facts.Status := Port.Timed_Out;
          Port.Set_Error (Facts, "the turn's deadline passed before this"
                          & " request (--turn-deadline-ms)");
@@ -333,7 +336,7 @@ package body Sampling_Port is
       Last_Id := Last_Id + 1;
       Write_Request (Self.Message, Id, System_Prompt, Prompt, Max_Tokens);
       Send (Self.Message);
-      Started := Ada.Real_Time.Clock;
+      Started := Monotonic.Now;
       while not Done loop
          Stdio_Channel.Await_Line (Until_Time, Take'Access, Outcome);
          case Outcome is
@@ -356,11 +359,8 @@ package body Sampling_Port is
          end case;
       end loop;
       Facts.Latency_Us := Natural
-        (Long_Long_Integer'Min
-           (Long_Long_Integer
-              (Ada.Real_Time.To_Duration (Ada.Real_Time.Clock - Started)
-               * 1_000_000),
-            Long_Long_Integer (Natural'Last)));
+        (Monotonic.Instant'Min (Monotonic.Now - Started,
+                                Monotonic.Instant (Natural'Last)));
    end Ask;
 
 end Sampling_Port;

@@ -6,8 +6,8 @@
 --  While a request waits, every line the client sends is read here (with
 --  the input guard's limits, as every line is):
 --  - the response whose id is the pending request's ends the wait;
---  - a `ping` without `_meta` is answered at once (the spec asks it be
---    answered promptly);
+--  - a valid `ping` without `_meta` is answered at once (the spec asks it
+--    be answered promptly; any other is answered as always, after the turn);
 --  - `notifications/cancelled` naming the turn's request cancels the turn:
 --    the pending request is cancelled towards the client in turn, nothing
 --    more is asked, and the turn gets no response (Was_Cancelled);
@@ -23,11 +23,12 @@
 --  (notifications/cancelled) and Timed_Out; an error response is Failed,
 --  with the client's code and message; so is a result with no text.
 
-with Ada.Real_Time;
+with Monotonic;
 with Input_Guard;
 with Organs.Model_Port;
 with Organs.Texts;
 
+private with Ada.Strings.Unbounded;
 private with Json_Reader;
 private with Json_Text;
 
@@ -39,7 +40,7 @@ package Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Ada.Real_Time.Time;
+      Turn_Deadline : Monotonic.Instant;
       Limits        : Input_Guard.Limits);
    --  The port of the tools/call whose id is Turn_Id (as sent), for a turn
    --  that ends by Turn_Deadline at the latest
@@ -55,7 +56,7 @@ package Sampling_Port is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts);
 
@@ -67,11 +68,9 @@ private
    type Channel_Port is limited new Organs.Model_Port.Port with record
       Reach         : Organs.Model_Port.Reach :=
         Organs.Model_Port.No_Capability;
-      Turn_Id       : String (1 .. 64);
-      Turn_Id_Last  : Natural := 0;
-      --  The turn's id as sent; an id longer than this is never matched
-      --  (it cannot be cancelled)
-      Turn_Deadline : Ada.Real_Time.Time := Ada.Real_Time.Time_First;
+      Turn_Id       : Ada.Strings.Unbounded.Unbounded_String;
+      --  The turn's id as sent
+      Turn_Deadline : Monotonic.Instant := Monotonic.Instant'First;
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Cancelled     : Boolean := False;
       Closed        : Boolean := False;

@@ -285,6 +285,13 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Call;
 
+   function Account_Image (Trace : Turn_Cycle.Turn_Trace) return String is
+      Json : Json_Text.Builder;
+   begin
+      Write_Account (Json, Trace);
+      return Json.Image;
+   end Account_Image;
+
    type Step_Field is (Index_Field, Name_Field, Organ_Field, Status_Field, Detail_Field);
    --  The members of a step, in the order a step is written; all but
    --  detail (a skipped step has none) are required
@@ -486,77 +493,82 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Nullable;
 
-   procedure Write_Call_Schema (Json : in out Json_Text.Builder) is
+   --  The schema of an object whose members are Field's values, in order,
+   --  all of them required, nothing else allowed
+   generic
+      type Field is (<>);
+      with function Field_Name (Each : Field) return String;
+      with procedure Write_Field_Schema
+        (Json : in out Json_Text.Builder; Each : Field);
+   procedure Write_Record_Schema (Json : in out Json_Text.Builder);
+
+   procedure Write_Record_Schema (Json : in out Json_Text.Builder) is
       procedure Properties (Json : in out Json_Text.Builder) is
       begin
-         for Field in Call_Field loop
-            Json.Key (Call_Field_Name (Field));
-            case Field is
-               when Step_Call =>
-                  Write_Whole_Range
-                    (Json, 1, Natural (Cycle_Order.Step_Index'Last));
-               when Thinker_Call =>
-                  Write_Enum (Json, Thinker_Names);
-               when Status_Call =>
-                  Write_Enum (Json, Ask_Status_Names);
-               when Model_Call =>
-                  Write_Type (Json, "string");
-               when Tokens_Call =>
-                  Write_Nullable (Json, "integer");
-               when Latency_Call =>
-                  Write_Whole_Range (Json, 0);
-               when Error_Call =>
-                  Write_Nullable (Json, "string");
-            end case;
+         for Each in Field loop
+            Json.Key (Field_Name (Each));
+            Write_Field_Schema (Json, Each);
          end loop;
       end Properties;
 
       procedure Required (Json : in out Json_Text.Builder) is
       begin
-         for Field in Call_Field loop
-            Json.Text (Call_Field_Name (Field));
+         for Each in Field loop
+            Json.Text (Field_Name (Each));
          end loop;
       end Required;
 
       procedure Write is new Write_Object_Schema (Properties, Required);
    begin
       Write (Json);
-   end Write_Call_Schema;
+   end Write_Record_Schema;
 
-   procedure Write_Account_Schema (Json : in out Json_Text.Builder) is
-      procedure Properties (Json : in out Json_Text.Builder) is
-      begin
-         for Field in Account_Field loop
-            Json.Key (Account_Field_Name (Field));
-            case Field is
-               when Requested_Account =>
-                  Write_Enum (Json, [Thinker_Names (Thinker_Names'Last)]);
-               when Thinker_Account =>
-                  Write_Enum (Json, Thinker_Names);
-               when Fallback_Account =>
-                  Write_Nullable (Json, "string");
-               when Calls_Account =>
-                  Json.Start_Object;
-                  Json.Text_Field ("type", "array");
-                  Json.Int_Field ("maxItems", Turn_Cycle.Max_Calls);
-                  Json.Key ("items");
-                  Write_Call_Schema (Json);
-                  Json.End_Object;
-            end case;
-         end loop;
-      end Properties;
-
-      procedure Required (Json : in out Json_Text.Builder) is
-      begin
-         for Field in Account_Field loop
-            Json.Text (Account_Field_Name (Field));
-         end loop;
-      end Required;
-
-      procedure Write is new Write_Object_Schema (Properties, Required);
+   procedure Write_Call_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Call_Field) is
    begin
-      Write (Json);
-   end Write_Account_Schema;
+      case Field is
+         when Step_Call =>
+            Write_Whole_Range (Json, 1, Natural (Cycle_Order.Step_Index'Last));
+         when Thinker_Call =>
+            Write_Enum (Json, Thinker_Names);
+         when Status_Call =>
+            Write_Enum (Json, Ask_Status_Names);
+         when Model_Call =>
+            Write_Type (Json, "string");
+         when Tokens_Call =>
+            Write_Nullable (Json, "integer");
+         when Latency_Call =>
+            Write_Whole_Range (Json, 0);
+         when Error_Call =>
+            Write_Nullable (Json, "string");
+      end case;
+   end Write_Call_Field_Schema;
+
+   procedure Write_Call_Schema is new Write_Record_Schema
+     (Call_Field, Call_Field_Name, Write_Call_Field_Schema);
+
+   procedure Write_Account_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Account_Field) is
+   begin
+      case Field is
+         when Requested_Account =>
+            Write_Enum (Json, [Thinker_Names (Thinker_Names'Last)]);
+         when Thinker_Account =>
+            Write_Enum (Json, Thinker_Names);
+         when Fallback_Account =>
+            Write_Nullable (Json, "string");
+         when Calls_Account =>
+            Json.Start_Object;
+            Json.Text_Field ("type", "array");
+            Json.Int_Field ("maxItems", Turn_Cycle.Max_Calls);
+            Json.Key ("items");
+            Write_Call_Schema (Json);
+            Json.End_Object;
+      end case;
+   end Write_Account_Field_Schema;
+
+   procedure Write_Account_Schema is new Write_Record_Schema
+     (Account_Field, Account_Field_Name, Write_Account_Field_Schema);
 
    procedure Write_Kind_Schema (Json : in out Json_Text.Builder; Kind : Value_Kind)
    is
@@ -839,8 +851,10 @@ package body Turn_Tool is
             Json.Fill_Text (Bytes (Part.First .. Part.Last), Plain);
          end Fill_Part;
 
-         Account_Json : Json_Text.Builder;
-         --  The Account's value, written once for both copies
+         Account_Text : constant String :=
+           (if Identity.Sampled then Account_Image (Trace) else "");
+         --  The Account's value, written once for both copies (a stub
+         --  body's results have none)
 
          --  The values of one copy of Write_Shape's document, in its order
          procedure Fill_Copy (Copy : Member_List) is
@@ -849,10 +863,7 @@ package body Turn_Tool is
                case M.Kind is
                   when Account =>
                      if Identity.Sampled then
-                        if Json_Text.Length (Account_Json) = 0 then
-                           Write_Account (Account_Json, Trace);
-                        end if;
-                        Json.Fill_Raw (Account_Json.Image);
+                        Json.Fill_Raw (Account_Text);
                      end if;
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));

@@ -246,7 +246,8 @@ package body Stub_Organs is
         (if Pass.Way = Descent then Self.Stub.Descent_Moves (Pass.Rank)
          else Self.Stub.Ascent_Moves (Pass.Rank));
    begin
-      Call := (Asked => False, Facts => <>);
+      Call.Asked := False;
+      Organs.Model_Port.Clear (Call.Facts);
       Texts.Add (Thought, Move.all);
       Texts.Add (Thought, " '");
       Texts.Add (Thought, Focus);
@@ -265,7 +266,8 @@ package body Stub_Organs is
    is
       pragma Unreferenced (Self, Given, Input, Port, Output);
    begin
-      Call := (Asked => False, Facts => <>);
+      Call.Asked := False;
+      Organs.Model_Port.Clear (Call.Facts);
    end Synthesize;
 
    ---------------------------------------------------------------------

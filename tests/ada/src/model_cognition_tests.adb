@@ -3,7 +3,7 @@
 --  each answer, how a failed question shows, and that with no model to reach
 --  it is the stub's cognition byte for byte.
 
-with Ada.Real_Time;
+with Monotonic;
 with Ada.Strings.Fixed;
 with AUnit.Assertions;
 with Cycle_Order;
@@ -48,7 +48,7 @@ package body Model_Cognition_Tests is
       System_Prompt : String;
       Prompt        : String;
       Max_Tokens    : Positive;
-      Deadline      : Ada.Real_Time.Time;
+      Deadline      : Monotonic.Instant;
       Answer        : in out Organs.Texts.Store;
       Facts         : out Port.Answer_Facts)
    is
@@ -56,7 +56,8 @@ package body Model_Cognition_Tests is
    begin
       Self.Asked := Self.Asked + 1;
       Self.Prompts (Self.Asked) := Prompt_Text'(new String'(Prompt));
-      Facts := (Status => Self.Script (Self.Asked), others => <>);
+      Port.Clear (Facts);
+      Facts.Status := Self.Script (Self.Asked);
       Port.Set_Model (Facts, "scripted");
       if Facts.Status = Port.Answered then
          Organs.Texts.Add (Answer, "answer" & Self.Asked'Image);
@@ -184,7 +185,7 @@ package body Model_Cognition_Tests is
       Part    : Organs.Texts.Part;
    begin
       Organs.Texts.Start_Part (Store, 32);
-      Nowhere.Ask ("s", "p", 1, Ada.Real_Time.Clock, Store, Facts);
+      Nowhere.Ask ("s", "p", 1, Monotonic.Now, Store, Facts);
       Organs.Texts.End_Part (Store, Part);
       Assert (Facts.Status = Port.Failed and then Port.Error_Of (Facts) = "no model to ask", "failed, saying why");
       Assert (Organs.Texts.Is_Empty (Part), "no answer text");

@@ -57,7 +57,8 @@ package body Test_Organs is
    is
       pragma Unreferenced (Pass, Input, Focus, Port);
    begin
-      Call := (Asked => False, Facts => <>);
+      Call.Asked := False;
+      Organs.Model_Port.Clear (Call.Facts);
       Organs.Texts.Add (Thought, "x");
       for Pair in 1 .. (Self.Thought_Bytes - 1) / 2 loop
          Organs.Texts.Add (Thought, E_Acute);
@@ -74,7 +75,8 @@ package body Test_Organs is
    is
       pragma Unreferenced (Self, Given, Input, Port, Output);
    begin
-      Call := (Asked => False, Facts => <>);
+      Call.Asked := False;
+      Organs.Model_Port.Clear (Call.Facts);
    end Synthesize;
 
    overriding procedure State_Intent
