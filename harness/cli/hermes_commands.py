@@ -23,7 +23,15 @@ from typing import Any
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.errors import HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
-from harness.hermes_mount.cognition import CALLS_PER_DRAINED_TURN, CALLS_PER_FULL_TURN, COGNITIONS, describe
+from harness.hermes_mount.cognition import (
+    CALLS_PER_DRAINED_TURN,
+    CALLS_PER_FULL_TURN,
+    COGNITIONS,
+    DEFAULT_TURNS_PER_MINUTE,
+    TURNS_PER_MINUTE_OPTION,
+    TURNS_PER_MINUTE_RANGE,
+    describe,
+)
 from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -109,7 +117,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
-                      args.cognition)
+                      args.cognition, args.sampling_turns_per_minute)
     plan = plan_mount(home, spec, args.discovery_timeout)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
@@ -238,6 +246,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             f"Hermes's own model for each pass, {CALLS_PER_FULL_TURN} model calls a full-energy turn "
                             f"and {CALLS_PER_DRAINED_TURN} a drained one, and sizes the entry's sampling: block for it "
                             "(default: the entry's own, else stub)")
+    mount.add_argument(TURNS_PER_MINUTE_OPTION, type=int, metavar="N",
+                       help=f"with sampling, the full turns a minute Hermes answers before it throttles: max_rpm "
+                            f"is N x {CALLS_PER_FULL_TURN}, the brake on a loop spending your model, "
+                            f"{TURNS_PER_MINUTE_RANGE[0]} to {TURNS_PER_MINUTE_RANGE[1]} (default: "
+                            f"{DEFAULT_TURNS_PER_MINUTE}, {DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN} calls; "
+                            "given, max_rpm is written as asked; else the entry's own is kept when larger)")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

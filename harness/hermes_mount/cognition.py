@@ -4,22 +4,27 @@ With `--cognition sampling` each reasoning pass that Energy lets run is one `sam
 while Hermes waits for the turn, and the synthesis is one more; Hermes answers each with its own model, governed by
 the entry's `sampling:` block (tools/mcp_tool.py, SamplingHandler: `max_rpm` a sliding minute, `timeout` per call,
 `max_tokens_cap` on each request's maxTokens). Its defaults (10 a minute) would refuse eight of the nine calls of the
-second full turn in a minute, so mount sizes the block from the body's own bounds.
+second full turn in a minute, so mount sizes the block from the body's own bounds and the full turns a minute the
+operator allows.
 
 Invariants:
 - One source of truth for a turn's calls: `CALLS_PER_FULL_TURN` is the passes of the trace (harness.trace) plus the
   synthesis; a drained turn runs one pass, so `CALLS_PER_DRAINED_TURN` is two.
 - The body's bounds (`SamplingBounds`) are read off the entry's own command line when it sets them, else from the
   body's `--help`, which states every default: the body owns them, mount never restates a number of its own.
-- `required_block(bounds)` is the least the block must hold for no full turn to be throttled or cut short by
-  Hermes: `max_rpm` the calls a minute of back-to-back full turns at the body's fastest (one per its budgeted own
-  time per sampled pass, `BODY_SECONDS_PER_CALL`, as if the model answered in no time), `timeout` the body's
-  per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
+- `max_rpm` is the operator's spend brake, not a speed the body needs: the rate of sampled calls is bounded by the
+  model's latency, so no bound of the body's own sizes it. `required_block(bounds, turns)` makes it
+  `CALLS_PER_FULL_TURN` x the full turns a minute the operator allows (`--sampling-turns-per-minute`,
+  `TURNS_PER_MINUTE_RANGE`, default `DEFAULT_TURNS_PER_MINUTE`), so it is never below one full turn: that many
+  turns back to back in a minute are never throttled, and a loop calling `turn` faster still is. `timeout` is the
+  body's per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
   `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
-  outlasts the body's turn deadline.
+  outlasts the body's turn deadline. `full_turns_a_minute(max_rpm)` says what a block's max_rpm allows.
 - Applying keeps what an operator set at least as large (their limit then stays theirs), raises what is smaller or
-  unreadable with a note, sets `enabled: true` over a value Hermes reads as false, and never touches the keys
-  mount does not size (`model`, `allowed_models`, `max_tool_rounds`, `log_level`).
+  unreadable with a note, writes max_rpm exactly as asked when `--sampling-turns-per-minute` was given (a brake
+  the operator just typed holds, even below the entry's own, with a note), sets `enabled: true` over a value
+  Hermes reads as false, and never touches the keys mount does not size (`model`, `allowed_models`,
+  `max_tool_rounds`, `log_level`).
 - Taking sampling back (`--cognition stub`) removes only the keys whose values are exactly what mount would write,
   and the block when nothing else is left in it; anything else in it is the operator's and stays.
 - Values are judged the way Hermes coerces them (`hermes_number`: `int("50")`, a float for timeout, a bool is not
@@ -50,12 +55,12 @@ PASS_TOTAL = (LAST_PASS_STEP - FIRST_PASS_STEP) // 2 + 1
 SYNTHESIS_CALLS = 1
 CALLS_PER_FULL_TURN = PASS_TOTAL + SYNTHESIS_CALLS
 CALLS_PER_DRAINED_TURN = 1 + SYNTHESIS_CALLS
-# Issue 13's budget for the body's own time per sampled pass, client excluded, which bench/ holds it to. Counting
-# one call per budget is a body on budget with a model that answers in no time; every real model adds its own
-# time to each call (Hermes's round trip alone is tens of ms), so that count is never reached.
-BODY_SECONDS_PER_CALL = 0.0002
-# Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit).
-HERMES_RATE_WINDOW = 60.0
+# Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit), so a minute is the brake's unit.
+TURNS_PER_MINUTE_OPTION = "--sampling-turns-per-minute"
+# One a minute is the least that lets a turn finish; past one a second a brake no longer brakes a runaway loop.
+TURNS_PER_MINUTE_RANGE = (1, 60)
+# Six full turns a minute (54 calls) is a brisk conversation, yet a loop is throttled within its seventh turn.
+DEFAULT_TURNS_PER_MINUTE = 6
 # The turn's reply still has to reach Hermes and be read once the body's deadline struck: a second is ample
 # for one line on a pipe, and a whole second keeps the entry's timeout the plain integer mount writes.
 DEADLINE_MARGIN_SECONDS = 1
@@ -99,11 +104,14 @@ class SamplingBlock:
 
 @dataclass(frozen=True)
 class SamplingSpec:
-    """What mount does with the entry's `sampling:` block: size it (`on`) or take back what it wrote."""
+    """What mount does with the entry's `sampling:` block: size it (`on`) or take back what it wrote.
+
+    `turns_asked`: the operator gave --sampling-turns-per-minute, so `block.max_rpm` is written as it is."""
 
     block: SamplingBlock
     on: bool
     bounds: SamplingBounds
+    turns_asked: bool = False
 
 
 def option_value(argv: Sequence[str], option: str) -> str | None:
@@ -169,10 +177,26 @@ def sampling_bounds(body: Sequence[str], help_text: str | None = None) -> Sampli
     return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources))
 
 
-def required_block(bounds: SamplingBounds) -> SamplingBlock:
-    turns = math.ceil(HERMES_RATE_WINDOW / (CALLS_PER_FULL_TURN * BODY_SECONDS_PER_CALL))
-    return SamplingBlock(max_rpm=turns * CALLS_PER_FULL_TURN, timeout=seconds(bounds.request_timeout_ms),
-                         max_tokens_cap=bounds.max_tokens)
+def check_turns_per_minute(turns: int) -> int:
+    """`turns` when mount may size max_rpm from it; ConfigError otherwise."""
+    low, high = TURNS_PER_MINUTE_RANGE
+    if isinstance(turns, bool) or not isinstance(turns, int) or not low <= turns <= high:
+        raise ConfigError(f"{TURNS_PER_MINUTE_OPTION} {turns}: give {low} to {high} full turns a minute (each is "
+                          f"{CALLS_PER_FULL_TURN} model calls; the default is {DEFAULT_TURNS_PER_MINUTE}); "
+                          "nothing was written")
+    return turns
+
+
+def required_block(bounds: SamplingBounds, turns_per_minute: int) -> SamplingBlock:
+    """The least block for `turns_per_minute` back-to-back full turns a minute (at least one) under the body's bounds."""
+    return SamplingBlock(max_rpm=max(turns_per_minute, 1) * CALLS_PER_FULL_TURN,
+                         timeout=seconds(bounds.request_timeout_ms), max_tokens_cap=bounds.max_tokens)
+
+
+def full_turns_a_minute(max_rpm: int | float) -> str:
+    """The full turns a minute Hermes answers whole under `max_rpm`, in words ("6 full turns")."""
+    turns = int(max_rpm // CALLS_PER_FULL_TURN)
+    return f"{turns} full turn{'' if turns == 1 else 's'}"
 
 
 def tool_timeout_floor(bounds: SamplingBounds) -> int:
@@ -225,10 +249,14 @@ def sampling_block_of(entry: CommentedMap, name: str, create: bool) -> Commented
 
 def apply_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
     """Size the entry's block (or take back what mount wrote); returns notes for the operator."""
-    return _size(entry, name, spec.block) if spec.on else _take_back(entry, name, spec.block)
+    return _size(entry, name, spec) if spec.on else _take_back(entry, name, spec.block)
 
 
-def _size(entry: CommentedMap, name: str, required: SamplingBlock) -> list[str]:
+def _exact(spec: SamplingSpec, key: str) -> bool:
+    return spec.turns_asked and key == "max_rpm"
+
+
+def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
     block = sampling_block_of(entry, name, create=True)
     assert block is not None
     notes, kept = [], []
@@ -236,12 +264,17 @@ def _size(entry: CommentedMap, name: str, required: SamplingBlock) -> list[str]:
         notes.append(f"sampling.enabled was {block['enabled']!r}, so Hermes would not answer the body's requests and "
                      "the body would think with its stub organs: set to true")
         block["enabled"] = True
-    for key, least in required.items().items():
+    for key, least in spec.block.items().items():
         if key not in block:
             block[key] = least
             continue
         read = hermes_number(block[key], _kind(key))
-        if read is not None and read >= least:
+        if _exact(spec, key):
+            if read != least:
+                notes.append(f"set sampling.max_rpm from {block[key]!r} to {least}: {TURNS_PER_MINUTE_OPTION} "
+                             f"{least // CALLS_PER_FULL_TURN} asks for it")
+                block[key] = least
+        elif read is not None and read >= least:
             kept.append(f"{key} {block[key]}")
         else:
             notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: {_why(key)}")
@@ -252,7 +285,8 @@ def _size(entry: CommentedMap, name: str, required: SamplingBlock) -> list[str]:
 
 
 def _why(key: str) -> str:
-    return {"max_rpm": f"below it Hermes refuses calls of back-to-back full turns ({CALLS_PER_FULL_TURN} each)",
+    return {"max_rpm": f"below it Hermes refuses calls of the full turns a minute it allows ({CALLS_PER_FULL_TURN} "
+                       "each)",
             "timeout": "below it Hermes gives up on a call the body still waits for",
             "max_tokens_cap": "below it Hermes cuts every pass's answer short of the body's budget"}[key]
 
@@ -283,7 +317,7 @@ def restate_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> None
     assert block is not None
     for key, least in spec.block.items().items():
         read = hermes_number(block.get(key), _kind(key))
-        block[key] = least if read is None or read < least else read
+        block[key] = least if read is None or read < least or _exact(spec, key) else read
     if "enabled" in block:
         block["enabled"] = True
 
@@ -292,10 +326,12 @@ def describe(spec: SamplingSpec, tool_timeout: float) -> list[str]:
     """What mount chose and why, in two lines."""
     bounds, block = spec.bounds, spec.block
     sources = dict(zip((b.option for b in BODY_BOUNDS), spec.bounds.sources, strict=True))
-    chosen = (f"sampling: max_rpm >= {block.max_rpm}, timeout >= {block.timeout} s, max_tokens_cap >= "
-              f"{block.max_tokens_cap}: a full turn is {CALLS_PER_FULL_TURN} model calls ({PASS_TOTAL} passes + the "
-              f"synthesis, {CALLS_PER_DRAINED_TURN} drained), back to back at most {block.max_rpm} a minute at the "
-              f"body's {BODY_SECONDS_PER_CALL * 1000:g} ms a call")
+    rpm = f"max_rpm {block.max_rpm}" if spec.turns_asked else f"max_rpm >= {block.max_rpm}"
+    chosen = (f"sampling: {rpm}, timeout >= {block.timeout} s, max_tokens_cap >= {block.max_tokens_cap}: a full "
+              f"turn is {CALLS_PER_FULL_TURN} model calls ({PASS_TOTAL} passes + the synthesis, "
+              f"{CALLS_PER_DRAINED_TURN} drained), and Hermes answers {'' if spec.turns_asked else 'at least '}"
+              f"{full_turns_a_minute(block.max_rpm)} a minute back to back ({TURNS_PER_MINUTE_OPTION}), then "
+              "throttles: the brake on a runaway loop")
     why = (f"          Hermes waits a call as long as the body ({REQUEST_TIMEOUT.option} {bounds.request_timeout_ms}, "
            f"{sources[REQUEST_TIMEOUT.option]}), caps no pass below {MAX_TOKENS.option} {bounds.max_tokens}, and the "
            f"tool timeout {tool_timeout:g} s outlasts {TURN_DEADLINE.option} {bounds.turn_deadline_ms}")

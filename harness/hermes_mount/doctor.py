@@ -18,7 +18,8 @@ Invariants:
   entry Hermes reads as disabled fails the `enabled` check.
 - Sampling is checked in two parts: `cognition` reads what the entry asks of Hermes (the body's
   --cognition, and for sampling the `sampling:` block and tool timeout against what the body's
-  bounds need, harness.hermes_mount.cognition); `sampling` runs one turn of the body with
+  bounds need, with max_rpm at least one full turn, and how many full turns a minute it allows,
+  harness.hermes_mount.cognition); `sampling` runs one turn of the body with
   --cognition sampling from a client that answers every model call itself (`probe.probe_sampling`),
   so the body's side is known to work without spending a call of the operator's model. Hermes's
   own model answering is not probed (docs/hermes.md says why).
@@ -46,6 +47,8 @@ from harness.hermes_mount.cognition import (
     SAMPLING_KEY,
     SamplingBounds,
     cognition_of,
+    full_turns_a_minute,
+    hermes_number,
     required_block,
     sampling_bounds,
     shortfalls,
@@ -293,7 +296,7 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
     if entry is None:
         add("cognition", OK, "the body thinks with sampling (no entry: Hermes's side is not read)")
         return bounds
-    required = required_block(bounds)
+    required = required_block(bounds, 1)  # the brake's size is the operator's; less than one full turn is none
     problems = shortfalls(entry.get(SAMPLING_KEY), required)
     timeout, floor = entry.get("timeout"), tool_timeout_floor(bounds)
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < floor:
@@ -305,8 +308,9 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
         block = entry[SAMPLING_KEY]
         add("cognition", OK, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
                              f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
-                             f"{block['max_tokens_cap']}, tool timeout {timeout} s: enough for back-to-back full "
-                             f"turns of {CALLS_PER_FULL_TURN} calls")
+                             f"{block['max_tokens_cap']}, tool timeout {timeout} s: "
+                             f"{full_turns_a_minute(hermes_number(block['max_rpm'], int) or 0)} of "
+                             f"{CALLS_PER_FULL_TURN} calls a minute back to back, then Hermes throttles")
     return bounds
 
 

@@ -102,6 +102,8 @@ class EntrySpec:
     cognition: str | None = None
     # What to do with the entry's `sampling:` block; None: leave it as it is.
     sampling: SamplingSpec | None = None
+    # --sampling-turns-per-minute as asked (harness.hermes_mount.cognition); None: its default.
+    turns_per_minute: int | None = None
 
 
 def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:

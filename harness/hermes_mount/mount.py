@@ -17,9 +17,9 @@ Invariants:
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
-  entry's own) the `sampling:` block is sized from the body's bounds and the entry's timeout made to
-  outlast the body's turn deadline (`with_sampling`, harness.hermes_mount.cognition); stub takes back
-  what mount wrote there.
+  entry's own) the `sampling:` block is sized from the body's bounds and the full turns a minute the
+  operator allows, and the entry's timeout made to outlast the body's turn deadline (`with_sampling`,
+  harness.hermes_mount.cognition); stub takes back what mount wrote there.
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript. A record
   folder that does not exist (or cannot be written) is refused when the spec is built: the relay
@@ -46,9 +46,11 @@ from harness.errors import ConfigError
 from harness.hermes_mount.cognition import (
     COGNITION_OPTION,
     COGNITIONS,
+    DEFAULT_TURNS_PER_MINUTE,
     SAMPLING,
     STUB,
     SamplingSpec,
+    check_turns_per_minute,
     cognition_of,
     required_block,
     sampling_bounds,
@@ -111,13 +113,14 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
                timeout: int | None = None, connect_timeout: int | None = None,
                record: str | None = None, soul: str | None = None,
                body_args: tuple[str, ...] | None = None, compact: bool = False,
-               cognition: str | None = None) -> EntrySpec:
+               cognition: str | None = None, turns_per_minute: int | None = None) -> EntrySpec:
     """The entry to write; BodyNotFound / ConfigError when the body, fixture or record folder is missing.
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
     (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
     entry's own (see `entry.settle`). `cognition` sampling becomes the body's `--cognition sampling`;
     stub writes none (the body's default) and takes the option out; None keeps the entry's.
+    `turns_per_minute` sizes a sampled entry's max_rpm (harness.hermes_mount.cognition); None: its default.
     """
     check_name(name)
     if any(value is not None and value <= 0 for value in (timeout, connect_timeout)):
@@ -126,6 +129,8 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
         raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
     if cognition is not None and cognition not in COGNITIONS:
         raise ConfigError(f"--cognition {cognition}: use one of {', '.join(COGNITIONS)}")
+    if turns_per_minute is not None:
+        check_turns_per_minute(turns_per_minute)
     for number, arg in enumerate(body_args or (), start=1):
         if "\x00" in arg:  # exec takes C strings: the entry would be written, and never start
             raise ConfigError(f"--body-arg number {number} holds a NUL byte, which no program's argument can; "
@@ -142,14 +147,16 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if cognition == SAMPLING:
         own_args += (COGNITION_OPTION, SAMPLING)
     if record is None:
-        return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args, cognition)
+        return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args, cognition,
+                         turns_per_minute=turns_per_minute)
     transcript = Path(record).absolute()
     if (reason := unwritable_reason(transcript)) is not None:
         raise ConfigError(f"--record {record}: {reason}; the relay could not record, so Hermes would never see "
                           f"the tool (create the folder first: mkdir -p {transcript.parent}); nothing was written")
     relay_args = ("-m", RELAY_MODULE, "--out", str(transcript), "--title",
                   f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *own_args)
-    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args, cognition)
+    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args, cognition,
+                     turns_per_minute=turns_per_minute)
 
 
 def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None) -> Plan:
@@ -184,9 +191,10 @@ def with_sampling(spec: EntrySpec, asked_timeout: float | None) -> tuple[EntrySp
     back what mount wrote. ConfigError when the body cannot say its bounds.
     """
     body = body_argv(str(spec.command), spec.args)
+    turns = DEFAULT_TURNS_PER_MINUTE if spec.turns_per_minute is None else spec.turns_per_minute
     if cognition_of(body) == SAMPLING:
         bounds = sampling_bounds(body)
-        sampling = SamplingSpec(required_block(bounds), True, bounds)
+        sampling = SamplingSpec(required_block(bounds, turns), True, bounds, spec.turns_per_minute is not None)
         floor = tool_timeout_floor(bounds)
         assert spec.timeout is not None  # settled
         if spec.timeout >= floor:
@@ -203,7 +211,7 @@ def with_sampling(spec: EntrySpec, asked_timeout: float | None) -> tuple[EntrySp
             bounds = sampling_bounds(body)
         except ConfigError:
             return spec, []  # a body without sampling wrote no block to take back
-        return replace(spec, sampling=SamplingSpec(required_block(bounds), False, bounds)), []
+        return replace(spec, sampling=SamplingSpec(required_block(bounds, turns), False, bounds)), []
     return spec, []
 
 

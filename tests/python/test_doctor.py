@@ -175,7 +175,7 @@ def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, 
     assert "close to" not in line
 
 
-def test_doctor_reads_the_sampling_block_as_hermes_does_and_fails_one_that_would_throttle(tmp_path, capsys):
+def test_doctor_says_the_full_turns_a_minute_the_block_allows_and_fails_one_below_a_full_turn(tmp_path, capsys):
     home, body = tmp_path / "home", stand_in_body(tmp_path)
     assert main(["mount", "--hermes-home", str(home), "--body", str(body), "--no-check", "--cognition",
                  "sampling"]) == 0
@@ -183,13 +183,20 @@ def test_doctor_reads_the_sampling_block_as_hermes_does_and_fails_one_that_would
     doctor(home)
     out = capsys.readouterr().out
     assert lines_of(out)["cognition"] == "ok"
-    assert "ok    cognition  sampling: Hermes answers the body's calls with its model, enabled, max_rpm " in out
+    assert "ok    cognition  sampling: Hermes answers the body's calls with its model, enabled, max_rpm 54, " in out
+    assert ": 6 full turns of 9 calls a minute back to back, then Hermes throttles" in out
     config = home / "config.yaml"
-    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 10", config.read_text(encoding="utf-8")), encoding="utf-8")
+    mounted = config.read_text(encoding="utf-8")
+    # Less than the default is the operator's brake to keep: 17 calls a minute is one full turn and is no fault.
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 17", mounted), encoding="utf-8")
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok" and ": 1 full turn of 9 calls a minute back to back" in out
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 8", mounted), encoding="utf-8")
     doctor(home)
     out = capsys.readouterr().out
     assert lines_of(out)["cognition"] == "fail" and lines_of(out)["sampling"] == "skip"
-    assert "Hermes reads sampling.max_rpm: 10 < " in out and "run mount again to size it" in out
+    assert "Hermes reads sampling.max_rpm: 8 < 9" in out and "run mount again to size it" in out
 
 
 def test_doctor_probes_a_sampled_turn_of_the_real_body_with_its_own_scripted_client(body_exe, tmp_path, capsys):

@@ -1,5 +1,6 @@
 """`mount --cognition stub|sampling`: the body's option, the entry's `sampling:` block sized from the body's bounds,
-what remount keeps and what `--cognition stub` takes back (harness.hermes_mount.cognition), in temporary homes.
+its max_rpm the full turns a minute the operator allows (`--sampling-turns-per-minute`, the spend brake), what
+remount keeps and what `--cognition stub` takes back (harness.hermes_mount.cognition), in temporary homes.
 
 The body here is a stand-in whose `--help` states the sampling defaults the way the Ada body's does, so the sizes
 are read from a body, not from the test; mount runs with --no-check (the stand-in speaks no MCP).
@@ -17,10 +18,10 @@ from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes.config_yaml import load_as_hermes
 from harness.hermes_mount.cognition import (
-    BODY_SECONDS_PER_CALL,
     CALLS_PER_DRAINED_TURN,
     CALLS_PER_FULL_TURN,
-    HERMES_RATE_WINDOW,
+    DEFAULT_TURNS_PER_MINUTE,
+    TURNS_PER_MINUTE_RANGE,
     help_defaults,
 )
 from harness.hermes_mount.config_file import backups_of
@@ -57,24 +58,55 @@ def test_a_full_turn_is_nine_calls_and_a_drained_one_two():
     assert (CALLS_PER_FULL_TURN, CALLS_PER_DRAINED_TURN) == (9, 2)
 
 
-def test_mount_cognition_sampling_writes_the_option_and_a_block_that_never_throttles_a_full_turn(home, body, capsys):
+def test_mount_cognition_sampling_writes_the_option_and_a_block_that_brakes_past_the_default_turns(home, body, capsys):
     assert mount(home, body, "--cognition", "sampling") == 0
     entry = entry_of(home)
     assert entry["args"][-2:] == ["--cognition", "sampling"]
     block = entry["sampling"]
     assert set(block) == {"max_rpm", "timeout", "max_tokens_cap"}
-    # Back-to-back full turns at the body's fastest: one call per BODY_SECONDS_PER_CALL, a whole number of turns.
-    assert block["max_rpm"] >= HERMES_RATE_WINDOW / BODY_SECONDS_PER_CALL
-    assert block["max_rpm"] % CALLS_PER_FULL_TURN == 0
-    assert block["max_rpm"] - CALLS_PER_FULL_TURN < HERMES_RATE_WINDOW / BODY_SECONDS_PER_CALL
+    assert DEFAULT_TURNS_PER_MINUTE == 6 and block["max_rpm"] == 54
     assert block["timeout"] * 1000 == REQUEST_TIMEOUT_MS
     assert block["max_tokens_cap"] == MAX_TOKENS
     assert entry["timeout"] * 1000 > TURN_DEADLINE_MS
     out = capsys.readouterr().out
     [chosen] = [line for line in out.splitlines() if line.strip().startswith("sampling: max_rpm")]
-    assert f"max_rpm >= {block['max_rpm']}" in chosen and "a full turn is 9 model calls" in chosen
+    assert "max_rpm >= 54" in chosen and "a full turn is 9 model calls" in chosen
+    assert "at least 6 full turns a minute back to back (--sampling-turns-per-minute), then throttles" in chosen
     assert f"--sampling-timeout-ms {REQUEST_TIMEOUT_MS}, the body's default" in out
     assert f"outlasts --turn-deadline-ms {TURN_DEADLINE_MS}" in out
+
+
+@pytest.mark.parametrize("turns", [1, 2, 60])
+def test_the_turns_a_minute_the_operator_allows_size_max_rpm_in_whole_turns(home, body, capsys, turns):
+    assert mount(home, body, "--cognition", "sampling", "--sampling-turns-per-minute", str(turns)) == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == turns * CALLS_PER_FULL_TURN
+    assert f"sampling: max_rpm {turns * CALLS_PER_FULL_TURN}, " in capsys.readouterr().out
+
+
+def test_a_brake_the_operator_asks_for_holds_even_below_the_entry_s_own_max_rpm(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--sampling-turns-per-minute", "20") == 0
+    capsys.readouterr()
+    assert mount(home, body, "--sampling-turns-per-minute", "1") == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == CALLS_PER_FULL_TURN
+    assert "note: set sampling.max_rpm from 180 to 9: --sampling-turns-per-minute 1 asks for it" in capsys.readouterr().out
+    # Without the option the block's rule holds: below the default's 54 is raised, with a note naming the old value.
+    assert mount(home, body) == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN
+    assert "note: raised sampling.max_rpm from 9 to 54" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", [str(TURNS_PER_MINUTE_RANGE[0] - 1), str(TURNS_PER_MINUTE_RANGE[1] + 1), "-3"])
+def test_turns_a_minute_outside_the_range_are_refused_in_one_line_and_nothing_is_written(home, body, capsys, given):
+    assert mount(home, body, "--cognition", "sampling", f"--sampling-turns-per-minute={given}") == ExitCode.INVALID_INPUT
+    err = capsys.readouterr().err.strip()
+    assert f"--sampling-turns-per-minute {given}: give 1 to 60 full turns a minute" in err and len(err.splitlines()) == 1
+    assert not (home / "config.yaml").exists()
+
+
+def test_turns_a_minute_that_are_not_a_whole_number_are_refused_by_the_parser(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--sampling-turns-per-minute", "1.5") == ExitCode.INVALID_INPUT
+    assert "invalid int value: '1.5'" in capsys.readouterr().err
+    assert not (home / "config.yaml").exists()
 
 
 def test_remount_without_cognition_keeps_sampling_and_changes_nothing(home, body, capsys):
@@ -100,11 +132,11 @@ def test_larger_own_values_are_kept_smaller_ones_raised_with_a_note_and_unsized_
     assert mount(home, body, "--cognition", "sampling") == 0
     block = entry_of(home)["sampling"]
     assert block["timeout"] == 120 and block["model"] == "local-llama" and block["allowed_models"] == ["local-llama"]
-    assert block["max_rpm"] >= HERMES_RATE_WINDOW / BODY_SECONDS_PER_CALL and block["max_tokens_cap"] == MAX_TOKENS
+    assert block["max_rpm"] == 54 and block["max_tokens_cap"] == MAX_TOKENS
     text = (home / "config.yaml").read_text(encoding="utf-8")
     assert "# my slow model" in text
     out = capsys.readouterr().out
-    assert f"note: raised sampling.max_rpm from 10 to {block['max_rpm']}" in out
+    assert "note: raised sampling.max_rpm from 10 to 54" in out
     assert "note: kept the entry's own sampling timeout 120" in out
 
 
@@ -127,7 +159,7 @@ def test_a_value_yaml_1_1_reads_otherwise_is_judged_as_hermes_reads_it_and_resta
                                       "      max_rpm: 0o7777777\n", encoding="utf-8")
     assert mount(home, body, "--cognition", "sampling") == 0
     read = entry_of(home)["sampling"]["max_rpm"]
-    assert isinstance(read, int) and read >= HERMES_RATE_WINDOW / BODY_SECONDS_PER_CALL
+    assert read == 0o7777777  # what ruamel read, now spelled so that Hermes reads it too
     assert "Hermes would have read the entry's sampling.max_rpm: '0o7777777'" in capsys.readouterr().out
 
 
