@@ -21,10 +21,11 @@ Invariants:
   `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
   outlasts the body's turn deadline. `full_turns_a_minute(max_rpm)` says what a block's max_rpm allows.
 - Applying keeps what an operator set at least as large (their limit then stays theirs), raises what is smaller or
-  unreadable with a note, writes max_rpm exactly as asked when `--sampling-turns-per-minute` was given (a brake
-  the operator just typed holds, even below the entry's own, with a note), sets `enabled: true` over a value
-  Hermes reads as false, and never touches the keys mount does not size (`model`, `allowed_models`,
-  `max_tool_rounds`, `log_level`).
+  unreadable with a note; an own max_rpm is kept whenever it lets one full turn through (`_keep_floor`: it is the
+  operator's brake, and a remount for another reason must never loosen it); max_rpm is written exactly as asked
+  when `--sampling-turns-per-minute` was given (a brake the operator just typed holds, even below the entry's own,
+  with a note); `enabled: true` is set over a value Hermes reads as false; the keys mount does not size (`model`,
+  `allowed_models`, `max_tool_rounds`, `log_level`) are never touched.
 - Taking sampling back (`--cognition stub`) removes only the keys whose values are exactly what mount would write,
   and the block when nothing else is left in it; anything else in it is the operator's and stays.
 - Values are judged the way Hermes coerces them (`hermes_number`: `int("50")`, a float for timeout, a bool is not
@@ -238,7 +239,7 @@ def shortfalls(block: Any, required: SamplingBlock) -> list[str]:
     problems = [] if hermes_enabled(block) else [f"sampling.enabled: {block.get('enabled')!r}"]
     for key, least in required.items().items():
         read = hermes_number(block.get(key), _kind(key)) if key in block else None
-        if read is None or read < least:
+        if read is None or read < _keep_floor(key, least):
             problems.append(f"sampling.{key}: {block.get(key, 'absent')!r} < {least}")
     return problems
 
@@ -269,19 +270,38 @@ def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
             block[key] = least
             continue
         read = hermes_number(block[key], _kind(key))
-        if _exact(spec, key):
-            if read != least:
-                notes.append(f"set sampling.max_rpm from {block[key]!r} to {least}: {TURNS_PER_MINUTE_OPTION} "
-                             f"{least // CALLS_PER_FULL_TURN} asks for it")
-                block[key] = least
-        elif read is not None and read >= least:
+        held = _held(spec, key, read, least)
+        if held != least:
             kept.append(f"{key} {block[key]}")
+        elif read == least:
+            continue
+        elif _exact(spec, key):
+            notes.append(f"set sampling.max_rpm from {block[key]!r} to {least}: {TURNS_PER_MINUTE_OPTION} "
+                         f"{least // CALLS_PER_FULL_TURN} asks for it")
+            block[key] = least
         else:
             notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: {_why(key)}")
             block[key] = least
     if kept:
         notes.append(f"kept the entry's own sampling {', '.join(kept)} (at least what a full turn needs)")
     return notes
+
+
+def _held(spec: SamplingSpec, key: str, read: int | float | None, least: int | float) -> int | float:
+    """The value a sized key ends with: the operator's own where mount keeps it, else mount's `least`."""
+    if _exact(spec, key) or read is None or read < _keep_floor(key, least):
+        return least
+    return read
+
+
+def _keep_floor(key: str, least: int | float) -> int | float:
+    """The least value of the entry's own that mount keeps when the operator did not ask for a number now.
+
+    An operator's max_rpm is their brake on spend: any that lets one full turn through stays theirs, tighter than
+    the default or not (a remount for another reason must not loosen it). The other keys must reach the body's
+    bounds, or Hermes would cut calls the body still waits for.
+    """
+    return CALLS_PER_FULL_TURN if key == "max_rpm" else least
 
 
 def _why(key: str) -> str:
@@ -316,8 +336,7 @@ def restate_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> None
     block = sampling_block_of(entry, name, create=True)
     assert block is not None
     for key, least in spec.block.items().items():
-        read = hermes_number(block.get(key), _kind(key))
-        block[key] = least if read is None or read < least or _exact(spec, key) else read
+        block[key] = _held(spec, key, hermes_number(block.get(key), _kind(key)), least)
     if "enabled" in block:
         block["enabled"] = True
 

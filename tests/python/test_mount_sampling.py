@@ -89,10 +89,10 @@ def test_a_brake_the_operator_asks_for_holds_even_below_the_entry_s_own_max_rpm(
     assert mount(home, body, "--sampling-turns-per-minute", "1") == 0
     assert entry_of(home)["sampling"]["max_rpm"] == CALLS_PER_FULL_TURN
     assert "note: set sampling.max_rpm from 180 to 9: --sampling-turns-per-minute 1 asks for it" in capsys.readouterr().out
-    # Without the option the block's rule holds: below the default's 54 is raised, with a note naming the old value.
-    assert mount(home, body) == 0
-    assert entry_of(home)["sampling"]["max_rpm"] == DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN
-    assert "note: raised sampling.max_rpm from 9 to 54" in capsys.readouterr().out
+    # A remount for another reason never loosens the brake: one full turn a minute is the operator's to keep.
+    assert mount(home, body, "--compact") == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == CALLS_PER_FULL_TURN
+    assert "kept the entry's own sampling max_rpm 9" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("given", [str(TURNS_PER_MINUTE_RANGE[0] - 1), str(TURNS_PER_MINUTE_RANGE[1] + 1), "-3"])
@@ -125,7 +125,7 @@ def test_larger_own_values_are_kept_smaller_ones_raised_with_a_note_and_unsized_
         "  mafiabot:\n"
         f"    command: {body}\n"
         "    sampling:\n"
-        "      max_rpm: 10          # Hermes's default\n"
+        "      max_rpm: 5           # less than one full turn\n"
         "      timeout: 120         # my slow model\n"
         "      model: local-llama\n"
         "      allowed_models: [local-llama]\n", encoding="utf-8")
@@ -136,8 +136,16 @@ def test_larger_own_values_are_kept_smaller_ones_raised_with_a_note_and_unsized_
     text = (home / "config.yaml").read_text(encoding="utf-8")
     assert "# my slow model" in text
     out = capsys.readouterr().out
-    assert "note: raised sampling.max_rpm from 10 to 54" in out
+    assert "note: raised sampling.max_rpm from 5 to 54" in out
     assert "note: kept the entry's own sampling timeout 120" in out
+
+
+def test_an_own_max_rpm_that_lets_a_full_turn_through_is_the_operator_s_brake_and_kept(home, body, capsys):
+    (home / "config.yaml").write_text(f"mcp_servers:\n  mafiabot:\n    command: {body}\n    sampling:\n"
+                                      "      max_rpm: 10\n", encoding="utf-8")
+    assert mount(home, body, "--cognition", "sampling") == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == 10
+    assert "kept the entry's own sampling max_rpm 10" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("spelled, note", [
