@@ -22,6 +22,10 @@ Invariants:
 - Requests carry increasing integer ids starting at 1; a reply is matched by id. Any other
   message read while waiting (a stale reply, an `id: null` error) is kept in `unmatched`
   in arrival order.
+- A request the body sends while a reply is awaited (MCP's server-initiated `sampling/createMessage`)
+  is answered at once, in the same wait, when the client was given `on_server_request`: its
+  return value is the result, an RpcError it raises is the error object; without a handler it
+  is kept in `unmatched` like any other message. The reply's id is the body's own, as sent.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -65,6 +69,9 @@ EXIT_POLL_INTERVAL = 0.01
 LEGACY_PROTOCOL_VERSION = "2025-11-25"
 MODERN_PROTOCOL_VERSION = "2026-07-28"
 CLIENT_INFO = {"name": "mafiabot-harness", "version": "0.1.0"}
+
+# Answers a request the body sent (method, params) with its result; raises RpcError to answer an error.
+ServerRequestHandler = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
 
 # What the selector's keys carry, to tell the streams apart.
 _STDOUT, _STDERR, _EXITED, _STDIN = "stdout", "stderr", "exited", "stdin"
@@ -103,8 +110,10 @@ class BodyClient:
         stderr_log: str | os.PathLike[str] | None = None,
         request_timeout: float = REQUEST_TIMEOUT,
         cwd: str | os.PathLike[str] | None = None,
+        on_server_request: ServerRequestHandler | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.on_server_request = on_server_request
         self.env = dict(env) if env is not None else None
         self.cwd = cwd  # None: ours
         self.request_timeout = request_timeout
@@ -361,9 +370,24 @@ class BodyClient:
                 # read_message knows only the time that was left; the caller's bound is the news
                 raise BodyTimeout(what, bound) from None
             reply_id = message.get("id")
+            if "method" in message and "id" in message and self.on_server_request is not None:
+                self._answer(message)
+                continue
             if type(reply_id) is int and reply_id == request_id:
                 return message
             self.unmatched.append(message)
+
+    def _answer(self, request: Mapping[str, Any]) -> None:
+        """Reply to a request the body sent, with what `on_server_request` makes of it."""
+        assert self.on_server_request is not None
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        params = request.get("params")
+        try:
+            reply["result"] = dict(self.on_server_request(str(request["method"]),
+                                                          params if isinstance(params, Mapping) else {}))
+        except RpcError as exc:
+            reply["error"] = {"code": exc.code, "message": exc.message}
+        self.send_raw(encode_message(reply))
 
     def exchange(self, method: str, params: Mapping[str, Any] | None = None,
                  timeout: float | None = None) -> dict[str, Any]:

@@ -2,8 +2,11 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1 (see docs/stub-model.md).
 
 It lets the real Hermes Agent run fully offline: agent calls (`"stream": true`) are answered from
-a script, one reply per call, as SSE; auxiliary calls (not streaming) get a short plain JSON
-completion; the model-metadata probes report a context length Hermes accepts.
+a script, one reply per call, as SSE; Hermes's own auxiliary calls (not streaming, with one of
+Hermes's own prompts, such as the title's) get a short plain JSON completion; every other call
+that does not stream is a sampling call (Hermes's SamplingHandler asks the model through its
+auxiliary client, without streaming, with the MCP server's messages), answered in plain JSON from
+the script's `sampling` replies; the model-metadata probes report a context length Hermes accepts.
 
 Invariants:
 - Standard library only, so any Python 3.11 runs it without the project's venv.
@@ -12,7 +15,8 @@ Invariants:
 - Every request is logged as one JSON line, flushed, before its reply is written: once the
   client has a reply, the log already holds the request.
 - Script replies are consumed under a lock, in order, one per streaming call; the last one
-  repeats once the list is exhausted. Non-streaming calls never consume the script.
+  repeats once the list is exhausted. Sampling calls consume the `sampling` list the same way,
+  apart; auxiliary calls consume nothing. Each log line says which kind the request was.
 - SIGTERM and SIGINT stop the server at once with exit status 0; so does `--max-seconds`.
 - A bad command line or script exits 2 with a message naming the problem, before binding.
 """
@@ -39,6 +43,11 @@ DEFAULT_MAX_SECONDS = 600.0
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5}
 TOOL_RESULT_PLACEHOLDER = "{last_tool_result}"
 AUXILIARY_TEXT = "stub title"
+# How Hermes 0.19.0's own auxiliary requests begin (agent/title_generator.py): its first, system message.
+HERMES_AUXILIARY_PROMPTS = ("Generate a short, descriptive title",)
+AGENT, SAMPLING, AUXILIARY = "agent", "sampling", "auxiliary"
+SAMPLING_CALL_PLACEHOLDER = "{sampling_call}"
+DEFAULT_SAMPLING = [{"text": "stub thought " + SAMPLING_CALL_PLACEHOLDER}]
 # Request bodies beyond this are refused (413): Hermes sends tens of kB, never megabytes.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -73,13 +82,18 @@ def validate_script(document: Any, where: str) -> dict[str, Any]:
     usage = document.get("usage", DEFAULT_USAGE)
     if not (isinstance(usage, dict) and all(isinstance(usage.get(k), int) for k in DEFAULT_USAGE)):
         raise ScriptError(f"{where}: 'usage' must hold integer prompt_tokens and completion_tokens")
-    return {"model": model, "usage": usage, "replies": replies}
+    sampling = document.get("sampling", DEFAULT_SAMPLING)
+    if not isinstance(sampling, list) or not sampling:
+        raise ScriptError(f"{where}: 'sampling' must be a non-empty list")
+    for number, reply in enumerate(sampling, start=1):
+        _validate_reply(reply, f"{where}: sampling reply {number}", ("text", "error"))
+    return {"model": model, "usage": usage, "replies": replies, "sampling": sampling}
 
 
-def _validate_reply(reply: Any, where: str) -> None:
-    kinds = [k for k in ("text", "tool_call", "error") if isinstance(reply, dict) and k in reply]
+def _validate_reply(reply: Any, where: str, allowed: tuple[str, ...] = ("text", "tool_call", "error")) -> None:
+    kinds = [k for k in allowed if isinstance(reply, dict) and k in reply]
     if len(kinds) != 1:
-        raise ScriptError(f"{where} must be an object with exactly one of 'text', 'tool_call', 'error'")
+        raise ScriptError(f"{where} must be an object with exactly one of {', '.join(map(repr, allowed))}")
     value = reply[kinds[0]]
     if kinds[0] == "text" and not isinstance(value, str):
         raise ScriptError(f"{where}: 'text' must be a string")
@@ -90,13 +104,11 @@ def _validate_reply(reply: Any, where: str) -> None:
         raise ScriptError(f"{where}: 'tool_call' must be {{\"name\": str, \"arguments\": {{...}}}}")
 
 
-class Script:
-    """The replies of a script, handed out one per agent call (thread-safe)."""
+class Replies:
+    """A list of replies handed out one per call, in order, the last repeating (thread-safe)."""
 
-    def __init__(self, document: dict[str, Any]) -> None:
-        self.model: str = document["model"]
-        self.usage: dict[str, int] = document["usage"]
-        self._replies: list[dict[str, Any]] = document["replies"]
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self._replies = replies
         self._next = 0
         self._lock = threading.Lock()
 
@@ -106,6 +118,31 @@ class Script:
             number = self._next
             self._next += 1
         return number + 1, self._replies[min(number, len(self._replies) - 1)]
+
+
+class Script:
+    """The replies of a script: one per agent call, and apart, one per sampling call."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.model: str = document["model"]
+        self.usage: dict[str, int] = document["usage"]
+        self._agent = Replies(document["replies"])
+        self.sampling = Replies(document.get("sampling", DEFAULT_SAMPLING))
+
+    def next_reply(self) -> tuple[int, dict[str, Any]]:
+        return self._agent.next_reply()
+
+
+def kind_of(request: dict[str, Any]) -> str:
+    """Which caller sent a chat request, told by what Hermes sends: agent, sampling or auxiliary."""
+    if request.get("stream"):
+        return AGENT
+    messages = request.get("messages")
+    first = messages[0] if isinstance(messages, list) and messages else None
+    if isinstance(first, dict) and first.get("role") == "system" \
+            and content_text(first.get("content")).startswith(HERMES_AUXILIARY_PROMPTS):
+        return AUXILIARY
+    return SAMPLING
 
 
 def last_tool_result(request: dict[str, Any]) -> str:
@@ -157,10 +194,10 @@ def sse_body(script: Script, reply: dict[str, Any], request: dict[str, Any], cal
     return b"".join(events) + b"data: [DONE]\n\n"
 
 
-def plain_completion(script: Script) -> dict[str, Any]:
-    return {"id": "chatcmpl-stub-aux", "object": "chat.completion", "created": int(time.time()),
+def plain_completion(script: Script, text: str = AUXILIARY_TEXT, call_id: str = "aux") -> dict[str, Any]:
+    return {"id": f"chatcmpl-stub-{call_id}", "object": "chat.completion", "created": int(time.time()),
             "model": script.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": AUXILIARY_TEXT},
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                          "finish_reason": "stop"}],
             "usage": _usage_block(script.usage)}
 
@@ -187,10 +224,13 @@ class StubServer(ThreadingHTTPServer):
         self._log = open(log_path, "a", encoding="utf-8") if log_path is not None else None  # noqa: SIM115
         self._log_lock = threading.Lock()
 
-    def log_request_line(self, method: str, path: str, body: Any) -> None:
+    def log_request_line(self, method: str, path: str, body: Any, kind: str | None) -> None:
         if self._log is None:
             return
-        line = json.dumps({"method": method, "path": path, "body": body}, ensure_ascii=False)
+        record = {"method": method, "path": path, "body": body}
+        if kind is not None:
+            record["kind"] = kind
+        line = json.dumps(record, ensure_ascii=False)
         with self._log_lock:
             self._log.write(line + "\n")
             self._log.flush()
@@ -219,18 +259,30 @@ class StubHandler(BaseHTTPRequestHandler):
         except (UnicodeDecodeError, json.JSONDecodeError):
             body = raw.decode("utf-8", errors="replace")
         path = self.path.split("?", 1)[0]
-        self.server.log_request_line(method, self.path, body)
-        if method == "POST" and path.endswith("/chat/completions"):
-            self._chat(body if isinstance(body, dict) else {})
+        chat = method == "POST" and path.endswith("/chat/completions")
+        request = body if isinstance(body, dict) else {}
+        kind = kind_of(request) if chat else None
+        self.server.log_request_line(method, self.path, body, kind)
+        if chat:
+            self._chat(request, kind)
         elif method == "GET" or path == "/api/show":
             self._metadata(method, path)
         else:
             self._send_json(404, error_body(404, f"no route for {method} {path}"))
 
-    def _chat(self, request: dict[str, Any]) -> None:
+    def _chat(self, request: dict[str, Any], kind: str | None) -> None:
         script = self.server.script
-        if not request.get("stream"):
+        if kind == AUXILIARY:
             self._send_json(200, plain_completion(script))
+            return
+        if kind == SAMPLING:
+            number, reply = script.sampling.next_reply()
+            if "error" in reply:
+                status = reply["error"]
+                self._send_json(status, error_body(status, f"scripted error {status} on sampling call {number}"))
+                return
+            text = reply["text"].replace(SAMPLING_CALL_PLACEHOLDER, str(number))
+            self._send_json(200, plain_completion(script, text, f"sampling-{number}"))
             return
         number, reply = script.next_reply()
         if "error" in reply:

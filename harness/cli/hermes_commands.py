@@ -5,7 +5,8 @@
 (comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
 body will do with SOUL.md (`--soul` chooses); it also installs and enables the Level1 plugin
-(`--no-level1` opts out) and points the body's `--state` at the home (`--state FILE|off`).
+(`--no-level1` opts out), points the body's `--state` at the home (`--state FILE|off`), and with
+`--cognition sampling` prints the `sampling:` block it sized and why (harness.hermes_mount.cognition).
 `unmount` removes the entry (and the plugin with the last entry it serves), then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
 could not: `unmount:soul_not_restored`). `doctor` runs every check and ends `doctor:passed` when
@@ -24,6 +25,15 @@ from typing import Any
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
+from harness.hermes_mount.cognition import (
+    CALLS_PER_DRAINED_TURN,
+    CALLS_PER_FULL_TURN,
+    COGNITIONS,
+    DEFAULT_TURNS_PER_MINUTE,
+    TURNS_PER_MINUTE_OPTION,
+    TURNS_PER_MINUTE_RANGE,
+    describe,
+)
 from harness.hermes_mount.doctor import FAIL, Check, late_server_effect, run_doctor
 from harness.hermes_mount.entry import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -31,6 +41,7 @@ from harness.hermes_mount.entry import (
     DEFAULT_TIMEOUT,
     DISCOVERY_KEY,
     DISCOVERY_RANGE,
+    EntrySpec,
     discovery_timeout,
     tool_name,
 )
@@ -104,11 +115,19 @@ def runnable_harness() -> str:
     return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
 
 
+def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
+    """What mount chose for the entry's `sampling:` block and why, when its cognition samples."""
+    if spec.sampling is not None and spec.sampling.on:
+        assert spec.timeout is not None  # settled
+        for line in describe(spec.sampling, spec.timeout):
+            print(f"{indent}{line}", file=out)
+
+
 def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
-                      args.state)
+                      args.state, args.cognition, args.sampling_turns_per_minute)
     plan = plan_mount(home, spec, args.discovery_timeout, level1=not args.no_level1)
     spec = plan.spec or spec
     startup = None if args.no_check else check_entry_as_hermes_would(plan, out)
@@ -126,6 +145,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
                   file=out)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
+        print_sampling(spec, out)
         return "done"
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_plan(plan)
@@ -148,6 +168,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     if plan.state is not None:
         print(f"  sessions: kept in {plan.state}, so every `hermes chat` of this home continues them "
               f"(--state off: each Hermes session's body starts them afresh)", file=out)
+    print_sampling(spec, out, indent="  ")
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
     if plan.plugin is not None and plan.plugin.serves:
@@ -257,6 +278,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--no-level1", action="store_true",
                        help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
                             "and server from the Hermes session; the model's own values then reach the body")
+    mount.add_argument("--cognition", choices=COGNITIONS,
+                       help="the body's --cognition: stub (its default) thinks with canned organs; sampling asks "
+                            f"Hermes's own model for each pass, {CALLS_PER_FULL_TURN} model calls a full-energy turn "
+                            f"and {CALLS_PER_DRAINED_TURN} a drained one, and sizes the entry's sampling: block for it "
+                            "(default: the entry's own, else stub)")
+    mount.add_argument(TURNS_PER_MINUTE_OPTION, type=int, metavar="N",
+                       help=f"with sampling, the full turns a minute Hermes answers before it throttles: max_rpm "
+                            f"is N x {CALLS_PER_FULL_TURN}, the brake on a loop spending your model, "
+                            f"{TURNS_PER_MINUTE_RANGE[0]} to {TURNS_PER_MINUTE_RANGE[1]} (default: "
+                            f"{DEFAULT_TURNS_PER_MINUTE}, {DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN} calls; "
+                            "given, max_rpm is written as asked; else the entry's own is kept when larger)")
     mount.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     mount.add_argument("--no-check", action="store_true", help="do not start the body before mounting it")
     mount.set_defaults(handler=cmd_mount)

@@ -175,6 +175,21 @@ def line_of(mapping: Any, key: str) -> str:
         return ""
 
 
+def child_mapping(parent: CommentedMap, key: str, create: bool, label: str,
+                  kind: str = "a mapping") -> CommentedMap | None:
+    """`parent[key]` as a mapping, made empty first when `create` and absent; HermesConfigError when it is not one."""
+    child = parent.get(key)
+    if child is None:
+        if not create:
+            return None
+        child = CommentedMap()
+        parent[key] = child
+    if not isinstance(child, CommentedMap):
+        raise HermesConfigError(f"'{label}'{line_of(parent, key)} is not {kind} but a {type(child).__name__}; "
+                                "fix it by hand, the file was left untouched")
+    return child
+
+
 def render(doc: ConfigDocument) -> str:
     """The document as the file's text, in the file's own conventions (mark, line endings)."""
     return doc.conventions.apply(_render_plain(doc))

@@ -16,6 +16,13 @@ Invariants:
 - Every line says what it measured or read: start-up in ms against the discovery timeout in s.
 - The entry's values are judged as Hermes reads them (YAML 1.1, its coercion of `enabled`): an
   entry Hermes reads as disabled fails the `enabled` check.
+- Sampling is checked in two parts: `cognition` reads what the entry asks of Hermes (the body's
+  --cognition, and for sampling the `sampling:` block and tool timeout against what the body's
+  bounds need, with max_rpm at least one full turn, and how many full turns a minute it allows,
+  harness.hermes_mount.cognition); `sampling` runs one turn of the body with
+  --cognition sampling from a client that answers every model call itself (`probe.probe_sampling`),
+  so the body's side is known to work without spending a call of the operator's model. Hermes's
+  own model answering is not probed (docs/hermes.md says why).
 - Checks never raise for what they check: harness errors become a failed check with the
   error's own message. Only a config problem doctor cannot even read past is reported as a
   failed `config` check and ends the run early.
@@ -34,6 +41,19 @@ from harness.body import body_path, default_organs, find_body
 from harness.errors import HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
+from harness.hermes_mount.cognition import (
+    CALLS_PER_FULL_TURN,
+    SAMPLING,
+    SAMPLING_KEY,
+    SamplingBounds,
+    cognition_of,
+    full_turns_a_minute,
+    hermes_number,
+    required_block,
+    sampling_bounds,
+    shortfalls,
+    tool_timeout_floor,
+)
 from harness.hermes_mount.config_file import HermesConfigError, as_hermes, load_config, render
 from harness.hermes_mount.entry import (
     DEFAULT_CONNECT_TIMEOUT,
@@ -51,7 +71,16 @@ from harness.hermes_mount.entry import (
 from harness.hermes_mount.hermes_cli import hermes_python, probe_plugin, run_mcp_test
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.level1 import DISABLED_NOTE, copy_into, hermes_view, plugin_dir, read_manifest, stale_files
-from harness.hermes_mount.probe import check_executable, hermes_child_env, probe_argv, probe_entry, record_problem, recorded_into
+from harness.hermes_mount.probe import (
+    SCRIPTED_MODEL,
+    check_executable,
+    hermes_child_env,
+    probe_argv,
+    probe_entry,
+    probe_sampling,
+    record_problem,
+    recorded_into,
+)
 from harness.hermes_mount.soul import soul_state
 from harness.hermes_plugin import PLUGIN_NAME
 
@@ -150,6 +179,15 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     _check_discovery(discovery, explicit, startup, add)
     if entry is not None:
         _check_level1(home, name, seen, hermes if use_hermes else None, use_hermes, add)
+    bounds = _check_cognition(entry, body_argv(command, args), add) if blocked is None else None
+    if bounds is None:
+        cognition = next((c for c in run.checks if c.name == "cognition"), None)
+        add("sampling", SKIP, blocked or ("the cognition check must pass first" if cognition and cognition.status == FAIL
+                                          else "the entry thinks with the stub organs"))
+    elif startup is None:
+        add("sampling", SKIP, "the body must start first")
+    else:
+        _check_sampling(command, args, env, bounds, add)
 
     if not use_hermes:
         add("hermes", SKIP, "--no-hermes")
@@ -245,6 +283,67 @@ def _check_discovery(discovery: float, explicit: bool, startup: float | None,
         add("discovery", WARN, f"{measured}: run mount with --discovery-timeout 5")
     else:
         add("discovery", OK, measured)
+
+
+def _check_cognition(entry: dict[str, Any] | None, body: list[str],
+                     add: Callable[[str, str, str], None]) -> SamplingBounds | None:
+    """What the entry asks of Hermes for the body's cognition; the body's bounds when it samples."""
+    if cognition_of(body) != SAMPLING:
+        add("cognition", OK, "stub organs: a turn asks no model (mount --cognition sampling has Hermes's model "
+                             f"think each pass, {CALLS_PER_FULL_TURN} calls a full turn)")
+        return None
+    try:
+        bounds = sampling_bounds(body)
+    except HarnessError as exc:
+        add("cognition", FAIL, str(exc))
+        return None
+    if entry is None:
+        add("cognition", OK, "the body thinks with sampling (no entry: Hermes's side is not read)")
+        return bounds
+    required = required_block(bounds, 1)  # the brake's size is the operator's; less than one full turn is none
+    problems = shortfalls(entry.get(SAMPLING_KEY), required)
+    timeout, floor = entry.get("timeout"), tool_timeout_floor(bounds)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < floor:
+        problems.append(f"timeout: {timeout!r} < {floor} (the body's turn deadline is {bounds.turn_deadline_ms} ms)")
+    if problems:
+        add("cognition", FAIL, f"the entry asks for sampling, but Hermes reads {'; '.join(problems)}: a full turn "
+                               "would be refused, cut short or throttled; run mount again to size it")
+    else:
+        block = entry[SAMPLING_KEY]
+        add("cognition", OK, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
+                             f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
+                             f"{block['max_tokens_cap']}, tool timeout {timeout} s: "
+                             f"{full_turns_a_minute(hermes_number(block['max_rpm'], int) or 0)} of "
+                             f"{CALLS_PER_FULL_TURN} calls a minute back to back, then Hermes throttles")
+    return bounds
+
+
+def _check_sampling(command: str, args: list[str], env: dict[str, str], bounds: SamplingBounds,
+                    add: Callable[[str, str, str], None]) -> None:
+    try:
+        probe = probe_sampling(command, args, hermes_child_env(env), bounds.turn_deadline_ms / 1000)
+    except HarnessError as exc:
+        add("sampling", FAIL, f"a sampled turn failed: {exc}")
+        return
+    cognition = probe.trace.get("cognition")
+    if not isinstance(cognition, dict):
+        add("sampling", FAIL, "the body answered a sampled turn without its cognition member: it predates "
+                              "--cognition sampling (build the current body with `make build`)")
+        return
+    calls = [call for call in cognition.get("calls") or [] if isinstance(call, dict)]
+    answered = [call for call in calls if call.get("status") == "answered" and call.get("model") == SCRIPTED_MODEL]
+    expected = int(probe.trace.get("passes_run") or 0) + 1
+    if cognition.get("thinker") != SAMPLING or cognition.get("fallback") is not None:
+        add("sampling", FAIL, f"the body thought with {cognition.get('thinker')!r} although the client declared "
+                              f"sampling: {cognition.get('fallback')}")
+    elif not (len(answered) == len(calls) == len(probe.requests) == expected):
+        statuses = ", ".join(f"{call.get('status')}" for call in calls)
+        add("sampling", FAIL, f"{len(probe.requests)} sampling requests for {expected - 1} passes and the synthesis; "
+                              f"the trace's calls: {statuses or 'none'}")
+    else:
+        add("sampling", OK, f"a turn of {expected - 1} passes sent {len(probe.requests)} sampling requests (the passes "
+                            "and the synthesis), all answered by doctor's own scripted client: the body's side "
+                            "works (no model was asked, nothing spent)")
 
 
 def late_server_effect(discovery: float, source: str) -> str:

@@ -8,6 +8,7 @@ The entry Hermes needs (tools/mcp_tool.py reads these keys):
         env: {HERMES_HOME: /absolute/path/to/the/home}
         timeout: 60
         connect_timeout: 30
+        sampling: {max_rpm: ..., timeout: ..., max_tokens_cap: ...}   # with --cognition sampling only
 
 Invariants:
 - Paths are absolute: Hermes starts the body from whatever directory Hermes runs in.
@@ -21,6 +22,9 @@ Invariants:
   `--state`, and `--soul` when asked): `settle` keeps every other body argument of the entry (a
   `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
   `timeout` and `connect_timeout` unless new ones are given.
+- `--cognition` is mount's when asked (`spec.cognition`), else the entry's own body argument. The
+  `sampling:` block is mount's to size only with sampling cognition, and to take back only what it
+  wrote (harness.hermes_mount.cognition); the rest of the block is the operator's.
 - Keys that would make Hermes ignore `command` (`url`, and `headers`, which only a URL uses) are
   removed, with a note: Hermes connects to a URL in preference to running a command.
 - An entry that shares a node with another part of the file (a YAML anchor `&m` with an alias
@@ -50,7 +54,15 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from harness.errors import ConfigError
-from harness.hermes_mount.config_file import HermesConfigError, line_of
+from harness.hermes_mount.cognition import (
+    COGNITION_OPTION,
+    SAMPLING_KEY,
+    SamplingSpec,
+    apply_sampling,
+    restate_sampling,
+    shortfalls,
+)
+from harness.hermes_mount.config_file import HermesConfigError, child_mapping, line_of
 from harness.replay.recorder import RELAY_MODULE
 
 SERVERS_KEY = "mcp_servers"
@@ -90,6 +102,12 @@ class EntrySpec:
     connect_timeout: float | None = DEFAULT_CONNECT_TIMEOUT
     # The body's own arguments beyond the ones mount writes; None: keep the entry's.
     extra_args: tuple[str, ...] | None = ()
+    # The --cognition asked for (harness.hermes_mount.cognition); None: keep the entry's.
+    cognition: str | None = None
+    # What to do with the entry's `sampling:` block; None: leave it as it is.
+    sampling: SamplingSpec | None = None
+    # --sampling-turns-per-minute as asked (harness.hermes_mount.cognition); None: its default.
+    turns_per_minute: int | None = None
 
 
 def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
@@ -110,6 +128,8 @@ def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ..
     if Path(body[0]).name != Path(ours[0]).name:
         return ()  # another program's arguments (or none): nothing of the body's to keep
     owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")} | ALWAYS_OWNED
+    if spec.cognition is not None:
+        owned.add(COGNITION_OPTION)  # --cognition stub writes none: the body's default
     kept: list[str] = []
     items = iter(body[1:])
     for item in items:
@@ -144,16 +164,7 @@ def tool_name(server: str) -> str:
 
 
 def servers_of(data: CommentedMap, create: bool) -> CommentedMap | None:
-    servers = data.get(SERVERS_KEY)
-    if servers is None:
-        if not create:
-            return None
-        servers = CommentedMap()
-        data[SERVERS_KEY] = servers
-    if not isinstance(servers, CommentedMap):
-        raise HermesConfigError(f"'{SERVERS_KEY}'{line_of(data, SERVERS_KEY)} is not a mapping of servers "
-                                f"but a {type(servers).__name__}; fix it by hand, the file was left untouched")
-    return servers
+    return child_mapping(data, SERVERS_KEY, create, SERVERS_KEY, "a mapping of servers")
 
 
 def find_entry(data: CommentedMap, name: str) -> CommentedMap | None:
@@ -235,7 +246,12 @@ def apply_entry(data: CommentedMap, spec: EntrySpec) -> list[str]:
             notes.append(f"kept the entry's other env variables: {', '.join(others)}")
     _set(entry, "timeout", spec.timeout)
     _set(entry, "connect_timeout", spec.connect_timeout)
-    kept = [k for k in entry if k not in ("command", "args", "env", "timeout", "connect_timeout", "enabled")]
+    if spec.sampling is not None:
+        notes.extend(apply_sampling(entry, spec.name, spec.sampling))
+    written: tuple[str, ...] = ("command", "args", "env", "timeout", "connect_timeout", "enabled")
+    if spec.sampling is not None and spec.sampling.on:
+        written += (SAMPLING_KEY,)
+    kept = [k for k in entry if k not in written]
     if kept:
         notes.append(f"kept the entry's own settings: {', '.join(map(str, kept))}")
     return notes
@@ -282,6 +298,8 @@ def restate_entry(data: CommentedMap, spec: EntrySpec) -> None:
     env = entry.get("env")
     if isinstance(env, CommentedMap):
         env["HERMES_HOME"] = str(spec.hermes_home)
+    if spec.sampling is not None:
+        restate_sampling(entry, spec.name, spec.sampling)
 
 
 def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
@@ -299,6 +317,8 @@ def hermes_mismatches(entry: Any, spec: EntrySpec) -> list[str]:
         problems.append(f"env: {env!r}")
     if entry.get("enabled", True) is not True:
         problems.append(f"enabled: {entry.get('enabled')!r}")
+    if spec.sampling is not None and spec.sampling.on:
+        problems.extend(shortfalls(entry.get(SAMPLING_KEY), spec.sampling.block))
     return problems
 
 

@@ -16,6 +16,10 @@ Invariants:
   (harness.hermes_mount.soul asks it).
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
+- `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
+  entry's own) the `sampling:` block is sized from the body's bounds and the full turns a minute the
+  operator allows, and the entry's timeout made to outlast the body's turn deadline (`with_sampling`,
+  harness.hermes_mount.cognition); stub takes back what mount wrote there.
 - With `record`, the entry runs the recording relay (`python -m harness.replay.relay`) with this
   interpreter, and the relay runs the body: every Hermes session becomes a transcript. A record
   folder that does not exist (or cannot be written) is refused when the spec is built: the relay
@@ -34,12 +38,25 @@ import copy
 import difflib
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
+from harness.hermes_mount.cognition import (
+    COGNITION_OPTION,
+    COGNITIONS,
+    DEFAULT_TURNS_PER_MINUTE,
+    SAMPLING,
+    STUB,
+    SamplingSpec,
+    check_turns_per_minute,
+    cognition_of,
+    required_block,
+    sampling_bounds,
+    tool_timeout_floor,
+)
 from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, as_hermes, load_config, render, write_config
 from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
@@ -123,19 +140,27 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
                timeout: int | None = None, connect_timeout: int | None = None,
                record: str | None = None, soul: str | None = None,
                body_args: tuple[str, ...] | None = None, compact: bool = False,
-               state: str | None = None) -> EntrySpec:
+               state: str | None = None, cognition: str | None = None,
+               turns_per_minute: int | None = None) -> EntrySpec:
     """The entry to write; BodyNotFound / ConfigError when the body, fixture or record folder is missing.
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
     (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
     entry's own (see `entry.settle`). `state` is the body's `--state` file: None for the home's
     default (`default_state`), "off" for none (sessions then live as long as one body).
+    `cognition` sampling becomes the body's `--cognition sampling`; stub writes none (the body's default)
+    and takes the option out; None keeps the entry's. `turns_per_minute` sizes a sampled entry's max_rpm
+    (harness.hermes_mount.cognition); None: its default.
     """
     check_name(name)
     if any(value is not None and value <= 0 for value in (timeout, connect_timeout)):
         raise ConfigError("--timeout and --connect-timeout must be positive numbers of seconds")
     if soul is not None and soul not in SOUL_POLICIES:
         raise ConfigError(f"--soul {soul}: use one of {', '.join(SOUL_POLICIES)}")
+    if cognition is not None and cognition not in COGNITIONS:
+        raise ConfigError(f"--cognition {cognition}: use one of {', '.join(COGNITIONS)}")
+    if turns_per_minute is not None:
+        check_turns_per_minute(turns_per_minute)
     for number, arg in enumerate(body_args or (), start=1):
         if "\x00" in arg:  # exec takes C strings: the entry would be written, and never start
             raise ConfigError(f"--body-arg number {number} holds a NUL byte, which no program's argument can; "
@@ -155,15 +180,19 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
         own_args += (SOUL_OPTION, soul)
     if compact:
         own_args += COMPACT_TEXT_BLOCK
+    if cognition == SAMPLING:
+        own_args += (COGNITION_OPTION, SAMPLING)
     if record is None:
-        return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args)
+        return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args, cognition,
+                         turns_per_minute=turns_per_minute)
     transcript = Path(record).absolute()
     if (reason := unwritable_reason(transcript)) is not None:
         raise ConfigError(f"--record {record}: {reason}; the relay could not record, so Hermes would never see "
                           f"the tool (create the folder first: mkdir -p {transcript.parent}); nothing was written")
     relay_args = ("-m", RELAY_MODULE, "--out", str(transcript), "--title",
                   f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *own_args)
-    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args)
+    return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args, cognition,
+                     turns_per_minute=turns_per_minute)
 
 
 def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> Plan:
@@ -174,8 +203,10 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
     plugin = plan_files(home, spec.name, install=level1)
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
+    asked_timeout = spec.timeout
     spec = settle(spec, entry)
-    notes = apply_entry(doc.data, spec)
+    spec, notes = with_sampling(spec, asked_timeout)
+    notes += apply_entry(doc.data, spec)
     if kept:
         notes.insert(0, f"kept the entry's own body arguments: {' '.join(kept)} (--body-arg replaces them)")
     if discovery is not None:
@@ -209,6 +240,39 @@ def state_of(args: tuple[str, ...] | list[str]) -> Path | None:
         elif item.startswith(STATE_OPTION + "="):
             found = Path(item.split("=", 1)[1])
     return found
+
+
+def with_sampling(spec: EntrySpec, asked_timeout: float | None) -> tuple[EntrySpec, list[str]]:
+    """The settled spec with what its cognition asks of the `sampling:` block and the tool timeout, and notes.
+
+    Sampling cognition (asked, or the entry's own) sizes the block from the body's bounds and makes the
+    entry's timeout outlast the turn deadline: a kept or default timeout that does not is raised with a
+    note, a `--timeout` that does not is refused (the operator asked for both). `--cognition stub` takes
+    back what mount wrote. ConfigError when the body cannot say its bounds.
+    """
+    body = body_argv(str(spec.command), spec.args)
+    turns = DEFAULT_TURNS_PER_MINUTE if spec.turns_per_minute is None else spec.turns_per_minute
+    if cognition_of(body) == SAMPLING:
+        bounds = sampling_bounds(body)
+        sampling = SamplingSpec(required_block(bounds, turns), True, bounds, spec.turns_per_minute is not None)
+        floor = tool_timeout_floor(bounds)
+        assert spec.timeout is not None  # settled
+        if spec.timeout >= floor:
+            return replace(spec, sampling=sampling), []
+        if asked_timeout is not None:
+            raise ConfigError(f"--timeout {asked_timeout:g}: with --cognition sampling Hermes must wait longer than "
+                              f"the body's turn deadline ({bounds.turn_deadline_ms} ms): give at least {floor}; "
+                              "nothing was written")
+        note = (f"raised the entry's timeout from {spec.timeout:g} to {floor} s: Hermes must wait longer than the "
+                f"body's turn deadline ({bounds.turn_deadline_ms} ms)")
+        return replace(spec, sampling=sampling, timeout=floor), [note]
+    if spec.cognition == STUB:
+        try:
+            bounds = sampling_bounds(body)
+        except ConfigError:
+            return spec, []  # a body without sampling wrote no block to take back
+        return replace(spec, sampling=SamplingSpec(required_block(bounds, turns), False, bounds)), []
+    return spec, []
 
 
 def as_hermes_reads_it(doc: ConfigDocument, spec: EntrySpec, discovery: float | None, notes: list[str]) -> str:

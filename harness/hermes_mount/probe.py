@@ -15,6 +15,11 @@ Invariants:
 - Start-up time is measured from spawn to the `initialize` answer, through the relay when there
   is one: what Hermes's mcp_discovery_timeout bounds.
 - Every wait is bounded by the client's REQUEST_TIMEOUT; the body is always shut down.
+- `probe_sampling` runs one turn with `--cognition sampling` added last (it wins over the entry's)
+  from a client that declares `capabilities.sampling` and answers every `sampling/createMessage`
+  itself with SCRIPTED_MODEL's text: the body's side of sampling is tested end to end, and no
+  model is asked, so it costs nothing. Its turn is bounded by the body's own turn deadline plus
+  REQUEST_TIMEOUT.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.client import BodyClient
-from harness.errors import BodyNotFound, ProtocolViolation
+from harness.client import REQUEST_TIMEOUT, BodyClient
+from harness.errors import BodyNotFound, ProtocolViolation, RpcError
+from harness.hermes_mount.cognition import COGNITION_OPTION, SAMPLING
 from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
 from harness.replay.recorder import unwritable_reason
@@ -39,6 +45,11 @@ PROBE_KEY = {"uid": "doctor", "channel": "health", "server": "mafiabot-harness"}
 RELAY_OUT = "--out"
 PROBE_TRANSCRIPT = "probe.jsonl"
 PROBE_STATE = "probe-sessions.db"
+METHOD_NOT_FOUND = -32601
+SAMPLING_METHOD = "sampling/createMessage"
+SAMPLING_CAPABILITIES: dict[str, Any] = {"sampling": {}}
+# Names itself in every call of the trace it answers: what answered is plainly not a model.
+SCRIPTED_MODEL = "mafiabot-doctor-script"
 
 
 @dataclass(frozen=True)
@@ -127,3 +138,33 @@ def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd:
                 raise ProtocolViolation(f"the body does not list the tool '{TOOL}' (it lists {list(tools)})")
             trace = client.call_turn(PROBE_INPUT, **PROBE_KEY)
         return ProbeResult(startup, str(result.get("protocolVersion", "?")), tools, trace, arguments)
+
+
+@dataclass(frozen=True)
+class SamplingProbe:
+    requests: tuple[Mapping[str, Any], ...]  # the params of each sampling/createMessage, in order
+    trace: dict[str, Any]
+
+
+def scripted_thought(number: int) -> str:
+    return f"{SCRIPTED_MODEL} answers request {number}"
+
+
+def probe_sampling(command: str, args: Sequence[str], env: Mapping[str, str], turn_deadline_s: float) -> SamplingProbe:
+    """One turn of the entry's body with sampling cognition, every model call answered by this client (no cost)."""
+    requests: list[Mapping[str, Any]] = []
+
+    def answer(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        if method != SAMPLING_METHOD:
+            raise RpcError(METHOD_NOT_FOUND, f"the probe answers only {SAMPLING_METHOD}, not {method}")
+        requests.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": scripted_thought(len(requests))},
+                "model": SCRIPTED_MODEL, "stopReason": "endTurn"}
+
+    with tempfile.TemporaryDirectory(prefix="mafiabot-probe-") as scratch:
+        argv = [*probe_argv(command, args, Path(scratch)), COGNITION_OPTION, SAMPLING]
+        with BodyClient(argv, env=env, cwd=scratch, on_server_request=answer,
+                        request_timeout=turn_deadline_s + REQUEST_TIMEOUT) as client:
+            client.initialize(capabilities=SAMPLING_CAPABILITIES)
+            trace = client.call_turn(PROBE_INPUT, **PROBE_KEY)
+    return SamplingProbe(tuple(requests), trace)

@@ -17,6 +17,8 @@ Modes:
   ends, exits 7.
 - stubborn: ignores SIGTERM and stdin EOF; only SIGKILL ends it. Says `ready` (a notification on
   stdout) once SIGTERM is ignored, so a test never signals it before that.
+- asks METHOD...: before answering each request, sends one request of its own per METHOD (ids
+  "srv-1", "srv-2", ...) and reads the reply to each; then answers with `result: {"replies": [...]}`.
 """
 
 import json
@@ -96,6 +98,16 @@ def main(mode, *rest):
         sys.stdout.buffer.flush()
         sys.stdin.buffer.read()
         threading.Event().wait()
+    elif mode == "asks":
+        def ask_then_answer(message):
+            answers = []
+            for number, method in enumerate(rest, start=1):
+                ask = {"jsonrpc": "2.0", "id": f"srv-{number}", "method": method, "params": {"n": number}}
+                sys.stdout.buffer.write(json.dumps(ask).encode() + b"\n")
+                sys.stdout.buffer.flush()
+                answers.append(json.loads(sys.stdin.buffer.readline()))
+            return [{"jsonrpc": "2.0", "id": message["id"], "result": {"replies": answers}}]
+        replies(ask_then_answer)
     else:
         sys.exit(f"unknown mode {mode}")
 

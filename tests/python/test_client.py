@@ -225,3 +225,31 @@ def test_a_body_killed_mid_conversation_raises_a_readable_body_died_and_a_fresh_
     fresh = spawn_body()
     fresh.initialize()
     assert fresh.call_turn("second", "u", "c", "s")["turn"] == 1
+
+
+def test_requests_the_body_sends_while_a_reply_is_awaited_are_answered_by_the_handler_with_their_own_ids():
+    seen = []
+
+    def handler(method, params):
+        seen.append((method, dict(params)))
+        if method == "sampling/createMessage":
+            return {"text": f"thought {params['n']}"}
+        raise RpcError(-32601, f"no {method} here")
+
+    with fake("asks", "sampling/createMessage", "roots/list", "sampling/createMessage",
+              on_server_request=handler, request_timeout=READY_BOUND) as client:
+        replies = client.request("tools/call", {"name": "turn"})["replies"]
+        assert client.unmatched == []
+    assert seen == [("sampling/createMessage", {"n": 1}), ("roots/list", {"n": 2}),
+                    ("sampling/createMessage", {"n": 3})]
+    assert [reply["id"] for reply in replies] == ["srv-1", "srv-2", "srv-3"]
+    assert replies[0]["result"] == {"text": "thought 1"} and replies[2]["result"] == {"text": "thought 3"}
+    assert replies[1]["error"] == {"code": -32601, "message": "no roots/list here"} and "result" not in replies[1]
+
+
+def test_without_a_handler_a_request_the_body_sends_is_kept_unmatched_as_before():
+    with fake("asks", "sampling/createMessage", request_timeout=SHORT_BOUND) as client:
+        request_id = client.send_request("tools/call", {"name": "turn"})
+        with pytest.raises(BodyTimeout):
+            client.wait_response(request_id)
+        assert [m.get("method") for m in client.unmatched] == ["sampling/createMessage"]

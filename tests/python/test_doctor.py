@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.hermes_mount import doctor as doctor_module
+from harness.hermes_mount.cognition import SamplingBounds
 from harness.hermes_mount.hermes_cli import parse_mcp_test
+from harness.hermes_mount.probe import SCRIPTED_MODEL, SamplingProbe
+from stand_in_support import stand_in_body
 
 CONNECTED = """
   Testing 'mafiabot'...
@@ -55,9 +59,11 @@ def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path,
     assert doctor(home) == 0
     out = capsys.readouterr().out
     assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
-                             "turn": "ok", "soul": "ok", "discovery": "ok", "level1": "ok", "loaded": "skip",
+                             "turn": "ok", "soul": "ok", "discovery": "ok", "cognition": "ok", "sampling": "skip",
+                             "level1": "ok", "loaded": "skip",
                              "hermes": "skip"}
     assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
+    assert "skip  sampling   the entry thinks with the stub organs" in out
     assert not (home / "SOUL.md").exists(), "doctor must not write SOUL.md"
 
 
@@ -234,3 +240,63 @@ def test_the_loaded_probe_is_hermes_s_own_loader_and_middleware(body_exe, tmp_pa
     probe = probe_plugin(python, HermesHome(home), "mafiabot-level1", "mcp__mafiabot__turn", forged)
     assert probe.plugin is not None and probe.plugin["enabled"] is False and "not enabled" in probe.plugin["error"]
     assert probe.args == forged
+
+
+def test_doctor_says_the_full_turns_a_minute_the_block_allows_and_fails_one_below_a_full_turn(tmp_path, capsys):
+    home, body = tmp_path / "home", stand_in_body(tmp_path)
+    assert main(["mount", "--hermes-home", str(home), "--body", str(body), "--no-check", "--cognition",
+                 "sampling"]) == 0
+    capsys.readouterr()
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok"
+    assert "ok    cognition  sampling: Hermes answers the body's calls with its model, enabled, max_rpm 54, " in out
+    assert ": 6 full turns of 9 calls a minute back to back, then Hermes throttles" in out
+    config = home / "config.yaml"
+    mounted = config.read_text(encoding="utf-8")
+    # Less than the default is the operator's brake to keep: 17 calls a minute is one full turn and is no fault.
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 17", mounted), encoding="utf-8")
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok" and ": 1 full turn of 9 calls a minute back to back" in out
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 8", mounted), encoding="utf-8")
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "fail" and lines_of(out)["sampling"] == "skip"
+    assert "Hermes reads sampling.max_rpm: 8 < 9" in out and "run mount again to size it" in out
+
+
+def test_doctor_probes_a_sampled_turn_of_the_real_body_with_its_own_scripted_client(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--cognition", "sampling"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok" and lines_of(out)["sampling"] == "ok"
+    assert "a turn of 8 passes sent 9 sampling requests (the passes and the synthesis), all answered by doctor's" in out
+    assert not (home / "SOUL.md").exists(), "doctor's sampled turn must not write SOUL.md"
+
+
+def _call(status: str, model: str = SCRIPTED_MODEL) -> dict:
+    return {"step": 4, "thinker": "sampling", "status": status, "model": model, "tokens": None, "latency_ms": 1,
+            "error": None}
+
+
+@pytest.mark.parametrize("cognition, requests, says", [
+    (None, 0, "without its cognition member: it predates --cognition sampling"),
+    ({"requested": "sampling", "thinker": "stub", "fallback": "the client did not declare sampling", "calls": []},
+     0, "the body thought with 'stub' although the client declared sampling: the client did not declare sampling"),
+    ({"requested": "sampling", "thinker": "sampling", "fallback": None,
+      "calls": [_call("answered"), _call("timed_out")]}, 2, "the trace's calls: answered, timed_out"),
+    ({"requested": "sampling", "thinker": "sampling", "fallback": None,
+      "calls": [_call("answered"), _call("answered", "someone-else")]}, 2, "the trace's calls: answered, answered"),
+])
+def test_doctor_s_sampling_verdict_fails_a_turn_that_did_not_sample_every_pass(monkeypatch, cognition, requests, says):
+    trace = {"passes_run": 1, "steps": [], **({"cognition": cognition} if cognition is not None else {})}
+    monkeypatch.setattr(doctor_module, "probe_sampling",
+                        lambda *_args: SamplingProbe(tuple({} for _ in range(requests)), trace))
+    checks: list[tuple[str, str, str]] = []
+    bounds = SamplingBounds(20000, 50000, 256)
+    doctor_module._check_sampling("/bin/body", [], {}, bounds, lambda *check: checks.append(check))
+    [(name, status, detail)] = checks
+    assert (name, status) == ("sampling", "fail") and says in detail

@@ -80,6 +80,45 @@ def test_auxiliary_calls_get_plain_json_and_do_not_consume_the_script(tmp_path):
         assert "tool_calls" in sse_chunks(body)[0]["choices"][0]["delta"]
 
 
+TITLE_REQUEST = {"model": "m", "max_tokens": 500, "messages": [
+    {"role": "system", "content": "Generate a short, descriptive title (3-7 words) for a conversation that ..."},
+    {"role": "user", "content": "User: hi\n\nAssistant: hello"}]}
+
+
+def sampling_request(text: str) -> dict[str, Any]:
+    """What Hermes's SamplingHandler sends for a server's sampling/createMessage: not streaming, the server's messages."""
+    return {"model": "stub-model", "max_tokens": 256, "messages": [
+        {"role": "system", "content": "You think one pass of a turn."}, {"role": "user", "content": text}]}
+
+
+def completion_text(body: bytes) -> str:
+    document = json.loads(body)
+    assert document["object"] == "chat.completion"
+    return document["choices"][0]["message"]["content"]
+
+
+def test_sampling_calls_are_told_from_agent_and_title_calls_and_consume_their_own_list(tmp_path):
+    script = {**SCRIPT, "sampling": [{"text": "thought {sampling_call}"}, {"error": 502}, {"text": "late {sampling_call}"}]}
+    with StubModel(script, tmp_path) as model:
+        assert completion_text(post(model, "/v1/chat/completions", sampling_request("pass 1"))[2]) == "thought 1"
+        assert completion_text(post(model, "/v1/chat/completions", TITLE_REQUEST)[2]) == "stub title"
+        status, _, body = post(model, "/v1/chat/completions", sampling_request("pass 2"))
+        assert status == 502 and "sampling call 2" in json.loads(body)["error"]["message"]
+        _, _, body = post(model, "/v1/chat/completions", chat([]))
+        assert "tool_calls" in sse_chunks(body)[0]["choices"][0]["delta"], "sampling calls consumed the agent's script"
+        for number in (3, 4):
+            assert completion_text(post(model, "/v1/chat/completions", sampling_request("again"))[2]) == f"late {number}"
+        kinds = [r["kind"] for r in model.requests()]
+    assert kinds == ["sampling", "auxiliary", "sampling", "agent", "sampling", "sampling"]
+
+
+def test_without_a_sampling_list_each_sampling_call_gets_its_numbered_default_thought(tmp_path):
+    with StubModel(SCRIPT, tmp_path) as model:
+        texts = [completion_text(post(model, "/v1/chat/completions", sampling_request(str(n)))[2]) for n in (1, 2)]
+        assert json.loads(post(model, "/v1/chat/completions", sampling_request("x"))[2])["model"] == "stub-model"
+    assert texts == ["stub thought 1", "stub thought 2"]
+
+
 def test_metadata_probes_report_a_context_length_hermes_accepts(tmp_path):
     with StubModel(SCRIPT, tmp_path, "--context-length", "200000") as model:
         assert get(model, "/v1/models")["data"][0] == get(model, "/v1/models/stub-model")
@@ -112,6 +151,9 @@ def test_the_server_stops_at_once_with_status_0_on_sigterm_or_sigint(tmp_path, s
     ({"replies": [{"text": "a", "error": 500}]}, "reply 1 must be an object with exactly one of"),
     ({"replies": [{"error": 200}]}, "between 400 and 599"),
     ({"replies": [{"tool_call": {"arguments": {}}}]}, "'tool_call' must be"),
+    ({"replies": [{"text": "a"}], "sampling": []}, "'sampling' must be a non-empty list"),
+    ({"replies": [{"text": "a"}], "sampling": [{"tool_call": {"name": "x"}}]},
+     "sampling reply 1 must be an object with exactly one of 'text', 'error'"),
 ])
 def test_a_bad_script_exits_2_naming_the_reply_at_fault(tmp_path, script, says):
     path = tmp_path / "bad.json"

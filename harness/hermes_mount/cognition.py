@@ -1,0 +1,358 @@
+"""The body's cognition in its Hermes entry: `--cognition stub|sampling`, and the `sampling:` block a sampled turn needs.
+
+With `--cognition sampling` each reasoning pass that Energy lets run is one `sampling/createMessage` the body sends
+while Hermes waits for the turn, and the synthesis is one more; Hermes answers each with its own model, governed by
+the entry's `sampling:` block (tools/mcp_tool.py, SamplingHandler: `max_rpm` a sliding minute, `timeout` per call,
+`max_tokens_cap` on each request's maxTokens). Its defaults (10 a minute) would refuse eight of the nine calls of the
+second full turn in a minute, so mount sizes the block from the body's own bounds and the full turns a minute the
+operator allows.
+
+Invariants:
+- One source of truth for a turn's calls: `CALLS_PER_FULL_TURN` is the passes of the trace (harness.trace) plus the
+  synthesis; a drained turn runs one pass, so `CALLS_PER_DRAINED_TURN` is two.
+- The body's bounds (`SamplingBounds`) are read off the entry's own command line when it sets them, else from the
+  body's `--help`, which states every default: the body owns them, mount never restates a number of its own.
+- `max_rpm` is the operator's spend brake, not a speed the body needs: the rate of sampled calls is bounded by the
+  model's latency, so no bound of the body's own sizes it. `required_block(bounds, turns)` makes it
+  `CALLS_PER_FULL_TURN` x the full turns a minute the operator allows (`--sampling-turns-per-minute`,
+  `TURNS_PER_MINUTE_RANGE`, default `DEFAULT_TURNS_PER_MINUTE`), so it is never below one full turn: that many
+  turns back to back in a minute are never throttled, and a loop calling `turn` faster still is. `timeout` is the
+  body's per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
+  `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
+  outlasts the body's turn deadline. `full_turns_a_minute(max_rpm)` says what a block's max_rpm allows.
+- Applying keeps what an operator set at least as large (their limit then stays theirs), raises what is smaller or
+  unreadable with a note; an own max_rpm is kept whenever it lets one full turn through (`_keep_floor`: it is the
+  operator's brake, and a remount for another reason must never loosen it); max_rpm is written exactly as asked
+  when `--sampling-turns-per-minute` was given (a brake the operator just typed holds, even below the entry's own,
+  with a note); `enabled: true` is set over a value Hermes reads as false; the keys mount does not size (`model`,
+  `allowed_models`, `max_tool_rounds`, `log_level`) are never touched.
+- Taking sampling back (`--cognition stub`) removes only the keys whose values are exactly what mount would write,
+  and the block when nothing else is left in it; anything else in it is the operator's and stays.
+- Values are judged the way Hermes coerces them (`hermes_number`: `int("50")`, a float for timeout, a bool is not
+  a number), so a block Hermes reads as large enough is never rewritten.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from harness.errors import ConfigError
+from harness.hermes_mount.config_file import child_mapping
+from harness.trace import FIRST_PASS_STEP, LAST_PASS_STEP
+
+COGNITION_OPTION = "--cognition"
+STUB, SAMPLING = "stub", "sampling"
+COGNITIONS = (STUB, SAMPLING)
+SAMPLING_KEY = "sampling"
+# The passes are every other step from the first pass step to the last (harness.trace): eight.
+PASS_TOTAL = (LAST_PASS_STEP - FIRST_PASS_STEP) // 2 + 1
+SYNTHESIS_CALLS = 1
+CALLS_PER_FULL_TURN = PASS_TOTAL + SYNTHESIS_CALLS
+CALLS_PER_DRAINED_TURN = 1 + SYNTHESIS_CALLS
+# Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit), so a minute is the brake's unit.
+TURNS_PER_MINUTE_OPTION = "--sampling-turns-per-minute"
+# One a minute is the least that lets a turn finish; past one a second a brake no longer brakes a runaway loop.
+TURNS_PER_MINUTE_RANGE = (1, 60)
+# Six full turns a minute (54 calls) is a brisk conversation, yet a loop is throttled within its seventh turn.
+DEFAULT_TURNS_PER_MINUTE = 6
+# The turn's reply still has to reach Hermes and be read once the body's deadline struck: a second is ample
+# for one line on a pipe, and a whole second keeps the entry's timeout the plain integer mount writes.
+DEADLINE_MARGIN_SECONDS = 1
+# The body answers --help at once; this only stops a hang.
+HELP_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class BodyBound:
+    option: str
+    what: str
+
+
+REQUEST_TIMEOUT = BodyBound("--sampling-timeout-ms", "per-request timeout")
+TURN_DEADLINE = BodyBound("--turn-deadline-ms", "turn deadline")
+MAX_TOKENS = BodyBound("--sampling-max-tokens", "per-pass max tokens")
+BODY_BOUNDS = (REQUEST_TIMEOUT, TURN_DEADLINE, MAX_TOKENS)
+
+
+@dataclass(frozen=True)
+class SamplingBounds:
+    """The body's own bounds on a sampled turn, and where each came from ("the entry's args" or "the body's default")."""
+
+    request_timeout_ms: int
+    turn_deadline_ms: int
+    max_tokens: int
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SamplingBlock:
+    """The sized keys of Hermes's per-server `sampling:` block."""
+
+    max_rpm: int
+    timeout: int | float  # seconds, as Hermes reads it
+    max_tokens_cap: int
+
+    def items(self) -> dict[str, int | float]:
+        return {"max_rpm": self.max_rpm, "timeout": self.timeout, "max_tokens_cap": self.max_tokens_cap}
+
+
+@dataclass(frozen=True)
+class SamplingSpec:
+    """What mount does with the entry's `sampling:` block: size it (`on`) or take back what it wrote.
+
+    `turns_asked`: the operator gave --sampling-turns-per-minute, so `block.max_rpm` is written as it is."""
+
+    block: SamplingBlock
+    on: bool
+    bounds: SamplingBounds
+    turns_asked: bool = False
+
+
+def option_value(argv: Sequence[str], option: str) -> str | None:
+    """The last value a command line gives `option` (`--opt V` or `--opt=V`); None when it gives none."""
+    value = None
+    items = iter(argv)
+    for item in items:
+        name, joined, rest = item.partition("=")
+        if name == option:
+            value = rest if joined else next(items, None)
+    return value
+
+
+def cognition_of(body: Sequence[str]) -> str:
+    """The cognition a body command line runs (the body's default, stub, when it names none)."""
+    return option_value(body[1:], COGNITION_OPTION) or STUB
+
+
+def help_defaults(help_text: str) -> dict[str, int]:
+    """The `(default N)` the body's --help states for each of its sampling bounds."""
+    found: dict[str, int] = {}
+    for bound in BODY_BOUNDS:
+        # The option's own lines: from its name to the next line that starts another option.
+        match = re.search(rf"^\s*{re.escape(bound.option)}\b(.*?)(?=^\s*--|\Z)", help_text, re.MULTILINE | re.DOTALL)
+        number = re.search(r"\(default:? (\d+)", match.group(1)) if match else None
+        if number is not None:
+            found[bound.option] = int(number.group(1))
+    return found
+
+
+def body_help(executable: str) -> str:
+    try:
+        completed = subprocess.run([executable, "--help"], check=False, capture_output=True, text=True, timeout=HELP_TIMEOUT,
+                                   stdin=subprocess.DEVNULL, errors="replace")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(f"could not ask the body {executable} for its sampling defaults (--help): {exc}") from None
+    return completed.stdout + completed.stderr
+
+
+def sampling_bounds(body: Sequence[str], help_text: str | None = None) -> SamplingBounds:
+    """The body's bounds on a sampled turn: the entry's args first, else the defaults its --help states."""
+    args = body[1:]
+    given = {bound.option: option_value(args, bound.option) for bound in BODY_BOUNDS}
+    defaults: dict[str, int] = {}
+    if any(value is None for value in given.values()):
+        defaults = help_defaults(body_help(body[0]) if help_text is None else help_text)
+    values, sources = [], []
+    for bound in BODY_BOUNDS:
+        text = given[bound.option]
+        if text is not None:
+            if not text.isdigit() or int(text) < 1:
+                raise ConfigError(f"the entry's body argument {bound.option} {text}: not a positive whole number; "
+                                  "the body would refuse to start")
+            values.append(int(text))
+            sources.append("the entry's args")
+        elif bound.option in defaults:
+            values.append(defaults[bound.option])
+            sources.append("the body's default")
+        else:
+            raise ConfigError(f"the body {body[0]} does not state a default for {bound.option} in its --help: it "
+                              f"predates {COGNITION_OPTION} {SAMPLING} (build the current body with `make build`)")
+    timeout_ms, deadline_ms, max_tokens = values
+    return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources))
+
+
+def check_turns_per_minute(turns: int) -> int:
+    """`turns` when mount may size max_rpm from it; ConfigError otherwise."""
+    low, high = TURNS_PER_MINUTE_RANGE
+    if isinstance(turns, bool) or not isinstance(turns, int) or not low <= turns <= high:
+        raise ConfigError(f"{TURNS_PER_MINUTE_OPTION} {turns}: give {low} to {high} full turns a minute (each is "
+                          f"{CALLS_PER_FULL_TURN} model calls; the default is {DEFAULT_TURNS_PER_MINUTE}); "
+                          "nothing was written")
+    return turns
+
+
+def required_block(bounds: SamplingBounds, turns_per_minute: int) -> SamplingBlock:
+    """The least block for `turns_per_minute` back-to-back full turns a minute (at least one) under the body's bounds."""
+    return SamplingBlock(max_rpm=max(turns_per_minute, 1) * CALLS_PER_FULL_TURN,
+                         timeout=seconds(bounds.request_timeout_ms), max_tokens_cap=bounds.max_tokens)
+
+
+def full_turns_a_minute(max_rpm: int | float) -> str:
+    """The full turns a minute Hermes answers whole under `max_rpm`, in words ("6 full turns")."""
+    turns = int(max_rpm // CALLS_PER_FULL_TURN)
+    return f"{turns} full turn{'' if turns == 1 else 's'}"
+
+
+def tool_timeout_floor(bounds: SamplingBounds) -> int:
+    """The least whole-second entry `timeout` that outlasts the body's turn deadline."""
+    return math.floor(bounds.turn_deadline_ms / 1000) + DEADLINE_MARGIN_SECONDS
+
+
+def seconds(milliseconds: int) -> int | float:
+    value = milliseconds / 1000
+    return int(value) if value.is_integer() else value
+
+
+def hermes_number(value: Any, kind: type) -> int | float | None:
+    """`value` as SamplingHandler's _safe_numeric coerces it; None where Hermes would fall back to its default."""
+    if isinstance(value, bool):
+        return None  # int(True) is 1: a YAML `yes` is no limit anyone meant
+    try:
+        number = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def hermes_enabled(block: Mapping[str, Any]) -> bool:
+    """Whether Hermes answers the server's sampling requests (`sampling_config.get("enabled", True)`, truthiness)."""
+    return bool(block.get("enabled", True))
+
+
+def _kind(key: str) -> type:
+    return float if key == "timeout" else int
+
+
+def shortfalls(block: Any, required: SamplingBlock) -> list[str]:
+    """What in a `sampling:` block as Hermes read it falls short of `required`, one phrase each; [] when nothing."""
+    if block is None:
+        block = {}
+    if not isinstance(block, dict):
+        return [f"sampling: {block!r} is not a mapping"]
+    problems = [] if hermes_enabled(block) else [f"sampling.enabled: {block.get('enabled')!r}"]
+    for key, least in required.items().items():
+        read = hermes_number(block.get(key), _kind(key)) if key in block else None
+        if read is None or read < _keep_floor(key, least):
+            problems.append(f"sampling.{key}: {block.get(key, 'absent')!r} < {least}")
+    return problems
+
+
+def sampling_block_of(entry: CommentedMap, name: str, create: bool) -> CommentedMap | None:
+    return child_mapping(entry, SAMPLING_KEY, create, f"mcp_servers.{name}.{SAMPLING_KEY}")
+
+
+def apply_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
+    """Size the entry's block (or take back what mount wrote); returns notes for the operator."""
+    return _size(entry, name, spec) if spec.on else _take_back(entry, name, spec.block)
+
+
+def _exact(spec: SamplingSpec, key: str) -> bool:
+    return spec.turns_asked and key == "max_rpm"
+
+
+def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
+    block = sampling_block_of(entry, name, create=True)
+    assert block is not None
+    notes, kept = [], []
+    if not hermes_enabled(block):
+        notes.append(f"sampling.enabled was {block['enabled']!r}, so Hermes would not answer the body's requests and "
+                     "the body would think with its stub organs: set to true")
+        block["enabled"] = True
+    for key, least in spec.block.items().items():
+        if key not in block:
+            block[key] = least
+            continue
+        read = hermes_number(block[key], _kind(key))
+        held = _held(spec, key, read, least)
+        if held != least:
+            kept.append(f"{key} {block[key]}")
+        elif read == least:
+            continue
+        elif _exact(spec, key):
+            notes.append(f"set sampling.max_rpm from {block[key]!r} to {least}: {TURNS_PER_MINUTE_OPTION} "
+                         f"{least // CALLS_PER_FULL_TURN} asks for it")
+            block[key] = least
+        else:
+            notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: {_why(key)}")
+            block[key] = least
+    if kept:
+        notes.append(f"kept the entry's own sampling {', '.join(kept)} (at least what a full turn needs)")
+    return notes
+
+
+def _held(spec: SamplingSpec, key: str, read: int | float | None, least: int | float) -> int | float:
+    """The value a sized key ends with: the operator's own where mount keeps it, else mount's `least`."""
+    if _exact(spec, key) or read is None or read < _keep_floor(key, least):
+        return least
+    return read
+
+
+def _keep_floor(key: str, least: int | float) -> int | float:
+    """The least value of the entry's own that mount keeps when the operator did not ask for a number now.
+
+    An operator's max_rpm is their brake on spend: any that lets one full turn through stays theirs, tighter than
+    the default or not (a remount for another reason must not loosen it). The other keys must reach the body's
+    bounds, or Hermes would cut calls the body still waits for.
+    """
+    return CALLS_PER_FULL_TURN if key == "max_rpm" else least
+
+
+def _why(key: str) -> str:
+    return {"max_rpm": f"below it Hermes refuses calls of the full turns a minute it allows ({CALLS_PER_FULL_TURN} "
+                       "each)",
+            "timeout": "below it Hermes gives up on a call the body still waits for",
+            "max_tokens_cap": "below it Hermes cuts every pass's answer short of the body's budget"}[key]
+
+
+def _take_back(entry: CommentedMap, name: str, written: SamplingBlock) -> list[str]:
+    block = sampling_block_of(entry, name, create=False)
+    if block is None:
+        return []
+    removed = [key for key, value in written.items().items()
+               if key in block and hermes_number(block[key], _kind(key)) == value]
+    for key in removed:
+        del block[key]
+    if not removed:
+        return []
+    left = [str(key) for key in block]
+    if not left and not block.ca.comment and not block.ca.items:
+        del entry[SAMPLING_KEY]
+        return [f"removed the sampling block mount wrote ({', '.join(removed)})"]
+    kept = ", ".join(left) if left else "comments"
+    return [f"removed sampling.{', sampling.'.join(removed)} (what mount wrote); kept the entry's own {kept}"]
+
+
+def restate_sampling(entry: CommentedMap, name: str, spec: SamplingSpec) -> None:
+    """Assign the block's sized keys as plain values (see entry.restate_entry)."""
+    if not spec.on:
+        return
+    block = sampling_block_of(entry, name, create=True)
+    assert block is not None
+    for key, least in spec.block.items().items():
+        block[key] = _held(spec, key, hermes_number(block.get(key), _kind(key)), least)
+    if "enabled" in block:
+        block["enabled"] = True
+
+
+def describe(spec: SamplingSpec, tool_timeout: float) -> list[str]:
+    """What mount chose and why, in two lines."""
+    bounds, block = spec.bounds, spec.block
+    sources = dict(zip((b.option for b in BODY_BOUNDS), spec.bounds.sources, strict=True))
+    rpm = f"max_rpm {block.max_rpm}" if spec.turns_asked else f"max_rpm >= {block.max_rpm}"
+    chosen = (f"sampling: {rpm}, timeout >= {block.timeout} s, max_tokens_cap >= {block.max_tokens_cap}: a full "
+              f"turn is {CALLS_PER_FULL_TURN} model calls ({PASS_TOTAL} passes + the synthesis, "
+              f"{CALLS_PER_DRAINED_TURN} drained), and Hermes answers {'' if spec.turns_asked else 'at least '}"
+              f"{full_turns_a_minute(block.max_rpm)} a minute back to back ({TURNS_PER_MINUTE_OPTION}), then "
+              "throttles: the brake on a runaway loop")
+    why = (f"          Hermes waits a call as long as the body ({REQUEST_TIMEOUT.option} {bounds.request_timeout_ms}, "
+           f"{sources[REQUEST_TIMEOUT.option]}), caps no pass below {MAX_TOKENS.option} {bounds.max_tokens}, and the "
+           f"tool timeout {tool_timeout:g} s outlasts {TURN_DEADLINE.option} {bounds.turn_deadline_ms}")
+    return [chosen, why]
+

@@ -1,0 +1,126 @@
+"""The real Hermes Agent answering the body's sampling requests with its own model: the stub model server, offline.
+
+`hermes chat` -> the stub model calls `turn` -> the body, mounted with `mount --cognition sampling`, sends one
+`sampling/createMessage` per pass and one for the synthesis -> Hermes's SamplingHandler asks its model (the stub,
+which logs each call as `sampling`) -> the answers come back into the trace -> the model quotes it. A full-energy
+turn is nine calls; the trace says every one was `answered` by the model the stub named. Two turns back to back
+(the second drained) are all answered under the block mount sized (its default brake, six full turns a minute), and
+cut short under Hermes's default of 10 a minute: what mount's sizing is for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main
+from harness.hermes_mount.cognition import CALLS_PER_FULL_TURN, DEFAULT_TURNS_PER_MINUTE, PASS_TOTAL
+from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
+
+pytestmark = [*requires_hermes, pytest.mark.usefixtures(project_hermes.__name__)]
+PROFILE = "thinker"
+THOUGHT = "stub thought {sampling_call}"
+STUB_MODEL = "stub-model"
+# SamplingHandler's own default (tools/mcp_tool.py): what an entry without mount's block gets.
+HERMES_DEFAULT_MAX_RPM = 10
+
+
+def tool_result_trace(agent_call: dict[str, Any]) -> dict[str, Any]:
+    """The turn's structuredContent as the model received it: Hermes's `{"result", "structuredContent"}` document in
+    the last tool message, wherever Hermes's untrusted-result wrapping puts it."""
+    tool = [m for m in agent_call["body"]["messages"] if m.get("role") == "tool"][-1]
+    content = tool["content"]
+    text = content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+    decoder = json.JSONDecoder()
+    for start in (match.start() for match in re.finditer(r"\{", text)):
+        try:
+            document, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(document, dict) and isinstance(document.get("structuredContent"), dict):
+            return document["structuredContent"]
+    raise AssertionError(f"no structuredContent in the tool result the model received: {text[:500]}")
+
+
+def sampled_chat(tmp_path: Path, replies: list[dict[str, Any]], max_rpm: int | None = None
+                 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], Path]:
+    """One `hermes chat` in a fresh profile mounted with --cognition sampling (its max_rpm then set to `max_rpm`
+    when given); the run, the stub model's logged requests, and HOME."""
+    home, root = tmp_path / "home", tmp_path / "hermes-root"
+    home.mkdir()
+    profile_home = root / "profiles" / PROFILE
+    profile_home.mkdir(parents=True)
+    script = {"model": STUB_MODEL, "replies": replies, "sampling": [{"text": THOUGHT}]}
+    with StubModel(script, tmp_path / "model") as model:
+        (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
+        assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
+                     "--cognition", "sampling"]) == 0
+        if max_rpm is not None:
+            config = profile_home / "config.yaml"
+            config.write_text(re.sub(r"max_rpm: \d+", f"max_rpm: {max_rpm}", config.read_text(encoding="utf-8")),
+                              encoding="utf-8")
+        completed = run_hermes(["-p", PROFILE, "chat", "-Q", "-q", "Who sits at the head of the table?",
+                                "-t", "mafiabot", "--source", "tool"], home, root, tmp_path / "cwd")
+        requests = model.requests()
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed, requests, home
+
+
+def kinds(requests: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [r for r in requests if r.get("kind") == kind]
+
+
+def test_a_full_turn_asks_hermes_s_model_nine_times_and_every_call_is_answered_in_the_trace(body_exe, tmp_path):
+    replies = json.loads((SCRIPTS / "turn_then_quote.json").read_text())["replies"]
+    completed, requests, home = sampled_chat(tmp_path, replies)
+    sampled, agent = kinds(requests, "sampling"), kinds(requests, "agent")
+    assert len(sampled) == CALLS_PER_FULL_TURN == 9, [r["body"]["messages"][-1] for r in sampled]
+    assert len(agent) == 2 and all(not r["body"].get("stream") for r in sampled)
+
+    trace = tool_result_trace(agent[1])
+    cognition = trace["cognition"]
+    assert (cognition["requested"], cognition["thinker"], cognition["fallback"]) == ("sampling", "sampling", None)
+    assert trace["passes_run"] == PASS_TOTAL
+    calls = cognition["calls"]
+    assert [call["status"] for call in calls] == ["answered"] * CALLS_PER_FULL_TURN
+    assert {call["model"] for call in calls} == {STUB_MODEL}
+    details = " ".join(step["detail"] for step in trace["steps"] if step["name"].endswith("-reason"))
+    for number in range(1, PASS_TOTAL + 1):
+        assert re.search(rf"stub thought {number}\b", details), f"pass {number}'s thought is not in its step"
+    assert f"stub thought {CALLS_PER_FULL_TURN}" in trace["output"], "the synthesis is not the output"
+    assert completed.stdout.startswith("The body said: ")
+    assert not (home / ".hermes").exists(), "nothing may land in the real-looking ~/.hermes"
+
+
+TWO_TURNS = [{"tool_call": {"name": "mcp__mafiabot__turn", "arguments": {
+                 "input": f"{question}?", "uid": "hermes-op", "channel": "tavern", "server": "corleone"}}}
+             for question in ("who sits at the head of the table", "and who pours the wine")
+             ] + [{"text": "The body said: {last_tool_result}"}]
+
+
+@pytest.mark.parametrize("max_rpm", [None, HERMES_DEFAULT_MAX_RPM], ids=["as mount sized it", "hermes default"])
+def test_back_to_back_turns_are_answered_under_mount_s_block_and_cut_short_under_hermes_s_default(
+        body_exe, tmp_path, max_rpm):
+    _, requests, _ = sampled_chat(tmp_path, TWO_TURNS, max_rpm)
+    agent = kinds(requests, "agent")
+    assert len(agent) == 3
+    first, second = tool_result_trace(agent[1]), tool_result_trace(agent[2])
+    assert first["passes_run"] == PASS_TOTAL and second["passes_run"] < PASS_TOTAL, "the session did not drain"
+    calls = first["cognition"]["calls"] + second["cognition"]["calls"]
+    assert len(calls) == first["passes_run"] + second["passes_run"] + 2
+    statuses = [call["status"] for call in calls]
+    if max_rpm is None:
+        # Two turns are within the default brake, so none of their calls may meet it.
+        assert len(calls) <= DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN
+        assert statuses == ["answered"] * len(calls)
+        assert len(kinds(requests, "sampling")) == len(calls)
+    else:
+        # Hermes's sliding minute lets max_rpm calls through; it refuses the rest, and the body says so.
+        assert statuses == ["answered"] * max_rpm + ["failed"] * (len(calls) - max_rpm)
+        assert len(kinds(requests, "sampling")) == max_rpm
+        assert all("rate limit" in str(call["error"]) for call in calls[max_rpm:])
