@@ -401,6 +401,19 @@ def test_a_request_state_the_body_did_not_give_for_this_call_is_refused(spawn_bo
     assert reply["id"] == TURN_ID
 
 
+def test_a_refused_round_on_a_store_releases_its_lock_for_the_other_bodies(spawn_body, tmp_path):
+    store = str(tmp_path / "sessions.db")
+    sampled = spawn_body(no_soul=True, extra_args=("--cognition", "sampling", "--state", store))
+    sampled.send_raw(modern_turn({"sampling": {}}, requestState="not json"))
+    assert sampled.read_message()["error"]["code"] == -32602
+    # Another body on the store gets the write lock at once: the refused round took nothing and holds nothing.
+    other = spawn_body(no_soul=True, extra_args=("--state", store, "--state-busy-ms", "200"))
+    other.initialize()
+    assert other.call_turn("hi", uid="u", channel="c", server="s")["turn"] == 1
+    _, result = input_required_rounds(sampled, lambda request, number: created(f"round {number}"))
+    assert result["structuredContent"]["turn"] == 2, "the refused round was no turn; the other body's was"
+
+
 def test_a_request_state_given_for_one_input_is_refused_for_another(spawn_body):
     client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
     client.send_raw(modern_turn({"sampling": {}}))

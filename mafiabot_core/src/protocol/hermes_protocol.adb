@@ -572,7 +572,11 @@ package body Hermes_Protocol is
                      Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
                      if not Stored.Failed then
                         Think (Held);
-                        if Ended /= Refused then
+                        if Ended = Refused then
+                           --  Nothing of the turn happened: release the
+                           --  write lock now, not at this body's next turn
+                           Self.Store.Abandon_Turn;
+                        else
                            --  Committed before the reply exists: a reply a
                            --  client reads is never undone by a crash
                            Self.Store.Commit_Turn (Key, Held, Stored);
