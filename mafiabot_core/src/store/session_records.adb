@@ -33,10 +33,6 @@ package body Session_Records is
       return Value;
    end Word_At;
 
-   function Word (Value : Unsigned_64; Width : Positive) return String is
-     ([for Index in 1 .. Width =>
-         Character'Val (Shift_Right (Value, 8 * (Index - 1)) and 16#FF#)]);
-
    Most_Bytes : constant :=
      Fixed_Bytes
      + Organs.Morag.Max_Depth
@@ -49,25 +45,31 @@ package body Session_Records is
       --  Filled in place, once: a turn encodes its session every time
       Last   : Natural := 0;
 
-      procedure Put (Bytes : String) with Inline is
+      --  Value as Width little-endian bytes
+      procedure Put_Word (Value : Unsigned_64; Width : Positive) with Inline
+      is
       begin
-         Result (Last + 1 .. Last + Bytes'Length) := Bytes;
-         Last := Last + Bytes'Length;
-      end Put;
+         for Index in 1 .. Width loop
+            Result (Last + Index) :=
+              Character'Val (Shift_Right (Value, 8 * (Index - 1)) and 16#FF#);
+         end loop;
+         Last := Last + Width;
+      end Put_Word;
    begin
-      Put (Character'Val (Format_Version)
-           & Word (Unsigned_64 (State.Turns), 4)
-           & Word (Unsigned_64 (Organs.To_Millis (State.Reservoir.Level)), 2)
-           & Word (Boolean'Pos (State.Reservoir.Held), 1)
-           & Word (Unsigned_64 (State.Draws), 8)
-           & Word (Unsigned_64 (Count), 1));
+      Put_Word (Format_Version, 1);
+      Put_Word (Unsigned_64 (State.Turns), 4);
+      Put_Word (Unsigned_64 (Organs.To_Millis (State.Reservoir.Level)), 2);
+      Put_Word (Boolean'Pos (State.Reservoir.Held), 1);
+      Put_Word (Unsigned_64 (State.Draws), 8);
+      Put_Word (Unsigned_64 (Count), 1);
       for Index in 1 .. Count loop
          declare
             Kept : constant String :=
               Organs.Morag.Kept_Excerpt (State.Memory, Index);
          begin
-            Put (Word (Unsigned_64 (Kept'Length), Excerpt_Header_Bytes));
-            Put (Kept);
+            Put_Word (Kept'Length, Excerpt_Header_Bytes);
+            Result (Last + 1 .. Last + Kept'Length) := Kept;
+            Last := Last + Kept'Length;
          end;
       end loop;
       return Result (1 .. Last);

@@ -1,4 +1,3 @@
-with Interfaces;
 with Interfaces.C.Strings;
 with GNAT.OS_Lib;
 with Body_Log;
@@ -8,6 +7,7 @@ package body Session_Store is
 
    use type Interfaces.C.int;
    use type Interfaces.Integer_64;
+   use type Interfaces.Unsigned_32;
 
    package C renames Interfaces.C;
 
@@ -45,18 +45,20 @@ package body Session_Store is
       Commit       => new String'("COMMIT"),
       Rollback     => new String'("ROLLBACK"),
       Read_Record  => new String'
-        ("SELECT record, used = (SELECT max (used) FROM sessions)"
+        ("SELECT record, used, used = (SELECT max (used) FROM sessions)"
          & " FROM sessions WHERE key = ?1"),
-      --  The record, and whether the session is already the most recent
+      --  The record, its rank of use, and whether that is the highest
       Insert_Record => new String'
         ("INSERT INTO sessions (used, key, record) VALUES"
          & " ((SELECT coalesce (max (used), 0) + 1 FROM sessions), ?1, ?2)"),
       Update_Record => new String'
-        ("UPDATE sessions SET record = ?2 WHERE key = ?1"),
-      --  Keeps the rank: one page written
+        ("UPDATE sessions SET record = ?2 WHERE used = ?1"),
+      --  Keeps the rank: one page written; found by its rank, the table's
+      --  own key, not through the key's index
       Update_Record_And_Use => new String'
         ("UPDATE sessions SET record = ?2,"
-         & " used = (SELECT max (used) FROM sessions) + 1 WHERE key = ?1"),
+         & " used = (SELECT max (used) FROM sessions) + 1 WHERE used = ?1"
+         & " RETURNING used"),
       Count_New    => new String'
         ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
       Evict_Oldest => new String'
@@ -321,21 +323,80 @@ package body Session_Store is
    function Run (Self : Store; Which : Query) return Sqlite.Result_Code is
      (Sqlite.Step (Self.Queries (Which)));
 
+   --  Ready Which for its next run; SQLite keeps no pointer to a bound
+   --  value past this
    procedure Finish (Self : Store; Which : Query) is
-      Ignored : constant Sqlite.Result_Code :=
+      Reset   : constant Sqlite.Result_Code :=
         Sqlite.Reset (Self.Queries (Which));
+      Cleared : constant Sqlite.Result_Code :=
+        Sqlite.Clear_Bindings (Self.Queries (Which));
+      pragma Unreferenced (Reset, Cleared);
    begin
       null;
    end Finish;
 
+   --  Bytes are read where they lie (not copied): they must outlive the
+   --  run of Which, up to its Finish
    procedure Bind_Bytes
      (Self : Store; Which : Query; Index : Positive; Bytes : String;
       Code : out Sqlite.Result_Code) is
    begin
       Code := Sqlite.Bind_Blob
         (Self.Queries (Which), C.int (Index), Bytes'Address, Bytes'Length,
-         Sqlite.Transient);
+         Sqlite.Static);
    end Bind_Bytes;
+
+   Main_Schema : constant C.char_array := C.To_C ("main");
+
+   --  The store's data version (Sqlite.Fcntl_Data_Version); Known is False
+   --  when SQLite cannot say
+   procedure Read_Data_Version
+     (Self    : Store;
+      Version : out Interfaces.Unsigned_32;
+      Known   : out Boolean)
+   is
+      Value : aliased Interfaces.Unsigned_32 := 0;
+   begin
+      Known := Sqlite.File_Control
+        (Self.Db, Main_Schema, Sqlite.Fcntl_Data_Version, Value'Address)
+        = Sqlite.OK;
+      Version := Value;
+   end Read_Data_Version;
+
+   --  Whether Session_Key's latest record is the one this body committed
+   --  last; only under the write lock, which no other writer holds
+   function Is_Last_Committed (Self : Store; Session_Key : String)
+     return Boolean
+   is
+      Version : Interfaces.Unsigned_32;
+      Known   : Boolean;
+   begin
+      if not Self.Last.Known or else Self.Last.Key /= Session_Key then
+         return False;
+      end if;
+      Read_Data_Version (Self, Version, Known);
+      return Known and then Version = Self.Last.Version;
+   end Is_Last_Committed;
+
+   --  After a successful commit of State as Session_Key's record
+   procedure Remember_Commit
+     (Self  : in out Store;
+      Session_Key : String;
+      State : Session_Table.Session;
+      Rank  : Interfaces.Integer_64)
+   is
+      Version : Interfaces.Unsigned_32;
+      Known   : Boolean;
+   begin
+      Read_Data_Version (Self, Version, Known);
+      if Self.Last.Key /= Session_Key then
+         Self.Last.Key := To_Unbounded_String (Session_Key);
+      end if;
+      Self.Last.State := State;
+      Self.Last.Rank := Rank;
+      Self.Last.Version := Version;
+      Self.Last.Known := Known;
+   end Remember_Commit;
 
    procedure Bind_Number
      (Self : Store; Which : Query; Index : Positive;
@@ -345,10 +406,14 @@ package body Session_Store is
    end Bind_Number;
 
    --  Undo the open transaction, if any, and say why
-   procedure Abandon (Self : Store; Reason : String; Result : out Outcome) is
+   procedure Abandon
+     (Self : in out Store; Reason : String; Result : out Outcome)
+   is
       Ignored : Sqlite.Result_Code;
    begin
       Result := Failure (Self, Reason);
+      --  What a failed turn leaves is not this body's to vouch for
+      Self.Last.Known := False;
       if Sqlite.Get_Autocommit (Self.Db) = 0 then
          Ignored := Run (Self, Rollback);
          Finish (Self, Rollback);
@@ -359,6 +424,7 @@ package body Session_Store is
       Ignored : Sqlite.Result_Code;
    begin
       if Is_Open (Self) and then Sqlite.Get_Autocommit (Self.Db) = 0 then
+         Self.Last.Known := False;
          Ignored := Run (Self, Rollback);
          Finish (Self, Rollback);
       end if;
@@ -374,7 +440,6 @@ package body Session_Store is
       Code : Sqlite.Result_Code;
    begin
       Result := (others => <>);
-      State := Session_Table.Fresh (Chosen, Session_Key);
       --  A turn that raised between Begin_Turn and Commit_Turn never
       --  committed, so it never happened
       Abandon_Turn (Self);
@@ -387,6 +452,13 @@ package body Session_Store is
          return;
       elsif Code /= Sqlite.Done then
          Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
+         return;
+      end if;
+
+      if Is_Last_Committed (Self, Session_Key) then
+         State := Self.Last.State;
+         Self.Read_Standing := Most_Recent;
+         Self.Read_Rank := Self.Last.Rank;
          return;
       end if;
 
@@ -405,8 +477,10 @@ package body Session_Store is
             use type Session_Records.Decode_Status;
          begin
             Session_Records.Decode (Held, State, Status);
+            Self.Read_Rank :=
+              Sqlite.Column_Int64 (Self.Queries (Read_Record), 1);
             Self.Read_Standing :=
-              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 1) = 1
+              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 2) = 1
                then Most_Recent else Less_Recent);
             Finish (Self, Read_Record);
             if Status /= Session_Records.Decoded then
@@ -417,6 +491,7 @@ package body Session_Store is
          end;
       elsif Code = Sqlite.Done then
          Finish (Self, Read_Record);
+         State := Session_Table.Fresh (Chosen, Session_Key);
          Self.Read_Standing := Unknown;
       else
          declare
@@ -442,16 +517,32 @@ package body Session_Store is
             when Less_Recent => Update_Record_And_Use);
       Code     : Sqlite.Result_Code;
       Sessions : Interfaces.Integer_64 := 0;
+      Rank     : Interfaces.Integer_64 := Self.Read_Rank;
+      --  The session's rank of use once written
    begin
       Result := (others => <>);
-      Bind_Bytes (Self, Write, 1, Session_Key, Code);
-      if Code = Sqlite.OK then
-         Bind_Bytes (Self, Write, 2, Session_Records.Encoded (State), Code);
-      end if;
-      if Code = Sqlite.OK then
-         Code := Run (Self, Write);
-      end if;
-      Finish (Self, Write);
+      declare
+         Record_Bytes : constant String := Session_Records.Encoded (State);
+      begin
+         if Write = Insert_Record then
+            Bind_Bytes (Self, Write, 1, Session_Key, Code);
+         else
+            Bind_Number (Self, Write, 1, Self.Read_Rank, Code);
+         end if;
+         if Code = Sqlite.OK then
+            Bind_Bytes (Self, Write, 2, Record_Bytes, Code);
+         end if;
+         if Code = Sqlite.OK then
+            Code := Run (Self, Write);
+         end if;
+         if Code = Sqlite.Row and then Write = Update_Record_And_Use then
+            Rank := Sqlite.Column_Int64 (Self.Queries (Write), 0);
+            Code := Run (Self, Write);
+         elsif Code = Sqlite.Done and then Write = Insert_Record then
+            Rank := Sqlite.Last_Insert_Rowid (Self.Db);
+         end if;
+         Finish (Self, Write);
+      end;
 
       if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
          Code := Run (Self, Count_New);
@@ -496,7 +587,9 @@ package body Session_Store is
          Code := Run (Self, Commit);
          Finish (Self, Commit);
       end if;
-      if Code /= Sqlite.Done then
+      if Code = Sqlite.Done then
+         Remember_Commit (Self, Session_Key, State, Rank);
+      else
          Abandon (Self, "cannot commit the turn: " & Last_Error (Self), Result);
       end if;
    end Commit_Turn;

@@ -27,10 +27,14 @@
 --  - Open costs the same with 100,000 sessions as with none: it reads the
 --    schema and one tally row, never the sessions; a turn reads and writes
 --    its own record (moved to the table's end unless the session was
---    already the most recent), and the tally only when it makes one.
+--    already the most recent), and the tally only when it makes one.  A
+--    turn of the session this body committed last, with nothing written
+--    to the store since (SQLite's data version says so), reads nothing:
+--    the record it would read is the one this body wrote.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
+with Interfaces;
 with Organs.Sets;
 with Session_Table;
 
@@ -118,6 +122,21 @@ private
 
    type Prepared_Queries is array (Query) of Sqlite.Statement;
 
+   type Last_Commit is record
+      Known   : Boolean := False;
+      Key     : Unbounded_String;
+      State   : Session_Table.Session;
+      Rank    : Interfaces.Integer_64 := 0;
+      --  Its rank of use (the table's rowid)
+      Version : Interfaces.Unsigned_32 := 0;
+   end record;
+   --  When Known: the session this body committed last, as committed, and
+   --  the store's data version just after that commit.  A turn that finds
+   --  the version unchanged under its write lock knows that nothing has
+   --  been written to the store since (by this body or another), so State
+   --  is still the session's latest record and the most recently used:
+   --  it need not read it again.
+
    type Store is tagged limited record
       Db          : Sqlite.Connection := Sqlite.No_Connection;
       Path        : Unbounded_String;
@@ -125,6 +144,9 @@ private
       Queries     : Prepared_Queries := [others => Sqlite.No_Statement];
       Read_Standing : Standing := Unknown;
       --  The standing of the session Begin_Turn read
+      Read_Rank   : Interfaces.Integer_64 := 0;
+      --  And its rank of use, unless Unknown
+      Last        : Last_Commit;
    end record;
 
    function Is_Open (Self : Store) return Boolean is

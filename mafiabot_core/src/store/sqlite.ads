@@ -8,7 +8,6 @@ with Interfaces;
 with Interfaces.C;
 with Interfaces.C.Strings;
 with System;
-with System.Storage_Elements;
 
 package Sqlite is
 
@@ -80,6 +79,20 @@ package Sqlite is
    with Import, Convention => C, External_Name => "sqlite3_sleep";
    --  At least Milliseconds; what was slept, in milliseconds
 
+   Fcntl_Data_Version : constant C.int := 35;
+   --  SQLITE_FCNTL_DATA_VERSION: a number that changes with every commit to
+   --  the file, this connection's or another process's
+
+   function File_Control
+     (Db        : Connection;
+      Schema    : C.char_array;
+      Operation : C.int;
+      Argument  : System.Address) return Result_Code
+   with Import, Convention => C, External_Name => "sqlite3_file_control";
+
+   function Last_Insert_Rowid (Db : Connection) return Interfaces.Integer_64
+   with Import, Convention => C, External_Name => "sqlite3_last_insert_rowid";
+
    function Changes (Db : Connection) return C.int
    with Import, Convention => C, External_Name => "sqlite3_changes";
 
@@ -100,10 +113,12 @@ package Sqlite is
    function Step (Prepared : Statement) return Result_Code
    with Import, Convention => C, External_Name => "sqlite3_step";
 
-   Transient : constant System.Address :=
-     System.Storage_Elements.To_Address
-       (System.Storage_Elements.Integer_Address'Last);
-   --  SQLITE_TRANSIENT: SQLite copies a bound value before the call returns
+   Static : constant System.Address := System.Null_Address;
+   --  SQLITE_STATIC: SQLite reads a bound value where it lies, so it must
+   --  stay there until the statement's bindings are cleared
+
+   function Clear_Bindings (Prepared : Statement) return Result_Code
+   with Import, Convention => C, External_Name => "sqlite3_clear_bindings";
 
    function Bind_Blob
      (Prepared : Statement;
