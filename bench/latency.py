@@ -116,10 +116,10 @@ def interleaved(units: list[Unit], count: int, pipelined_count: int = 0,
                 rounds: int = ROUNDS) -> dict[str, tuple[RoundTrips, Pipelined | None]]:
     """Round trips (and pipelined blocks, for the units that take them) of every unit, alternating.
 
-    All servers stay up for the whole measurement. Round trips alternate request by request
-    (unit A's turn i, unit B's turn i, ...), so noise on the shared machine lands on every
-    unit alike; a server's CPU is read before and after the whole sequential phase (it is
-    idle while the others answer). Pipelined bursts then alternate in `rounds` blocks.
+    All servers stay up for the whole measurement. Round trips alternate in `rounds` blocks
+    (unit A's first tenth, unit B's first tenth, ...), so noise on the shared machine lands on
+    every unit alike; a server's CPU is read before and after each of its blocks (it is idle
+    while the others answer). Pipelined bursts then alternate in `rounds` blocks too.
     """
     clients, next_ids = {}, {}
     try:

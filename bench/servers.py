@@ -67,11 +67,15 @@ def body_server(fixture: Path, path: Path | None = None, name: str = "body",
     return Server(name, (str(exe), "--organs", str(fixture), "--no-soul", *extra))
 
 
-def build_floor(work: Path, static: bool = False) -> Path:
-    """The C floor, built with the system cc (-static: the start-up floor of a static body)."""
-    exe = work / ("floor-static" if static else "floor")
+def build_floor(work: Path, static: bool = False, sqlite: bool = False) -> Path:
+    """The C floor, built with the system cc (-static: the start-up floor of a static body; sqlite: the
+    store floor, one SQLite transaction a reply, linked as the body links SQLite)."""
+    exe = work / ("floor" + ("-static" if static else "") + ("-sqlite" if sqlite else ""))
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-D_GNU_SOURCE", *(["-static"] if static else []),
-                    "-o", str(exe), str(FLOOR_SOURCE)], check=True, timeout=CC_TIMEOUT)
+                    *(["-DFLOOR_SQLITE"] if sqlite else []), "-o", str(exe), str(FLOOR_SOURCE),
+                    # SQLite's static library, as the body links it
+                    *(["-Wl,-Bstatic", "-lsqlite3", "-Wl,-Bdynamic", "-lm"] if sqlite else [])],
+                   check=True, timeout=CC_TIMEOUT)
     return exe
 
 
@@ -97,6 +101,11 @@ def capture_canned(body: Server, work: Path) -> tuple[Path, Path]:
 
 def floor_server(exe: Path, reply: Path) -> Server:
     return Server("C floor", (str(exe), str(reply)))
+
+
+def store_floor_server(exe: Path, reply: Path, store: Path, record_bytes: int) -> Server:
+    """The store floor (build_floor(sqlite=True)): the C floor committing a record of `record_bytes` a reply."""
+    return Server("C floor + SQLite turn", (str(exe), str(reply), str(store), str(record_bytes)))
 
 
 def sdk_server(trace: Path) -> Server:

@@ -5,7 +5,11 @@ Rows (targets from issue 16):
    (bench.latency.interleaved): the body in memory, the body with a store (synchronous NORMAL, the
    default) and the C floor; target: the store at most 3x the floor's median. What the store adds
    to the body in memory, in µs (median and CPU), is given too: the ratio moves with the floor
-   (13-21 µs on this shared machine within one hour). Then a short run with
+   (13-21 µs on this shared machine within one hour). Beside them the store floor: the C floor
+   committing one SQLite transaction a reply (BEGIN IMMEDIATE, one record of the body's size
+   rewritten, COMMIT; bench/floor/floor.c -DFLOOR_SQLITE), what a turn on a store costs a server
+   that does nothing else; what it adds to the C floor is SQLite's own least for a committed turn
+   here, to hold beside what the store adds to the body. Then a short run with
    `--state-sync full` (an fsync per turn), which depends on the disk under the store.
 2. Start-up, spawn -> `initialize` answered: no store, an empty store, a store of 100,000 sessions
    (target: at most 5 ms), samples taken in turn.
@@ -23,9 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 from bench import latency, servers, startup, stats, workloads
@@ -54,6 +60,14 @@ def store_bytes(store: Path) -> int:
     return sum(path.stat().st_size for path in store.parent.glob(store.name + "*"))
 
 
+def record_bytes(stored_body: servers.Server, store: Path, work: Path) -> int:
+    """The size of the pinned session's record once its recall is as full as in the bench's turns."""
+    servers.capture_canned(stored_body, work)
+    with closing(sqlite3.connect(store)) as db:
+        (size,) = db.execute("SELECT max (length (record)) FROM sessions").fetchone()
+    return int(size)
+
+
 def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="mafiabot-bench-store-") as scratch:
         work = Path(scratch)
@@ -62,9 +76,15 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
         reply, _trace = servers.capture_canned(memory_body, work)
         floor = servers.floor_server(servers.build_floor(work), reply)
         stored = servers.body_server(fixture, name="body --state", extra=("--state", str(work / "trips.db")))
+        sizing = work / "sizing"
+        sizing.mkdir()
+        record_size = record_bytes(servers.body_server(fixture, extra=("--state", str(sizing / "s.db"))),
+                                   sizing / "s.db", sizing)
+        store_floor = servers.store_floor_server(servers.build_floor(work, sqlite=True), reply,
+                                                 work / "floor.db", record_size)
         key = workloads.PINNED[8][0]
-        units = [latency.Unit("C floor", floor, key), latency.Unit("body", memory_body, key),
-                 latency.Unit("body --state", stored, key)]
+        units = [latency.Unit("C floor", floor, key), latency.Unit(store_floor.name, store_floor, key),
+                 latency.Unit("body", memory_body, key), latency.Unit("body --state", stored, key)]
         print(f"round trips: {round_trips} per server", file=sys.stderr)
         trips = latency.interleaved(units, round_trips)
         full = servers.body_server(fixture, name="body --state-sync full",
@@ -91,13 +111,17 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
                    "ratio_to_floor": round(stats.median(t.samples_s) / floor_median, 2)}
             for name, (t, _) in trips.items()}
     # What the store itself costs, in µs: unlike the ratio, it does not move with the floor
-    added = {"median_us": round(rows["body --state"]["median_us"] - rows["body"]["median_us"], 1),
-             "cpu_per_turn_us": round(rows["body --state"]["cpu_per_turn_us"] - rows["body"]["cpu_per_turn_us"], 1)}
+    def added_by(stored: str, bare: str) -> dict:
+        return {"median_us": round(rows[stored]["median_us"] - rows[bare]["median_us"], 1),
+                "cpu_per_turn_us": round(rows[stored]["cpu_per_turn_us"] - rows[bare]["cpu_per_turn_us"], 1)}
+    added = added_by("body --state", "body")
+    sqlite_least = {**added_by(store_floor.name, "C floor"), "record_bytes": record_size}
     full_row = {**stats.summary_us(full_trips[full.name][0].samples_s),
                 "ratio_to_floor": round(stats.median(full_trips[full.name][0].samples_s) / floor_median, 2)}
     boot_rows = {name: stats.summary_ms(samples) for name, samples in boots.items()}
     return {
-        "round_trips": rows, "store_added": added, "full_sync": full_row, "startup": boot_rows,
+        "round_trips": rows, "store_added": added, "sqlite_least": sqlite_least, "full_sync": full_row,
+        "startup": boot_rows,
         "store": {"sessions": sessions, "bytes": size, "bytes_per_session": round(size / sessions, 1),
                   "fill_seconds": round(fill_s, 2), "bytes_after_startups": size_after_boots},
         "targets": {
@@ -120,7 +144,9 @@ def markdown(result: dict) -> str:
     out += [(f"| body --state-sync full ({full['samples']} turns, an fsync each) | {full['median_us']} "
              f"| {full['p99_us']} | | {full['ratio_to_floor']}x |"), "",
             (f"The store adds {added['median_us']} µs to the body's median turn and {added['cpu_per_turn_us']} µs "
-             "of its CPU a turn."), "",
+             "of its CPU a turn; one SQLite transaction alone (a record of "
+             f"{result['sqlite_least']['record_bytes']} bytes) adds {result['sqlite_least']['median_us']} µs and "
+             f"{result['sqlite_least']['cpu_per_turn_us']} µs of CPU to the C floor's."), "",
             "| start-up, spawn → initialize answered | median ms | p99 ms |", "| --- | --- | --- |"]
     for name, row in result["startup"].items():
         out.append(f"| {name} | {row['median_ms']} | {row['p99_ms']} |")
