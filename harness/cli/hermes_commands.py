@@ -57,6 +57,7 @@ from harness.hermes_mount.mount import (
     plan_unmount,
     planned_body,
     planned_entry,
+    state_of,
 )
 from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
@@ -187,6 +188,15 @@ def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
             print(f"Level1: {mood}{change}", file=out)
 
 
+def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> None:
+    """Where the removed body's sessions stay: they hold the users' words, so unmount never deletes them."""
+    store = state_of(body_argv)
+    if store is not None and store.exists():
+        print(f"sessions: kept in {store} (with its -wal and -shm files, if any); unmount deletes no session: "
+              "a body mounted again with that --state continues them, and removing the files forgets them all",
+              file=out)
+
+
 def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     home = _home(args)
     body = mounted_body(home, args.name)
@@ -201,6 +211,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         soul = soul_state(body.argv, body.env)
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
+        _print_sessions_kept(body.argv, out)
         return "done"
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
@@ -208,6 +219,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     for note in plan.notes:
         print(f"note: {note}", file=out)
     _print_plugin_changes(plan, out)
+    _print_sessions_kept(body.argv, out)
     # After the entry is gone, so that no Hermes starting meanwhile boots the body again.
     try:
         soul = restore_soul(body.argv, body.env)

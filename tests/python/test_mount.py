@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
 from harness.replay.recorder import RELAY_MODULE
+from support import SHIPPED_ORGANS
 
 USER_CONFIG = """\
 # My Hermes, hand-tuned. Do not lose this comment.
@@ -193,6 +195,30 @@ def test_unmount_removes_only_the_entry_and_is_idempotent(body_exe, home, capsys
     assert main(["unmount", "--hermes-home", str(home)]) == 0
     assert "nothing is mounted as 'mafiabot'" in capsys.readouterr().out
     assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
+
+
+def test_unmount_keeps_the_session_store_and_says_where_it_is(body_exe, home, capsys):
+    assert mount(home) == 0
+    store = home / "mafiabot" / "sessions.db"
+    # The body makes its store at its first start; a start that reads no request is enough
+    subprocess.run([str(body_exe), "--organs", str(SHIPPED_ORGANS), "--no-soul", "--state", str(store)],
+                   input=b"", capture_output=True, timeout=30, check=True)
+    assert store.is_file()
+    before = store.read_bytes()
+    capsys.readouterr()
+    assert main(["unmount", "--hermes-home", str(home), "--dry-run"]) == 0
+    assert f"sessions: kept in {store}" in capsys.readouterr().out
+    assert main(["unmount", "--hermes-home", str(home)]) == 0
+    out = capsys.readouterr().out
+    assert f"sessions: kept in {store}" in out and "deletes no session" in out
+    assert store.read_bytes() == before
+
+
+def test_unmount_without_a_store_on_disk_says_nothing_of_sessions(body_exe, home, capsys):
+    assert mount(home, "--state", "off") == 0
+    capsys.readouterr()
+    assert main(["unmount", "--hermes-home", str(home)]) == 0
+    assert "sessions:" not in capsys.readouterr().out
 
 
 def test_a_symlinked_config_is_written_through_and_keeps_its_permissions(body_exe, home, tmp_path):
