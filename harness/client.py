@@ -546,8 +546,10 @@ class BodyClient:
             chunk = os.read(fd, READ_CHUNK)
         except BlockingIOError:
             return None
-        if not chunk:
-            self._selector_or_fail().unregister(fd)
+        selector = self._selector_or_fail()
+        # An exit seen in the same wait may have drained this pipe, and unregistered it, already
+        if not chunk and fd in selector.get_map():
+            selector.unregister(fd)
         return chunk
 
     # -- helpers -----------------------------------------------------------------------------
