@@ -3,8 +3,8 @@
 Rows (targets from issue 16):
 1. Round trips of 8-pass turns, sequential, client and servers pinned to one CPU, alternating blocks
    (bench.latency.interleaved, in 100 rounds: a block of 100 round trips lasts some 5 ms, shorter than
-   the shared machine's bursts of noise, which so land on every server alike): the body in memory, the body with a store (synchronous NORMAL, the
-   default) and the C floor; target: the store at most 3x the floor's median. What the store adds
+   the shared machine's bursts of noise, which so land on every server alike): the body in memory,
+   the body with a store (synchronous NORMAL, the default) and the C floor; target: the store at most 3x the floor's median. What the store adds
    to the body in memory, in µs (median and CPU), is given too: the ratio moves with the floor
    (13-21 µs on this shared machine within one hour). Beside them the store floor: the C floor
    committing one SQLite transaction a reply (BEGIN IMMEDIATE, one record of the body's size
