@@ -4,14 +4,15 @@ Rows (targets from issue 16):
 1. Round trips of 8-pass turns, sequential, client and servers pinned to one CPU, alternating blocks
    (bench.latency.interleaved, in 100 rounds: a block of 100 round trips lasts some 5 ms, shorter than
    the shared machine's bursts of noise, which so land on every server alike): the body in memory,
-   the body with a store (synchronous NORMAL, the default) and the C floor; target: the store at most 3x the floor's median. What the store adds
-   to the body in memory, in µs (median and CPU), is given too: the ratio moves with the floor
-   (13-21 µs on this shared machine within one hour). Beside them the store floor: the C floor
-   committing one SQLite transaction a reply (BEGIN IMMEDIATE, one record of the body's size
-   rewritten, COMMIT; bench/floor/floor.c -DFLOOR_SQLITE), what a turn on a store costs a server
-   that does nothing else; what it adds to the C floor is SQLite's own least for a committed turn
-   here, to hold beside what the store adds to the body. Then a short run with
-   `--state-sync full` (an fsync per turn), which depends on the disk under the store.
+   the body with a store (synchronous NORMAL, the default) and the C floor; target: the store at
+   most 3x the floor's median. What the store adds to the body in memory, in µs (median and CPU), is
+   given too: the ratio moves with the floor (13-21 µs on this shared machine within one hour).
+   Beside them the store floor: the C floor committing one SQLite transaction a reply (BEGIN
+   IMMEDIATE, one record of the body's size rewritten, COMMIT; bench/floor/floor.c -DFLOOR_SQLITE),
+   what a turn on a store costs a server that does nothing else; what it adds to the C floor is
+   SQLite's own least for a committed turn here, to hold beside what the store adds to the body.
+   Then a short run with `--state-sync full` (an fsync per turn), which depends on the disk under
+   the store.
 2. Start-up, spawn -> `initialize` answered: no store, an empty store, a store of 100,000 sessions
    (target: at most 5 ms), samples taken in turn.
 3. The store's size at 100,000 sessions (each with one turn of recall), file plus WAL.
