@@ -14,13 +14,20 @@ Invariants:
   tools, other servers) is left as it is: the middleware returns None.
 - Gateway session (its row in `<home>/state.db`, or a parent's row, has a user or chat): uid = the
   platform's user id, channel = the chat (`chat/thread` when in a thread), server = the platform.
-- CLI (no user and no chat, no row, or no state.db that can be read): uid = the Hermes profile,
-  channel = `cli`, server = `hermes-<hash of the home>`; the same for every `hermes chat` of one home,
-  so consecutive chats are turns of one session, and two homes (two profiles) are two sessions. The
-  Hermes session id goes only into `key_origin`.
+- The profile's own session (no user or chat on the chain of rows, whose root, the session that
+  started it, is one a person at this machine runs: LOCAL_SOURCES, Hermes's CLI and TUI, `hermes chat
+  --source tool`, editor clients over ACP): uid = the Hermes profile, channel = `cli`, server =
+  `hermes-<hash of the home>`; the same for every chat of one home, so consecutive chats are turns of
+  one session, and two homes (two profiles) are two sessions. The Hermes session id goes only into
+  `key_origin`.
+- Anything else is a session of its own, never the profile's (fail closed: whoever it is, they must
+  not read the operator's recall): a root of another source with no user or chat (Hermes's API
+  server, cron jobs, a gateway row whose user was never written) is keyed by that root's session id;
+  a session with no row, a call with no session id, and a state.db that cannot be read are keyed by
+  the call's session id (a fresh one when there is none), and say so in `key_origin`.
 - Each key part is what the body accepts (1-256 bytes, no control characters): a value that is not is
   replaced by `sha256:<hex>` of it, so it stays distinct and valid.
-- It never raises into Hermes: a failure leaves the call with the CLI key and logs one line.
+- It never raises into Hermes: a failure gives the call a key of its own and logs one line.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import hashlib
 import json
 import logging
 import sqlite3
+import uuid
 from collections.abc import Callable, Mapping
 from contextlib import closing
 from dataclasses import dataclass
@@ -41,9 +49,12 @@ STATE_DB = "state.db"
 CLI_CHANNEL = "cli"
 KEY_ORIGIN = "key_origin"  # the turn tool's argument saying who chose the key (the body echoes it)
 MAX_PART_BYTES = 256  # the body's own bound on a key part (and on key_origin)
-# Reading one row: if Hermes holds the write lock longer than this, the CLI key is used for that call
-# rather than holding the tool call up.
+# Reading one row: if Hermes holds the write lock longer than this, the call gets a key of its own
+# rather than being held up.
 DB_TIMEOUT_SECONDS = 0.5
+# Sources of sessions a person at this machine runs in the profile itself (Hermes 0.19.0: cli.py and
+# the TUI, `hermes chat --source tool`, acp_adapter): their turns are the profile's one session.
+LOCAL_SOURCES = frozenset({"cli", "tui", "tool", "acp"})
 # A delegated sub-agent's row has no user: its parents' rows are walked up to this depth to find one.
 MAX_PARENT_DEPTH = 8
 
@@ -63,6 +74,7 @@ class SessionKey:
 
 @dataclass(frozen=True)
 class SessionRow:
+    session_id: str
     source: str
     user_id: str | None
     chat_id: str | None
@@ -97,9 +109,16 @@ def home_server(home: Path) -> str:
     return "hermes-" + hashlib.sha256(str(home).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def cli_key(home: Path, profile: str, session_id: str, why: str = "") -> SessionKey:
-    origin = f"level1 cli session={session_id or '-'}" + (f" ({why})" if why else "")
-    return SessionKey(key_part(profile or "default"), CLI_CHANNEL, home_server(home), _origin(origin))
+def cli_key(home: Path, profile: str, session_id: str) -> SessionKey:
+    return SessionKey(key_part(profile or "default"), CLI_CHANNEL, home_server(home),
+                      _origin(f"level1 cli session={session_id}"))
+
+
+def own_key(home: Path, session_id: str, kind: str, why: str) -> SessionKey:
+    """A session of its own: keyed by `session_id` (a fresh one when there is none), in the home's server."""
+    own_id = session_id or f"call-{uuid.uuid4()}"
+    return SessionKey(key_part(f"session:{own_id}"), key_part(kind), home_server(home),
+                      _origin(f"level1 {kind} session={session_id or '-'} ({why}: a session of its own)"))
 
 
 def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
@@ -110,7 +129,9 @@ def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
 
 
 def read_session(state_db: Path, session_id: str) -> SessionRow | None:
-    """The session's row, or the nearest parent's that names a user or chat; None when there is no row.
+    """The row that decides the session's key: the nearest on its chain of parents that names a user or
+    chat, else the chain's root (the session that started it; the last row read when the chain is longer
+    than MAX_PARENT_DEPTH); None when the session has no row.
 
     Raises sqlite3.Error (locked, corrupt, not Hermes's schema) and OSError for the caller to fall back on.
     """
@@ -118,7 +139,7 @@ def read_session(state_db: Path, session_id: str) -> SessionRow | None:
         return None
     # Read-only and by URI: reading never creates the file or changes Hermes's database.
     with closing(sqlite3.connect(f"{state_db.as_uri()}?mode=ro", uri=True, timeout=DB_TIMEOUT_SECONDS)) as db:
-        first: SessionRow | None = None
+        last: SessionRow | None = None
         wanted: str | None = session_id
         for _ in range(MAX_PARENT_DEPTH):
             if not wanted:
@@ -128,20 +149,25 @@ def read_session(state_db: Path, session_id: str) -> SessionRow | None:
             if found is None:
                 break
             source, user_id, chat_id, thread_id, parent = (None if v is None else str(v) for v in found)
-            row = SessionRow(source or "", user_id, chat_id, thread_id)
-            first = first or row
-            if row.user_id or row.chat_id:
-                return row
+            last = SessionRow(wanted, source or "", user_id, chat_id, thread_id)
+            if last.user_id or last.chat_id:
+                return last
             wanted = parent
-        return first
+        return last
 
 
 def choose_key(home: Path, profile: str, session_id: str) -> SessionKey:
     """The key of the session `session_id` of `home`, by the rules above; raises what reading state.db raised."""
-    row = read_session(home / STATE_DB, session_id) if session_id else None
-    if row is not None and (row.user_id or row.chat_id):
+    if not session_id:
+        return own_key(home, "", "unknown", "no session id")
+    row = read_session(home / STATE_DB, session_id)
+    if row is None:
+        return own_key(home, session_id, "unknown", "no session row")
+    if row.user_id or row.chat_id:
         return gateway_key(row, session_id)
-    return cli_key(home, profile, session_id, "" if row is not None else "no session row")
+    if row.source in LOCAL_SOURCES:
+        return cli_key(home, profile, session_id)
+    return own_key(home, row.session_id, row.source or "unknown", "no user or chat")
 
 
 def load_servers(plugin_dir: Path) -> dict[str, str]:
@@ -169,9 +195,9 @@ def middleware(home: Path, profile: str, tools: Mapping[str, str]) -> Callable[.
         try:
             key = choose_key(home, profile, str(session_id or ""))
         except Exception as exc:  # noqa: BLE001 - Hermes would pass the model's own key on; ours replaces it
-            logger.warning("%s: session %s of %s: %s: %s; the CLI key is used", PLUGIN_NAME, session_id or "-",
-                           home / STATE_DB, type(exc).__name__, exc)
-            key = cli_key(home, profile, str(session_id or ""), f"state.db unreadable: {type(exc).__name__}")
+            logger.warning("%s: session %s of %s: %s: %s; the call is a session of its own", PLUGIN_NAME,
+                           session_id or "-", home / STATE_DB, type(exc).__name__, exc)
+            key = own_key(home, str(session_id or ""), "unknown", f"state.db unreadable: {type(exc).__name__}")
         return {"args": key.applied_to(given), "source": PLUGIN_NAME,
                 "reason": f"session key set for {tools[tool_name]}"}
 
@@ -182,8 +208,6 @@ def register(ctx: Any) -> None:
     """Hermes's entry point: install the middleware for the servers mount named."""
     plugin_dir = Path(__file__).resolve().parent
     home = plugin_dir.parent.parent  # <home>/plugins/<name>/
-    try:
-        profile = str(ctx.profile_name or "default")
-    except Exception:  # noqa: BLE001 - an older Hermes without profiles: its one home is the default
-        profile = "default"
+    # Hermes 0.19.0's PluginContext.profile_name answers None rather than raise; an older Hermes has none
+    profile = str(getattr(ctx, "profile_name", None) or "default")
     ctx.register_middleware("tool_request", middleware(home, profile, load_servers(plugin_dir)))

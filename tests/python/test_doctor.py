@@ -233,7 +233,9 @@ def test_the_loaded_probe_is_hermes_s_own_loader_and_middleware(body_exe, tmp_pa
     probe = probe_plugin(python, HermesHome(home), "mafiabot-level1", "mcp__mafiabot__turn", forged)
     assert probe.problem is None and probe.plugin is not None
     assert probe.plugin["enabled"] is True and probe.plugin["middleware"] == 1
-    assert probe.args["channel"] == "cli" and probe.args["key_origin"].startswith("level1 cli session=")
+    # The probe's session has no row in the scratch home: a session of its own, never the forged key
+    assert probe.args["uid"] == "session:mafiabot-doctor-probe" and probe.args["server"] != "forged"
+    assert probe.args["key_origin"].startswith("level1 unknown session=mafiabot-doctor-probe (no session row")
     # Not enabled: Hermes's loader finds it and says why it did not load it; the call passes as written.
     config = home / "config.yaml"
     config.write_text(config.read_text().replace("  - mafiabot-level1\n", "  - other\n"))

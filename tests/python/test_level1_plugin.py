@@ -29,13 +29,24 @@ needs_hermes_python = pytest.mark.skipif(not HERMES_PYTHON.exists(), reason=f"no
 TOOL = "mcp__mafiabot__turn"
 FORGED = {"input": "What does Bob remember?", "uid": "bob", "channel": "bobs-dm", "server": "telegram"}
 
-# Rows as Hermes writes them: a gateway session (with a thread), one without a thread, a CLI session, and a
-# delegated sub-agent of the gateway session (its own row has no user: Hermes writes user_id=None for agents).
+# Rows as Hermes writes them: a gateway session (with a thread), one without a thread, a CLI session, a
+# delegated sub-agent of the gateway session and one of the CLI session (an agent's own row has no user:
+# Hermes writes user_id=None for agents), the other local sources, and sources that name no user: Hermes's
+# API server (two conversations), a cron job, and a chain of sub-agents deeper than the plugin walks.
+DEEP = level1.MAX_PARENT_DEPTH + 1
 SESSIONS = [
     {"session_id": "tg-1", "source": "telegram", "user_id": "4242", "chat_id": "-1001", "thread_id": "17"},
     {"session_id": "dc-1", "source": "discord", "user_id": "alice#1", "chat_id": "guild-7"},
     {"session_id": "cli-1", "source": "cli"},
+    {"session_id": "cli-2", "source": "cli"},
     {"session_id": "child-1", "source": "telegram", "parent_session_id": "tg-1"},
+    {"session_id": "sub-1", "source": "subagent", "parent_session_id": "cli-1"},
+    *({"session_id": f"{source}-1", "source": source} for source in ("tui", "tool", "acp")),
+    {"session_id": "api-1", "source": "api_server"},
+    {"session_id": "api-2", "source": "api_server"},
+    {"session_id": "cron-1", "source": "cron"},
+    *({"session_id": f"deep-{n}", "source": "subagent", "parent_session_id": f"deep-{n - 1}" if n else "cli-1"}
+      for n in range(DEEP)),
 ]
 
 
@@ -90,18 +101,50 @@ def test_a_cli_session_is_keyed_by_profile_and_home_and_the_hermes_session_is_on
     assert level1.home_server(populated.parent / "other-home") != args["server"]
 
 
-def test_no_row_and_no_state_db_fall_back_to_the_cli_key_never_to_the_model_s(populated, home, tmp_path):
+def key_of(result: dict[str, Any] | None) -> tuple[str, str, str]:
+    assert result is not None
+    return result["args"]["uid"], result["args"]["channel"], result["args"]["server"]
+
+
+def test_every_local_source_and_a_cli_sub_agent_are_the_profile_s_one_session(populated):
+    profile_key = ("tester", "cli", level1.home_server(populated))
+    for session_id in ("cli-1", "tui-1", "tool-1", "acp-1", "sub-1"):
+        assert key_of(call(populated, session_id)) == profile_key, session_id
+    assert call(populated, "sub-1")["args"]["key_origin"] == "level1 cli session=sub-1"
+
+
+def test_a_session_naming_no_user_and_not_local_is_one_of_its_own_never_the_profile_s(populated):
+    """Hermes's API server and cron write no user: whoever calls through them must not read the operator's recall."""
+    profile_key = key_of(call(populated, "cli-1"))
+    api = key_of(call(populated, "api-1"))
+    assert api == ("session:api-1", "api_server", level1.home_server(populated))
+    assert call(populated, "api-1")["args"]["key_origin"] == (
+        "level1 api_server session=api-1 (no user or chat: a session of its own)")
+    assert key_of(call(populated, "api-1")) == api, "the same conversation is the same session"
+    others = {api, key_of(call(populated, "api-2")), key_of(call(populated, "cron-1")),
+              key_of(call(populated, f"deep-{DEEP - 1}"))}
+    assert len(others) == 4 and profile_key not in others
+    assert key_of(call(populated, f"deep-{DEEP - 1}"))[0] == f"session:deep-{DEEP - level1.MAX_PARENT_DEPTH}", (
+        "a chain longer than the walk is keyed by the last row read, not taken for its root's")
+
+
+def test_no_row_no_state_db_and_no_session_id_give_a_session_of_its_own(populated, home, tmp_path):
+    profile_key = key_of(call(populated, "cli-1"))
     missing = call(populated, "never-written")["args"]
-    assert (missing["uid"], missing["channel"], missing["server"]) == ("tester", "cli", level1.home_server(populated))
-    assert missing["key_origin"] == "level1 cli session=never-written (no session row)"
+    assert (missing["uid"], missing["channel"], missing["server"]) == (
+        "session:never-written", "unknown", level1.home_server(populated))
+    assert missing["key_origin"] == "level1 unknown session=never-written (no session row: a session of its own)"
     fresh = tmp_path / "fresh-home"
     fresh.mkdir()
-    assert call(fresh, "s")["args"]["uid"] == "tester"
+    assert key_of(call(fresh, "s"))[0] == "session:s"
     assert not (fresh / level1.STATE_DB).exists(), "reading must never create Hermes's database"
+    unnamed = {key_of(call(populated, "")) for _ in range(2)}
+    assert len(unnamed) == 2 and profile_key not in unnamed, "no session id: each call alone"
+    assert all(uid.startswith("session:call-") for uid, _, _ in unnamed)
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "locked", "not-hermes"])
-def test_an_unreadable_state_db_gives_the_cli_key_and_one_log_line(home, caplog, damage):
+def test_an_unreadable_state_db_gives_a_session_of_its_own_and_one_log_line(home, caplog, damage):
     db = home / level1.STATE_DB
     if damage == "corrupt":
         db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
@@ -122,8 +165,8 @@ def test_an_unreadable_state_db_gives_the_cli_key_and_one_log_line(home, caplog,
             holder.close()
     assert result is not None
     args = result["args"]
-    assert (args["uid"], args["channel"], args["server"]) == ("tester", "cli", level1.home_server(home))
-    assert args["key_origin"].startswith("level1 cli session=tg-1 (state.db unreadable: ")
+    assert (args["uid"], args["channel"], args["server"]) == ("session:tg-1", "unknown", level1.home_server(home))
+    assert args["key_origin"].startswith("level1 unknown session=tg-1 (state.db unreadable: ")
     [record] = caplog.records
     assert "\n" not in record.getMessage() and str(db) in record.getMessage()
 
@@ -185,8 +228,10 @@ def load_installed(home: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     return module
 
 
+@needs_hermes_python
 def test_the_installed_copy_registers_one_tool_request_middleware_for_the_servers_mount_named(home, body_exe,
                                                                                               monkeypatch):
+    hermes_state_db(home / level1.STATE_DB, [{"session_id": "s", "source": "cli"}])
     assert main(["mount", "--hermes-home", str(home), "--no-check"]) == 0
     assert main(["mount", "--hermes-home", str(home), "--no-check", "--name", "second"]) == 0
     ctx = FakeContext()
