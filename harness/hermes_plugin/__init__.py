@@ -14,6 +14,15 @@ Invariants:
   tools, other servers) is left as it is: the middleware returns None.
 - Gateway session (its row in `<home>/state.db`, or a parent's row, has a user or chat): uid = the
   platform's user id, channel = the chat (`chat/thread` when in a thread), server = the platform.
+  A session Hermes shares among a chat's participants (its session key ends in the chat, with no
+  participant: a thread by default, a group with `group_sessions_per_user: false`) is the chat's:
+  uid = `chat:<chat id>`. Its row names only the participant who spoke first, so keying it by that user
+  would give every other speaker's turns that user's name, and the key of that user's own session there.
+- Gateway API conversation (source `api_server`: Hermes runs it outside the gateway's session store, and
+  its row names no user and no chat): the conversation is the chat, as Hermes binds it (chat = the root
+  session's id, the one a compression's or a delegation's children descend from): uid = `chat:<id>`,
+  channel = `<id>`, server = `api_server`. As a CLI session, every API client would share the home's CLI
+  session, and each other's.
 - CLI (no user and no chat, no row, or no state.db that can be read): uid = the Hermes profile,
   channel = `cli`, server = `hermes-<hash of the home>`; the same for every `hermes chat` of one home,
   so consecutive chats are turns of one session, and two homes (two profiles) are two sessions. The
@@ -31,7 +40,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Mapping
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +55,14 @@ MAX_PART_BYTES = 256  # the body's own bound on a key part (and on key_origin)
 DB_TIMEOUT_SECONDS = 0.5
 # A delegated sub-agent's row has no user: its parents' rows are walked up to this depth to find one.
 MAX_PARENT_DEPTH = 8
+ROW_COLUMNS = ("source", "user_id", "chat_id", "thread_id", "parent_session_id")
+# Sources whose rows name no user and no chat though they are not the CLI's: the conversation is their chat.
+# Hermes 0.19.0's API platform (gateway/platforms/api_server.py, _run_agent) binds chat_id = session id itself.
+CONVERSATION_SOURCES = frozenset({"api_server"})
+# What Hermes adds to a gateway session's row with its routing peer (hermes_state.record_gateway_session_peer).
+PEER_COLUMNS = ("session_key", "chat_type")
+SELECT_ROW = f"SELECT {', '.join(ROW_COLUMNS)} FROM sessions WHERE id = ?"  # noqa: S608 - constant column names
+SELECT_ROW_AND_PEER = f"SELECT {', '.join(ROW_COLUMNS + PEER_COLUMNS)} FROM sessions WHERE id = ?"  # noqa: S608
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +84,20 @@ class SessionRow:
     user_id: str | None
     chat_id: str | None
     thread_id: str | None
+    shared_by_chat: bool = False  # Hermes keys the session by its chat alone: no one participant's
+
+
+def keyed_by_chat_alone(session_key: str | None, chat_type: str | None, chat_id: str | None,
+                        thread_id: str | None) -> bool:
+    """Whether Hermes's session key ends in the chat (and thread) with no participant after it.
+
+    Hermes 0.19.0 (gateway/session.py, build_session_key) keys a group or channel session
+    `<ns>:<platform>:<chat_type>:<chat_id>[:<thread_id>]`, and appends the participant's id only when it
+    isolates users; a DM is keyed by its chat, which is the user's own. No key or no chat: not shared.
+    """
+    if not session_key or not chat_type or not chat_id or chat_type == "dm":
+        return False
+    return session_key.endswith(":" + ":".join([chat_type, chat_id, *([thread_id] if thread_id else [])]))
 
 
 def _refused(c: str) -> bool:
@@ -105,12 +136,14 @@ def cli_key(home: Path, profile: str, session_id: str, why: str = "") -> Session
 def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
     chat = row.chat_id or "-"
     channel = f"{chat}/{row.thread_id}" if row.thread_id else chat
-    return SessionKey(key_part(row.user_id or f"chat:{chat}"), key_part(channel), key_part(row.source or "gateway"),
+    uid = f"chat:{chat}" if row.shared_by_chat or not row.user_id else row.user_id
+    return SessionKey(key_part(uid), key_part(channel), key_part(row.source or "gateway"),
                       _origin(f"level1 {row.source or 'gateway'} session={session_id}"))
 
 
 def read_session(state_db: Path, session_id: str) -> SessionRow | None:
-    """The session's row, or the nearest parent's that names a user or chat; None when there is no row.
+    """The session's row, or the nearest parent's that names a user or chat (an API conversation's first row
+    names itself as its chat); None when there is no row.
 
     Raises sqlite3.Error (locked, corrupt, not Hermes's schema) and OSError for the caller to fall back on.
     """
@@ -118,17 +151,26 @@ def read_session(state_db: Path, session_id: str) -> SessionRow | None:
         return None
     # Read-only and by URI: reading never creates the file or changes Hermes's database.
     with closing(sqlite3.connect(f"{state_db.as_uri()}?mode=ro", uri=True, timeout=DB_TIMEOUT_SECONDS)) as db:
+        present = {str(column[1]) for column in db.execute("PRAGMA table_info(sessions)")}
+        # A state.db without the peer's columns (a Hermes before them) is read without: no session is shared.
+        with_peer = set(PEER_COLUMNS) <= present
+        columns = ROW_COLUMNS + PEER_COLUMNS if with_peer else ROW_COLUMNS
+        select = SELECT_ROW_AND_PEER if with_peer else SELECT_ROW
         first: SessionRow | None = None
         wanted: str | None = session_id
         for _ in range(MAX_PARENT_DEPTH):
             if not wanted:
                 break
-            found = db.execute("SELECT source, user_id, chat_id, thread_id, parent_session_id FROM sessions WHERE id = ?",
-                               (wanted,)).fetchone()
+            found = db.execute(select, (wanted,)).fetchone()
             if found is None:
                 break
-            source, user_id, chat_id, thread_id, parent = (None if v is None else str(v) for v in found)
-            row = SessionRow(source or "", user_id, chat_id, thread_id)
+            value = dict(zip(columns, (None if v is None else str(v) for v in found), strict=True))
+            row = SessionRow(value["source"] or "", value["user_id"], value["chat_id"], value["thread_id"],
+                             keyed_by_chat_alone(value.get("session_key"), value.get("chat_type"), value["chat_id"],
+                                                 value["thread_id"]))
+            parent = value["parent_session_id"]
+            if not (row.user_id or row.chat_id or parent) and row.source in CONVERSATION_SOURCES:
+                row = replace(row, chat_id=wanted)
             first = first or row
             if row.user_id or row.chat_id:
                 return row
