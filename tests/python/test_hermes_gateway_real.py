@@ -73,7 +73,8 @@ class Gateway:
 
     def __init__(self, profile: str, home: Path, root: Path, platform_env: dict[str, str], workdir: Path) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
-        self.env = {**hermes_env(home, root), **platform_env}
+        # A gateway's platform locks (one bot identity per machine) live outside its home: here, the test's.
+        self.env = {**hermes_env(home, root), "HERMES_GATEWAY_LOCK_DIR": str(workdir / "locks"), **platform_env}
         self.argv = [str(HERMES), "-p", profile, "gateway", "run", "-v"]
         self.cwd = workdir
         self.log = workdir / "gateway.log"
