@@ -12,7 +12,9 @@ whatever the model forged; two users in one channel are two sessions; a user's n
 same chat continues theirs; a DM is a chat of its own; a `hermes chat` of the same home, run
 while the gateway is up (two bodies on one store), is the CLI's session, not a gateway one; and a
 channel Hermes shares among its participants (`group_sessions_per_user: false`) is one session keyed
-by the channel, not by whoever spoke first (the only user its row names).
+by the channel, not by whoever spoke first (the only user its row names). On Hermes's OpenAI-compatible
+API platform (its rows name no user and no chat), a conversation sent whole, as frontends send it, is
+a session of its own, keyed by the conversation's Hermes session: neither another client's nor the CLI's.
 
 Invariants:
 - HOME and HERMES_HOME are under tmp_path; every socket is on 127.0.0.1.
