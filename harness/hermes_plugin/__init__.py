@@ -14,6 +14,15 @@ Invariants:
   tools, other servers) is left as it is: the middleware returns None.
 - Gateway session (its row in `<home>/state.db`, or a parent's row, has a user or chat): uid = the
   platform's user id, channel = the chat (`chat/thread` when in a thread), server = the platform.
+  A session Hermes shares among a chat's participants (its session key ends in the chat, with no
+  participant: a thread by default, a group with `group_sessions_per_user: false`) is the chat's:
+  uid = `chat:<chat id>`. Its row names only the participant who spoke first, so keying it by that user
+  would give every other speaker's turns that user's name, and the key of that user's own session there.
+- Gateway API conversation (source `api_server`: Hermes runs it outside the gateway's session store, and
+  its row names no user and no chat): the conversation is the chat, as Hermes binds it (chat = the root
+  session's id, the one a compression's or a delegation's children descend from): uid = `chat:<id>`,
+  channel = `<id>`, server = `api_server`. As a CLI session, every API client would share the home's CLI
+  session, and each other's.
 - The profile's own session (no user or chat on the chain of rows, whose root, the session that
   started it, is one a person at this machine runs: LOCAL_SOURCES, Hermes's CLI and TUI, `hermes chat
   --source tool`, editor clients over ACP): uid = the Hermes profile, channel = `cli`, server =
@@ -21,10 +30,10 @@ Invariants:
   one session, and two homes (two profiles) are two sessions. The Hermes session id goes only into
   `key_origin`.
 - Anything else is a session of its own, never the profile's (fail closed: whoever it is, they must
-  not read the operator's recall): a root of another source with no user or chat (Hermes's API
-  server, cron jobs, a gateway row whose user was never written) is keyed by that root's session id;
-  a session with no row, a call with no session id, and a state.db that cannot be read are keyed by
-  the call's session id (a fresh one when there is none), and say so in `key_origin`.
+  not read the operator's recall): a root of another source with no user or chat (a cron job, a
+  gateway row whose user was never written) is keyed by that root's session id; a session with no
+  row, a call with no session id, and a state.db that cannot be read are keyed by the call's session
+  id (a fresh one when there is none), and say so in `key_origin`.
 - Each key part is what the body accepts (1-256 bytes, no control characters): a value that is not is
   replaced by `sha256:<hex>` of it, so it stays distinct and valid.
 - It never raises into Hermes: a failure gives the call a key of its own and logs one line.
@@ -39,7 +48,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +66,14 @@ DB_TIMEOUT_SECONDS = 0.5
 LOCAL_SOURCES = frozenset({"cli", "tui", "tool", "acp"})
 # A delegated sub-agent's row has no user: its parents' rows are walked up to this depth to find one.
 MAX_PARENT_DEPTH = 8
+ROW_COLUMNS = ("source", "user_id", "chat_id", "thread_id", "parent_session_id")
+# Sources whose rows name no user and no chat though they are not the CLI's: the conversation is their chat.
+# Hermes 0.19.0's API platform (gateway/platforms/api_server.py, _run_agent) binds chat_id = session id itself.
+CONVERSATION_SOURCES = frozenset({"api_server"})
+# What Hermes adds to a gateway session's row with its routing peer (hermes_state.record_gateway_session_peer).
+PEER_COLUMNS = ("session_key", "chat_type")
+SELECT_ROW = f"SELECT {', '.join(ROW_COLUMNS)} FROM sessions WHERE id = ?"  # noqa: S608 - constant column names
+SELECT_ROW_AND_PEER = f"SELECT {', '.join(ROW_COLUMNS + PEER_COLUMNS)} FROM sessions WHERE id = ?"  # noqa: S608
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +96,20 @@ class SessionRow:
     user_id: str | None
     chat_id: str | None
     thread_id: str | None
+    shared_by_chat: bool = False  # Hermes keys the session by its chat alone: no one participant's
+
+
+def keyed_by_chat_alone(session_key: str | None, chat_type: str | None, chat_id: str | None,
+                        thread_id: str | None) -> bool:
+    """Whether Hermes's session key ends in the chat (and thread) with no participant after it.
+
+    Hermes 0.19.0 (gateway/session.py, build_session_key) keys a group or channel session
+    `<ns>:<platform>:<chat_type>:<chat_id>[:<thread_id>]`, and appends the participant's id only when it
+    isolates users; a DM is keyed by its chat, which is the user's own. No key or no chat: not shared.
+    """
+    if not session_key or not chat_type or not chat_id or chat_type == "dm":
+        return False
+    return session_key.endswith(":" + ":".join([chat_type, chat_id, *([thread_id] if thread_id else [])]))
 
 
 def _refused(c: str) -> bool:
@@ -124,14 +155,16 @@ def own_key(home: Path, session_id: str, kind: str, why: str) -> SessionKey:
 def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
     chat = row.chat_id or "-"
     channel = f"{chat}/{row.thread_id}" if row.thread_id else chat
-    return SessionKey(key_part(row.user_id or f"chat:{chat}"), key_part(channel), key_part(row.source or "gateway"),
+    uid = f"chat:{chat}" if row.shared_by_chat or not row.user_id else row.user_id
+    return SessionKey(key_part(uid), key_part(channel), key_part(row.source or "gateway"),
                       _origin(f"level1 {row.source or 'gateway'} session={session_id}"))
 
 
 def read_session(state_db: Path, session_id: str) -> SessionRow | None:
     """The row that decides the session's key: the nearest on its chain of parents that names a user or
-    chat, else the chain's root (the session that started it; the last row read when the chain is longer
-    than MAX_PARENT_DEPTH); None when the session has no row.
+    chat (an API conversation's root names itself as its chat), else the chain's root (the session that
+    started it; the last row read when the chain is longer than MAX_PARENT_DEPTH); None when the
+    session has no row.
 
     Raises sqlite3.Error (locked, corrupt, not Hermes's schema) and OSError for the caller to fall back on.
     """
@@ -139,19 +172,29 @@ def read_session(state_db: Path, session_id: str) -> SessionRow | None:
         return None
     # Read-only and by URI: reading never creates the file or changes Hermes's database.
     with closing(sqlite3.connect(f"{state_db.as_uri()}?mode=ro", uri=True, timeout=DB_TIMEOUT_SECONDS)) as db:
+        present = {str(column[1]) for column in db.execute("PRAGMA table_info(sessions)")}
+        # A state.db without the peer's columns (a Hermes before them) is read without: no session is shared.
+        with_peer = set(PEER_COLUMNS) <= present
+        columns = ROW_COLUMNS + PEER_COLUMNS if with_peer else ROW_COLUMNS
+        select = SELECT_ROW_AND_PEER if with_peer else SELECT_ROW
         last: SessionRow | None = None
         wanted: str | None = session_id
         for _ in range(MAX_PARENT_DEPTH):
             if not wanted:
                 break
-            found = db.execute("SELECT source, user_id, chat_id, thread_id, parent_session_id FROM sessions WHERE id = ?",
-                               (wanted,)).fetchone()
+            found = db.execute(select, (wanted,)).fetchone()
             if found is None:
                 break
-            source, user_id, chat_id, thread_id, parent = (None if v is None else str(v) for v in found)
-            last = SessionRow(wanted, source or "", user_id, chat_id, thread_id)
-            if last.user_id or last.chat_id:
-                return last
+            value = dict(zip(columns, (None if v is None else str(v) for v in found), strict=True))
+            row = SessionRow(wanted, value["source"] or "", value["user_id"], value["chat_id"], value["thread_id"],
+                             keyed_by_chat_alone(value.get("session_key"), value.get("chat_type"), value["chat_id"],
+                                                 value["thread_id"]))
+            parent = value["parent_session_id"]
+            if not (row.user_id or row.chat_id or parent) and row.source in CONVERSATION_SOURCES:
+                row = replace(row, chat_id=wanted)
+            last = row
+            if row.user_id or row.chat_id:
+                return row
             wanted = parent
         return last
 

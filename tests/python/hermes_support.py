@@ -15,6 +15,7 @@ import json
 import os
 import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -23,6 +24,8 @@ from types import TracebackType
 from typing import Any
 
 import pytest
+
+from harness.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_SERVER = REPO / "stubs" / "model_server.py"
@@ -146,3 +149,42 @@ def project_hermes(monkeypatch: pytest.MonkeyPatch) -> Path:
     from harness.hermes import locate
     monkeypatch.setattr(locate, "PROJECT_HERMES", REAL_PROJECT_HERMES)
     return HERMES
+
+
+# --- Level1: what the real-Hermes suites of the session key share (the CLI's and the gateway's) ---------------
+
+
+def chat_in_profile(profile: str, home: Path, root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One `hermes chat -q` in the profile, with only the body's tools."""
+    return run_hermes(["-p", profile, "chat", "-Q", "-q", "What do you remember?", "-t", "mafiabot",
+                       "--source", "tool"], home, root, cwd)
+
+
+def tool_results(calls: list[dict]) -> list[dict]:
+    """The structured traces the body returned, as Hermes handed them to the model, in order."""
+    traces = []
+    for call in calls:
+        messages = call["body"]["messages"]
+        if messages and messages[-1].get("role") == "tool":  # the call that follows a tool result
+            content = messages[-1]["content"]
+            text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+            # Hermes 0.19.0 hands the model an <untrusted_tool_result> notice, then {"result": <the body's text
+            # block>}: the output, a blank line, the trace.
+            block = json.JSONDecoder().raw_decode(text[text.index('{"result"'):])[0]["result"]
+            traces.append(json.loads(block.split("\n\n", 1)[1]))
+    return traces
+
+
+def hermes_sessions(profile_home: Path) -> list[str]:
+    """The ids of the home's Hermes sessions, oldest first."""
+    with sqlite3.connect(profile_home / "state.db") as db:
+        return [row[0] for row in db.execute("SELECT id FROM sessions ORDER BY started_at")]
+
+
+def mount_offline(root: Path, profile: str, base_url: str) -> Path:
+    """The profile's home under `root`, offline against the stub model at `base_url`, with the body mounted."""
+    profile_home = root / "profiles" / profile
+    profile_home.mkdir(parents=True)
+    (profile_home / "config.yaml").write_text(offline_config(base_url), encoding="utf-8")
+    assert main(["mount", "--hermes-home", str(root), "--profile", profile, "--discovery-timeout", "30"]) == 0
+    return profile_home

@@ -11,8 +11,6 @@ reported plainly by doctor and by Hermes's own test.
 from __future__ import annotations
 
 import json
-import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,18 @@ import pytest
 import harness.hermes_plugin as level1
 from harness.cli import main
 from harness.hermes_mount.hermes_cli import parse_mcp_test
-from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
+from hermes_support import (
+    SCRIPTS,
+    StubModel,
+    chat_in_profile,
+    hermes_sessions,
+    mount_offline,
+    offline_config,
+    project_hermes,
+    requires_hermes,
+    run_hermes,
+    tool_results,
+)
 from soul_support import SOUL, before_of, hermes_default
 
 # doctor finds Hermes itself: these tests give it the checkout's real one.
@@ -157,39 +166,6 @@ def test_a_recording_entry_passes_doctor_with_hermes_and_the_checks_record_nothi
 
 
 # --- Level1: the key is the Hermes session's, and sessions outlive the body (--state) -------------------------
-
-
-def chat_in_profile(profile: str, home: Path, root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_hermes(["-p", profile, "chat", "-Q", "-q", "What do you remember?", "-t", "mafiabot",
-                       "--source", "tool"], home, root, cwd)
-
-
-def tool_results(calls: list[dict]) -> list[dict]:
-    """The structured traces the body returned, as Hermes handed them to the model, in order."""
-    traces = []
-    for call in calls:
-        messages = call["body"]["messages"]
-        if messages and messages[-1].get("role") == "tool":  # the call that follows a tool result
-            content = messages[-1]["content"]
-            text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
-            # Hermes 0.19.0 hands the model an <untrusted_tool_result> notice, then {"result": <the body's text
-            # block>}: the output, a blank line, the trace.
-            block = json.JSONDecoder().raw_decode(text[text.index('{"result"'):])[0]["result"]
-            traces.append(json.loads(block.split("\n\n", 1)[1]))
-    return traces
-
-
-def hermes_sessions(profile_home: Path) -> list[str]:
-    with sqlite3.connect(profile_home / "state.db") as db:
-        return [row[0] for row in db.execute("SELECT id FROM sessions ORDER BY started_at")]
-
-
-def mount_offline(root: Path, profile: str, base_url: str) -> Path:
-    profile_home = root / "profiles" / profile
-    profile_home.mkdir(parents=True)
-    (profile_home / "config.yaml").write_text(offline_config(base_url), encoding="utf-8")
-    assert main(["mount", "--hermes-home", str(root), "--profile", profile, "--discovery-timeout", "30"]) == 0
-    return profile_home
 
 
 def test_level1_a_forged_uid_becomes_the_session_s_key_and_two_chats_in_a_row_are_one_session(

@@ -14,6 +14,7 @@ import logging
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -114,14 +115,14 @@ def test_every_local_source_and_a_cli_sub_agent_are_the_profile_s_one_session(po
 
 
 def test_a_session_naming_no_user_and_not_local_is_one_of_its_own_never_the_profile_s(populated):
-    """Hermes's API server and cron write no user: whoever calls through them must not read the operator's recall."""
+    """A cron job writes no user: its turns must not read the operator's recall, nor share another's."""
     profile_key = key_of(call(populated, "cli-1"))
-    api = key_of(call(populated, "api-1"))
-    assert api == ("session:api-1", "api_server", level1.home_server(populated))
-    assert call(populated, "api-1")["args"]["key_origin"] == (
-        "level1 api_server session=api-1 (no user or chat: a session of its own)")
-    assert key_of(call(populated, "api-1")) == api, "the same conversation is the same session"
-    others = {api, key_of(call(populated, "api-2")), key_of(call(populated, "cron-1")),
+    cron = key_of(call(populated, "cron-1"))
+    assert cron == ("session:cron-1", "cron", level1.home_server(populated))
+    assert call(populated, "cron-1")["args"]["key_origin"] == (
+        "level1 cron session=cron-1 (no user or chat: a session of its own)")
+    assert key_of(call(populated, "cron-1")) == cron, "the same session is the same key"
+    others = {cron, key_of(call(populated, "api-1")), key_of(call(populated, "api-2")),
               key_of(call(populated, f"deep-{DEEP - 1}"))}
     assert len(others) == 4 and profile_key not in others
     assert key_of(call(populated, f"deep-{DEEP - 1}"))[0] == f"session:deep-{DEEP - level1.MAX_PARENT_DEPTH}", (
@@ -181,6 +182,82 @@ def test_arguments_the_model_left_out_are_not_invented_and_unknown_ones_stay_for
     args = call(populated, "tg-1", args={"input": "hi", "extra": 1})["args"]
     assert args["extra"] == 1 and args["uid"] == "4242"
     assert call(populated, "tg-1", args={})["args"]["uid"] == "4242"
+
+
+def gateway_key_of(home: Path, session_id: str) -> tuple[str, str, str]:
+    """(uid, channel, server) Level1 sets for a call of the session, checking its origin names the platform."""
+    args = call(home, session_id)["args"]
+    assert args["key_origin"] == f"level1 {args['server']} session={session_id}"
+    return args["uid"], args["channel"], args["server"]
+
+
+def gateway_sessions(home: Path, messages: list[dict[str, Any]]) -> list[str]:
+    """The session ids Hermes's own gateway SessionStore gives `messages` (SessionSource fields, and the
+    store's `group_sessions_per_user` / `thread_sessions_per_user`), its rows written to <home>/state.db as
+    the gateway writes them (with the session key Hermes builds)."""
+    script = ("import json, sys\nfrom pathlib import Path\nfrom gateway.config import GatewayConfig, Platform\n"
+              "from gateway.session import SessionSource, SessionStore\nids = []\n"
+              "for message in json.loads(sys.argv[2]):\n"
+              "    config = GatewayConfig(group_sessions_per_user=message.pop('group_sessions_per_user', True),\n"
+              "                           thread_sessions_per_user=message.pop('thread_sessions_per_user', False))\n"
+              "    store = SessionStore(Path(sys.argv[1]) / 'sessions', config)\n"
+              "    source = SessionSource(platform=Platform(message.pop('platform')), **message)\n"
+              "    ids.append(store.get_or_create_session(source).session_id)\n"
+              "print(json.dumps(ids))\n")
+    done = subprocess.run([str(HERMES_PYTHON), "-c", script, str(home), json.dumps(messages)], capture_output=True,
+                          text=True, timeout=60, env={"HOME": str(home), "HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    return [str(session_id) for session_id in json.loads(done.stdout.splitlines()[-1])]
+
+
+@needs_hermes_python
+def test_a_session_hermes_shares_among_a_chat_s_participants_is_the_chat_s_not_its_first_speaker_s(home):
+    topic = {"platform": "telegram", "chat_id": "-1001", "chat_type": "group", "thread_id": "17"}
+    ids = gateway_sessions(home, [
+        {**topic, "user_id": "4242"}, {**topic, "user_id": "777"},  # a forum topic: shared by default
+        {**topic, "user_id": "4242", "thread_sessions_per_user": True},  # the same topic, isolated per user
+        {"platform": "telegram", "chat_id": "-1001", "chat_type": "group", "user_id": "4242"},
+        {"platform": "telegram", "chat_id": "4242", "chat_type": "dm", "user_id": "4242"},
+        {"platform": "discord", "chat_id": "guild-7", "chat_type": "group", "user_id": "alice",
+         "group_sessions_per_user": False},
+        {"platform": "signal", "chat_id": "grp", "chat_type": "group", "user_id": "+100", "user_id_alt": "uuid-1"}])
+    first_in_topic, second_in_topic, own_in_topic, own_in_group, dm, shared_group, signal_group = ids
+    assert first_in_topic == second_in_topic, "Hermes gives the topic's participants one session"
+
+    # Its row names 4242, who spoke first: keyed by that user, 777's turns would be 4242's, and the key that
+    # of 4242's own session in the topic once the operator isolates topics per user.
+    assert gateway_key_of(home, first_in_topic) == ("chat:-1001", "-1001/17", "telegram")
+    assert gateway_key_of(home, own_in_topic) == ("4242", "-1001/17", "telegram")
+    assert gateway_key_of(home, shared_group) == ("chat:guild-7", "guild-7", "discord")
+    # Sessions of one participant stay theirs: isolated per user (Signal's key ends in the alternate id), and DMs.
+    assert gateway_key_of(home, own_in_group) == ("4242", "-1001", "telegram")
+    assert gateway_key_of(home, dm) == ("4242", "4242", "telegram")
+    assert gateway_key_of(home, signal_group) == ("+100", "grp", "signal")
+
+
+@needs_hermes_python
+def test_an_api_conversation_is_its_own_session_neither_the_cli_s_nor_another_client_s(home):
+    # Hermes's API platform writes rows with no user and no chat; a compression continues one under a new id.
+    hermes_state_db(home / level1.STATE_DB, [{"session_id": "api-1", "source": "api_server"},
+                                             {"session_id": "api-2", "source": "api_server"},
+                                             {"session_id": "api-1b", "source": "api_server",
+                                              "parent_session_id": "api-1"},
+                                             {"session_id": "cli-1", "source": "cli"}])
+
+    assert gateway_key_of(home, "api-1") == ("chat:api-1", "api-1", "api_server")
+    assert gateway_key_of(home, "api-2") == ("chat:api-2", "api-2", "api_server")
+    assert gateway_key_of(home, "api-1b") == gateway_key_of(home, "api-1"), "a compression continues its session"
+    cli = call(home, "cli-1")["args"]
+    assert (cli["uid"], cli["channel"], cli["server"]) == ("tester", "cli", level1.home_server(home))
+
+
+def test_a_state_db_without_the_session_key_column_keys_a_gateway_session_by_its_user(home):
+    with closing(sqlite3.connect(home / level1.STATE_DB)) as db, db:
+        db.execute("CREATE TABLE sessions (id TEXT, source TEXT, user_id TEXT, chat_id TEXT, thread_id TEXT, "
+                   "parent_session_id TEXT)")
+        db.execute("INSERT INTO sessions VALUES ('old-1', 'telegram', '4242', '-1001', '17', NULL)")
+    args = call(home, "old-1")["args"]
+    assert (args["uid"], args["channel"], args["server"]) == ("4242", "-1001/17", "telegram")
 
 
 @pytest.mark.parametrize(("value", "kept"), [("alice", True), ("", False), ("x" * 256, True), ("x" * 257, False),
