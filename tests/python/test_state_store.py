@@ -23,6 +23,7 @@ import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -302,6 +303,24 @@ def test_a_store_locked_past_the_busy_timeout_refuses_to_start(body_exe, tmp_pat
         holder.close()
     assert_refused(run, store, "locked")
     make_store(body_exe, store)  # the lock released, the same store serves
+
+
+def test_a_store_in_another_journal_mode_held_past_the_busy_timeout_refuses_to_start_in_about_that_time(
+        body_exe, tmp_path):
+    """SQLite's busy handler waits the whole timeout for the lock of such a store: once, not once a pass
+    of the wait for its switch to WAL (300 passes of 300 ms, some 90 s, would pass the start-up bound)."""
+    store = tmp_path / "rollback-journal.db"
+    make_store(body_exe, store)
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    holder = sqlite3.connect(store, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        run = start_on(body_exe, store, "--state-busy-ms", "300")
+    finally:
+        holder.close()
+    assert_refused(run, store, "locked")
+    make_store(body_exe, store)  # the lock released, the store is switched to WAL and serves
 
 
 def test_a_database_that_is_not_a_store_and_a_store_of_another_schema_refuse_to_start(body_exe, tmp_path):

@@ -1,6 +1,7 @@
 with Interfaces.C.Strings;
 with GNAT.OS_Lib;
 with Body_Log;
+with Monotonic;
 with Session_Records;
 
 package body Session_Store is
@@ -238,19 +239,37 @@ package body Session_Store is
          return;
       end if;
 
-      --  Another body may be making the store, or switching it to WAL,
-      --  right now: SQLite answers Busy at once here rather than wait (it
-      --  would risk a deadlock), so the wait is this loop's, as long as
-      --  the busy timeout
       --  Before WAL mode, the only time a new store takes it; a no-op on
       --  a store already made
       Execute (Self, "PRAGMA page_size = " & Page_Bytes, Code);
-      for Waited in 0 .. Busy_Timeout_Ms loop
-         Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
-         exit when Sqlite.Primary (Code) /= Sqlite.Busy
-           or else Waited = Busy_Timeout_Ms;
-         Pause;
-      end loop;
+      --  Another body may be making the store, or switching it to WAL,
+      --  right now: SQLite answers Busy at once here rather than wait (it
+      --  would risk a deadlock), so the wait is this loop's, to a deadline
+      --  as far as the busy timeout.  A store in another journal mode held
+      --  by another process would instead make SQLite's busy handler wait
+      --  the whole timeout in every pass: the handler is off meanwhile
+      declare
+         Deadline : constant Monotonic.Instant :=
+           Monotonic.After (Busy_Timeout_Ms);
+         use type Monotonic.Instant;
+      begin
+         if Sqlite.Busy_Timeout (Self.Db, 0) /= Sqlite.OK then
+            Fail ("cannot be given a busy timeout: " & Last_Error (Self));
+            return;
+         end if;
+         loop
+            Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
+            exit when Sqlite.Primary (Code) /= Sqlite.Busy
+              or else Monotonic.Now >= Deadline;
+            Pause;
+         end loop;
+         if Sqlite.Busy_Timeout (Self.Db, C.int (Busy_Timeout_Ms))
+           /= Sqlite.OK
+         then
+            Fail ("cannot be given a busy timeout: " & Last_Error (Self));
+            return;
+         end if;
+      end;
       if Sqlite.Primary (Code) = Sqlite.Busy then
          Fail (Locked);
          return;
