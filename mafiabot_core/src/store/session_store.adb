@@ -12,11 +12,15 @@ package body Session_Store is
 
    package C renames Interfaces.C;
 
-   Version_Text : constant String := "2";
+   Version_Text : constant String := "3";
    --  Schema_Version as PRAGMA user_version reads it
 
    pragma Compile_Time_Error
-     (Schema_Version /= 2, "Version_Text spells Schema_Version");
+     (Schema_Version /= 3, "Version_Text spells Schema_Version");
+
+   Migrated_Version_Text : constant String := "2";
+   --  The one earlier version Open migrates: its store lacks the triggers
+   --  that count the sessions, so its tally may have drifted from them
 
    Page_Bytes : constant String := "1024";
    --  A store's page size, set before it is made: a turn's cost is that of
@@ -26,6 +30,17 @@ package body Session_Store is
    type Sql_Text is access constant String;
 
    type Statement_List is array (Positive range <>) of Sql_Text;
+
+   Counting_Triggers : constant Statement_List :=
+     [new String'("CREATE TRIGGER counted_in AFTER INSERT ON sessions"
+                  & " BEGIN UPDATE tally SET sessions = sessions + 1; END"),
+      new String'("CREATE TRIGGER counted_out AFTER DELETE ON sessions"
+                  & " BEGIN UPDATE tally SET sessions = sessions - 1; END")];
+   --  Every insert and delete of a session, this body's, another's or an
+   --  operator's by hand, keeps the tally; an UPDATE (a turn) fires none
+
+   Mark_Version : constant Statement_List :=
+     [1 => new String'("PRAGMA user_version = " & Version_Text)];
 
    Schema : constant Statement_List :=
      [new String'("CREATE TABLE sessions (used INTEGER PRIMARY KEY,"
@@ -38,8 +53,15 @@ package body Session_Store is
                   & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
       --  One row: the sessions kept, so that neither a turn nor Open ever
       --  counts them
-      new String'("INSERT INTO tally VALUES (1, 0)"),
-      new String'("PRAGMA user_version = " & Version_Text)];
+      new String'("INSERT INTO tally VALUES (1, 0)")]
+     & Counting_Triggers & Mark_Version;
+
+   Migration : constant Statement_List :=
+     Counting_Triggers
+     & [new String'("UPDATE tally SET sessions ="
+                    & " (SELECT count (*) FROM sessions)")]
+     & Mark_Version;
+   --  From Migrated_Version_Text: the tables are those of this schema
 
    Sql : constant array (Query) of Sql_Text :=
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
@@ -60,13 +82,10 @@ package body Session_Store is
         ("UPDATE sessions SET record = ?2,"
          & " used = (SELECT max (used) FROM sessions) + 1 WHERE used = ?1"
          & " RETURNING used"),
-      Count_New    => new String'
-        ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
+      Read_Tally   => new String'("SELECT sessions FROM tally"),
       Evict_Oldest => new String'
         ("DELETE FROM sessions WHERE used IN"
-         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)"),
-      Uncount      => new String'
-        ("UPDATE tally SET sessions = sessions - ?1")];
+         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)")];
 
    Trim_Threshold : constant C.int := -1;
    --  glibc's M_TRIM_THRESHOLD
@@ -201,6 +220,15 @@ package body Session_Store is
             Close (Self);
          end if;
       end Fail;
+
+      --  In Open's write transaction, which commits them all or none
+      procedure Run_All (Statements : Statement_List) is
+      begin
+         for Statement of Statements loop
+            exit when Code /= Sqlite.OK;
+            Execute (Self, Statement.all, Code);
+         end loop;
+      end Run_All;
    begin
       Configure_Once;
       Self.Path := To_Unbounded_String (Path);
@@ -312,10 +340,16 @@ package body Session_Store is
             Fail ("is an SQLite database but not a mafiabot session store");
             return;
          end if;
-         for Statement of Schema loop
-            exit when Code /= Sqlite.OK;
-            Execute (Self, Statement.all, Code);
-         end loop;
+         Run_All (Schema);
+      elsif Code = Sqlite.OK
+        and then To_String (Value) = Migrated_Version_Text
+      then
+         Run_All (Migration);
+         if Code = Sqlite.OK then
+            Body_Log.Info ("session store " & Path & ": schema "
+                           & Migrated_Version_Text & " migrated to "
+                           & Version_Text & " (the tally recounted)");
+         end if;
       elsif Code = Sqlite.OK
         and then To_String (Value) /= Version_Text
       then
@@ -563,13 +597,14 @@ package body Session_Store is
          Finish (Self, Write);
       end;
 
+      --  Counted by the insert's trigger
       if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
-         Code := Run (Self, Count_New);
+         Code := Run (Self, Read_Tally);
          if Code = Sqlite.Row then
-            Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);
-            Code := Run (Self, Count_New);
+            Sessions := Sqlite.Column_Int64 (Self.Queries (Read_Tally), 0);
+            Code := Run (Self, Read_Tally);
          end if;
-         Finish (Self, Count_New);
+         Finish (Self, Read_Tally);
       end if;
 
       if Code = Sqlite.Done
@@ -584,15 +619,6 @@ package body Session_Store is
                Code := Run (Self, Evict_Oldest);
             end if;
             Finish (Self, Evict_Oldest);
-            if Code = Sqlite.Done then
-               Bind_Number (Self, Uncount, 1,
-                            Interfaces.Integer_64 (Sqlite.Changes (Self.Db)),
-                            Code);
-               if Code = Sqlite.OK then
-                  Code := Run (Self, Uncount);
-               end if;
-               Finish (Self, Uncount);
-            end if;
             if Code = Sqlite.Done then
                Body_Log.Info
                  ("session store full (" & Self.Capacity'Image

@@ -19,18 +19,22 @@
 --    use), in the same transaction, logged on stderr.  A session that is
 --    already the most recently used keeps its rank: the order of use is
 --    the same, and its turn rewrites one page, its record's.
+--  - The tally of sessions the cap is held to is kept by triggers on the
+--    table (schema 3): any insert or delete counts, so a session's row
+--    deleted by hand (how an operator forgets a user) leaves it exact.
 --  - Durability: WAL journal.  Synchronous NORMAL (the default) keeps
 --    every committed turn through a kill of the process (SIGKILL, a
 --    crash); only a power loss or an OS crash may lose the last turns,
 --    never the file's consistency.  FULL (Full_Sync) also keeps them
 --    through a power loss, at the cost of an fsync per turn.
 --  - Open costs the same with 100,000 sessions as with none: it reads the
---    schema and one tally row, never the sessions; a turn reads and writes
---    its own record (moved to the table's end unless the session was
---    already the most recent), and the tally only when it makes one.  A
---    turn of the session this body committed last, with nothing written
---    to the store since (SQLite's data version says so), reads nothing:
---    the record it would read is the one this body wrote.
+--    schema, never the sessions (but once, when it migrates a store of
+--    schema 2: it adds the triggers and recounts the tally); a turn reads
+--    and writes its own record (moved to the table's end unless the
+--    session was already the most recent), and the tally only when it
+--    makes one.  A turn of the session this body committed last, with
+--    nothing written to the store since (SQLite's data version says so),
+--    reads nothing: the record it would read is the one this body wrote.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
@@ -44,8 +48,9 @@ package Session_Store is
 
    use Ada.Strings.Unbounded;
 
-   Schema_Version : constant := 2;
-   --  The store's PRAGMA user_version; a store of another is refused
+   Schema_Version : constant := 3;
+   --  The store's PRAGMA user_version; a store of another is refused, but
+   --  one of version 2, which Open migrates
 
    type Outcome is record
       Failed : Boolean := False;
@@ -71,9 +76,10 @@ package Session_Store is
    with Pre  => not Is_Open (Self) and then Path'Length > 0,
         Post => Is_Open (Self) = not Result.Failed;
    --  Open Path, creating it (and its schema) if it does not exist, and
-   --  take the write lock once to prove it usable: a corrupt file, a
-   --  directory, a read-only file or directory, a store of another schema
-   --  or one locked for longer than Busy_Timeout_Ms fail here
+   --  take the write lock once to prove it usable (migrating a store of
+   --  schema 2 under it): a corrupt file, a directory, a read-only file or
+   --  directory, a store of another schema or one locked for longer than
+   --  Busy_Timeout_Ms (in all: Open never waits much longer) fail here
 
    procedure Begin_Turn
      (Self        : in out Store;
@@ -113,7 +119,7 @@ private
 
    type Query is
      (Begin_Write, Commit, Rollback, Read_Record, Insert_Record,
-      Update_Record, Update_Record_And_Use, Count_New, Evict_Oldest, Uncount);
+      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest);
    --  The statements a turn runs, prepared once at Open
 
    type Standing is (Unknown, Most_Recent, Less_Recent);
