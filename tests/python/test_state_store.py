@@ -10,6 +10,9 @@ Invariants held here, each against what one in-memory body gives for the same tu
 - The session cap and LRU eviction hold for the store, across bodies; L1 holds across bodies and
   restarts. The tally the cap counts is the number of sessions however they go (evicted, or deleted
   by hand), and a store of schema 2 is migrated to 3 with its sessions.
+- A sampled turn waiting on its client holds no lock: other bodies serve and start meanwhile. It
+  commits only over the record it read; a session another body turned meanwhile fails it (-32010),
+  and the store keeps the other body's turn.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import pytest
 import test_laws
 import test_memcheck
 from harness.errors import RpcError
+from sampling_support import SAMPLING, answer_all, run_turn, start_sampling_body, turn_request
 from support import SHIPPED_ORGANS, check_trace
 
 STORE_FAILED = -32010
@@ -553,6 +557,77 @@ def test_a_store_of_schema_2_is_migrated_in_place_and_its_sessions_continue(spaw
     with closing(sqlite3.connect(old)) as db, db:
         db.execute("DELETE FROM sessions WHERE key = ?", (key_of(turns[0][0]).encode(),))
     assert tally_and_count(old) == (count - 1, count - 1), "the migrated store's triggers keep its tally"
+
+
+# -- sampled turns: no lock while the client thinks -----------------------------------------------
+
+def park_sampled_turn(client, uid: str = "u") -> dict:
+    """Send a sampled turn of room_of(uid) and read its first sampling request, left unanswered."""
+    client.send_raw(turn_request(uid=uid))
+    request = client.read_message(awaiting="the turn's first sampling request")
+    assert request["method"] == SAMPLING
+    return request
+
+
+def resume_sampled_turn(client, parked: dict):
+    """Answer the parked request and every later one: the turn's end (its response)."""
+    client.send_raw(answer_all(parked, 1)[0])
+    return run_turn(client, request=b"")
+
+
+def stored_record(store: Path, room) -> bytes | None:
+    with closing(sqlite3.connect(store)) as db:
+        found = db.execute("SELECT record FROM sessions WHERE key = ?", (key_of(room).encode(),)).fetchone()
+    return None if found is None else bytes(found[0])
+
+
+def test_a_sampled_turn_waiting_on_its_client_lets_other_bodies_start_and_serve_then_commits(spawn_body, tmp_path):
+    store = tmp_path / "sampled.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    parked = park_sampled_turn(sampled)
+    # Started meanwhile with a short busy timeout: a held write lock would end it with exit 2
+    other = spawn_body(extra_args=store_args(store, "--state-busy-ms", "300"))
+    other.initialize()
+    assert other.call_turn("meanwhile", *room_of("other"))["turn"] == 1
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.trace["turn"] == 1 and turn.cognition["thinker"] == "sampling"
+    assert stored_turns(store) == {key_of(room_of("u")): 1, key_of(room_of("other")): 1}
+    assert resume_sampled_turn(sampled, park_sampled_turn(sampled)).trace["turn"] == 2
+
+
+@pytest.mark.parametrize("earlier_turns", [0, 1], ids=["a new session", "a session with a turn"])
+def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_fails_that_turn_and_keeps_the_other(
+        spawn_body, tmp_path, earlier_turns):
+    store = tmp_path / "conflict.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    for _ in range(earlier_turns):
+        run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    other = spawn_body(extra_args=store_args(store))
+    other.initialize()
+    assert other.call_turn("the same session", *room_of("u"))["turn"] == earlier_turns + 1
+    kept = stored_record(store, room_of("u"))
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert "the session changed in another body during this turn" in turn.response["error"]["message"]
+    assert str(store) in turn.response["error"]["message"]
+    assert stored_record(store, room_of("u")) == kept, "the store holds the other body's turn alone"
+    assert run_turn(sampled).trace["turn"] == earlier_turns + 2, "the sampled body goes on from it"
+
+
+def test_a_sampled_turn_takes_its_rank_of_use_at_its_commit_so_the_cap_keeps_it(spawn_body, tmp_path):
+    """u is the most recent session when the sampled turn reads it; another body's new session y is,
+    when it commits; the sampled turn made u the most recent again, so a third session evicts y."""
+    store = tmp_path / "ranked.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store), max_sessions=2)
+    other = spawn_body(max_sessions=2, extra_args=store_args(store))
+    other.initialize()
+    run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    assert other.call_turn("new", *room_of("y"))["turn"] == 1
+    assert resume_sampled_turn(sampled, parked).trace["turn"] == 2
+    assert other.call_turn("new", *room_of("z"))["turn"] == 1
+    assert stored_turns(store) == {key_of(room_of("u")): 2, key_of(room_of("z")): 1}
 
 
 def test_a_secret_said_in_one_room_never_reaches_another_across_bodies_and_restarts(spawn_body, tmp_path):

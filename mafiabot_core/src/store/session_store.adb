@@ -1,4 +1,5 @@
 with Interfaces.C.Strings;
+with System;
 with GNAT.OS_Lib;
 with Body_Log;
 with Monotonic;
@@ -483,68 +484,40 @@ package body Session_Store is
       end if;
    end Abandon_Turn;
 
-   procedure Begin_Turn
+   --  The record of Read_Record's row, where SQLite holds it until the
+   --  query is finished
+   function Found_Length (Self : Store) return Natural is
+     (Natural (Sqlite.Column_Bytes (Self.Queries (Read_Record), 0)));
+   function Found_Address (Self : Store) return System.Address is
+     (Sqlite.Column_Blob (Self.Queries (Read_Record), 0));
+
+   --  Run Read_Record for Session_Key, taking the standing and rank of
+   --  what it finds.  When Found, the record (Found_Length, Found_Address)
+   --  can be read until the caller finishes the query; else it is finished,
+   --  and Result.Failed if the store could not be read (no transaction is
+   --  left open then) rather than holds no record of the session
+   procedure Find_Record
      (Self        : in out Store;
-      Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
-      State       : out Session_Table.Session;
+      Found       : out Boolean;
       Result      : out Outcome)
    is
       Code : Sqlite.Result_Code;
    begin
       Result := (others => <>);
-      --  A turn that raised between Begin_Turn and Commit_Turn never
-      --  committed, so it never happened
-      Abandon_Turn (Self);
-
-      Code := Run (Self, Begin_Write);
-      Finish (Self, Begin_Write);
-      if Sqlite.Primary (Code) = Sqlite.Busy then
-         Result := Failure (Self, "locked by another process for longer than"
-                            & " the busy timeout (--state-busy-ms)");
-         return;
-      elsif Code /= Sqlite.Done then
-         Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
-         return;
-      end if;
-
-      if Is_Last_Committed (Self, Session_Key) then
-         State := Self.Last.State;
-         Self.Read_Standing := Most_Recent;
-         Self.Read_Rank := Self.Last.Rank;
-         return;
-      end if;
-
       Bind_Bytes (Self, Read_Record, 1, Session_Key, Code);
       if Code = Sqlite.OK then
          Code := Run (Self, Read_Record);
       end if;
-      if Code = Sqlite.Row then
-         declare
-            Bytes  : constant Natural :=
-              Natural (Sqlite.Column_Bytes (Self.Queries (Read_Record), 0));
-            Held   : String (1 .. Bytes)
-            with Import, Address =>
-              Sqlite.Column_Blob (Self.Queries (Read_Record), 0);
-            Status : Session_Records.Decode_Status;
-            use type Session_Records.Decode_Status;
-         begin
-            Session_Records.Decode (Held, State, Status);
-            Self.Read_Rank :=
-              Sqlite.Column_Int64 (Self.Queries (Read_Record), 1);
-            Self.Read_Standing :=
-              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 2) = 1
-               then Most_Recent else Less_Recent);
-            Finish (Self, Read_Record);
-            if Status /= Session_Records.Decoded then
-               State := Session_Table.Fresh (Chosen, Session_Key);
-               Abandon (Self, "holds " & Session_Records.Explanation (Status)
-                        & " for this session", Result);
-            end if;
-         end;
+      Found := Code = Sqlite.Row;
+      if Found then
+         Self.Read_Rank :=
+           Sqlite.Column_Int64 (Self.Queries (Read_Record), 1);
+         Self.Read_Standing :=
+           (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 2) = 1
+            then Most_Recent else Less_Recent);
       elsif Code = Sqlite.Done then
          Finish (Self, Read_Record);
-         State := Session_Table.Fresh (Chosen, Session_Key);
          Self.Read_Standing := Unknown;
       else
          declare
@@ -555,7 +528,103 @@ package body Session_Store is
             Abandon (Self, Reason, Result);
          end;
       end if;
+   end Find_Record;
+
+   --  Read Session_Key's record into State (fresh when there is none),
+   --  with its standing and rank; under the write lock, or in a read
+   --  transaction of its own, which is over when this returns.  When Copy:
+   --  the bytes read into Self.Long_Read too.  When Result.Failed, no
+   --  transaction is left open
+   procedure Read_Session
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      Copy        : Boolean;
+      State       : out Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Found : Boolean;
+   begin
+      Find_Record (Self, Session_Key, Found, Result);
+      if Found then
+         declare
+            Held   : String (1 .. Found_Length (Self))
+            with Import, Address => Found_Address (Self);
+            Status : Session_Records.Decode_Status;
+            use type Session_Records.Decode_Status;
+         begin
+            Session_Records.Decode (Held, State, Status);
+            if Copy then
+               Self.Long_Read := (Found => True,
+                                  Bytes => To_Unbounded_String (Held));
+            end if;
+            Finish (Self, Read_Record);
+            if Status /= Session_Records.Decoded then
+               State := Session_Table.Fresh (Chosen, Session_Key);
+               Abandon (Self, "holds " & Session_Records.Explanation (Status)
+                        & " for this session", Result);
+            end if;
+         end;
+      else
+         State := Session_Table.Fresh (Chosen, Session_Key);
+         if Copy then
+            Self.Long_Read := (Found => False, Bytes => <>);
+         end if;
+      end if;
+   end Read_Session;
+
+   --  BEGIN IMMEDIATE; when Result.Failed, no transaction is open
+   procedure Take_Write_Lock (Self : in out Store; Result : out Outcome) is
+      Code : Sqlite.Result_Code;
+   begin
+      Result := (others => <>);
+      Code := Run (Self, Begin_Write);
+      Finish (Self, Begin_Write);
+      if Sqlite.Primary (Code) = Sqlite.Busy then
+         Result := Failure (Self, "locked by another process for longer than"
+                            & " the busy timeout (--state-busy-ms)");
+      elsif Code /= Sqlite.Done then
+         Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
+      end if;
+   end Take_Write_Lock;
+
+   procedure Begin_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome) is
+   begin
+      --  A turn that raised between Begin_Turn and Commit_Turn never
+      --  committed, so it never happened
+      Abandon_Turn (Self);
+
+      Take_Write_Lock (Self, Result);
+      if Result.Failed then
+         return;
+      end if;
+
+      if Is_Last_Committed (Self, Session_Key) then
+         State := Self.Last.State;
+         Self.Read_Standing := Most_Recent;
+         Self.Read_Rank := Self.Last.Rank;
+         return;
+      end if;
+      Read_Session (Self, Chosen, Session_Key, False, State, Result);
    end Begin_Turn;
+
+   procedure Begin_Long_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome) is
+   begin
+      Abandon_Turn (Self);
+      --  Outside a transaction the read is one of its own (autocommit),
+      --  over once Read_Session has finished its statement
+      Read_Session (Self, Chosen, Session_Key, True, State, Result);
+   end Begin_Long_Turn;
 
    procedure Commit_Turn
      (Self        : in out Store;
@@ -638,5 +707,53 @@ package body Session_Store is
          Abandon (Self, "cannot commit the turn: " & Last_Error (Self), Result);
       end if;
    end Commit_Turn;
+
+   --  Under the write lock: whether Session_Key's record is still what
+   --  Self.Long_Read holds, its standing and rank taken as they are now
+   procedure Read_Again
+     (Self        : in out Store;
+      Session_Key : String;
+      Unchanged   : out Boolean;
+      Result      : out Outcome)
+   is
+      Found : Boolean;
+   begin
+      Find_Record (Self, Session_Key, Found, Result);
+      if Found then
+         declare
+            Held : String (1 .. Found_Length (Self))
+            with Import, Address => Found_Address (Self);
+         begin
+            Unchanged := Self.Long_Read.Found
+              and then Self.Long_Read.Bytes = Held;
+         end;
+         Finish (Self, Read_Record);
+      else
+         Unchanged := not Self.Long_Read.Found;
+      end if;
+   end Read_Again;
+
+   procedure Commit_Long_Turn
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Unchanged : Boolean;
+   begin
+      Take_Write_Lock (Self, Result);
+      if not Result.Failed then
+         Read_Again (Self, Session_Key, Unchanged, Result);
+      end if;
+      Self.Long_Read := (others => <>);
+      if Result.Failed then
+         return;
+      elsif not Unchanged then
+         Abandon (Self, "the session changed in another body during this"
+                  & " turn; nothing of this turn was kept", Result);
+         return;
+      end if;
+      Commit_Turn (Self, Session_Key, State, Result);
+   end Commit_Long_Turn;
 
 end Session_Store;
