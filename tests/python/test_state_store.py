@@ -8,7 +8,11 @@ Invariants held here, each against what one in-memory body gives for the same tu
 - A store that cannot be used is refused at start-up (exit 2, one stderr line naming the file, nothing
   on stdout); a turn the store fails mid-run is answered -32010 and did not happen; the body serves on.
 - The session cap and LRU eviction hold for the store, across bodies; L1 holds across bodies and
-  restarts.
+  restarts. The tally the cap counts is the number of sessions however they go (evicted, or deleted
+  by hand), and a store of schema 2 is migrated to 3 with its sessions.
+- A sampled turn waiting on its client holds no lock: other bodies serve and start meanwhile. It
+  commits only over the record it read; a session another body turned meanwhile fails it (-32010),
+  and the store keeps the other body's turn.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -30,6 +35,7 @@ import pytest
 import test_laws
 import test_memcheck
 from harness.errors import RpcError
+from sampling_support import SAMPLING, answer_all, run_turn, start_sampling_body, turn_request
 from support import SHIPPED_ORGANS, check_trace
 
 STORE_FAILED = -32010
@@ -304,6 +310,24 @@ def test_a_store_locked_past_the_busy_timeout_refuses_to_start(body_exe, tmp_pat
     make_store(body_exe, store)  # the lock released, the same store serves
 
 
+def test_a_store_in_another_journal_mode_held_past_the_busy_timeout_refuses_to_start_in_about_that_time(
+        body_exe, tmp_path):
+    """SQLite's busy handler waits the whole timeout for the lock of such a store: once, not once a pass
+    of the wait for its switch to WAL (300 passes of 300 ms, some 90 s, would pass the start-up bound)."""
+    store = tmp_path / "rollback-journal.db"
+    make_store(body_exe, store)
+    with closing(sqlite3.connect(store)) as db:
+        assert db.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    holder = sqlite3.connect(store, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        run = start_on(body_exe, store, "--state-busy-ms", "300")
+    finally:
+        holder.close()
+    assert_refused(run, store, "locked")
+    make_store(body_exe, store)  # the lock released, the store is switched to WAL and serves
+
+
 def test_a_database_that_is_not_a_store_and_a_store_of_another_schema_refuse_to_start(body_exe, tmp_path):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as db:
@@ -314,6 +338,11 @@ def test_a_database_that_is_not_a_store_and_a_store_of_another_schema_refuse_to_
     with sqlite3.connect(newer) as db:
         db.execute("PRAGMA user_version = 99")
     assert_refused(start_on(body_exe, newer), newer, "schema version 99")
+    older = tmp_path / "older.db"
+    make_store(body_exe, older)
+    with sqlite3.connect(older) as db:
+        db.execute("PRAGMA user_version = 1")
+    assert_refused(start_on(body_exe, older), older, "schema version 1")
 
 
 @pytest.mark.parametrize("args", [("--state", ""), ("--state-sync", "sometimes"), ("--state-busy-ms", "0")])
@@ -413,6 +442,192 @@ def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_bo
     assert set(stored_turns(store)) == {key_of(b), key_of(a)}
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT sessions FROM tally").fetchone() == (2,)
+
+
+def room_of(uid: str) -> tuple[str, str, str]:
+    return (uid, "c", "s")
+
+
+def tally_and_count(store: Path) -> tuple[int, int]:
+    with closing(sqlite3.connect(store)) as db:
+        (tally,) = db.execute("SELECT sessions FROM tally").fetchone()
+        (count,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+    return tally, count
+
+
+def forget_by_hand(store: Path, *uids: str) -> None:
+    """What an operator does to forget users: their sessions' rows deleted with sqlite3."""
+    with closing(sqlite3.connect(store)) as db, db:
+        deleted = db.executemany("DELETE FROM sessions WHERE key = ?",
+                                 [(key_of(room_of(uid)).encode(),) for uid in uids])
+        assert deleted.rowcount == len(uids)
+
+
+def test_sessions_deleted_by_hand_are_forgotten_and_the_cap_counts_only_the_sessions_left(spawn_body, tmp_path):
+    store = tmp_path / "forgetting.db"
+    client = spawn_body(max_sessions=3, extra_args=store_args(store))
+    client.initialize()
+    for uid in "abc":
+        assert client.call_turn("one", *room_of(uid))["turn"] == 1
+    forget_by_hand(store, "a", "b")
+    assert client.call_turn("one", *room_of("d"))["turn"] == 1
+    assert set(stored_turns(store)) == {key_of(room_of("c")), key_of(room_of("d"))}, "c is not evicted"
+    assert "evict" not in client.stderr_text().lower()
+    assert tally_and_count(store) == (2, 2)
+    assert client.call_turn("again", *room_of("a"))["turn"] == 1, "a was forgotten"
+
+
+def test_the_tally_is_the_count_of_sessions_through_turns_evictions_and_hand_deletions(spawn_body, tmp_path):
+    """Two bodies and an operator against an LRU model of the store: after every step the tally is the
+    number of rows and the rows are the model's, and every turn number is the model's."""
+    rng = random.Random(1603)
+    cap = 4
+    store = tmp_path / "tally.db"
+    bodies = [spawn_body(max_sessions=cap, extra_args=store_args(store)) for _ in range(2)]
+    for client in bodies:
+        client.initialize()
+    used: list[str] = []  # the model: least recently used first
+    turns: dict[str, int] = {}
+    evictions = deletions = 0
+    for _step in range(80):
+        if used and rng.random() < 0.2:
+            gone = rng.choice(used)
+            forget_by_hand(store, gone)
+            used.remove(gone)
+            del turns[gone]
+            deletions += 1
+        else:
+            uid = f"user-{rng.randrange(7)}"
+            if uid in used:
+                used.remove(uid)
+            used.append(uid)
+            turns[uid] = turns.get(uid, 0) + 1
+            if len(used) > cap:
+                del turns[used.pop(0)]
+                evictions += 1
+            assert rng.choice(bodies).call_turn("hello", *room_of(uid))["turn"] == turns[uid]
+        assert tally_and_count(store) == (len(used), len(used))
+    assert stored_turns(store) == {key_of(room_of(uid)): number for uid, number in turns.items()}
+    assert evictions and deletions, "the script both evicts and deletes by hand"
+
+
+SCHEMA_2 = [
+    "CREATE TABLE sessions (used INTEGER PRIMARY KEY, key BLOB NOT NULL UNIQUE, record BLOB NOT NULL)",
+    "CREATE TABLE tally (one INTEGER PRIMARY KEY CHECK (one = 1), sessions INTEGER NOT NULL)",
+    "INSERT INTO tally VALUES (1, 0)",
+    "PRAGMA user_version = 2",
+]
+# What the body of the last release made a new store with (session_store.adb at schema 2), after its
+# PRAGMA page_size = 1024 and journal_mode = WAL: no triggers, a tally the body kept by hand.
+
+
+def test_a_store_of_schema_2_is_migrated_in_place_and_its_sessions_continue(spawn_body, tmp_path):
+    turns = script(seed=2, turns=12)
+    expected = reference_traces(spawn_body, turns)
+    made = tmp_path / "records.db"
+    first = spawn_body(extra_args=store_args(made))
+    first.initialize()
+    seen = [first.call_turn(text, *room) for room, text in turns[:6]]
+    first.close()
+    with closing(sqlite3.connect(made)) as db:
+        rows = db.execute("SELECT used, key, record FROM sessions").fetchall()
+    old = tmp_path / "schema-2.db"
+    with closing(sqlite3.connect(old, isolation_level=None)) as db:
+        db.execute("PRAGMA page_size = 1024")
+        assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+        db.execute("BEGIN")
+        for statement in SCHEMA_2:
+            db.execute(statement)
+        db.executemany("INSERT INTO sessions VALUES (?, ?, ?)", rows)
+        # Drifted high, as a hand deletion left a store of schema 2
+        db.execute("UPDATE tally SET sessions = ?", (len(rows) + 5,))
+        db.execute("COMMIT")
+    second = spawn_body(extra_args=store_args(old))
+    second.initialize()
+    seen += [second.call_turn(text, *room) for room, text in turns[6:]]
+    assert seen == expected
+    assert min(t["turn"] for t in seen[6:]) > 1, "every session of the old store continues"
+    assert "schema 2 migrated to 3" in second.stderr_text()
+    with closing(sqlite3.connect(old)) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert {name for (name,) in db.execute("SELECT name FROM sqlite_schema WHERE type = 'trigger'")} == {
+            "counted_in", "counted_out"}
+    tally, count = tally_and_count(old)
+    assert tally == count == len({key_of(room) for room, _ in turns})
+    with closing(sqlite3.connect(old)) as db, db:
+        db.execute("DELETE FROM sessions WHERE key = ?", (key_of(turns[0][0]).encode(),))
+    assert tally_and_count(old) == (count - 1, count - 1), "the migrated store's triggers keep its tally"
+
+
+# -- sampled turns: no lock while the client thinks -----------------------------------------------
+
+def park_sampled_turn(client, uid: str = "u") -> dict:
+    """Send a sampled turn of room_of(uid) and read its first sampling request, left unanswered."""
+    client.send_raw(turn_request(uid=uid))
+    request = client.read_message(awaiting="the turn's first sampling request")
+    assert request["method"] == SAMPLING
+    return request
+
+
+def resume_sampled_turn(client, parked: dict):
+    """Answer the parked request and every later one: the turn's end (its response)."""
+    client.send_raw(answer_all(parked, 1)[0])
+    return run_turn(client, request=b"")
+
+
+def stored_record(store: Path, room) -> bytes | None:
+    with closing(sqlite3.connect(store)) as db:
+        found = db.execute("SELECT record FROM sessions WHERE key = ?", (key_of(room).encode(),)).fetchone()
+    return None if found is None else bytes(found[0])
+
+
+def test_a_sampled_turn_waiting_on_its_client_lets_other_bodies_start_and_serve_then_commits(spawn_body, tmp_path):
+    store = tmp_path / "sampled.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    parked = park_sampled_turn(sampled)
+    # Started meanwhile with a short busy timeout: a held write lock would end it with exit 2
+    other = spawn_body(extra_args=store_args(store, "--state-busy-ms", "300"))
+    other.initialize()
+    assert other.call_turn("meanwhile", *room_of("other"))["turn"] == 1
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.trace["turn"] == 1 and turn.cognition["thinker"] == "sampling"
+    assert stored_turns(store) == {key_of(room_of("u")): 1, key_of(room_of("other")): 1}
+    assert resume_sampled_turn(sampled, park_sampled_turn(sampled)).trace["turn"] == 2
+
+
+@pytest.mark.parametrize("earlier_turns", [0, 1], ids=["a new session", "a session with a turn"])
+def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_fails_that_turn_and_keeps_the_other(
+        spawn_body, tmp_path, earlier_turns):
+    store = tmp_path / "conflict.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    for _ in range(earlier_turns):
+        run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    other = spawn_body(extra_args=store_args(store))
+    other.initialize()
+    assert other.call_turn("the same session", *room_of("u"))["turn"] == earlier_turns + 1
+    kept = stored_record(store, room_of("u"))
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert "the session changed in another body during this turn" in turn.response["error"]["message"]
+    assert str(store) in turn.response["error"]["message"]
+    assert stored_record(store, room_of("u")) == kept, "the store holds the other body's turn alone"
+    assert run_turn(sampled).trace["turn"] == earlier_turns + 2, "the sampled body goes on from it"
+
+
+def test_a_sampled_turn_takes_its_rank_of_use_at_its_commit_so_the_cap_keeps_it(spawn_body, tmp_path):
+    """u is the most recent session when the sampled turn reads it; another body's new session y is,
+    when it commits; the sampled turn made u the most recent again, so a third session evicts y."""
+    store = tmp_path / "ranked.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store), max_sessions=2)
+    other = spawn_body(max_sessions=2, extra_args=store_args(store))
+    other.initialize()
+    run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    assert other.call_turn("new", *room_of("y"))["turn"] == 1
+    assert resume_sampled_turn(sampled, parked).trace["turn"] == 2
+    assert other.call_turn("new", *room_of("z"))["turn"] == 1
+    assert stored_turns(store) == {key_of(room_of("u")): 2, key_of(room_of("z")): 1}
 
 
 def test_a_secret_said_in_one_room_never_reaches_another_across_bodies_and_restarts(spawn_body, tmp_path):

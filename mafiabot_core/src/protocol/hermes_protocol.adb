@@ -424,9 +424,13 @@ package body Hermes_Protocol is
    --  every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
-   --  A turn whose cognition may ask the client's model, over Self.Port:
-   --  a legacy client that declared capabilities.sampling can be asked;
-   --  a modern request cannot (its form is input-required, not sent here)
+   --  Whether Self.Port can ask the client's model: a legacy client that
+   --  declared capabilities.sampling can be asked; a modern request cannot
+   --  (its form is input-required, not sent here)
+   function Port_Reaches_Client (Self : Server; Modern : Boolean)
+     return Boolean is (not Modern and then Self.Client_Samples);
+
+   --  A turn whose cognition may ask the client's model, over Self.Port
    procedure Run_Sampled_Turn
      (Self                 : in out Server;
       Session              : in out Session_Table.Session;
@@ -439,7 +443,7 @@ package body Hermes_Protocol is
    begin
       Self.Port.Open
         (Reach         =>
-           (if not Modern and then Self.Client_Samples
+           (if Port_Reaches_Client (Self, Modern)
             then Organs.Model_Port.Reachable
             else Organs.Model_Port.No_Capability),
          Turn_Id       => Id,
@@ -529,38 +533,52 @@ package body Hermes_Protocol is
                type Turn_End is (Answered, Refused, Needs_Input, Cancelled);
                Ended : Turn_End := Answered;
 
-               --  The cycle over Session, thought by the body's cognition
-               procedure Think (Session : in out Session_Table.Session) is
-               begin
-                  case Self.Cognition is
-                     when Body_Config.Stub =>
-                        Turn_Cycle.Run (Self.Chosen, Self.Curve, Session,
-                                        Uid, Channel, Server, Input, Trace);
+               type Thinker is (Stub, Replayed_Round, Sampled);
+               --  Who thinks the turn: the stub, or the client's model in
+               --  a round of the 2026-07-28 form or over Self.Port
+
+               Thought_By : constant Thinker :=
+                 (case Self.Cognition is
+                     when Body_Config.Stub => Stub,
                      when Body_Config.Sampling =>
-                        if Modern
+                       (if Modern
                           and then Is_Object
                             (Self, Field (Self, Line,
                                           Field (Self, Line, Params (Meta),
                                                  Capabilities_Key),
                                           "sampling"))
-                        then
-                           --  The 2026-07-28 form: one round of the
-                           --  client's per call, each on a copy of the
-                           --  session but the last
-                           Run_Replayed_Round
-                             (Self, Line, Params, Session, Key, Uid, Channel,
-                              Server, Input, Problem, Trace);
-                           Ended :=
-                             (if Problem.Failed then Refused
-                              elsif Self.Replay.Needs_Input then Needs_Input
-                              else Answered);
-                        else
-                           Run_Sampled_Turn
-                             (Self, Session, Uid, Channel, Server, Input, Id,
-                              Modern, Trace);
-                           if Self.Port.Was_Cancelled then
-                              Ended := Cancelled;
-                           end if;
+                        then Replayed_Round else Sampled));
+
+               Waits_On_Client : constant Boolean :=
+                 Thought_By = Sampled
+                 and then Port_Reaches_Client (Self, Modern);
+               --  Up to the turn's deadline: too long to hold the store's
+               --  write lock from the other bodies meanwhile
+
+               --  The cycle over Session, thought by the body's cognition
+               procedure Think (Session : in out Session_Table.Session) is
+               begin
+                  case Thought_By is
+                     when Stub =>
+                        Turn_Cycle.Run (Self.Chosen, Self.Curve, Session,
+                                        Uid, Channel, Server, Input, Trace);
+                     when Replayed_Round =>
+                        --  The 2026-07-28 form: one round of the client's
+                        --  per call, each on a copy of the session but the
+                        --  last
+                        Run_Replayed_Round
+                          (Self, Line, Params, Session, Key, Uid, Channel,
+                           Server, Input, Problem, Trace);
+                        Ended :=
+                          (if Problem.Failed then Refused
+                           elsif Self.Replay.Needs_Input then Needs_Input
+                           else Answered);
+                     when Sampled =>
+                        Run_Sampled_Turn
+                          (Self, Session, Uid, Channel, Server, Input, Id,
+                           Modern, Trace);
+                        if Self.Port.Was_Cancelled then
+                           Ended := Cancelled;
                         end if;
                   end case;
                end Think;
@@ -569,13 +587,23 @@ package body Hermes_Protocol is
                   declare
                      Held : Session_Table.Session;
                   begin
-                     Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
+                     if Waits_On_Client then
+                        --  No lock held while the turn waits: the commit
+                        --  takes it, and is refused if another body turned
+                        --  the session meanwhile
+                        Self.Store.Begin_Long_Turn
+                          (Self.Chosen, Key, Held, Stored);
+                     else
+                        Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
+                     end if;
                      if not Stored.Failed then
                         Think (Held);
                         if Ended = Refused then
                            --  Nothing of the turn happened: release the
                            --  write lock now, not at this body's next turn
                            Self.Store.Abandon_Turn;
+                        elsif Waits_On_Client then
+                           Self.Store.Commit_Long_Turn (Key, Held, Stored);
                         else
                            --  Committed before the reply exists: a reply a
                            --  client reads is never undone by a crash

@@ -50,8 +50,10 @@ package Hermes_Protocol is
    --  Keep every session in the store Settings.State_Path (not empty)
    --  names instead of in memory (--state): each turn reads its session
    --  from the store and commits it there before its reply is written; a
-   --  turn the store fails is answered Store_Failed.  Result.Failed when
-   --  the store cannot be used: nothing is served from it then.
+   --  turn the store fails is answered Store_Failed.  A turn that waits on
+   --  the client's model is a long turn of the store (no lock held while
+   --  it waits), the others short ones.  Result.Failed when the store
+   --  cannot be used: nothing is served from it then.
 
    procedure Close_Store (Self : in out Server);
    --  At the end of input: the store, if any, is closed cleanly

@@ -1,6 +1,8 @@
 with Interfaces.C.Strings;
+with System;
 with GNAT.OS_Lib;
 with Body_Log;
+with Monotonic;
 with Session_Records;
 
 package body Session_Store is
@@ -11,11 +13,15 @@ package body Session_Store is
 
    package C renames Interfaces.C;
 
-   Version_Text : constant String := "2";
+   Version_Text : constant String := "3";
    --  Schema_Version as PRAGMA user_version reads it
 
    pragma Compile_Time_Error
-     (Schema_Version /= 2, "Version_Text spells Schema_Version");
+     (Schema_Version /= 3, "Version_Text spells Schema_Version");
+
+   Migrated_Version_Text : constant String := "2";
+   --  The one earlier version Open migrates: its store lacks the triggers
+   --  that count the sessions, so its tally may have drifted from them
 
    Page_Bytes : constant String := "1024";
    --  A store's page size, set before it is made: a turn's cost is that of
@@ -25,6 +31,17 @@ package body Session_Store is
    type Sql_Text is access constant String;
 
    type Statement_List is array (Positive range <>) of Sql_Text;
+
+   Counting_Triggers : constant Statement_List :=
+     [new String'("CREATE TRIGGER counted_in AFTER INSERT ON sessions"
+                  & " BEGIN UPDATE tally SET sessions = sessions + 1; END"),
+      new String'("CREATE TRIGGER counted_out AFTER DELETE ON sessions"
+                  & " BEGIN UPDATE tally SET sessions = sessions - 1; END")];
+   --  Every insert and delete of a session, this body's, another's or an
+   --  operator's by hand, keeps the tally; an UPDATE (a turn) fires none
+
+   Mark_Version : constant Statement_List :=
+     [1 => new String'("PRAGMA user_version = " & Version_Text)];
 
    Schema : constant Statement_List :=
      [new String'("CREATE TABLE sessions (used INTEGER PRIMARY KEY,"
@@ -37,8 +54,15 @@ package body Session_Store is
                   & " CHECK (one = 1), sessions INTEGER NOT NULL)"),
       --  One row: the sessions kept, so that neither a turn nor Open ever
       --  counts them
-      new String'("INSERT INTO tally VALUES (1, 0)"),
-      new String'("PRAGMA user_version = " & Version_Text)];
+      new String'("INSERT INTO tally VALUES (1, 0)")]
+     & Counting_Triggers & Mark_Version;
+
+   Migration : constant Statement_List :=
+     Counting_Triggers
+     & [new String'("UPDATE tally SET sessions ="
+                    & " (SELECT count (*) FROM sessions)")]
+     & Mark_Version;
+   --  From Migrated_Version_Text: the tables are those of this schema
 
    Sql : constant array (Query) of Sql_Text :=
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
@@ -59,13 +83,10 @@ package body Session_Store is
         ("UPDATE sessions SET record = ?2,"
          & " used = (SELECT max (used) FROM sessions) + 1 WHERE used = ?1"
          & " RETURNING used"),
-      Count_New    => new String'
-        ("UPDATE tally SET sessions = sessions + 1 RETURNING sessions"),
+      Read_Tally   => new String'("SELECT sessions FROM tally"),
       Evict_Oldest => new String'
         ("DELETE FROM sessions WHERE used IN"
-         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)"),
-      Uncount      => new String'
-        ("UPDATE tally SET sessions = sessions - ?1")];
+         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)")];
 
    Trim_Threshold : constant C.int := -1;
    --  glibc's M_TRIM_THRESHOLD
@@ -200,6 +221,15 @@ package body Session_Store is
             Close (Self);
          end if;
       end Fail;
+
+      --  In Open's write transaction, which commits them all or none
+      procedure Run_All (Statements : Statement_List) is
+      begin
+         for Statement of Statements loop
+            exit when Code /= Sqlite.OK;
+            Execute (Self, Statement.all, Code);
+         end loop;
+      end Run_All;
    begin
       Configure_Once;
       Self.Path := To_Unbounded_String (Path);
@@ -238,19 +268,37 @@ package body Session_Store is
          return;
       end if;
 
-      --  Another body may be making the store, or switching it to WAL,
-      --  right now: SQLite answers Busy at once here rather than wait (it
-      --  would risk a deadlock), so the wait is this loop's, as long as
-      --  the busy timeout
       --  Before WAL mode, the only time a new store takes it; a no-op on
       --  a store already made
       Execute (Self, "PRAGMA page_size = " & Page_Bytes, Code);
-      for Waited in 0 .. Busy_Timeout_Ms loop
-         Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
-         exit when Sqlite.Primary (Code) /= Sqlite.Busy
-           or else Waited = Busy_Timeout_Ms;
-         Pause;
-      end loop;
+      --  Another body may be making the store, or switching it to WAL,
+      --  right now: SQLite answers Busy at once here rather than wait (it
+      --  would risk a deadlock), so the wait is this loop's, to a deadline
+      --  as far as the busy timeout.  A store in another journal mode held
+      --  by another process would instead make SQLite's busy handler wait
+      --  the whole timeout in every pass: the handler is off meanwhile
+      declare
+         Deadline : constant Monotonic.Instant :=
+           Monotonic.After (Busy_Timeout_Ms);
+         use type Monotonic.Instant;
+      begin
+         if Sqlite.Busy_Timeout (Self.Db, 0) /= Sqlite.OK then
+            Fail ("cannot be given a busy timeout: " & Last_Error (Self));
+            return;
+         end if;
+         loop
+            Read_Text (Self, "PRAGMA journal_mode = WAL", Value, Code);
+            exit when Sqlite.Primary (Code) /= Sqlite.Busy
+              or else Monotonic.Now >= Deadline;
+            Pause;
+         end loop;
+         if Sqlite.Busy_Timeout (Self.Db, C.int (Busy_Timeout_Ms))
+           /= Sqlite.OK
+         then
+            Fail ("cannot be given a busy timeout: " & Last_Error (Self));
+            return;
+         end if;
+      end;
       if Sqlite.Primary (Code) = Sqlite.Busy then
          Fail (Locked);
          return;
@@ -293,10 +341,16 @@ package body Session_Store is
             Fail ("is an SQLite database but not a mafiabot session store");
             return;
          end if;
-         for Statement of Schema loop
-            exit when Code /= Sqlite.OK;
-            Execute (Self, Statement.all, Code);
-         end loop;
+         Run_All (Schema);
+      elsif Code = Sqlite.OK
+        and then To_String (Value) = Migrated_Version_Text
+      then
+         Run_All (Migration);
+         if Code = Sqlite.OK then
+            Body_Log.Info ("session store " & Path & ": schema "
+                           & Migrated_Version_Text & " migrated to "
+                           & Version_Text & " (the tally recounted)");
+         end if;
       elsif Code = Sqlite.OK
         and then To_String (Value) /= Version_Text
       then
@@ -430,68 +484,40 @@ package body Session_Store is
       end if;
    end Abandon_Turn;
 
-   procedure Begin_Turn
+   --  The record of Read_Record's row, where SQLite holds it until the
+   --  query is finished
+   function Found_Length (Self : Store) return Natural is
+     (Natural (Sqlite.Column_Bytes (Self.Queries (Read_Record), 0)));
+   function Found_Address (Self : Store) return System.Address is
+     (Sqlite.Column_Blob (Self.Queries (Read_Record), 0));
+
+   --  Run Read_Record for Session_Key, taking the standing and rank of
+   --  what it finds.  When Found, the record (Found_Length, Found_Address)
+   --  can be read until the caller finishes the query; else it is finished,
+   --  and Result.Failed if the store could not be read (no transaction is
+   --  left open then) rather than holds no record of the session
+   procedure Find_Record
      (Self        : in out Store;
-      Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
-      State       : out Session_Table.Session;
+      Found       : out Boolean;
       Result      : out Outcome)
    is
       Code : Sqlite.Result_Code;
    begin
       Result := (others => <>);
-      --  A turn that raised between Begin_Turn and Commit_Turn never
-      --  committed, so it never happened
-      Abandon_Turn (Self);
-
-      Code := Run (Self, Begin_Write);
-      Finish (Self, Begin_Write);
-      if Sqlite.Primary (Code) = Sqlite.Busy then
-         Result := Failure (Self, "locked by another process for longer than"
-                            & " the busy timeout (--state-busy-ms)");
-         return;
-      elsif Code /= Sqlite.Done then
-         Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
-         return;
-      end if;
-
-      if Is_Last_Committed (Self, Session_Key) then
-         State := Self.Last.State;
-         Self.Read_Standing := Most_Recent;
-         Self.Read_Rank := Self.Last.Rank;
-         return;
-      end if;
-
       Bind_Bytes (Self, Read_Record, 1, Session_Key, Code);
       if Code = Sqlite.OK then
          Code := Run (Self, Read_Record);
       end if;
-      if Code = Sqlite.Row then
-         declare
-            Bytes  : constant Natural :=
-              Natural (Sqlite.Column_Bytes (Self.Queries (Read_Record), 0));
-            Held   : String (1 .. Bytes)
-            with Import, Address =>
-              Sqlite.Column_Blob (Self.Queries (Read_Record), 0);
-            Status : Session_Records.Decode_Status;
-            use type Session_Records.Decode_Status;
-         begin
-            Session_Records.Decode (Held, State, Status);
-            Self.Read_Rank :=
-              Sqlite.Column_Int64 (Self.Queries (Read_Record), 1);
-            Self.Read_Standing :=
-              (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 2) = 1
-               then Most_Recent else Less_Recent);
-            Finish (Self, Read_Record);
-            if Status /= Session_Records.Decoded then
-               State := Session_Table.Fresh (Chosen, Session_Key);
-               Abandon (Self, "holds " & Session_Records.Explanation (Status)
-                        & " for this session", Result);
-            end if;
-         end;
+      Found := Code = Sqlite.Row;
+      if Found then
+         Self.Read_Rank :=
+           Sqlite.Column_Int64 (Self.Queries (Read_Record), 1);
+         Self.Read_Standing :=
+           (if Sqlite.Column_Int64 (Self.Queries (Read_Record), 2) = 1
+            then Most_Recent else Less_Recent);
       elsif Code = Sqlite.Done then
          Finish (Self, Read_Record);
-         State := Session_Table.Fresh (Chosen, Session_Key);
          Self.Read_Standing := Unknown;
       else
          declare
@@ -502,7 +528,103 @@ package body Session_Store is
             Abandon (Self, Reason, Result);
          end;
       end if;
+   end Find_Record;
+
+   --  Read Session_Key's record into State (fresh when there is none),
+   --  with its standing and rank; under the write lock, or in a read
+   --  transaction of its own, which is over when this returns.  When Copy:
+   --  the bytes read into Self.Long_Read too.  When Result.Failed, no
+   --  transaction is left open
+   procedure Read_Session
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      Copy        : Boolean;
+      State       : out Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Found : Boolean;
+   begin
+      Find_Record (Self, Session_Key, Found, Result);
+      if Found then
+         declare
+            Held   : String (1 .. Found_Length (Self))
+            with Import, Address => Found_Address (Self);
+            Status : Session_Records.Decode_Status;
+            use type Session_Records.Decode_Status;
+         begin
+            Session_Records.Decode (Held, State, Status);
+            if Copy then
+               Self.Long_Read := (Found => True,
+                                  Bytes => To_Unbounded_String (Held));
+            end if;
+            Finish (Self, Read_Record);
+            if Status /= Session_Records.Decoded then
+               State := Session_Table.Fresh (Chosen, Session_Key);
+               Abandon (Self, "holds " & Session_Records.Explanation (Status)
+                        & " for this session", Result);
+            end if;
+         end;
+      else
+         State := Session_Table.Fresh (Chosen, Session_Key);
+         if Copy then
+            Self.Long_Read := (Found => False, Bytes => <>);
+         end if;
+      end if;
+   end Read_Session;
+
+   --  BEGIN IMMEDIATE; when Result.Failed, no transaction is open
+   procedure Take_Write_Lock (Self : in out Store; Result : out Outcome) is
+      Code : Sqlite.Result_Code;
+   begin
+      Result := (others => <>);
+      Code := Run (Self, Begin_Write);
+      Finish (Self, Begin_Write);
+      if Sqlite.Primary (Code) = Sqlite.Busy then
+         Result := Failure (Self, "locked by another process for longer than"
+                            & " the busy timeout (--state-busy-ms)");
+      elsif Code /= Sqlite.Done then
+         Result := Failure (Self, "cannot start a turn: " & Last_Error (Self));
+      end if;
+   end Take_Write_Lock;
+
+   procedure Begin_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome) is
+   begin
+      --  A turn that raised between Begin_Turn and Commit_Turn never
+      --  committed, so it never happened
+      Abandon_Turn (Self);
+
+      Take_Write_Lock (Self, Result);
+      if Result.Failed then
+         return;
+      end if;
+
+      if Is_Last_Committed (Self, Session_Key) then
+         State := Self.Last.State;
+         Self.Read_Standing := Most_Recent;
+         Self.Read_Rank := Self.Last.Rank;
+         return;
+      end if;
+      Read_Session (Self, Chosen, Session_Key, False, State, Result);
    end Begin_Turn;
+
+   procedure Begin_Long_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome) is
+   begin
+      Abandon_Turn (Self);
+      --  Outside a transaction the read is one of its own (autocommit),
+      --  over once Read_Session has finished its statement
+      Read_Session (Self, Chosen, Session_Key, True, State, Result);
+   end Begin_Long_Turn;
 
    procedure Commit_Turn
      (Self        : in out Store;
@@ -544,13 +666,14 @@ package body Session_Store is
          Finish (Self, Write);
       end;
 
+      --  Counted by the insert's trigger
       if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
-         Code := Run (Self, Count_New);
+         Code := Run (Self, Read_Tally);
          if Code = Sqlite.Row then
-            Sessions := Sqlite.Column_Int64 (Self.Queries (Count_New), 0);
-            Code := Run (Self, Count_New);
+            Sessions := Sqlite.Column_Int64 (Self.Queries (Read_Tally), 0);
+            Code := Run (Self, Read_Tally);
          end if;
-         Finish (Self, Count_New);
+         Finish (Self, Read_Tally);
       end if;
 
       if Code = Sqlite.Done
@@ -565,15 +688,6 @@ package body Session_Store is
                Code := Run (Self, Evict_Oldest);
             end if;
             Finish (Self, Evict_Oldest);
-            if Code = Sqlite.Done then
-               Bind_Number (Self, Uncount, 1,
-                            Interfaces.Integer_64 (Sqlite.Changes (Self.Db)),
-                            Code);
-               if Code = Sqlite.OK then
-                  Code := Run (Self, Uncount);
-               end if;
-               Finish (Self, Uncount);
-            end if;
             if Code = Sqlite.Done then
                Body_Log.Info
                  ("session store full (" & Self.Capacity'Image
@@ -593,5 +707,53 @@ package body Session_Store is
          Abandon (Self, "cannot commit the turn: " & Last_Error (Self), Result);
       end if;
    end Commit_Turn;
+
+   --  Under the write lock: whether Session_Key's record is still what
+   --  Self.Long_Read holds, its standing and rank taken as they are now
+   procedure Read_Again
+     (Self        : in out Store;
+      Session_Key : String;
+      Unchanged   : out Boolean;
+      Result      : out Outcome)
+   is
+      Found : Boolean;
+   begin
+      Find_Record (Self, Session_Key, Found, Result);
+      if Found then
+         declare
+            Held : String (1 .. Found_Length (Self))
+            with Import, Address => Found_Address (Self);
+         begin
+            Unchanged := Self.Long_Read.Found
+              and then Self.Long_Read.Bytes = Held;
+         end;
+         Finish (Self, Read_Record);
+      else
+         Unchanged := not Self.Long_Read.Found;
+      end if;
+   end Read_Again;
+
+   procedure Commit_Long_Turn
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Result      : out Outcome)
+   is
+      Unchanged : Boolean;
+   begin
+      Take_Write_Lock (Self, Result);
+      if not Result.Failed then
+         Read_Again (Self, Session_Key, Unchanged, Result);
+      end if;
+      Self.Long_Read := (others => <>);
+      if Result.Failed then
+         return;
+      elsif not Unchanged then
+         Abandon (Self, "the session changed in another body during this"
+                  & " turn; nothing of this turn was kept", Result);
+         return;
+      end if;
+      Commit_Turn (Self, Session_Key, State, Result);
+   end Commit_Long_Turn;
 
 end Session_Store;

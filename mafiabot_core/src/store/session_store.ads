@@ -4,13 +4,23 @@
 --  record of Session_Table; this unit alone knows of SQLite.
 --
 --  Contract:
---  - A turn is one write transaction (BEGIN IMMEDIATE .. COMMIT):
---    Begin_Turn reads the latest committed record of its session (fresh
---    when the store has none), Commit_Turn writes the new one and commits.
---    The caller writes the turn's reply only after Commit_Turn succeeded,
---    so a reply a client has seen is never undone by a crash of the body.
---    Turns of one session from several bodies serialize on the write lock
---    and give what one body would.
+--  - A turn is one of two kinds, and either gives what one body serving
+--    every turn would have given, or fails and leaves the store as it was.
+--  - A short turn (the stub's: microseconds) holds the write lock through:
+--    Begin_Turn takes it (BEGIN IMMEDIATE) and reads the latest committed
+--    record of its session (fresh when the store has none), Commit_Turn
+--    writes the new one and commits.  Turns of one session from several
+--    bodies serialize on the lock.
+--  - A long turn (one that waits on a client's model, up to its deadline)
+--    holds no lock while it runs: Begin_Long_Turn reads the record in a
+--    read transaction of its own and ends it; Commit_Long_Turn takes the
+--    write lock, reads the record again and commits only if it is the one
+--    read (the same bytes, or still none): a session another body turned
+--    meanwhile fails the long turn, which then kept nothing.  Its rank of
+--    use is that of the second read, as other sessions may have moved.
+--  - Either way the caller writes the turn's reply only after the commit
+--    succeeded, so a reply a client has seen is never undone by a crash
+--    of the body.
 --  - A session's record is found by its full key (L1): no other session's
 --    record is ever read for it.  Records are Session_Records' bytes; one
 --    that does not decode fails its turn, and only its turn.
@@ -19,18 +29,22 @@
 --    use), in the same transaction, logged on stderr.  A session that is
 --    already the most recently used keeps its rank: the order of use is
 --    the same, and its turn rewrites one page, its record's.
+--  - The tally of sessions the cap is held to is kept by triggers on the
+--    table (schema 3): any insert or delete counts, so a session's row
+--    deleted by hand (how an operator forgets a user) leaves it exact.
 --  - Durability: WAL journal.  Synchronous NORMAL (the default) keeps
 --    every committed turn through a kill of the process (SIGKILL, a
 --    crash); only a power loss or an OS crash may lose the last turns,
 --    never the file's consistency.  FULL (Full_Sync) also keeps them
 --    through a power loss, at the cost of an fsync per turn.
 --  - Open costs the same with 100,000 sessions as with none: it reads the
---    schema and one tally row, never the sessions; a turn reads and writes
---    its own record (moved to the table's end unless the session was
---    already the most recent), and the tally only when it makes one.  A
---    turn of the session this body committed last, with nothing written
---    to the store since (SQLite's data version says so), reads nothing:
---    the record it would read is the one this body wrote.
+--    schema, never the sessions (but once, when it migrates a store of
+--    schema 2: it adds the triggers and recounts the tally); a turn reads
+--    and writes its own record (moved to the table's end unless the
+--    session was already the most recent), and the tally only when it
+--    makes one.  A turn of the session this body committed last, with
+--    nothing written to the store since (SQLite's data version says so),
+--    reads nothing: the record it would read is the one this body wrote.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
@@ -44,8 +58,9 @@ package Session_Store is
 
    use Ada.Strings.Unbounded;
 
-   Schema_Version : constant := 2;
-   --  The store's PRAGMA user_version; a store of another is refused
+   Schema_Version : constant := 3;
+   --  The store's PRAGMA user_version; a store of another is refused, but
+   --  one of version 2, which Open migrates
 
    type Outcome is record
       Failed : Boolean := False;
@@ -71,9 +86,10 @@ package Session_Store is
    with Pre  => not Is_Open (Self) and then Path'Length > 0,
         Post => Is_Open (Self) = not Result.Failed;
    --  Open Path, creating it (and its schema) if it does not exist, and
-   --  take the write lock once to prove it usable: a corrupt file, a
-   --  directory, a read-only file or directory, a store of another schema
-   --  or one locked for longer than Busy_Timeout_Ms fail here
+   --  take the write lock once to prove it usable (migrating a store of
+   --  schema 2 under it): a corrupt file, a directory, a read-only file or
+   --  directory, a store of another schema or one locked for longer than
+   --  Busy_Timeout_Ms (in all: Open never waits much longer) fail here
 
    procedure Begin_Turn
      (Self        : in out Store;
@@ -82,9 +98,9 @@ package Session_Store is
       State       : out Session_Table.Session;
       Result      : out Outcome)
    with Pre => Is_Open (Self) and then Organs.Sets.Is_Complete (Chosen);
-   --  Start the turn's transaction and read its session's latest committed
-   --  record into State (fresh, as the Chosen organs make it, when new).
-   --  When Result.Failed, no transaction is left open.
+   --  Start a short turn's transaction and read its session's latest
+   --  committed record into State (fresh, as the Chosen organs make it,
+   --  when new).  When Result.Failed, no transaction is left open.
 
    procedure Commit_Turn
      (Self        : in out Store;
@@ -97,10 +113,31 @@ package Session_Store is
    --  Result.Failed, the transaction is rolled back: the store keeps the
    --  session as it was before the turn.
 
+   procedure Begin_Long_Turn
+     (Self        : in out Store;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      State       : out Session_Table.Session;
+      Result      : out Outcome)
+   with Pre => Is_Open (Self) and then Organs.Sets.Is_Complete (Chosen);
+   --  Read a long turn's session as Begin_Turn does, in a read transaction
+   --  that is over when this returns: no lock is held while the turn runs
+
+   procedure Commit_Long_Turn
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Result      : out Outcome)
+   with Pre => Is_Open (Self);
+   --  Take the write lock and commit State as Commit_Turn does, if the
+   --  session's record is still the one Begin_Long_Turn read; if it is
+   --  not, roll back and fail: the store keeps the other body's turn
+
    procedure Abandon_Turn (Self : in out Store);
    --  Roll back the turn Begin_Turn started, if it is still open: for a
    --  turn that raised before Commit_Turn, so that the write lock is not
-   --  held from other bodies until this one's next turn
+   --  held from other bodies until this one's next turn (a long turn holds
+   --  nothing to roll back)
 
    procedure Close (Self : in out Store)
    with Post => not Is_Open (Self);
@@ -113,7 +150,7 @@ private
 
    type Query is
      (Begin_Write, Commit, Rollback, Read_Record, Insert_Record,
-      Update_Record, Update_Record_And_Use, Count_New, Evict_Oldest, Uncount);
+      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest);
    --  The statements a turn runs, prepared once at Open
 
    type Standing is (Unknown, Most_Recent, Less_Recent);
@@ -121,6 +158,14 @@ private
    --  Unknown when the store has no record of it yet
 
    type Prepared_Queries is array (Query) of Sqlite.Statement;
+
+   type Record_Read is record
+      Found : Boolean := False;
+      Bytes : Unbounded_String;
+      --  When Found: the record's bytes as read
+   end record;
+   --  What Begin_Long_Turn read of its session, for Commit_Long_Turn to
+   --  hold the store's record against
 
    type Last_Commit is record
       Known   : Boolean := False;
@@ -146,6 +191,8 @@ private
       --  The standing of the session Begin_Turn read
       Read_Rank   : Interfaces.Integer_64 := 0;
       --  And its rank of use, unless Unknown
+      Long_Read   : Record_Read;
+      --  What the long turn in flight read, if one is
       Last        : Last_Commit;
    end record;
 

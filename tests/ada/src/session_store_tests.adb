@@ -1,3 +1,5 @@
+with Ada.Strings.Fixed;
+with Ada.Strings.Unbounded;
 with AUnit.Assertions;
 with GNAT.OS_Lib;
 with Session_Store;
@@ -142,6 +144,62 @@ package body Session_Store_Tests is
       Remove_Store;
    end Test_Eviction_Follows_The_Order_Of_Use;
 
+   --  A long turn holds no lock while it runs: another store's turns go
+   --  on meanwhile.  It commits over the record it read, and only over
+   --  it; its rank of use is taken when it commits, so what it used last
+   --  is what the cap keeps
+   procedure Test_A_Long_Turn_Commits_Only_Over_The_Record_It_Read
+     (T : in out AUnit.Test_Cases.Test_Case'Class)
+   is
+      pragma Unreferenced (T);
+      A : constant String := "a" & Key;
+      B : constant String := "b" & Key;
+      C : constant String := "c" & Key;
+      Long, Other : Session_Store.Store;
+      State       : Session_Table.Session;
+      Result      : Session_Store.Outcome;
+
+      function Says (Part : String) return Boolean is
+        (Ada.Strings.Fixed.Index
+           (Ada.Strings.Unbounded.To_String (Result.Reason), Part) > 0);
+   begin
+      Remove_Store;
+      Open (Long, Capacity => 2);
+      Open (Other, Capacity => 2);
+
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Assert (not Result.Failed and then State.Turns = 0, "a new session");
+      Take_Turn (Other, A);
+      State.Turns := 1;
+      Long.Commit_Long_Turn (A, State, Result);
+      Assert (Result.Failed and then Says ("changed in another body"),
+              "a session made meanwhile fails the long turn");
+      Assert (Kept_Turns (Other, A) = 1, "the other store's turn is kept");
+
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Assert (not Result.Failed and then State.Turns = 1, "read again");
+      Take_Turn (Other, A);
+      State.Turns := 2;
+      Long.Commit_Long_Turn (A, State, Result);
+      Assert (Result.Failed and then Kept_Turns (Other, A) = 2,
+              "a session turned meanwhile fails the long turn");
+
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Take_Turn (Other, B);
+      --  b is now the most recently used, a the least
+      State.Turns := State.Turns + 1;
+      Long.Commit_Long_Turn (A, State, Result);
+      Assert (not Result.Failed, "another session's turn is no conflict");
+      Take_Turn (Other, C);
+      Assert (Kept_Turns (Other, B) = 0,
+              "b, used before the long turn of a committed, is evicted");
+      Assert (Kept_Turns (Long, A) = 3 and then Kept_Turns (Long, C) = 1,
+              "a and c are kept");
+      Long.Close;
+      Other.Close;
+      Remove_Store;
+   end Test_A_Long_Turn_Commits_Only_Over_The_Record_It_Read;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -149,6 +207,9 @@ package body Session_Store_Tests is
                         "an abandoned turn releases the store to other bodies");
       Register_Routine (T, Test_Eviction_Follows_The_Order_Of_Use'Access,
                         "eviction follows the order of use");
+      Register_Routine
+        (T, Test_A_Long_Turn_Commits_Only_Over_The_Record_It_Read'Access,
+         "a long turn commits only over the record it read");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
