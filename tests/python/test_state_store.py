@@ -34,8 +34,9 @@ import pytest
 
 import test_laws
 import test_memcheck
+from harness.client import encode_message
 from harness.errors import RpcError
-from sampling_support import SAMPLING, answer_all, run_turn, start_sampling_body, turn_request
+from sampling_support import SAMPLING, TURN_ID, answer_all, run_turn, start_sampling_body, turn_request
 from support import SHIPPED_ORGANS, check_trace
 
 STORE_FAILED = -32010
@@ -613,6 +614,29 @@ def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_fails_that_
     assert str(store) in turn.response["error"]["message"]
     assert stored_record(store, room_of("u")) == kept, "the store holds the other body's turn alone"
     assert run_turn(sampled).trace["turn"] == earlier_turns + 2, "the sampled body goes on from it"
+
+
+def test_a_cancelled_sampled_turn_whose_commit_is_refused_still_gets_no_response(spawn_body, tmp_path):
+    """MCP: a cancelled request is never answered, not even with the store's -32010."""
+    store = tmp_path / "cancelled.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    parked = park_sampled_turn(sampled)
+    other = spawn_body(extra_args=store_args(store))
+    other.initialize()
+    assert other.call_turn("the same session", *room_of("u"))["turn"] == 1
+    kept = stored_record(store, room_of("u"))
+    sampled.send_raw(encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": {"requestId": TURN_ID, "reason": "user pressed stop"}}))
+    sampled.send_raw(encode_message({"jsonrpc": "2.0", "id": "after-cancel", "method": "ping"}))
+    seen = [sampled.read_message(awaiting="what the body writes after the cancel")]
+    while seen[-1].get("id") != "after-cancel" and len(seen) < 4:
+        seen.append(sampled.read_message(awaiting="the ping's response after the cancel"))
+    assert seen[-1] == {"jsonrpc": "2.0", "id": "after-cancel", "result": {}}
+    # The body withdraws its own sampling request; the cancelled turn itself gets nothing
+    assert [m for m in seen if m.get("id") == TURN_ID] == [], seen
+    assert [m["params"]["requestId"] for m in seen[:-1]] == [parked["id"]]
+    assert "the session changed in another body during this turn" in sampled.stderr_text()
+    assert stored_record(store, room_of("u")) == kept
 
 
 def test_a_sampled_turn_takes_its_rank_of_use_at_its_commit_so_the_cap_keeps_it(spawn_body, tmp_path):
