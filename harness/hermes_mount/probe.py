@@ -35,7 +35,7 @@ from typing import Any
 from harness.client import REQUEST_TIMEOUT, BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation, RpcError
 from harness.hermes_mount.cognition import COGNITION_OPTION, SAMPLING
-from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay
+from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay, state_of
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
 from harness.replay.recorder import unwritable_reason
 
@@ -95,7 +95,7 @@ def probe_argv(command: str, args: Sequence[str], scratch: Path) -> list[str]:
         if RELAY_OUT in relay_args[:-1]:
             argv[relay_args.index(RELAY_OUT) + 1] = str(scratch / PROBE_TRANSCRIPT)
     if is_ada_body(body_argv(command, args)[0]):
-        if any(item == STATE_OPTION or item.startswith(STATE_OPTION + "=") for item in argv):
+        if state_of(body_argv(command, args)) is not None:
             argv += (STATE_OPTION, str(scratch / PROBE_STATE))
         argv += SOUL_OFF
     return argv

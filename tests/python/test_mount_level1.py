@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
+from harness.hermes_mount.entry import state_of
 from harness.hermes_mount.level1 import shipped_files
 from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
 from test_mount import home  # noqa: F401 (fixtures: the empty Hermes home of every mount test)
@@ -160,26 +161,83 @@ def entry_args(home: Path) -> list[str]:
     return hermes_reads(home)["mcp_servers"]["mafiabot"]["args"]
 
 
-def state_of(args: list[str]) -> str | None:
-    return args[args.index("--state") + 1] if "--state" in args else None
+def store_of(home: Path) -> str | None:
+    store = state_of(entry_args(home))
+    return None if store is None else str(store)
 
 
 def test_mount_keeps_sessions_under_the_home_by_default_and_makes_the_folder(body_exe, home):
     assert main(["mount", "--hermes-home", str(home)]) == 0  # with the check: the body starts with it
-    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
+    assert store_of(home) == str(home / "mafiabot" / "sessions.db")
     assert (home / "mafiabot").is_dir()
     assert not (home / "mafiabot" / "sessions.db").exists(), "mount's own check keeps no session there"
 
 
-def test_state_path_or_off_and_a_remount_without_it_goes_back_to_the_default(body_exe, home, tmp_path):
+def test_a_remount_without_state_keeps_the_entry_s_own_file_or_none(body_exe, home, tmp_path, capsys):
     store = tmp_path / "elsewhere" / "s.db"
     assert mount(home, "--state", str(store)) == 0
-    assert state_of(entry_args(home)) == str(store) and store.parent.is_dir()
+    assert store_of(home) == str(store) and store.parent.is_dir()
+    capsys.readouterr()
+    assert mount(home, "--timeout", "90", "--body-arg=--max-sessions", "--body-arg=50") == 0
+    assert store_of(home) == str(store), "a remount that does not ask keeps the operator's store"
+    assert entry_args(home)[-2:] == ["--max-sessions", "50"]
+    assert "sessions were kept in" not in capsys.readouterr().out
     assert mount(home, "--state", "off") == 0
     assert "--state" not in entry_args(home)
-    assert mount(home, "--body-arg=--max-sessions", "--body-arg=50") == 0
-    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
-    assert entry_args(home)[-2:] == ["--max-sessions", "50"]
+    assert f"note: sessions were kept in {store}, now in each body's memory; {store} is left as it is" in (
+        capsys.readouterr().out)
+    assert mount(home) == 0
+    assert "--state" not in entry_args(home), "off is the entry's own choice too"
+
+
+def test_a_remount_that_moves_the_store_says_where_from_and_leaves_the_old_one(body_exe, home, tmp_path, capsys):
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    assert mount(home, "--state", str(old)) == 0
+    old.write_bytes(b"the operator's sessions")
+    capsys.readouterr()
+    assert mount(home, "--state", str(new)) == 0
+    assert f"note: sessions were kept in {old}, now in {new}; {old} is left as it is" in capsys.readouterr().out
+    assert store_of(home) == str(new) and old.read_bytes() == b"the operator's sessions"
+    assert mount(home, "--state", "off") == 0 and mount(home) == 0
+    capsys.readouterr()
+    assert mount(home, "--state", str(new)) == 0
+    assert f"note: sessions were kept in each body's memory, now in {new}\n" in capsys.readouterr().out
+
+
+def test_without_level1_no_store_is_written_unasked_and_the_note_says_why(body_exe, home, capsys):
+    assert mount(home, "--no-level1") == 0
+    assert "--state" not in entry_args(home)
+    out = capsys.readouterr().out
+    assert ("note: no --state: without Level1 the model chooses the key, and the home's store is shared by every "
+            "body of the home across restarts; sessions stay in each body's memory: pass --state FILE to keep them "
+            "anyway") in out
+    assert "  sessions: in each body's memory" in out
+    assert mount(home) == 0
+    assert "--state" not in entry_args(home), "the entry's own choice, none, is kept once Level1 is back"
+
+
+def test_turning_level1_off_takes_the_home_s_shared_store_away(body_exe, home, capsys):
+    assert mount(home) == 0
+    default = home / "mafiabot" / "sessions.db"
+    assert store_of(home) == str(default)
+    capsys.readouterr()
+    assert mount(home, "--no-level1") == 0
+    assert "--state" not in entry_args(home)
+    out = capsys.readouterr().out
+    assert "note: no --state: without Level1 the model chooses the key" in out
+    assert f"note: sessions were kept in {default}, now in each body's memory; {default} is left as it is" in out
+
+
+def test_an_explicit_state_without_level1_is_honoured_with_a_one_line_warning(body_exe, home, tmp_path, capsys):
+    store = tmp_path / "mine.db"
+    assert mount(home, "--no-level1", "--state", str(store)) == 0
+    assert store_of(home) == str(store)
+    [warning] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    assert warning == (f"warning: --state {store} without Level1: the model chooses each turn's uid, channel and "
+                       "server, so it can reach any session kept there")
+    assert mount(home, "--no-level1") == 0, "a remount keeps the operator's own store, and warns again"
+    assert store_of(home) == str(store)
+    assert "warning: --state" in capsys.readouterr().out
 
 
 def test_dry_run_makes_no_state_folder(body_exe, home):
