@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -125,6 +127,43 @@ def test_unmount_keeps_a_plugin_file_the_operator_edited_and_clears_hermes_s_byt
     assert "was edited since mount wrote it: left as it is" in capsys.readouterr().out
     assert sorted(p.name for p in folder(home).iterdir()) == ["__init__.py", "__pycache__"]
     assert not (folder(home) / "plugin.yaml").exists() and not (folder(home) / SERVERS_FILE).exists()
+
+
+def test_a_remount_keeps_a_plugin_file_the_operator_edited_as_a_timestamped_backup(body_exe, home, capsys):
+    assert mount(home) == 0
+    init = folder(home) / "__init__.py"
+    init.write_text("# my own middleware now\n", encoding="utf-8")
+    capsys.readouterr()
+    assert mount(home, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"note: {init} was edited since mount wrote it: it is kept beside it as __init__.py.before-mafiabot.<UTC>" in out
+    assert f"Level1: would keep the edited {init} as __init__.py.before-mafiabot.<UTC>" in out
+    assert sorted(p.name for p in folder(home).iterdir()) == ["__init__.py", SERVERS_FILE, "plugin.yaml"]
+    assert mount(home) == 0
+    out = capsys.readouterr().out
+    [backup] = [p for p in folder(home).iterdir() if p.name.startswith("__init__.py.")]
+    assert re.fullmatch(r"__init__\.py\.before-mafiabot\.\d{8}T\d{6}Z", backup.name), backup.name
+    assert f"Level1: keep the edited {init} as {backup.name}" in out
+    assert backup.read_text(encoding="utf-8") == "# my own middleware now\n"
+    assert init.read_bytes() == shipped_files()["__init__.py"]
+    assert mount(home) == 0 and [p for p in folder(home).iterdir() if p.name.startswith("__init__.py.")] == [backup]
+    assert unmount(home) == 0
+    assert sorted(p.name for p in folder(home).iterdir()) == [backup.name], "unmount never removes the operator's"
+
+
+def test_a_remount_replaces_what_an_earlier_mount_wrote_without_a_backup(body_exe, home, capsys):
+    assert mount(home) == 0
+    init, manifest_file = folder(home) / "__init__.py", folder(home) / SERVERS_FILE
+    older = b"# the plugin as an earlier harness shipped it\n"
+    init.write_bytes(older)
+    manifest = json.loads(manifest_file.read_text())
+    manifest["files"]["__init__.py"] = hashlib.sha256(older).hexdigest()
+    manifest_file.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert mount(home) == 0
+    assert "was edited since mount wrote it" not in capsys.readouterr().out
+    assert init.read_bytes() == shipped_files()["__init__.py"]
+    assert not [p for p in folder(home).iterdir() if ".before-mafiabot." in p.name]
 
 
 def test_a_folder_of_that_name_that_mount_did_not_write_is_never_touched(body_exe, home, capsys):
