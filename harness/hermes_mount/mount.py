@@ -272,7 +272,7 @@ def settle_state(home: HermesHome, spec: EntrySpec, entry: Mapping[str, Any] | N
         chosen = None
         notes.append(NO_LEVEL1_STATE_NOTE)
     elif not level1 and chosen is not None:
-        warnings.append(f"--state {chosen} without Level1: the model chooses each turn's uid, channel and server, "
+        warnings.append(f"{STATE_OPTION} {chosen} without Level1: the model chooses each turn's uid, channel and server, "
                         "so it can reach any session kept there")
     if body is not None and chosen != before:
         notes.append(_store_moved(before, chosen))

@@ -222,11 +222,24 @@ def test_a_remount_without_state_keeps_the_entry_s_own_file_or_none(body_exe, ho
     assert entry_args(home)[-2:] == ["--max-sessions", "50"]
     assert "sessions were kept in" not in capsys.readouterr().out
     assert mount(home, "--state", "off") == 0
-    assert "--state" not in entry_args(home)
+    assert store_of(home) is None
     assert f"note: sessions were kept in {store}, now in each body's memory; {store} is left as it is" in (
         capsys.readouterr().out)
     assert mount(home) == 0
-    assert "--state" not in entry_args(home), "off is the entry's own choice too"
+    assert store_of(home) is None, "off is the entry's own choice too"
+
+
+def test_a_kept_store_stays_where_mount_writes_it_so_a_remount_of_a_recording_entry_changes_nothing(
+        body_exe, home, tmp_path, capsys):
+    (tmp_path / "rec").mkdir()
+    asked = ("--record", str(tmp_path / "rec" / "hermes.jsonl"), "--soul", "keep")
+    assert mount(home, *asked, "--state", str(tmp_path / "mine.db")) == 0
+    written = (home / "config.yaml").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert mount(home, *asked) == 0
+    assert "already mounted as asked" in capsys.readouterr().out
+    assert (home / "config.yaml").read_text(encoding="utf-8") == written
+    assert store_of(home) == str(tmp_path / "mine.db")
 
 
 def test_a_remount_that_moves_the_store_says_where_from_and_leaves_the_old_one(body_exe, home, tmp_path, capsys):
@@ -245,14 +258,14 @@ def test_a_remount_that_moves_the_store_says_where_from_and_leaves_the_old_one(b
 
 def test_without_level1_no_store_is_written_unasked_and_the_note_says_why(body_exe, home, capsys):
     assert mount(home, "--no-level1") == 0
-    assert "--state" not in entry_args(home)
+    assert store_of(home) is None
     out = capsys.readouterr().out
     assert ("note: no --state: without Level1 the model chooses the key, and the home's store is shared by every "
             "body of the home across restarts; sessions stay in each body's memory: pass --state FILE to keep them "
             "anyway") in out
     assert "  sessions: in each body's memory" in out
     assert mount(home) == 0
-    assert "--state" not in entry_args(home), "the entry's own choice, none, is kept once Level1 is back"
+    assert store_of(home) is None, "the entry's own choice, none, is kept once Level1 is back"
 
 
 def test_turning_level1_off_takes_the_home_s_shared_store_away(body_exe, home, capsys):
@@ -261,7 +274,7 @@ def test_turning_level1_off_takes_the_home_s_shared_store_away(body_exe, home, c
     assert store_of(home) == str(default)
     capsys.readouterr()
     assert mount(home, "--no-level1") == 0
-    assert "--state" not in entry_args(home)
+    assert store_of(home) is None
     out = capsys.readouterr().out
     assert "note: no --state: without Level1 the model chooses the key" in out
     assert f"note: sessions were kept in {default}, now in each body's memory; {default} is left as it is" in out
