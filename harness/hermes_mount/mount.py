@@ -14,6 +14,9 @@ Invariants:
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
   (harness.hermes_mount.soul asks it).
+- `state` is decided by `settle_state`: as asked, else the entry's own (a file or none), else for a
+  new entry the home's default store, which without Level1 is none. Applying makes only the store's
+  folder: the store itself is the body's to make.
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
@@ -206,7 +209,7 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
                   f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *own_args)
     return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args, cognition,
                      turns_per_minute=turns_per_minute, state=state,
-                     state_at=len(relay_args) - len(own_args) + state_at)
+                     state_at=len(relay_args) - len(own_args) + state_at)  # the body's own args end the relay's
 
 
 def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> Plan:
