@@ -116,10 +116,13 @@ class FilesPlan:
     def changed(self) -> bool:
         return bool(self.writes or self.deletes or self.remove_folder)
 
+    def kept_as(self, name: str) -> str:
+        """The name of an edited file's backup: the real one once applied (its stamp is the write's time)."""
+        return self.kept[name].name if name in self.kept else f"{name}{BACKUP_MARK}<UTC>"
+
     def describe(self) -> list[str]:
-        kept = [f"keep the edited {self.folder / name} as "
-                f"{self.kept[name].name if name in self.kept else name + BACKUP_MARK + '<UTC>'}" for name in self.backups]
-        return (kept + [f"write {self.folder / name}" for name in self.writes]
+        return ([f"keep the edited {self.folder / name} as {self.kept_as(name)}" for name in self.backups]
+                + [f"write {self.folder / name}" for name in self.writes]
                 + [f"remove {self.folder / name}" for name in self.deletes]
                 + ([f"remove the folder {self.folder}"] if self.remove_folder else []))
 
@@ -152,7 +155,7 @@ def plan_files(home: HermesHome, server: str, install: bool) -> FilesPlan:
             if name in shipped and now is not None and _digest(now) != (manifest.files.get(name) if manifest else None):
                 plan.backups.append(name)
                 plan.notes.append(f"{folder / name} was edited since mount wrote it: it is kept beside it as "
-                                  f"{name}{BACKUP_MARK}<UTC>, and this harness's file takes its place")
+                                  f"{plan.kept_as(name)}, and this harness's file takes its place")
         return plan
     assert manifest is not None
     for name, digest in sorted(manifest.files.items()):
