@@ -5,7 +5,8 @@
 (comments, key order, line endings and what mount does not own kept, a backup generation made,
 nothing written when nothing changes; `--dry-run` prints the diff instead), and says what the
 body will do with SOUL.md (`--soul` chooses); it also installs and enables the Level1 plugin
-(`--no-level1` opts out), points the body's `--state` at the home (`--state FILE|off`), and with
+(`--no-level1` opts out), points a new entry's `--state` at the home (`--state FILE|off`; a remount
+keeps the entry's own; without Level1 none unless asked), and with
 `--cognition sampling` prints the `sampling:` block it sized and why (harness.hermes_mount.cognition).
 `unmount` removes the entry (and the plugin with the last entry it serves), then has the body put
 back the persona its SOUL.md replaced, if the body's is still there unedited (exit 1 when it
@@ -43,10 +44,12 @@ from harness.hermes_mount.entry import (
     DISCOVERY_RANGE,
     EntrySpec,
     discovery_timeout,
+    state_of,
     tool_name,
 )
 from harness.hermes_mount.home import HermesHome, resolve_home
 from harness.hermes_mount.mount import (
+    IN_MEMORY,
     STATE_FILE,
     STATE_FOLDER,
     Plan,
@@ -57,7 +60,6 @@ from harness.hermes_mount.mount import (
     plan_unmount,
     planned_body,
     planned_entry,
-    state_of,
 )
 from harness.hermes_mount.probe import hermes_child_env, probe_entry
 from harness.hermes_mount.soul import SOUL_POLICIES, restore_soul, soul_state
@@ -136,6 +138,8 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     soul = None if args.no_check else soul_state(body.argv, body.env)
     for note in plan.notes:
         print(f"note: {note}", file=out)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=out)
     if args.dry_run:
         if plan.changed:
             print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
@@ -169,6 +173,9 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     if plan.state is not None:
         print(f"  sessions: kept in {plan.state}, so every `hermes chat` of this home continues them "
               f"(--state off: each Hermes session's body starts them afresh)", file=out)
+    else:
+        print(f"  sessions: in {IN_MEMORY}, so each Hermes session's body starts them afresh (--state FILE keeps "
+              "them)", file=out)
     print_sampling(spec, out, indent="  ")
     if args.record:
         print(f"  every Hermes session is recorded as a transcript at {args.record} (then -2, -3, ...)", file=out)
@@ -285,8 +292,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
     mount.add_argument("--state", metavar="FILE|off",
-                       help=f"the body's session store (default: <home>/{STATE_FOLDER}/{STATE_FILE}, shared by the "
-                            "home's CLI chats and gateway); off: none, sessions last as long as one body")
+                       help=f"the body's session store (default: the entry's own on a remount; for a new entry "
+                            f"<home>/{STATE_FOLDER}/{STATE_FILE}, shared by the home's CLI chats and gateway, or none "
+                            "with --no-level1, where the model chooses the key); off: none, sessions last as long as "
+                            "one body")
     mount.add_argument("--no-level1", action="store_true",
                        help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
                             "and server from the Hermes session; the model's own values then reach the body")

@@ -237,7 +237,7 @@ def write_config(doc: ConfigDocument, text: str) -> Path | None:
     mode = NEW_FILE_MODE
     if doc.original is not None:
         mode = stat.S_IMODE(target.stat().st_mode)
-        backup = _new_backup_path(target)
+        backup = new_backup_path(target)
         _atomic_write(backup, doc.original, mode)
     _atomic_write(target, text, mode)
     if backup is not None:
@@ -250,7 +250,7 @@ def backups_of(config: Path) -> list[Path]:
     return sorted(config.parent.glob(config.name + BACKUP_MARK + "*"))
 
 
-def _new_backup_path(target: Path) -> Path:
+def new_backup_path(target: Path) -> Path:
     """A backup name no other write holds: reserved empty with O_EXCL, then filled atomically."""
     stamp = datetime.now(UTC).strftime(BACKUP_STAMP)
     base = f"{target.name}{BACKUP_MARK}{stamp}"

@@ -9,6 +9,11 @@ Invariants:
 - Doctor writes nothing: not the config, not SOUL.md (its probes run the body with `--soul off`,
   and Hermes's own test runs in a scratch copy of the home, see `quiet_copy`), not a recording.
   The `soul` check asks the body what a boot would do with SOUL.md (`--soul-state`) instead.
+- The `state` check alone gives the body the entry's real `--state`, and only when that file exists
+  (the body would make a missing one): the body opens it as at every start under Hermes and is sent
+  `initialize` only. Opening an existing store changes no session: the body's Open only takes and
+  releases the write lock (SQLite may make or remove the -wal and -shm files beside it). Every other
+  probe keeps sessions in a scratch store.
 - What is probed is what the entry runs (command and args, the recording relay included, under
   Hermes's filtered environment and the entry's env; see `probe.probe_entry`), or `--body` when
   given, or the built body when nothing is mounted yet. An entry that records into a folder the
@@ -38,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import body_path, default_organs, find_body
-from harness.errors import HarnessError
+from harness.errors import BodyDied, HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
 from harness.hermes_mount.cognition import (
@@ -66,6 +71,7 @@ from harness.hermes_mount.entry import (
     find_entry,
     flow_args,
     servers_as_hermes,
+    state_of,
     tool_name,
 )
 from harness.hermes_mount.hermes_cli import hermes_python, probe_plugin, run_mcp_test
@@ -78,10 +84,11 @@ from harness.hermes_mount.probe import (
     probe_argv,
     probe_entry,
     probe_sampling,
+    probe_store,
     record_problem,
     recorded_into,
 )
-from harness.hermes_mount.soul import soul_state
+from harness.hermes_mount.soul import is_ada_body, soul_state
 from harness.hermes_plugin import PLUGIN_NAME
 
 STEP_COUNT = 23
@@ -170,11 +177,14 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
         startup = _probe(command, args, env, add)
         if startup is None:
             add("soul", SKIP, "the body must start first")
+            add("state", SKIP, "the body must start first")
         else:
             _check_soul(body_argv(command, args), env, add)
+            _check_state(command, args, env, add)
     else:
         add("handshake", SKIP, blocked)
         add("soul", SKIP, blocked)
+        add("state", SKIP, blocked)
 
     _check_discovery(discovery, explicit, startup, add)
     if entry is not None:
@@ -261,6 +271,36 @@ def _check_soul(argv: list[str], env: dict[str, str], add: Callable[[str, str, s
         # The operator's persona is never replaced unasked, but then the body's identity is not
         # what Hermes puts first in its prompt: worth a warning, never a failure.
         add("soul", WARN if report.word == OPERATOR_SOUL else OK, report.sentence)
+
+
+def _check_state(command: str, args: list[str], env: dict[str, str], add: Callable[[str, str, str], None]) -> None:
+    """`state`: the entry's own session store, opened by its body as Hermes starts it (the handshake's store is a
+    scratch one); a store that does not exist yet is never made here."""
+    body = body_argv(command, args)
+    store = state_of(body)
+    if not is_ada_body(body[0]):
+        add("state", SKIP, f"{body[0]} is not the mafiabot body: it has no session store of its own")
+    elif store is None:
+        add("state", OK, "no --state: each body keeps its sessions in memory, so each Hermes session's body starts "
+                         "them afresh")
+    elif not store.is_absolute():
+        add("state", WARN, f"--state {store} is relative: the body finds it from the folder Hermes runs in, "
+                           "whichever that is; run mount again with an absolute --state")
+    elif not store.exists():
+        add("state", OK, f"sessions: {store} not made yet (the body makes it at its first start)")
+    else:
+        try:
+            probe_store(command, args, hermes_child_env(env))
+        except BodyDied as exc:
+            said = exc.stderr_tail.strip().splitlines()
+            add("state", FAIL, f"the body refuses its store (exit code {exc.exit_code}: "
+                               f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under "
+                               f"Hermes ends the same way: repair or move away {store}, or mount again with another "
+                               "--state")
+        except HarnessError as exc:
+            add("state", FAIL, f"the body could not open its store {store}: {exc}")
+        else:
+            add("state", OK, f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
 
 
 def _check_discovery(discovery: float, explicit: bool, startup: float | None,

@@ -19,9 +19,12 @@ Invariants:
   variables, anything else) and their comments stay; the keys above are set. Applying the same
   spec twice leaves the document unchanged.
 - Mount owns the command, the relay's own arguments and the body options it writes (`--organs`,
-  `--state`, and `--soul` when asked): `settle` keeps every other body argument of the entry (a
+  and `--soul` when asked): `settle` keeps every other body argument of the entry (a
   `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
   `timeout` and `connect_timeout` unless new ones are given.
+- `--state` is always mount's to write, and like `--soul` a remount that does not ask keeps the
+  entry's own choice, a file or none (harness.hermes_mount.mount.settle_state); `split_state` is
+  the one reading of which arguments are a `--state`.
 - `--cognition` is mount's when asked (`spec.cognition`), else the entry's own body argument. The
   `sampling:` block is mount's to size only with sampling cognition, and to take back only what it
   wrote (harness.hermes_mount.cognition); the rest of the block is the operator's.
@@ -83,8 +86,8 @@ DEFAULT_CONNECT_TIMEOUT = 30
 COMMAND_OVERRIDING_KEYS = ("url", "headers")
 SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 TOOL = "turn"
-# The body's session store; mount owns it even where it writes none (`mount --state off`): an entry's own is
-# never kept.
+# The body's session store: mount decides it whether or not it was asked (harness.hermes_mount.mount.settle_state
+# keeps the entry's own choice when it was not), so `kept_body_args` never keeps it.
 STATE_OPTION = "--state"
 ALWAYS_OWNED = frozenset({STATE_OPTION})
 _YAML_1_1 = YAML(typ="safe")
@@ -108,6 +111,10 @@ class EntrySpec:
     sampling: SamplingSpec | None = None
     # --sampling-turns-per-minute as asked (harness.hermes_mount.cognition); None: its default.
     turns_per_minute: int | None = None
+    # The --state asked for (an absolute file, or "off"); None: not asked. `args` holds none until
+    # harness.hermes_mount.mount.settle_state decides it and puts it at `state_at`.
+    state: str | None = None
+    state_at: int = 0
 
 
 def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
@@ -119,14 +126,22 @@ def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
                                                  DEFAULT_CONNECT_TIMEOUT))
 
 
-def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ...]:
-    """The entry's body arguments that mount does not write, in their order; () when it ran another program."""
+def entry_body(spec: EntrySpec, entry: Mapping[str, Any] | None) -> list[str] | None:
+    """The body command line of the entry already there, when it runs the spec's program; None otherwise (no
+    entry, or another program's, whose arguments are nothing of the body's to keep)."""
     if entry is None:
-        return ()
+        return None
     command, args, _ = entry_command(entry)
     body, ours = body_argv(command, args), body_argv(str(spec.command), spec.args)
-    if Path(body[0]).name != Path(ours[0]).name:
-        return ()  # another program's arguments (or none): nothing of the body's to keep
+    return body if Path(body[0]).name == Path(ours[0]).name else None
+
+
+def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ...]:
+    """The entry's body arguments that mount does not write, in their order; () when it ran another program."""
+    body = entry_body(spec, entry)
+    if body is None:
+        return ()
+    ours = body_argv(str(spec.command), spec.args)
     owned = {item.split("=", 1)[0] for item in ours[1:] if item.startswith("--")} | ALWAYS_OWNED
     if spec.cognition is not None:
         owned.add(COGNITION_OPTION)  # --cognition stub writes none: the body's default
@@ -192,17 +207,34 @@ def body_argv(command: str, args: Iterable[str]) -> list[str]:
     return argv
 
 
-def without_state(argv: Iterable[str]) -> list[str]:
-    """A body's command line without its session store: for the tasks that answer about SOUL.md and hold no
-    session (the body opens a --state store at every start, and its folder may not exist before mount writes)."""
+def split_state(argv: Iterable[str]) -> tuple[list[str], Path | None]:
+    """A body's command line without its `--state` options, and the store they name: the last one, as the body
+    reads them (None without one). The one reading of "what is a --state argument" (`--state FILE` or
+    `--state=FILE`; a `--state` with no value after it names nothing)."""
     kept: list[str] = []
+    store: Path | None = None
     items = iter(argv)
     for item in items:
         if item == STATE_OPTION:
-            next(items, None)
-        elif not item.startswith(STATE_OPTION + "="):
+            value = next(items, None)
+            if value is not None:
+                store = Path(value)
+        elif item.startswith(STATE_OPTION + "="):
+            store = Path(item.split("=", 1)[1])
+        else:
             kept.append(item)
-    return kept
+    return kept, store
+
+
+def without_state(argv: Iterable[str]) -> list[str]:
+    """A body's command line without its session store: for the tasks that answer about SOUL.md and hold no
+    session (the body opens a --state store at every start, and its folder may not exist before mount writes)."""
+    return split_state(argv)[0]
+
+
+def state_of(argv: Iterable[str]) -> Path | None:
+    """The --state file of a body's arguments (the last one, as the body reads them); None without one."""
+    return split_state(argv)[1]
 
 
 def entry_command(entry: Mapping[str, Any]) -> tuple[str, list[str], dict[str, str]]:

@@ -11,6 +11,9 @@ Invariants:
   a folder of that name without it is someone else's and is never written into or removed.
 - Planning never writes (`plan_files` returns the files' new bytes, None for a file to delete); applying
   writes each file atomically, and only files whose bytes change: a remount writes nothing.
+- A file mount writes over that holds neither what the manifest says mount wrote nor what this harness
+  ships is the operator's edit: it is first kept beside it as `<file>.before-mafiabot.<UTC>` (the
+  config's and SOUL.md's backup naming), with a note, and that backup is never removed.
 - Unmount of the last server removes exactly the files the manifest lists and that still hold what mount
   wrote (an edited file stays, with a note), the `__pycache__` Hermes's import made of the plugin, and the
   folder when nothing else is left in it; and removes only its own item from `plugins.enabled` (the list,
@@ -23,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -32,7 +36,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from harness.durable import DurableWriteError, atomic_write
 from harness.errors import ConfigError, HarnessError
-from harness.hermes_mount.config_file import HermesConfigError, line_of
+from harness.hermes_mount.config_file import BACKUP_MARK, HermesConfigError, line_of, new_backup_path
 from harness.hermes_mount.entry import tool_name
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
@@ -96,6 +100,10 @@ class FilesPlan:
     deletes: list[str] = field(default_factory=list)
     remove_folder: bool = False
     notes: list[str] = field(default_factory=list)
+    # Files to write over that hold neither what mount wrote nor what it ships: the operator's edits, kept as
+    # `<file>.before-mafiabot.<UTC>` (config_file's backup naming) before the write; `kept` names them once applied.
+    backups: list[str] = field(default_factory=list)
+    kept: dict[str, Path] = field(default_factory=dict)
     serves: bool = False  # whether the plugin acts for any server once the plan is applied
     ours: bool = True  # False: the folder is not mount's, and neither is a plugins.enabled item of its name
 
@@ -108,8 +116,13 @@ class FilesPlan:
     def changed(self) -> bool:
         return bool(self.writes or self.deletes or self.remove_folder)
 
+    def kept_as(self, name: str) -> str:
+        """The name of an edited file's backup: the real one once applied (its stamp is the write's time)."""
+        return self.kept[name].name if name in self.kept else f"{name}{BACKUP_MARK}<UTC>"
+
     def describe(self) -> list[str]:
-        return ([f"write {self.folder / name}" for name in self.writes]
+        return ([f"keep the edited {self.folder / name} as {self.kept_as(name)}" for name in self.backups]
+                + [f"write {self.folder / name}" for name in self.writes]
                 + [f"remove {self.folder / name}" for name in self.deletes]
                 + ([f"remove the folder {self.folder}"] if self.remove_folder else []))
 
@@ -135,8 +148,14 @@ def plan_files(home: HermesHome, server: str, install: bool) -> FilesPlan:
         shipped = shipped_files()
         new = Manifest(servers, {name: _digest(data) for name, data in shipped.items()})
         for name, data in {**shipped, SERVERS_FILE: new.render()}.items():
-            if _read(folder / name) != data:
-                plan.writes[name] = data
+            now = _read(folder / name)
+            if now == data:
+                continue
+            plan.writes[name] = data
+            if name in shipped and now is not None and _digest(now) != (manifest.files.get(name) if manifest else None):
+                plan.backups.append(name)
+                plan.notes.append(f"{folder / name} was edited since mount wrote it: it is kept beside it as "
+                                  f"{plan.kept_as(name)}, and this harness's file takes its place")
         return plan
     assert manifest is not None
     for name, digest in sorted(manifest.files.items()):
@@ -177,6 +196,12 @@ def apply_files(plan: FilesPlan) -> None:
     written): mount writes them before config.yaml, so then nothing at all was written.
     """
     try:
+        for name in plan.backups:
+            edited = _read(plan.folder / name)
+            if edited is not None:
+                backup = new_backup_path(plan.folder / name)
+                atomic_write(backup, edited, stat.S_IMODE((plan.folder / name).stat().st_mode))
+                plan.kept[name] = backup
         for name in sorted(plan.writes, key=lambda n: n == SERVERS_FILE):
             atomic_write(plan.folder / name, plan.writes[name])
         for name in plan.deletes:

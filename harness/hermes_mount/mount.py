@@ -14,6 +14,9 @@ Invariants:
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
   (harness.hermes_mount.soul asks it).
+- `state` is decided by `settle_state`: as asked, else the entry's own (a file or none), else for a
+  new entry the home's default store, which without Level1 is none. Applying makes only the store's
+  folder: the store itself is the body's to make.
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
@@ -38,6 +41,7 @@ import copy
 import difflib
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +72,7 @@ from harness.hermes_mount.entry import (
     check_discovery_timeout,
     check_name,
     discovery_timeout,
+    entry_body,
     entry_command,
     find_entry,
     hermes_mismatches,
@@ -77,6 +82,7 @@ from harness.hermes_mount.entry import (
     servers_as_hermes,
     set_discovery_timeout,
     settle,
+    state_of,
 )
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.level1 import (
@@ -101,6 +107,13 @@ STATE_FOLDER = "mafiabot"
 STATE_FILE = "sessions.db"
 
 
+# What a body without --state does with its sessions.
+IN_MEMORY = "each body's memory"
+NO_LEVEL1_STATE_NOTE = (f"no {STATE_OPTION}: without Level1 the model chooses the key, and the home's store is shared "
+                        f"by every body of the home across restarts; sessions stay in {IN_MEMORY}: pass "
+                        f"{STATE_OPTION} FILE to keep them anyway")
+
+
 def default_state(home: HermesHome) -> Path:
     return home.path / STATE_FOLDER / STATE_FILE
 
@@ -114,6 +127,7 @@ class Plan:
     spec: EntrySpec | None = None  # mount's entry, settled against the one already there
     plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
     state: Path | None = None  # the body's --state file, whose folder mount makes when it writes
+    warnings: list[str] = field(default_factory=list)  # what the operator asked for that weakens a guarantee
 
     @property
     def config_changed(self) -> bool:
@@ -146,8 +160,9 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
 
     `soul` (keep, replace or off) becomes the body's `--soul`; None leaves the entry's own choice
     (the body's default, keep, for a new entry). None for a timeout or `body_args` keeps the
-    entry's own (see `entry.settle`). `state` is the body's `--state` file: None for the home's
-    default (`default_state`), "off" for none (sessions then live as long as one body).
+    entry's own (see `entry.settle`). `state` is the body's `--state` file, "off" for none (sessions
+    then live as long as one body), None to leave it to `settle_state` (the entry's own choice, or
+    the default for a new entry).
     `cognition` sampling becomes the body's `--cognition sampling`; stub writes none (the body's default)
     and takes the option out; None keeps the entry's. `turns_per_minute` sizes a sampled entry's max_rpm
     (harness.hermes_mount.cognition); None: its default.
@@ -170,12 +185,13 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if fixture is not None and not fixture.is_file():
         raise ConfigError(f"the organ fixture {fixture} does not exist")
     own_args: tuple[str, ...] = ("--organs", str(fixture)) if fixture is not None else ()
-    if state != STATE_OFF:
-        if state == "":
-            raise ConfigError(f"{STATE_OPTION} needs a file name, or {STATE_OFF}")
-        if state is not None and "\x00" in state:
-            raise ConfigError(f"{STATE_OPTION} holds a NUL byte, which no file name can; nothing was written")
-        own_args += (STATE_OPTION, str(Path(state).absolute() if state else default_state(home)))
+    state_at = len(own_args)  # settle_state writes --state here, where mount always has
+    if state == "":
+        raise ConfigError(f"{STATE_OPTION} needs a file name, or {STATE_OFF}")
+    if state is not None and "\x00" in state:
+        raise ConfigError(f"{STATE_OPTION} holds a NUL byte, which no file name can; nothing was written")
+    if state is not None and state != STATE_OFF:
+        state = str(Path(state).absolute())
     if soul is not None:
         own_args += (SOUL_OPTION, soul)
     if compact:
@@ -184,7 +200,7 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
         own_args += (COGNITION_OPTION, SAMPLING)
     if record is None:
         return EntrySpec(name, executable, own_args, home.path, timeout, connect_timeout, body_args, cognition,
-                         turns_per_minute=turns_per_minute)
+                         turns_per_minute=turns_per_minute, state=state, state_at=state_at)
     transcript = Path(record).absolute()
     if (reason := unwritable_reason(transcript)) is not None:
         raise ConfigError(f"--record {record}: {reason}; the relay could not record, so Hermes would never see "
@@ -192,7 +208,8 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     relay_args = ("-m", RELAY_MODULE, "--out", str(transcript), "--title",
                   f"Recorded: a Hermes session with '{name}'", "--for-body", "ada", "--", str(executable), *own_args)
     return EntrySpec(name, Path(sys.executable), relay_args, home.path, timeout, connect_timeout, body_args, cognition,
-                     turns_per_minute=turns_per_minute)
+                     turns_per_minute=turns_per_minute, state=state,
+                     state_at=len(relay_args) - len(own_args) + state_at)  # the body's own args end the relay's
 
 
 def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> Plan:
@@ -204,9 +221,10 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
     asked_timeout = spec.timeout
+    spec, state_notes, warnings = settle_state(home, spec, entry, level1)
     spec = settle(spec, entry)
     spec, notes = with_sampling(spec, asked_timeout)
-    notes += apply_entry(doc.data, spec)
+    notes = state_notes + notes + apply_entry(doc.data, spec)
     if kept:
         notes.insert(0, f"kept the entry's own body arguments: {' '.join(kept)} (--body-arg replaces them)")
     if discovery is not None:
@@ -227,19 +245,52 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
                                 "Level1 plugin; the file was left untouched")
     if level1 and view.disabled:
         notes.append(DISABLED_NOTE)
-    return Plan(home, doc, text, notes + plugin.notes, spec, plugin, state_of(spec.args))
+    return Plan(home, doc, text, notes + plugin.notes, spec, plugin, state_of(body_argv(str(spec.command), spec.args)),
+                warnings)
 
 
-def state_of(args: tuple[str, ...] | list[str]) -> Path | None:
-    """The --state file of a body's arguments (the last one, as the body reads them); None without one."""
-    found = None
-    items = list(args)
-    for index, item in enumerate(items):
-        if item == STATE_OPTION and index + 1 < len(items):
-            found = Path(items[index + 1])
-        elif item.startswith(STATE_OPTION + "="):
-            found = Path(item.split("=", 1)[1])
-    return found
+def settle_state(home: HermesHome, spec: EntrySpec, entry: Mapping[str, Any] | None,
+                 level1: bool) -> tuple[EntrySpec, list[str], list[str]]:
+    """The spec with its --state decided and written at `spec.state_at`, with notes and warnings.
+
+    Asked, it is written as asked (`off`: none). Not asked, a remount keeps the entry's own choice, a
+    file or none, and a new entry gets the home's default store; except without Level1, where the key
+    is whatever the model writes, so the default store, shared by every body of the home across
+    restarts, would let it reach any session: it is not written (with a note), and a file the operator
+    named (asked now, or kept) is, with a warning. A remount that changes the store says so and leaves
+    the old one as it is.
+    """
+    body = entry_body(spec, entry)
+    before = state_of(body) if body is not None else None
+    default = default_state(home)
+    if spec.state == STATE_OFF:
+        chosen = None
+    elif spec.state is not None:
+        chosen = Path(spec.state)
+    else:
+        chosen = before if body is not None else default
+    notes: list[str] = []
+    warnings: list[str] = []
+    if not level1 and spec.state is None and chosen == default:
+        chosen = None
+        notes.append(NO_LEVEL1_STATE_NOTE)
+    elif not level1 and chosen is not None:
+        warnings.append(f"{STATE_OPTION} {chosen} without Level1: the model chooses each turn's uid, channel and server, "
+                        "so it can reach any session kept there")
+    if body is not None and chosen != before:
+        notes.append(_store_moved(before, chosen))
+    args = list(spec.args)
+    if chosen is not None:
+        args[spec.state_at:spec.state_at] = [STATE_OPTION, str(chosen)]
+    return replace(spec, args=tuple(args)), notes, warnings
+
+
+def _store_moved(before: Path | None, after: Path | None) -> str:
+    def where(store: Path | None) -> str:
+        return str(store) if store is not None else IN_MEMORY
+
+    left = f"; {before} is left as it is" if before is not None else ""
+    return f"sessions were kept in {where(before)}, now in {where(after)}{left}"
 
 
 def with_sampling(spec: EntrySpec, asked_timeout: float | None) -> tuple[EntrySpec, list[str]]:

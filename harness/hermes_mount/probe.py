@@ -9,7 +9,8 @@ Invariants:
   Hermes fails here first. Three things differ, all so that a check writes nothing: `--soul off` is
   added last for the Ada body, so it wins over the entry's own `--soul` (the operator's home is not
   a check's to change), so is a `--state` into the scratch folder when the entry keeps sessions in a
-  store (a probe's turn is no session of the operator's), and the relay's `--out` points
+  store (a probe's turn is no session of the operator's; `probe_store` alone keeps the entry's own
+  store, and sends no turn), and the relay's `--out` points
   into the probe's scratch folder, which goes with its transcript. The folder the relay will
   really record into is checked by the relay's own rule (`recorded_into`, `unwritable_reason`).
 - Start-up time is measured from spawn to the `initialize` answer, through the relay when there
@@ -35,7 +36,7 @@ from typing import Any
 from harness.client import REQUEST_TIMEOUT, BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation, RpcError
 from harness.hermes_mount.cognition import COGNITION_OPTION, SAMPLING
-from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay
+from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay, state_of
 from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
 from harness.replay.recorder import unwritable_reason
 
@@ -87,15 +88,16 @@ def record_problem(command: str, args: Sequence[str]) -> str | None:
     return f"the relay records into {target}, but {reason}" if reason else None
 
 
-def probe_argv(command: str, args: Sequence[str], scratch: Path) -> list[str]:
-    """The command line a probe runs for an entry: the entry's own, writing no SOUL.md and no recording."""
+def probe_argv(command: str, args: Sequence[str], scratch: Path, own_store: bool = False) -> list[str]:
+    """The command line a probe runs for an entry: the entry's own, writing no SOUL.md and no recording, and
+    keeping no session in the entry's store unless `own_store` (`probe_store` opens it, and holds none)."""
     argv = [command, *args]
     if is_relay(argv):
         relay_args = argv[:argv.index("--")]
         if RELAY_OUT in relay_args[:-1]:
             argv[relay_args.index(RELAY_OUT) + 1] = str(scratch / PROBE_TRANSCRIPT)
     if is_ada_body(body_argv(command, args)[0]):
-        if any(item == STATE_OPTION or item.startswith(STATE_OPTION + "=") for item in argv):
+        if not own_store and state_of(body_argv(command, args)) is not None:
             argv += (STATE_OPTION, str(scratch / PROBE_STATE))
         argv += SOUL_OFF
     return argv
@@ -119,6 +121,17 @@ def probe_entry(command: str, args: Sequence[str], env: Mapping[str, str], run_t
         # From the scratch folder, not ours: Hermes starts its servers from wherever it runs, so a
         # relay found only because our working directory is a checkout must fail here too.
         return probe_body(probe_argv(command, args, Path(scratch)), env, run_turn, cwd=Path(scratch))
+
+
+def probe_store(command: str, args: Sequence[str], env: Mapping[str, str]) -> None:
+    """Start the entry's body with its own --state store, as Hermes starts it, and hand it `initialize` only:
+    the body opens the store at start (its Open takes and releases the write lock, and changes no session) and
+    refuses one it cannot use by exiting 2, BodyDied carrying its words. The caller makes sure the file exists:
+    the body would create a missing one."""
+    with tempfile.TemporaryDirectory(prefix="mafiabot-probe-") as scratch:
+        argv = probe_argv(command, args, Path(scratch), own_store=True)
+        with BodyClient(argv, env=env, cwd=Path(scratch)) as client:
+            client.initialize()
 
 
 def probe_body(argv: Sequence[str], env: Mapping[str, str], run_turn: bool, cwd: Path | None = None) -> ProbeResult:

@@ -59,7 +59,8 @@ def test_doctor_passes_every_check_of_a_freshly_mounted_body(body_exe, tmp_path,
     assert doctor(home) == 0
     out = capsys.readouterr().out
     assert lines_of(out) == {"config": "ok", "entry": "ok", "env": "ok", "body": "ok", "handshake": "ok",
-                             "turn": "ok", "soul": "ok", "discovery": "ok", "cognition": "ok", "sampling": "skip",
+                             "turn": "ok", "soul": "ok", "state": "ok", "discovery": "ok", "cognition": "ok",
+                             "sampling": "skip",
                              "level1": "ok", "loaded": "skip",
                              "hermes": "skip"}
     assert "23 steps, 8 passes" in out and out.rstrip().endswith("all checks passed")
@@ -179,7 +180,7 @@ def test_doctor_reads_a_hand_written_discovery_timeout_as_hermes_does(body_exe, 
 # --- Level1: installed, enabled, loaded ---------------------------------------------------------------------
 
 
-def level1_line(out: str, check: str) -> str:
+def check_line(out: str, check: str) -> str:
     [line] = [line for line in out.splitlines() if line.split()[1:2] == [check]]
     return line
 
@@ -206,7 +207,7 @@ def test_doctor_reads_plugins_enabled_and_disabled_as_hermes_does(body_exe, tmp_
     capsys.readouterr()
     assert doctor(home) == 0
     out = capsys.readouterr().out
-    assert lines_of(out)["level1"] == "warn" and said in level1_line(out, "level1")
+    assert lines_of(out)["level1"] == "warn" and said in check_line(out, "level1")
 
 
 def test_doctor_says_an_edited_plugin_is_not_this_harness_s(body_exe, tmp_path, capsys):
@@ -216,7 +217,7 @@ def test_doctor_says_an_edited_plugin_is_not_this_harness_s(body_exe, tmp_path, 
         init.write("# edited\n")
     capsys.readouterr()
     doctor(home)
-    line = level1_line(capsys.readouterr().out, "level1")
+    line = check_line(capsys.readouterr().out, "level1")
     assert "warn" in line and "its __init__.py differ from this harness's: mount again" in line
 
 
@@ -302,3 +303,54 @@ def test_doctor_s_sampling_verdict_fails_a_turn_that_did_not_sample_every_pass(m
     doctor_module._check_sampling("/bin/body", [], {}, bounds, lambda *check: checks.append(check))
     [(name, status, detail)] = checks
     assert (name, status) == ("sampling", "fail") and says in detail
+
+
+# --- state: the entry's real session store, opened as Hermes's start of the body opens it -------------------
+
+
+def test_doctor_fails_a_store_the_body_refuses_with_the_body_s_own_reason(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    store = home / "mafiabot" / "sessions.db"
+    store.write_bytes(b"not a database, whatever its name says\n" * 100)
+    capsys.readouterr()
+    assert doctor(home) == 1
+    out = capsys.readouterr().out
+    checks = lines_of(out)
+    assert checks["handshake"] == "ok", "the handshake's scratch store hides it: only the state check sees it"
+    assert checks["state"] == "fail" and "1 check(s) failed: state" in out
+    line = check_line(out, "state")
+    assert (f"the body refuses its store (exit code 2: mafiabot: error: session store {store}: cannot be read: "
+            "file is not a database)") in line
+    assert store.read_bytes() == b"not a database, whatever its name says\n" * 100
+
+
+def test_doctor_opens_a_healthy_store_and_changes_none_of_its_sessions(body_exe, spawn_body, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    store = home / "mafiabot" / "sessions.db"
+    key = {"uid": "ann", "channel": "dm", "server": "tavern"}
+    first = spawn_body(extra_args=["--state", str(store)])
+    first.initialize()
+    assert first.call_turn("hello", **key)["turn"] == 1
+    first.close()
+    held = store.read_bytes()
+    capsys.readouterr()
+    assert doctor(home) == 0
+    line = check_line(capsys.readouterr().out, "state")
+    assert line.split()[0] == "ok" and f"sessions: {store}, usable" in line
+    assert store.read_bytes() == held
+    again = spawn_body(extra_args=["--state", str(store)])
+    again.initialize()
+    assert again.call_turn("hello again", **key)["turn"] == 2, "the session doctor's body saw is the one left"
+
+
+def test_doctor_never_makes_a_store_that_does_not_exist_yet(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home)]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    store = home / "mafiabot" / "sessions.db"
+    line = check_line(capsys.readouterr().out, "state")
+    assert line.split()[0] == "ok" and f"sessions: {store} not made yet (the body makes it at its first start)" in line
+    assert sorted(p.name for p in store.parent.iterdir()) == []

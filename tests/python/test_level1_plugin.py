@@ -2,8 +2,9 @@
 the model wrote.
 
 The state.db rows are written by Hermes's own `hermes_state.SessionDB` (its interpreter, its schema), so the
-plugin reads exactly what Hermes 0.19.0 writes; the last tests load the installed plugin through Hermes's own
-plugin loader and middleware chain.
+plugin reads exactly what Hermes 0.19.0 writes; the later tests load the installed plugin through Hermes's own
+plugin loader and middleware chain. The key-part rule is written twice, in the plugin (`key_part`) and in the
+body (turn_tool.adb): the last test holds them to one another on the real body.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 import harness.hermes_plugin as level1
 from harness.cli import main
+from harness.client import BodyClient
 from hermes_support import HERMES
 from test_mount import home  # noqa: F401 (fixtures: an empty Hermes home)
 
@@ -356,3 +358,43 @@ def test_hermes_s_own_loader_and_middleware_chain_apply_the_mounted_plugin(home,
     assert seen["plugin"]["enabled"] is True and seen["plugin"]["middleware"] == 1 and seen["plugin"]["error"] is None
     assert seen["args"] == {"input": FORGED["input"], "uid": "4242", "channel": "-1001/17", "server": "telegram",
                             "key_origin": "level1 telegram session=tg-1"}
+
+
+# --- one rule, two places: the plugin's key_part against the body's own refusals (turn_tool.adb Fault_Of) -----
+
+EDGE = level1.MAX_PART_BYTES
+# Around each of the body's rules: empty, the byte bound (ASCII, and multibyte characters ending on it or
+# straddling it), control characters (NUL and the C0 set), DEL, and a lone surrogate; and the characters
+# just past each rule (a space, U+0080 and U+2028, which are no C0 control, a surrogate pair).
+KEY_PART_EDGES = ["", " ", "x" * EDGE, "x" * (EDGE + 1), "é" * (EDGE // 2), "é" * (EDGE // 2) + "x",
+                  "x" * (EDGE - 2) + "€", "x" * (EDGE - 1) + "é", "😀" * (EDGE // 4), "😀" * (EDGE // 4) + "x",
+                  "\x00", "nul\x00inside", "tab\there", "\x1f", "del\x7f", "\x80", "line\u2028sep",
+                  "lone\ud800", "\udfff", "pair\U0001f600"]
+
+
+def _body_refuses(client: BodyClient, request_id: int, part: str, value: str) -> bool:
+    """Whether the body refuses one turn whose key part `part` is `value`, sent as Hermes sends it: UTF-8,
+    and a lone surrogate (which no UTF-8 holds) as its \\u escape."""
+    arguments = {"input": "tie the rules", "uid": "u", "channel": "c", "server": "s", part: value}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+               "params": {"name": "turn", "arguments": arguments}}
+    try:
+        line = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(message).encode("ascii")
+    client.send_raw(line + b"\n")
+    reply = client.read_message(None, f"the reply to a turn with {part}={value!r}")
+    assert reply.get("id") in (request_id, None), reply  # None: the body's parse error names no request
+    return "error" in reply or bool(reply["result"].get("isError"))
+
+
+@pytest.mark.parametrize("part", ["uid", "channel", "server"])
+def test_the_plugin_hashes_a_key_part_exactly_when_the_real_body_refuses_it(spawn_body, part):
+    client = spawn_body()
+    client.initialize()
+    ids = iter(range(1000, 2000))
+    for value in KEY_PART_EDGES:
+        hashed = level1.key_part(value) != value
+        assert _body_refuses(client, next(ids), part, value) is hashed, f"{part}={value!r}: the two rules differ"
+        if hashed:
+            assert not _body_refuses(client, next(ids), part, level1.key_part(value)), "the hash must be valid"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
+from harness.hermes_mount.entry import state_of
 from harness.hermes_mount.level1 import shipped_files
 from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
 from test_mount import home  # noqa: F401 (fixtures: the empty Hermes home of every mount test)
@@ -126,6 +129,43 @@ def test_unmount_keeps_a_plugin_file_the_operator_edited_and_clears_hermes_s_byt
     assert not (folder(home) / "plugin.yaml").exists() and not (folder(home) / SERVERS_FILE).exists()
 
 
+def test_a_remount_keeps_a_plugin_file_the_operator_edited_as_a_timestamped_backup(body_exe, home, capsys):
+    assert mount(home) == 0
+    init = folder(home) / "__init__.py"
+    init.write_text("# my own middleware now\n", encoding="utf-8")
+    capsys.readouterr()
+    assert mount(home, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"note: {init} was edited since mount wrote it: it is kept beside it as __init__.py.before-mafiabot.<UTC>" in out
+    assert f"Level1: would keep the edited {init} as __init__.py.before-mafiabot.<UTC>" in out
+    assert sorted(p.name for p in folder(home).iterdir()) == ["__init__.py", SERVERS_FILE, "plugin.yaml"]
+    assert mount(home) == 0
+    out = capsys.readouterr().out
+    [backup] = [p for p in folder(home).iterdir() if p.name.startswith("__init__.py.")]
+    assert re.fullmatch(r"__init__\.py\.before-mafiabot\.\d{8}T\d{6}Z", backup.name), backup.name
+    assert f"Level1: keep the edited {init} as {backup.name}" in out
+    assert backup.read_text(encoding="utf-8") == "# my own middleware now\n"
+    assert init.read_bytes() == shipped_files()["__init__.py"]
+    assert mount(home) == 0 and [p for p in folder(home).iterdir() if p.name.startswith("__init__.py.")] == [backup]
+    assert unmount(home) == 0
+    assert sorted(p.name for p in folder(home).iterdir()) == [backup.name], "unmount never removes the operator's"
+
+
+def test_a_remount_replaces_what_an_earlier_mount_wrote_without_a_backup(body_exe, home, capsys):
+    assert mount(home) == 0
+    init, manifest_file = folder(home) / "__init__.py", folder(home) / SERVERS_FILE
+    older = b"# the plugin as an earlier harness shipped it\n"
+    init.write_bytes(older)
+    manifest = json.loads(manifest_file.read_text())
+    manifest["files"]["__init__.py"] = hashlib.sha256(older).hexdigest()
+    manifest_file.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert mount(home) == 0
+    assert "was edited since mount wrote it" not in capsys.readouterr().out
+    assert init.read_bytes() == shipped_files()["__init__.py"]
+    assert not [p for p in folder(home).iterdir() if ".before-mafiabot." in p.name]
+
+
 def test_a_folder_of_that_name_that_mount_did_not_write_is_never_touched(body_exe, home, capsys):
     folder(home).mkdir(parents=True)
     (folder(home) / "__init__.py").write_text("# someone else's\n", encoding="utf-8")
@@ -160,26 +200,96 @@ def entry_args(home: Path) -> list[str]:
     return hermes_reads(home)["mcp_servers"]["mafiabot"]["args"]
 
 
-def state_of(args: list[str]) -> str | None:
-    return args[args.index("--state") + 1] if "--state" in args else None
+def store_of(home: Path) -> str | None:
+    store = state_of(entry_args(home))
+    return None if store is None else str(store)
 
 
 def test_mount_keeps_sessions_under_the_home_by_default_and_makes_the_folder(body_exe, home):
     assert main(["mount", "--hermes-home", str(home)]) == 0  # with the check: the body starts with it
-    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
+    assert store_of(home) == str(home / "mafiabot" / "sessions.db")
     assert (home / "mafiabot").is_dir()
     assert not (home / "mafiabot" / "sessions.db").exists(), "mount's own check keeps no session there"
 
 
-def test_state_path_or_off_and_a_remount_without_it_goes_back_to_the_default(body_exe, home, tmp_path):
+def test_a_remount_without_state_keeps_the_entry_s_own_file_or_none(body_exe, home, tmp_path, capsys):
     store = tmp_path / "elsewhere" / "s.db"
     assert mount(home, "--state", str(store)) == 0
-    assert state_of(entry_args(home)) == str(store) and store.parent.is_dir()
-    assert mount(home, "--state", "off") == 0
-    assert "--state" not in entry_args(home)
-    assert mount(home, "--body-arg=--max-sessions", "--body-arg=50") == 0
-    assert state_of(entry_args(home)) == str(home / "mafiabot" / "sessions.db")
+    assert store_of(home) == str(store) and store.parent.is_dir()
+    capsys.readouterr()
+    assert mount(home, "--timeout", "90", "--body-arg=--max-sessions", "--body-arg=50") == 0
+    assert store_of(home) == str(store), "a remount that does not ask keeps the operator's store"
     assert entry_args(home)[-2:] == ["--max-sessions", "50"]
+    assert "sessions were kept in" not in capsys.readouterr().out
+    assert mount(home, "--state", "off") == 0
+    assert store_of(home) is None
+    assert f"note: sessions were kept in {store}, now in each body's memory; {store} is left as it is" in (
+        capsys.readouterr().out)
+    assert mount(home) == 0
+    assert store_of(home) is None, "off is the entry's own choice too"
+
+
+def test_a_kept_store_stays_where_mount_writes_it_so_a_remount_of_a_recording_entry_changes_nothing(
+        body_exe, home, tmp_path, capsys):
+    (tmp_path / "rec").mkdir()
+    asked = ("--record", str(tmp_path / "rec" / "hermes.jsonl"), "--soul", "keep")
+    assert mount(home, *asked, "--state", str(tmp_path / "mine.db")) == 0
+    written = (home / "config.yaml").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert mount(home, *asked) == 0
+    assert "already mounted as asked" in capsys.readouterr().out
+    assert (home / "config.yaml").read_text(encoding="utf-8") == written
+    assert store_of(home) == str(tmp_path / "mine.db")
+
+
+def test_a_remount_that_moves_the_store_says_where_from_and_leaves_the_old_one(body_exe, home, tmp_path, capsys):
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    assert mount(home, "--state", str(old)) == 0
+    old.write_bytes(b"the operator's sessions")
+    capsys.readouterr()
+    assert mount(home, "--state", str(new)) == 0
+    assert f"note: sessions were kept in {old}, now in {new}; {old} is left as it is" in capsys.readouterr().out
+    assert store_of(home) == str(new) and old.read_bytes() == b"the operator's sessions"
+    assert mount(home, "--state", "off") == 0 and mount(home) == 0
+    capsys.readouterr()
+    assert mount(home, "--state", str(new)) == 0
+    assert f"note: sessions were kept in each body's memory, now in {new}\n" in capsys.readouterr().out
+
+
+def test_without_level1_no_store_is_written_unasked_and_the_note_says_why(body_exe, home, capsys):
+    assert mount(home, "--no-level1") == 0
+    assert store_of(home) is None
+    out = capsys.readouterr().out
+    assert ("note: no --state: without Level1 the model chooses the key, and the home's store is shared by every "
+            "body of the home across restarts; sessions stay in each body's memory: pass --state FILE to keep them "
+            "anyway") in out
+    assert "  sessions: in each body's memory" in out
+    assert mount(home) == 0
+    assert store_of(home) is None, "the entry's own choice, none, is kept once Level1 is back"
+
+
+def test_turning_level1_off_takes_the_home_s_shared_store_away(body_exe, home, capsys):
+    assert mount(home) == 0
+    default = home / "mafiabot" / "sessions.db"
+    assert store_of(home) == str(default)
+    capsys.readouterr()
+    assert mount(home, "--no-level1") == 0
+    assert store_of(home) is None
+    out = capsys.readouterr().out
+    assert "note: no --state: without Level1 the model chooses the key" in out
+    assert f"note: sessions were kept in {default}, now in each body's memory; {default} is left as it is" in out
+
+
+def test_an_explicit_state_without_level1_is_honoured_with_a_one_line_warning(body_exe, home, tmp_path, capsys):
+    store = tmp_path / "mine.db"
+    assert mount(home, "--no-level1", "--state", str(store)) == 0
+    assert store_of(home) == str(store)
+    [warning] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    assert warning == (f"warning: --state {store} without Level1: the model chooses each turn's uid, channel and "
+                       "server, so it can reach any session kept there")
+    assert mount(home, "--no-level1") == 0, "a remount keeps the operator's own store, and warns again"
+    assert store_of(home) == str(store)
+    assert "warning: --state" in capsys.readouterr().out
 
 
 def test_dry_run_makes_no_state_folder(body_exe, home):
