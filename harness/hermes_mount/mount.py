@@ -221,7 +221,9 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
     entry = find_entry(doc.data, spec.name)
     kept = kept_body_args(spec, entry) if spec.extra_args is None else ()
     asked_timeout = spec.timeout
-    spec, state_notes, warnings = settle_state(home, spec, entry, level1)
+    # A plugin the operator's deny list names never loads: the model chooses the key as without Level1
+    denied = doc.original is not None and hermes_view(as_hermes(doc.original, doc.path)).disabled
+    spec, state_notes, warnings = settle_state(home, spec, entry, level1 and not denied)
     spec = settle(spec, entry)
     spec, notes = with_sampling(spec, asked_timeout)
     notes = state_notes + notes + apply_entry(doc.data, spec)

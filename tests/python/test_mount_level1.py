@@ -96,6 +96,9 @@ def test_plugins_disabled_wins_in_hermes_and_mount_says_so_rather_than_overrule_
     out = capsys.readouterr().out
     assert f"plugins.disabled names {PLUGIN_NAME}, and Hermes's deny list wins" in out
     assert hermes_reads(home)["plugins"] == {"disabled": [PLUGIN_NAME], "enabled": [PLUGIN_NAME]}
+    # The plugin will not load, so the model chooses the key: no shared store is written unasked
+    assert store_of(home) is None
+    assert "note: no --state: without Level1 the model chooses the key" in out
 
 
 def test_no_level1_installs_nothing_and_takes_away_an_earlier_install(body_exe, home):
