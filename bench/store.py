@@ -2,8 +2,8 @@
 
 Rows (targets from issue 16):
 1. Round trips of 8-pass turns, sequential, client and servers pinned to one CPU, alternating blocks
-   (bench.latency.interleaved, in 100 rounds: a block of 100 round trips lasts some 5 ms, shorter than
-   the shared machine's bursts of noise, which so land on every server alike): the body in memory,
+   (bench.latency.interleaved, its 10 rounds, as bench.roundtrip: in 100 rounds of 100 round trips
+   each block's first, cold turns lifted the body's median by ~5 %): the body in memory,
    the body with a store (synchronous NORMAL, the default) and the C floor; target: the store at
    most 3x the floor's median. What the store adds to the body in memory, in µs (median and CPU), is
    given too: the ratio moves with the floor (13-21 µs on this shared machine within one hour).
@@ -41,7 +41,6 @@ from bench import latency, servers, startup, stats, workloads
 RESULTS = workloads.ROOT / "bench" / "results"
 SESSIONS = 100_000
 TARGET_RATIO = 3.0
-ROUNDS = 100
 TARGET_STARTUP_MS = 5.0
 FILL_DEADLINE = 600.0
 FILL_BATCH = 10_000
@@ -89,7 +88,7 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
         units = [latency.Unit("C floor", floor, key), latency.Unit(store_floor.name, store_floor, key),
                  latency.Unit("body", memory_body, key), latency.Unit("body --state", stored, key)]
         print(f"round trips: {round_trips} per server", file=sys.stderr)
-        trips = latency.interleaved(units, round_trips, rounds=ROUNDS)
+        trips = latency.interleaved(units, round_trips)
         full = servers.body_server(fixture, name="body --state-sync full",
                                    extra=("--state", str(work / "full.db"), "--state-sync", "full"))
         full_trips = latency.interleaved([latency.Unit(full.name, full, key)], full_sync_trips)
