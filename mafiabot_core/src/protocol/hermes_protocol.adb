@@ -613,17 +613,14 @@ package body Hermes_Protocol is
                   end;
                   if Stored.Failed then
                      Body_Log.Error (Session_Store.Diagnostic (Stored));
-                     if Ended = Cancelled then
-                        --  MCP: a cancelled request gets no response, not
-                        --  even the store's error; the log line above is
-                        --  its only account
-                        Self.Silent := True;
+                     --  A cancelled turn gets no response, not even the
+                     --  store's error: it goes on to be silenced below
+                     if Ended /= Cancelled then
+                        Problem := Failure
+                          (Store_Failed, "Session store failed: "
+                           & To_String (Stored.Reason));
                         return;
                      end if;
-                     Problem := Failure
-                       (Store_Failed, "Session store failed: "
-                        & To_String (Stored.Reason));
-                     return;
                   end if;
                else
                   declare
