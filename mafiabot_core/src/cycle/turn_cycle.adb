@@ -1,4 +1,4 @@
-with Input_Guard;
+with Utf8;
 with Organs.Celtic_Cross;
 
 package body Turn_Cycle is
@@ -10,7 +10,7 @@ package body Turn_Cycle is
 
    function Focus_Of (Input : String) return String is
       Kept : constant Natural :=
-        Input_Guard.Utf8_Prefix_Length (Input, Focus_Bytes);
+        Utf8.Prefix_Length (Input, Focus_Bytes);
    begin
       return Input (Input'First .. Input'First + Kept - 1)
         & (if Kept < Input'Length then "..." else "");

@@ -11,7 +11,7 @@
 --  contract's, never the store's.  Were the room ever short all the same,
 --  a part would be clamped to it and cut the same visible way.
 
-with Input_Guard;
+with Utf8;
 
 package Organs.Texts is
 
@@ -136,6 +136,6 @@ private
 
 
    function Prefix_Length (Text : String; Max_Bytes : Natural) return Natural
-     renames Input_Guard.Utf8_Prefix_Length;
+     renames Utf8.Prefix_Length;
 
 end Organs.Texts;

@@ -1,6 +1,7 @@
 with Ada.Unchecked_Deallocation;
 with Interfaces;
 with Json_Bytes;
+with Utf8;
 
 package body Json_Reader is
 
@@ -505,7 +506,7 @@ package body Json_Reader is
                when Character'Val (16#80#) .. Character'Val (16#FF#) =>
                   declare
                      Length : constant Natural :=
-                       Input_Guard.Sequence_Length (Line, Index);
+                       Utf8.Sequence_Length (Line, Index);
                   begin
                      if Length = 0 then
                         Fail ("invalid UTF-8 in string", Index);
