@@ -146,7 +146,10 @@ package body Turn_Cycle is
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
             when Cycle_Order.Scope =>
-               Session.Turns := Session.Turns + 1;
+               --  A session at the last turn number stays there: its turns
+               --  go on, numbered alike
+               Session.Turns := Natural'Min (Session.Turns, Natural'Last - 1)
+                                + 1;
                if Session.Turns > 1 then
                   Chosen.Drive_Box.Recharge (Session.Reservoir);
                end if;
