@@ -129,6 +129,27 @@ package body Turn_Cycle is
          Texts.End_Part (Store, Trace.Output);
       end Write_Moves_Output;
 
+      --  "[route] No thought: the model answered none of the N questions
+      --  of this turn (the first: status: error)."
+      procedure Write_No_Thought_Output is
+         First : Organs.Model_Port.Answer_Facts renames
+           Trace.Calls (1).Call.Facts;
+      begin
+         Texts.Start_Part (Store, Output_Bytes);
+         Add ("[");
+         Add (Trace.Route);
+         Add ("] No thought: the model answered none of the ");
+         Texts.Add_Image (Store, Trace.Call_Last);
+         Add (" questions of this turn (the first: ");
+         Add (Organs.Model_Port.Status_Name (First.Status));
+         if Organs.Model_Port.Error_Of (First) /= "" then
+            Add (": ");
+            Add (Organs.Model_Port.Error_Of (First));
+         end if;
+         Add (").");
+         Texts.End_Part (Store, Trace.Output);
+      end Write_No_Thought_Output;
+
       --  The next call of the trace, Step's: the cognition writes what came
       --  of it there, in place (a call record is some 300 bytes)
       procedure Next_Call (Step : Cycle_Order.Step_Index) with Inline is
@@ -292,7 +313,10 @@ package body Turn_Cycle is
                    Route    => Trace.Route),
                   Input, Port, Store, Trace.Calls (Trace.Call_Last).Call);
                Texts.End_Part (Store, Trace.Output);
-               if Is_Empty (Trace.Output) then
+               if Is_Empty (Trace.Output) and then Got_No_Thought (Trace)
+               then
+                  Write_No_Thought_Output;
+               elsif Is_Empty (Trace.Output) then
                   Write_Moves_Output;
                end if;
                Texts.Start_Part (Store, Synthesis_Bytes);
