@@ -391,8 +391,8 @@ package body Json_Reader is
       --  A node for the value at First .. Last, as the last value of the
       --  innermost open container (a member named by the key just read,
       --  if that is an object).  Inlined, as Scan_String is: each runs once
-      --  a value or a key, and a call to either (a frame reaching into
-      --  Parse's) cost a fifth of its work.
+      --  a value or a key, and does little more than a call's own work (a
+      --  frame reaching into Parse's).
       procedure Add_Node
         (Kind    : Value_Kind;
          First   : Positive;

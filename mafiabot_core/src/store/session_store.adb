@@ -108,8 +108,8 @@ package body Session_Store is
       Configured := True;
       --  SQLite's statement journal takes and frees some 60 KB at the top
       --  of the heap in every turn: under glibc's default threshold
-      --  (128 KB) each turn gave it back to the system and faulted it in
-      --  again, which tripled a turn's cost
+      --  (128 KB) each turn would give it back to the system and fault it
+      --  in again
       if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
          Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
                            & " store will be slower");

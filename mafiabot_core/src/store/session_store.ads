@@ -6,7 +6,8 @@
 --  Contract:
 --  - A turn is one of two kinds, and either gives what one body serving
 --    every turn would have given, or fails and leaves the store as it was.
---  - A short turn (the stub's: microseconds) holds the write lock through:
+--  - A short turn (the stub's: it waits on nothing outside the body) holds
+--    the write lock through:
 --    Begin_Turn takes it (BEGIN IMMEDIATE) and reads the latest committed
 --    record of its session (fresh when the store has none), Commit_Turn
 --    writes the new one and commits.  Turns of one session from several
