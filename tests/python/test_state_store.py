@@ -670,6 +670,20 @@ def test_a_sampled_turn_waiting_on_its_client_lets_other_bodies_start_and_serve_
     assert resume_sampled_turn(sampled, park_sampled_turn(sampled)).trace["turn"] == 2
 
 
+def test_a_sampled_turn_whose_store_was_removed_while_it_waited_keeps_nothing_and_the_next_turn_starts_afresh(
+        spawn_body, tmp_path):
+    store = tmp_path / "moved.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    assert run_turn(sampled).trace["turn"] == 1
+    parked = park_sampled_turn(sampled)
+    remove_store(store)
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert "removed or replaced" in turn.response["error"]["message"]
+    assert run_turn(sampled).trace["turn"] == 1, "the next turn opens the path again: the removal forgot it"
+    assert stored_turns(store) == {key_of(room_of("u")): 1}
+
+
 @pytest.mark.parametrize("earlier_turns", [0, 1], ids=["a new session", "a session with a turn"])
 def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_fails_that_turn_and_keeps_the_other(
         spawn_body, tmp_path, earlier_turns):
