@@ -2,6 +2,7 @@ with Body_Log;
 with Fnv_Hash;
 with Organs.Cognition;
 with Stdio_Channel;
+with Utf8;
 
 package body Sampling_Port is
 
@@ -437,7 +438,7 @@ package body Sampling_Port is
    function Kept (Text : String) return Unbounded_String is
      (To_Unbounded_String
         (Text (Text'First .. Text'First - 1
-               + Input_Guard.Utf8_Prefix_Length (Text, Max_Replayed_Bytes))));
+               + Utf8.Prefix_Length (Text, Max_Replayed_Bytes))));
 
    procedure Resume
      (Self      : in out Replay_Port;
