@@ -15,6 +15,10 @@ Invariants:
   settled through the journal (`settle_orphans`); the job is then settled from the ledger: a
   delegation by the settlement that names its intent id (named in advance for that reason), any
   other job as `runner_gone`. A run still in flight keeps the job `running` until it is settled.
+- The jobs folder and the runner's lock are made on the first `start` (`open`), not before: a server
+  that never runs a job leaves nothing behind in the folder it was started in.
+- A waiter never holds a thread: `watch` registers a callback the job's thread calls once the job is
+  settled (its file written), so an event loop waits on an event of its own.
 - Each job runs in a thread of its own with a `stop` event, the per-run stop of the delegation and
   dispatch layers; `cancel` sets it and waits, bounded, for the run's own settlement (`cancelled`,
   the tree killed by the supervisor). At most MAX_RUNNING_JOBS run at once; past that `start`
@@ -78,6 +82,7 @@ class _Live:
     stop: threading.Event
     done: threading.Event
     thread: threading.Thread | None = None
+    watchers: list[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass
@@ -129,6 +134,11 @@ class JobRunner:
     def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
         with self._lock:
+            if self._runner_fd is None:
+                try:
+                    self.open()
+                except JobStoreUnusable as exc:
+                    raise JobRefused(f"the job was not started: {exc}") from None
             running = sum(1 for live in self._live.values() if not live.done.is_set())
             if running >= MAX_RUNNING_JOBS:
                 raise JobRefused(f"{running} jobs are running, the most one server runs at once; wait for one "
@@ -157,7 +167,26 @@ class JobRunner:
             envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
                         "detail": f"{type(exc).__name__}: {exc}"[:500]}
         self._settle(job, envelope)
-        live.done.set()
+        with self._lock:
+            live.done.set()
+            watchers, live.watchers = live.watchers, []
+        for watcher in watchers:
+            watcher()
+
+    def watch(self, job_id: str, callback: Callable[[], None]) -> Callable[[], None] | None:
+        """Have the job's thread call `callback` once this runner's job `job_id` is settled; the function
+        that takes it back, or None when the job is not running here (settled, or another runner's)."""
+        with self._lock:
+            live = self._live.get(job_id)
+            if live is None or live.done.is_set():
+                return None
+            live.watchers.append(callback)
+
+        def unwatch() -> None:
+            with self._lock:
+                if callback in live.watchers:
+                    live.watchers.remove(callback)
+        return unwatch
 
     def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
         settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
@@ -176,20 +205,6 @@ class JobRunner:
         job = self._read(job_id)
         if job["state"] == RUNNING and job["runner"] != self.runner_id and not self._runner_alive(job["runner"]):
             return self._recover(job)
-        return job
-
-    def wait(self, job_id: str, bound_s: float) -> dict[str, Any]:
-        """Block until the job settles or `bound_s` passes (a thread's call); the job then."""
-        live = self._live.get(job_id)
-        if live is not None:
-            live.done.wait(bound_s)
-            return self._read(job_id)
-        deadline = time.monotonic() + bound_s
-        job = self.get(job_id)
-        # A job of another runner: its settlement comes from the journal, read again each slice.
-        while job["state"] == RUNNING and time.monotonic() < deadline:
-            time.sleep(min(RECOVERY_POLL_S, max(0.0, deadline - time.monotonic())))
-            job = self.get(job_id)
         return job
 
     def cancel(self, job_id: str, bound_s: float) -> dict[str, Any]:
