@@ -16,7 +16,8 @@ Invariants:
   wakes and stops itself at its own pace.
 - The exit code of a cancelled command is 128 + the signal's number (`exit_code()`), as a shell reports it.
 - One run can be stopped alone, without a signal: its journal's `stop` event (a `threading.Event`),
-  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST.
+  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST, and says what
+  asked for it when the event is a `StopRequest` (`stop_cause`).
 """
 
 from __future__ import annotations
@@ -77,6 +78,22 @@ def requested() -> int | None:
 
 def signal_name(signum: int) -> str:
     return "a cancel request" if signum == CALLER_REQUEST else signal.Signals(signum).name
+
+
+class StopRequest(threading.Event):
+    """One run's own stop (CALLER_REQUEST) that remembers who asked, for the run's outcome to say."""
+
+    cause = "a cancel request"
+
+    def request(self, cause: str) -> None:
+        if not self.is_set():  # the first asker is the cause
+            self.cause = cause
+        self.set()
+
+
+def stop_cause(stop: threading.Event | None) -> str:
+    """What a run stopped by `stop` (CALLER_REQUEST) was stopped by, in words."""
+    return stop.cause if isinstance(stop, StopRequest) else signal_name(CALLER_REQUEST)
 
 
 def exit_code() -> int | None:

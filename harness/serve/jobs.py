@@ -47,6 +47,7 @@ from typing import Any
 
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
+from harness.hermes import cancellation
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.store import Ledger, LedgerError, is_started, utc_now
 from harness.settings import state_dir
@@ -77,9 +78,14 @@ class UnknownJob(HarnessError):
     """No job has this id."""
 
 
+# What the outcome of a run this runner stopped says stopped it (`cancellation.stop_cause`).
+CANCEL_CALL = "delegation_cancel"
+CALL_CANCELLED = "the host's cancel of the call that started it"
+
+
 @dataclass
 class _Live:
-    stop: threading.Event
+    stop: cancellation.StopRequest
     done: threading.Event
     thread: threading.Thread | None = None
     watchers: list[Callable[[], None]] = field(default_factory=list)
@@ -151,7 +157,7 @@ class JobRunner:
                 atomic_write_json(self._path(job_id), job, sync=False)
             except DurableWriteError as exc:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
-            live = _Live(threading.Event(), threading.Event())
+            live = _Live(cancellation.StopRequest(), threading.Event())
             self._live[job_id] = live
         # Not a daemon: an interpreter that exits waits for the run's own settlement (bounded by `shutdown`).
         live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id)
@@ -212,7 +218,7 @@ class JobRunner:
         live = self._live.get(job_id)
         if live is None:
             return self.get(job_id)  # settled already, or its runner is gone and it is settled from the journal
-        live.stop.set()
+        live.stop.request(CANCEL_CALL)
         live.done.wait(bound_s)
         return self._read(job_id)
 
@@ -220,7 +226,7 @@ class JobRunner:
         """Ask a job of this runner to stop, without waiting (a cancelled call cannot wait)."""
         live = self._live.get(job_id)
         if live is not None:
-            live.stop.set()
+            live.stop.request(CALL_CANCELLED)
 
     def is_ours(self, job_id: str) -> bool:
         return job_id in self._live
@@ -229,11 +235,12 @@ class JobRunner:
         """Whether a running job belongs to another server process that is still alive."""
         return job["state"] == RUNNING and job["runner"] != self.runner_id and self._runner_alive(job["runner"])
 
-    def shutdown(self, bound_s: float) -> list[str]:
-        """Stop every running job and wait for them within `bound_s` in all; the ids still running."""
+    def shutdown(self, bound_s: float, cause: str) -> list[str]:
+        """Stop every running job (`cause` says why) and wait for them within `bound_s` in all; the ids
+        still running."""
         deadline = time.monotonic() + bound_s
         for live in self._live.values():
-            live.stop.set()
+            live.stop.request(cause)
         left = []
         for job_id, live in self._live.items():
             if live.thread is not None:

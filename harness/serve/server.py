@@ -233,6 +233,8 @@ def serve(project_root: Path, transport: TransportSettings) -> list[str]:
         try:
             anyio.run(run)
         finally:
-            left = jobs.shutdown(SHUTDOWN_WAIT_S)
+            signum = cancellation.requested()
+            left = jobs.shutdown(SHUTDOWN_WAIT_S, "serve stopping: its stdin closed" if signum is None else
+                                 f"serve stopping: {cancellation.signal_name(signum)}")
             jobs.close()
     return left

@@ -295,7 +295,8 @@ def test_a_hundred_waits_on_one_job_leave_status_and_cancel_answering(
         assert line is not None, f"{len(answers)} of {waits + 1} answers came"
         reply = json.loads(line)
         answers[reply["id"]] = reply
-    assert answers["cancel"]["result"]["structuredContent"]["degraded_reason"] == "cancelled"
+    cancelled = answers["cancel"]["result"]["structuredContent"]
+    assert cancelled["degraded_reason"] == "cancelled" and "cancelled by delegation_cancel" in cancelled["detail"]
     assert {answers[f"wait-{n}"]["result"]["structuredContent"]["degraded_reason"] for n in range(waits)} == {
         "cancelled"}
     assert all(wait_gone(pid) for pid in tree)
@@ -306,9 +307,29 @@ def test_a_signal_with_stdin_open_stops_the_job_ledgers_it_and_exits_128_plus_n(
         raw_serve, fake_hermes, project, make_intent, tmp_path, signum) -> None:
     server = raw_serve()
     server.initialize()
-    _job_id, tree = hanging_job(server, fake_hermes, make_intent, tmp_path)
+    job_id, tree = hanging_job(server, fake_hermes, make_intent, tmp_path)
     server.process.send_signal(signum)  # stdin stays open
     assert server.process.wait(PROCESS_BOUND_S) == 128 + signum
     assert all(wait_gone(pid) for pid in tree)
     [settled] = [r for r in read_ledger(project) if r.get("phase") == "settled"]
     assert settled["status"] == "cancelled"
+    assert f"cancelled by {signum.name}" in job_envelope(raw_serve(), job_id)["detail"]
+
+
+def job_envelope(server: RawServe, job_id: str) -> dict[str, Any]:
+    """The settled envelope of a job, as a new server reads it."""
+    server.initialize()
+    envelope = server.call("delegation_result", job_id=job_id)["structuredContent"]
+    assert server.close() == 0
+    return dict(envelope)
+
+
+def test_a_job_stopped_because_stdin_closed_says_so(raw_serve, fake_hermes, project, make_intent, tmp_path) -> None:
+    server = raw_serve()
+    server.initialize()
+    job_id, tree = hanging_job(server, fake_hermes, make_intent, tmp_path)
+    assert server.close() == 0
+    assert all(wait_gone(pid) for pid in tree)
+    envelope = job_envelope(raw_serve(), job_id)
+    assert envelope["degraded_reason"] == "cancelled"
+    assert "cancelled by serve stopping: its stdin closed" in envelope["detail"], envelope["detail"]
