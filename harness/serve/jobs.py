@@ -71,7 +71,7 @@ class JobRefused(HarnessError):
 
 
 class JobStoreUnusable(HarnessError):
-    """The jobs folder cannot be made, listed or locked; the server did not start."""
+    """The jobs folder cannot be made, listed or locked (on the first job, which is then refused)."""
 
 
 class UnknownJob(HarnessError):

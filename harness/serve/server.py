@@ -178,6 +178,8 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
             loop.call_soon_threadsafe(settled.set)
 
     unwatch = jobs.watch(job_id, wake)
+    if unwatch is None:  # settled since it was read, or another server's: as it stands now
+        job = await anyio.to_thread.run_sync(jobs.get, job_id)
     began = next_progress = anyio.current_time()
     try:
         while job["state"] == "running":
