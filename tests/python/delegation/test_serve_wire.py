@@ -332,3 +332,21 @@ def test_a_job_stopped_because_stdin_closed_says_so(raw_serve, fake_hermes, proj
     envelope = job_envelope(raw_serve(), job_id)
     assert envelope["degraded_reason"] == "cancelled"
     assert "cancelled by serve stopping: its stdin closed" in envelope["detail"], envelope["detail"]
+
+
+def test_a_stdin_the_loop_cannot_poll_is_read_all_the_same(project, fake_hermes, tmp_path) -> None:
+    # A regular file: epoll refuses it, and a read never blocks on it. Only lines the screen answers itself:
+    # requests the session is still handling at end of input are cancelled by the SDK (stdin closed).
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"jsonrpc":"2.0","id":2,"method":"pi\n' + hostile.ping(id_raw=b"1.5") + b"\n"
+                         + hostile.ping(id_raw=b"7", params=b'{"s":"\\ud800"}'))  # the last line without newline
+    with requests.open("rb") as stdin:
+        run = subprocess.run([sys.executable, "-m", "harness", "serve"], cwd=project, stdin=stdin,
+                             capture_output=True, timeout=PROCESS_BOUND_S, check=False)
+    replies = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [(None, PARSE_ERROR), (None, INVALID_REQUEST),
+                                                                (7, PARSE_ERROR)]
+    assert run.returncode == 0
+    empty = subprocess.run([sys.executable, "-m", "harness", "serve"], cwd=project, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=PROCESS_BOUND_S, check=False)
+    assert (empty.returncode, empty.stdout) == (0, b"")
