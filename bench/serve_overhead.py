@@ -10,6 +10,10 @@ in a temporary project and Hermes home, alternating the two paths `--repeat` tim
   delegation plus the JSON-RPC round trip, the job's thread and its two atomic job-file writes.
 Prints both medians and the median of the per-pair differences (what serve adds), and, for scale, the
 median of a whole `mafiabot-harness delegate` process (its interpreter start included).
+
+Then (alone with `--waits-only`) the latency of `delegation_status` and `delegation_cancel` on a job
+that `--waits` (default 100) `delegation_result` calls are waiting on: a host that fans out waits
+must still see and stop its job at once.
 """
 
 from __future__ import annotations
@@ -75,6 +79,34 @@ async def measure(repeat: int, env: dict[str, str]) -> tuple[list[float], list[f
     return direct, served
 
 
+async def waits_latency(waits: int, env: dict[str, str]) -> tuple[float, float]:
+    """Milliseconds of one `delegation_status`, then one `delegation_cancel`, with `waits` waits outstanding."""
+    scenario = Path(env["FAKE_HERMES_SCENARIO"])
+    kept = scenario.read_text()
+    scenario.write_text(json.dumps([{"hang": True, "pids_file": str(scenario.with_name("pids.json"))}]))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "harness", "serve"], env=dict(os.environ))
+    try:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            handle = await session.call_tool("autobot_delegate", {"intent": intent(env["MAFIABOT_PROJECT_ROOT"]),
+                                                                  "wait_seconds": 0})
+            job_id = handle.structured_content["job_id"]
+            async with anyio.create_task_group() as group:
+                for _ in range(waits):
+                    group.start_soon(session.call_tool, "delegation_result", {"job_id": job_id, "wait_seconds": 45})
+                await anyio.sleep(1.0)  # every wait has reached the server (this is a bench, not a test)
+                t0 = time.perf_counter()
+                await session.call_tool("delegation_status", {"job_id": job_id})
+                status_ms = (time.perf_counter() - t0) * 1000
+                t0 = time.perf_counter()
+                cancelled = await session.call_tool("delegation_cancel", {"job_id": job_id})
+                cancel_ms = (time.perf_counter() - t0) * 1000
+                assert cancelled.structured_content["degraded_reason"] == "cancelled", cancelled.content
+    finally:
+        scenario.write_text(kept)
+    return status_ms, cancel_ms
+
+
 def cli_runs(repeat: int, env: dict[str, str], root: Path) -> list[float]:
     path = root / "intent.json"
     path.write_text(json.dumps(intent(env["MAFIABOT_PROJECT_ROOT"])))
@@ -90,12 +122,20 @@ def cli_runs(repeat: int, env: dict[str, str], root: Path) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument("--waits", type=int, default=100)
+    parser.add_argument("--waits-only", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         env = prepare(root)
         os.environ.update(env)
         os.environ["HOME"] = str(root)
+        status_ms, cancel_ms = anyio.run(waits_latency, args.waits, env)
+        print(f"delegation_status with {args.waits} waits outstanding  {status_ms:8.1f} ms")
+        print(f"delegation_cancel with {args.waits} waits outstanding  {cancel_ms:8.1f} ms  (the run's settling "
+              f"included)")
+        if args.waits_only:
+            return 0
         direct, served = anyio.run(measure, args.repeat, env)
         cli = cli_runs(max(5, args.repeat // 4), env, root)
     added = [s - d for d, s in zip(direct, served, strict=True)]

@@ -24,7 +24,6 @@ import importlib
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from importlib import metadata
 from typing import NoReturn
 
 from harness import settings
@@ -32,8 +31,8 @@ from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
 from harness.cli.output import PROG, print_error
 from harness.errors import HarnessError
 from harness.hermes import cancellation
+from harness.version import version
 
-DISTRIBUTION = "mafiabot-harness"
 # How a command that a cancelling signal stopped exits (harness.hermes.cancellation), as a shell reports it.
 CANCELLED_STATUSES = {signal.SIGHUP: "hung_up", signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
@@ -62,14 +61,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(ExitCode.INVALID_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def version() -> str:
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        # Run from a source tree that was never installed: say so rather than invent a number.
-        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,16 +11,20 @@ Invariants:
   anything new (a spawn, the next queue item).
 - Threads other than the main one are never interrupted by the exception; the bounded waits on a
   Hermes run poll `requested()` every slice, so a cancelled fan-out stops every child it has.
+- A loop that cannot take an exception at any point (the event loop of `serve`) runs shielded and
+  registers a listener (`listening`): the handler calls it after recording the request, so the loop
+  wakes and stops itself at its own pace.
 - The exit code of a cancelled command is 128 + the signal's number (`exit_code()`), as a shell reports it.
 - One run can be stopped alone, without a signal: its journal's `stop` event (a `threading.Event`),
-  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST.
+  polled like `requested()`; the run's outcome is then `cancelled` by CALLER_REQUEST, and says what
+  asked for it when the event is a `StopRequest` (`stop_cause`).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
 
@@ -38,6 +42,7 @@ class _Requests:
         self.lock = threading.Lock()
         self.first: int | None = None
         self.shield_depth = 0
+        self.listeners: list[Callable[[], None]] = []
 
 
 _requests = _Requests()
@@ -55,6 +60,8 @@ def _handler(signum: int, _frame: FrameType | None) -> None:
     with _requests.lock:
         if _requests.first is None:
             _requests.first = signum
+    for listener in list(_requests.listeners):
+        listener()
     if _requests.shield_depth == 0:
         raise Cancelled(signum)
 
@@ -73,6 +80,22 @@ def signal_name(signum: int) -> str:
     return "a cancel request" if signum == CALLER_REQUEST else signal.Signals(signum).name
 
 
+class StopRequest(threading.Event):
+    """One run's own stop (CALLER_REQUEST) that remembers who asked, for the run's outcome to say."""
+
+    cause = "a cancel request"
+
+    def request(self, cause: str) -> None:
+        if not self.is_set():  # the first asker is the cause
+            self.cause = cause
+        self.set()
+
+
+def stop_cause(stop: threading.Event | None) -> str:
+    """What a run stopped by `stop` (CALLER_REQUEST) was stopped by, in words."""
+    return stop.cause if isinstance(stop, StopRequest) else signal_name(CALLER_REQUEST)
+
+
 def exit_code() -> int | None:
     return None if _requests.first is None else 128 + _requests.first
 
@@ -88,6 +111,16 @@ def shielded() -> Iterator[None]:
     finally:
         if on_main:
             _requests.shield_depth -= 1
+
+
+@contextmanager
+def listening(listener: Callable[[], None]) -> Iterator[None]:
+    """Call `listener` (in the signal handler: it must only schedule work) on each cancelling signal."""
+    _requests.listeners.append(listener)
+    try:
+        yield
+    finally:
+        _requests.listeners.remove(listener)
 
 
 def reset_for_tests() -> None:

@@ -28,7 +28,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -150,7 +150,7 @@ class HermesTransport:
                     slot = journal.begin(request, home, cwd)
                 except JournalRefused as exc:
                     return _refused(request, Refusal(reasons.LEDGER_UNWRITABLE, str(exc)), started_at, t0)
-            stop = journal.stop.is_set if journal is not None and journal.stop is not None else None
+            stop = journal.stop if journal is not None else None
             outcome = self._spawn(request, executable, home, expected, slot, cwd, started_at, t0, stop)
             if journal is not None:
                 journal.outcome = outcome
@@ -161,14 +161,14 @@ class HermesTransport:
                 shutil.rmtree(slot.run_dir, ignore_errors=True)
 
     def _spawn(self, request: RunRequest, executable: Path, home: Path, expected: Route, slot: RunSlot, cwd: Path,
-               started_at: float, t0: float, stop: Callable[[], bool] | None) -> RunOutcome:
+               started_at: float, t0: float, stop: threading.Event | None) -> RunOutcome:
         usage_file = slot.run_dir / "usage.json" if request.mode == "oneshot" else None
         try:
             completed = run_bounded(build_argv(executable, request, usage_file), env=self._child_env(request),
                                     cwd=cwd, spool_dir=slot.run_dir, timeout_s=request.timeout_s,
                                     max_stdout_bytes=self.settings.max_output_bytes,
                                     max_stderr_bytes=self.settings.max_stderr_bytes, hold_fds=slot.hold_fds,
-                                    stop=stop)
+                                    stop=None if stop is None else stop.is_set)
         except SpawnFailed as exc:
             return _refused(request, Refusal(reasons.HERMES_NOT_FOUND, str(exc)), started_at, t0)
         stderr = completed.stderr_tail.decode("utf-8", errors="replace")
@@ -177,7 +177,7 @@ class HermesTransport:
             record = read_usage_file(usage_file)
         else:
             record = read_state_db(home, session_id) if session_id else None
-        return judge(request, completed, record, expected, stderr, started_at)
+        return judge(request, completed, record, expected, stderr, started_at, cancellation.stop_cause(stop))
 
     def _preflight(self, request: RunRequest) -> Refusal | tuple[Path, Path, Route]:
         """(executable, home, expected route), or the Refusal that keeps the run from starting."""
@@ -213,8 +213,9 @@ class HermesTransport:
 
 
 def judge(request: RunRequest, completed: Completed, record: RunRecord | None, expected: Route, stderr: str,
-          started_at: float) -> RunOutcome:
-    """The verdict on a finished (or killed) run; pure, so every branch is testable without a process."""
+          started_at: float, stopped_by: str = cancellation.signal_name(cancellation.CALLER_REQUEST)) -> RunOutcome:
+    """The verdict on a finished (or killed) run; pure, so every branch is testable without a process.
+    `stopped_by` says what a run stopped alone (CALLER_REQUEST) was stopped by."""
     stdout = completed.stdout.decode("utf-8", errors="replace")
     text = stdout.strip()
     usage = record.usage if record is not None else Usage.estimate(len(request.prompt), len(text))
@@ -233,8 +234,10 @@ def judge(request: RunRequest, completed: Completed, record: RunRecord | None, e
                           stderr_tail=stderr[-2000:], warnings=tuple(warnings))
 
     if completed.cancelled is not None:
+        by = stopped_by if completed.cancelled == cancellation.CALLER_REQUEST else (
+            cancellation.signal_name(completed.cancelled))
         return verdict(False, reasons.CANCELLED,
-                       f"cancelled by {cancellation.signal_name(completed.cancelled)}; Hermes was sent SIGTERM, "
+                       f"cancelled by {by}; Hermes was sent SIGTERM, "
                        f"then its tree was killed ({completed.killed_count} leftover process(es))")
     if completed.timed_out:
         return verdict(False, reasons.timed_out(request.timeout_s),

@@ -15,6 +15,10 @@ Invariants:
   settled through the journal (`settle_orphans`); the job is then settled from the ledger: a
   delegation by the settlement that names its intent id (named in advance for that reason), any
   other job as `runner_gone`. A run still in flight keeps the job `running` until it is settled.
+- The jobs folder and the runner's lock are made on the first `start` (`open`), not before: a server
+  that never runs a job leaves nothing behind in the folder it was started in.
+- A waiter never holds a thread: `watch` registers a callback the job's thread calls once the job is
+  settled (its file written), so an event loop waits on an event of its own.
 - Each job runs in a thread of its own with a `stop` event, the per-run stop of the delegation and
   dispatch layers; `cancel` sets it and waits, bounded, for the run's own settlement (`cancelled`,
   the tree killed by the supervisor). At most MAX_RUNNING_JOBS run at once; past that `start`
@@ -43,6 +47,7 @@ from typing import Any
 
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
+from harness.hermes import cancellation
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.store import Ledger, LedgerError, is_started, utc_now
 from harness.settings import state_dir
@@ -66,18 +71,24 @@ class JobRefused(HarnessError):
 
 
 class JobStoreUnusable(HarnessError):
-    """The jobs folder cannot be made, listed or locked; the server did not start."""
+    """The jobs folder cannot be made, listed or locked (on the first job, which is then refused)."""
 
 
 class UnknownJob(HarnessError):
     """No job has this id."""
 
 
+# What the outcome of a run this runner stopped says stopped it (`cancellation.stop_cause`).
+CANCEL_CALL = "delegation_cancel"
+CALL_CANCELLED = "the host's cancel of the call that started it"
+
+
 @dataclass
 class _Live:
-    stop: threading.Event
+    stop: cancellation.StopRequest
     done: threading.Event
     thread: threading.Thread | None = None
+    watchers: list[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass
@@ -129,6 +140,11 @@ class JobRunner:
     def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
         with self._lock:
+            if self._runner_fd is None:
+                try:
+                    self.open()
+                except JobStoreUnusable as exc:
+                    raise JobRefused(f"the job was not started: {exc}") from None
             running = sum(1 for live in self._live.values() if not live.done.is_set())
             if running >= MAX_RUNNING_JOBS:
                 raise JobRefused(f"{running} jobs are running, the most one server runs at once; wait for one "
@@ -141,7 +157,7 @@ class JobRunner:
                 atomic_write_json(self._path(job_id), job, sync=False)
             except DurableWriteError as exc:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
-            live = _Live(threading.Event(), threading.Event())
+            live = _Live(cancellation.StopRequest(), threading.Event())
             self._live[job_id] = live
         # Not a daemon: an interpreter that exits waits for the run's own settlement (bounded by `shutdown`).
         live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id)
@@ -157,7 +173,26 @@ class JobRunner:
             envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
                         "detail": f"{type(exc).__name__}: {exc}"[:500]}
         self._settle(job, envelope)
-        live.done.set()
+        with self._lock:
+            live.done.set()
+            watchers, live.watchers = live.watchers, []
+        for watcher in watchers:
+            watcher()
+
+    def watch(self, job_id: str, callback: Callable[[], None]) -> Callable[[], None] | None:
+        """Have the job's thread call `callback` once this runner's job `job_id` is settled; the function
+        that takes it back, or None when the job is not running here (settled, or another runner's)."""
+        with self._lock:
+            live = self._live.get(job_id)
+            if live is None or live.done.is_set():
+                return None
+            live.watchers.append(callback)
+
+        def unwatch() -> None:
+            with self._lock:
+                if callback in live.watchers:
+                    live.watchers.remove(callback)
+        return unwatch
 
     def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
         settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
@@ -178,26 +213,12 @@ class JobRunner:
             return self._recover(job)
         return job
 
-    def wait(self, job_id: str, bound_s: float) -> dict[str, Any]:
-        """Block until the job settles or `bound_s` passes (a thread's call); the job then."""
-        live = self._live.get(job_id)
-        if live is not None:
-            live.done.wait(bound_s)
-            return self._read(job_id)
-        deadline = time.monotonic() + bound_s
-        job = self.get(job_id)
-        # A job of another runner: its settlement comes from the journal, read again each slice.
-        while job["state"] == RUNNING and time.monotonic() < deadline:
-            time.sleep(min(RECOVERY_POLL_S, max(0.0, deadline - time.monotonic())))
-            job = self.get(job_id)
-        return job
-
     def cancel(self, job_id: str, bound_s: float) -> dict[str, Any]:
         """Stop a job of this runner and wait, bounded, for its settlement; the job then."""
         live = self._live.get(job_id)
         if live is None:
             return self.get(job_id)  # settled already, or its runner is gone and it is settled from the journal
-        live.stop.set()
+        live.stop.request(CANCEL_CALL)
         live.done.wait(bound_s)
         return self._read(job_id)
 
@@ -205,7 +226,7 @@ class JobRunner:
         """Ask a job of this runner to stop, without waiting (a cancelled call cannot wait)."""
         live = self._live.get(job_id)
         if live is not None:
-            live.stop.set()
+            live.stop.request(CALL_CANCELLED)
 
     def is_ours(self, job_id: str) -> bool:
         return job_id in self._live
@@ -214,11 +235,12 @@ class JobRunner:
         """Whether a running job belongs to another server process that is still alive."""
         return job["state"] == RUNNING and job["runner"] != self.runner_id and self._runner_alive(job["runner"])
 
-    def shutdown(self, bound_s: float) -> list[str]:
-        """Stop every running job and wait for them within `bound_s` in all; the ids still running."""
+    def shutdown(self, bound_s: float, cause: str) -> list[str]:
+        """Stop every running job (`cause` says why) and wait for them within `bound_s` in all; the ids
+        still running."""
         deadline = time.monotonic() + bound_s
         for live in self._live.values():
-            live.stop.set()
+            live.stop.request(cause)
         left = []
         for job_id, live in self._live.items():
             if live.thread is not None:

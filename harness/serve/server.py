@@ -1,8 +1,11 @@
 """`mafiabot-harness serve`: the tools of `harness.serve.tools` over MCP stdio, on the official SDK's lowlevel server.
 
 Invariants:
-- stdout carries MCP messages only (the SDK's stdio transport points fd 1 at stderr while serving, so
-  Hermes and its children never write on the wire); diagnostics go to stderr.
+- stdout carries MCP messages only (`harness.serve.wire` points fd 1 at stderr while serving, so
+  Hermes and its children never write on the wire); diagnostics go to stderr. Every line of stdin
+  is answered or ignored as JSON-RPC says, the ones the SDK would drop included (`wire.screen`).
+- A cancelling signal (SIGTERM, SIGINT, SIGHUP) ends serving at once, stdin open or not: the jobs
+  are stopped and waited for as below, and the command exits 128 + the signal's number.
 - An unknown tool is a protocol error (-32602, as the specification's example); bad arguments, an
   unknown job or a refused start are `isError` results with one line saying what was wrong. A
   result with structured content also carries it serialised as text, for clients that read text.
@@ -24,8 +27,11 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +39,10 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from harness.hermes import TransportSettings, cancellation
-from harness.serve.jobs import JobRunner
+from harness.serve.jobs import RECOVERY_POLL_S, JobRunner
 from harness.serve.tools import (
     TOOLS,
     TOOLS_BY_NAME,
@@ -46,6 +51,8 @@ from harness.serve.tools import (
     ToolFailure,
     delegation_envelope,
 )
+from harness.serve.wire import stdio_transport
+from harness.version import version
 
 SERVER_NAME = "mafiabot-harness"
 # Often enough that a host sees a long run is alive; rare enough to cost nothing beside a Hermes run.
@@ -63,28 +70,44 @@ TIMED_OUT = re.compile(r"tim(ed|e) ?out", re.IGNORECASE)
 
 
 class CancelReasons:
-    """The reasons of the `notifications/cancelled` this connection received, by request id."""
+    """The reasons of the `notifications/cancelled` for this connection's job-starting calls, by request id.
+
+    Only the ids of calls that are waiting on a job they started are kept (`expecting`), and only while
+    they wait: a cancel of any other id (unknown, finished, or of a call that stops nothing) costs nothing
+    that stays."""
 
     def __init__(self) -> None:
         self._reasons: dict[str, str] = {}
         self._arrived: dict[str, anyio.Event] = {}
 
-    def _event(self, request_id: str) -> anyio.Event:
-        return self._arrived.setdefault(request_id, anyio.Event())
+    def __len__(self) -> int:
+        return len(self._arrived)
+
+    @contextlib.contextmanager
+    def expecting(self, request_id: Any) -> Iterator[None]:
+        key = str(request_id)
+        self._arrived[key] = anyio.Event()
+        try:
+            yield
+        finally:
+            self._arrived.pop(key, None)
+            self._reasons.pop(key, None)
 
     async def received(self, _ctx: ServerRequestContext[Any], params: types.CancelledNotificationParams) -> None:
-        if params.request_id is not None:
-            key = str(params.request_id)
+        key = str(params.request_id)
+        arrived = self._arrived.get(key)
+        if arrived is not None:
             self._reasons[key] = params.reason or ""
-            self._event(key).set()
+            arrived.set()
 
     async def gave_up_waiting(self, request_id: Any) -> bool:
         """Whether the cancel of `request_id` says its caller timed out (waiting, bounded, for it to arrive)."""
         key = str(request_id)
-        with anyio.move_on_after(CANCEL_REASON_WAIT_S):
-            await self._event(key).wait()
-        self._arrived.pop(key, None)
-        return bool(TIMED_OUT.search(self._reasons.pop(key, "")))
+        arrived = self._arrived.get(key)
+        if arrived is not None:
+            with anyio.move_on_after(CANCEL_REASON_WAIT_S):
+                await arrived.wait()
+        return bool(TIMED_OUT.search(self._reasons.get(key, "")))
 
 
 def tool_list() -> list[types.Tool]:
@@ -116,8 +139,9 @@ def build_server(context: ServeContext) -> Server[Any]:
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(document, ensure_ascii=False))],
                                     structured_content=document)
 
-    server: Server[Any] = Server(SERVER_NAME, instructions="Delegation to Hermes sub-agents with job handles: see "
-                                                           "the skills autobot, agent-dispatch and auto-pilot.",
+    server: Server[Any] = Server(SERVER_NAME, version=version(),
+                                 instructions="Delegation to Hermes sub-agents with job handles: see the skills "
+                                              "autobot, agent-dispatch and auto-pilot.",
                                  on_list_tools=list_tools, on_call_tool=call_tool)
     server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, reasons.received)
     return server
@@ -126,43 +150,93 @@ def build_server(context: ServeContext) -> Server[Any]:
 async def _wait(ctx: ServerRequestContext[Any], context: ServeContext, started: Started,
                 reasons: CancelReasons | None) -> dict[str, Any]:
     """Wait for the job within the caller's bound; `reasons` is given when a cancel of this call stops the job."""
-    job, jobs = started.job, context.jobs
-    job_id = job["job_id"]
-    deadline = anyio.current_time() + started.wait_seconds
-    waited = 0.0
-    try:
-        while job["state"] == "running":
-            left = deadline - anyio.current_time()
-            if left <= 0:
-                break
-            await ctx.session.report_progress(waited, None, f"{job['tool']} {job_id}: running for {waited:.0f} s")
-            slice_s = min(PROGRESS_INTERVAL_S, left)
-            job = await anyio.to_thread.run_sync(jobs.wait, job_id, slice_s, abandon_on_cancel=True)
-            waited += slice_s
-    except anyio.get_cancelled_exc_class():
-        if reasons is not None:
+    if reasons is None:
+        return await _await_job(ctx, context.jobs, started)
+    with reasons.expecting(ctx.request_id):
+        try:
+            return await _await_job(ctx, context.jobs, started)
+        except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
                 if not await reasons.gave_up_waiting(ctx.request_id):
-                    jobs.stop(job_id)
-        raise
+                    context.jobs.stop(started.job["job_id"])
+            raise
+
+
+async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: Started) -> dict[str, Any]:
+    """The job's envelope once settled within the caller's bound, else its handle; progress meanwhile.
+
+    No thread is held while waiting: a job of this server wakes an event of this loop when it settles;
+    a job of another server is read again every RECOVERY_POLL_S."""
+    job = started.job
+    job_id = job["job_id"]
+    deadline = anyio.current_time() + started.wait_seconds
+    settled = anyio.Event()
+    loop = asyncio.get_running_loop()
+
+    def wake() -> None:  # called in the job's thread
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits any more
+            loop.call_soon_threadsafe(settled.set)
+
+    unwatch = jobs.watch(job_id, wake)
+    if unwatch is None:  # settled since it was read, or another server's: as it stands now
+        job = await anyio.to_thread.run_sync(jobs.get, job_id)
+    began = next_progress = anyio.current_time()
+    try:
+        while job["state"] == "running":
+            now = anyio.current_time()
+            if now >= deadline:
+                break
+            if now >= next_progress:
+                waited = now - began
+                await ctx.session.report_progress(round(waited), None,
+                                                  f"{job['tool']} {job_id}: running for {waited:.0f} s")
+                next_progress += PROGRESS_INTERVAL_S
+            with anyio.move_on_after(min(next_progress, deadline) - now if unwatch is not None
+                                     else min(RECOVERY_POLL_S, deadline - now)):
+                await settled.wait()
+            if unwatch is None or settled.is_set():
+                job = await anyio.to_thread.run_sync(jobs.get, job_id)
+    finally:
+        if unwatch is not None:
+            unwatch()
     return delegation_envelope(job)
 
 
 def serve(project_root: Path, transport: TransportSettings) -> list[str]:
-    """Serve on stdio until stdin closes; the ids of jobs still running at the end (their runs are then
-    stopped by their supervisors and settled by the next reader)."""
-    jobs = JobRunner(project_root).open()
+    """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
+    the end (their runs are then stopped by their supervisors and settled by the next reader)."""
+    jobs = JobRunner(project_root)
     context = ServeContext(project_root=project_root, transport=transport, jobs=jobs)
     server = build_server(context)
 
     async def run() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+        signalled = anyio.Event()
+        loop = asyncio.get_running_loop()
 
-    try:
-        anyio.run(run)
-    finally:
-        with cancellation.shielded():  # a host's SIGTERM after closing stdin must not cut the jobs' settling
-            left = jobs.shutdown(SHUTDOWN_WAIT_S)
+        def wake() -> None:  # in the signal handler, between two steps of this loop
+            loop.call_soon_threadsafe(signalled.set)
+
+        with cancellation.listening(wake):
+            async with anyio.create_task_group() as group:
+                async def stop_on_signal() -> None:
+                    await signalled.wait()
+                    group.cancel_scope.cancel()
+
+                if cancellation.requested() is not None:
+                    return
+                group.start_soon(stop_on_signal)
+                async with stdio_transport() as (read, write):
+                    await server.run(read, write, server.create_initialization_options())
+                group.cancel_scope.cancel()
+
+    # Shielded throughout: a signal only wakes the loop (above), which stops serving at its own pace, and
+    # a host's SIGTERM after closing stdin must not cut the jobs' settling.
+    with cancellation.shielded():
+        try:
+            anyio.run(run)
+        finally:
+            signum = cancellation.requested()
+            left = jobs.shutdown(SHUTDOWN_WAIT_S, "serve stopping: its stdin closed" if signum is None else
+                                 f"serve stopping: {cancellation.signal_name(signum)}")
             jobs.close()
     return left

@@ -39,7 +39,7 @@ from harness.cli.autopilot_commands import BANDS, settings_for
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
 from harness.hermes import TransportSettings
-from harness.ledger import Ledger, default_ledger_path
+from harness.ledger import Ledger, LedgerError, default_ledger_path
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
@@ -303,8 +303,16 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
             "queue": str(queue.root)}
 
 
+def project_of(ctx: ServeContext, args: ProjectArgs) -> Path:
+    """The project a reading tool names (the server's own by default); ToolFailure when it is no folder."""
+    root = Path(args.project_root).expanduser().resolve() if args.project_root else ctx.project_root
+    if root.exists() and not root.is_dir():
+        raise ToolFailure(f"invalid arguments: project_root: {root} is not a directory")
+    return root
+
+
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=args.project_root or str(ctx.project_root))).inspect()
+    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(project_of(ctx, args)))).inspect()
     return state
 
 
@@ -318,10 +326,13 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    root = Path(args.project_root).expanduser().resolve() if args.project_root else ctx.project_root
-    ledger = Ledger(default_ledger_path(root))
-    settle_orphans(ledger)
-    return {"ledger": str(ledger.path), **summarize_ledger(ledger).to_dict()}
+    ledger = Ledger(default_ledger_path(project_of(ctx, args)))
+    try:
+        settle_orphans(ledger)
+        summary = summarize_ledger(ledger).to_dict()
+    except LedgerError as exc:  # e.g. its state folder is a file or unreadable
+        raise ToolFailure(f"the ledger cannot be read: {exc}") from None
+    return {"ledger": str(ledger.path), **summary}
 
 
 # -- the table --------------------------------------------------------------------------------------
