@@ -37,6 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from harness.hermes import TransportSettings, cancellation
+from harness.resolve import ReadRoots
 from harness.serve.jobs import JobRunner
 from harness.serve.tools import (
     TOOLS,
@@ -148,11 +149,12 @@ async def _wait(ctx: ServerRequestContext[Any], context: ServeContext, started: 
     return delegation_envelope(job)
 
 
-def serve(project_root: Path, transport: TransportSettings) -> list[str]:
+def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoots | None = None) -> list[str]:
     """Serve on stdio until stdin closes; the ids of jobs still running at the end (their runs are then
-    stopped by their supervisors and settled by the next reader)."""
+    stopped by their supervisors and settled by the next reader). `read_roots`: where a host may name files
+    (default: the project root alone)."""
     jobs = JobRunner(project_root).open()
-    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs)
+    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs, read_roots=read_roots)
     server = build_server(context)
 
     async def run() -> None:

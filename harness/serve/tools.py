@@ -10,6 +10,9 @@ Invariants:
   caller's bound (`wait_seconds`, at most MAX_WAIT_S: hosts end a tool call after about 60 s).
 - A handler never raises for bad input or a refused job: it returns `ToolFailure`, which the server
   turns into an `isError` result. Hermes failures are envelopes, not failures.
+- A file a host names (a plan, an intent's project root and target paths, a plan's registry) is read only
+  under the project root or a folder the operator named at start-up (`ReadRoots`, symlinks resolved
+  before the check); a refusal names the path, never anything read.
 - `readOnlyHint` is true for the tools that start nothing and change nothing a caller asked for;
   reading a job or the ledger may settle the records of runs that are already dead (the journal's
   bookkeeping, as every command does).
@@ -30,7 +33,7 @@ from pydantic import Field
 
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
-from harness.autobot.intent import IntentDocument, IntentError, parse_intent
+from harness.autobot.intent import Intent, IntentDocument, IntentError, parse_intent
 from harness.autopilot import PlanInvalid, load_plan, run_plan
 from harness.autopilot.plan import ALIASES, MODES
 from harness.autopilot.selection import check_agents, select_agents
@@ -42,8 +45,9 @@ from harness.hermes import TransportSettings
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
+from harness.resolve import OutsideRoots, ReadRoots
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
-from harness.typed_inputs import PathText, StrictModel, line, validate
+from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
 # round trip and a slow machine.
@@ -62,11 +66,17 @@ class ToolFailure(Exception):
 
 @dataclass(frozen=True)
 class ServeContext:
-    """What the handlers share: the server's project root, its Hermes settings and its jobs."""
+    """What the handlers share: the server's project root, its Hermes settings, its jobs, and the folders a
+    host may name files under (None: the project root alone)."""
 
     project_root: Path
     transport: TransportSettings
     jobs: JobRunner
+    read_roots: ReadRoots | None = None
+
+    @property
+    def readable(self) -> ReadRoots:
+        return self.read_roots or ReadRoots.of(self.project_root)
 
     def cli_args(self, **values: Any) -> argparse.Namespace:
         """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
@@ -86,7 +96,7 @@ class ServeContext:
 class DelegateArgs(StrictModel):
     intent: dict[str, Any]
     wait_seconds: WaitSeconds = DEFAULT_WAIT_S
-    toolsets: tuple[Annotated[str, line(64, strip=True)], ...] = ("todo",)
+    toolsets: Items[Annotated[str, line(64, strip=True)]] = ("todo",)
     max_turns: Annotated[int, Field(ge=1, le=250)] = DEFAULT_MAX_TURNS
 
 
@@ -197,7 +207,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     try:
         settings = AutobotSettings(toolsets=args.toolsets, max_turns=args.max_turns, transport=ctx.transport,
                                    intent_id=intent_id)
-        intent = parse_intent(args.intent)
+        intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid(exc).to_dict()
 
@@ -206,6 +216,21 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
 
     job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
     return Started(job, args.wait_seconds)
+
+
+def confined_intent(ctx: ServeContext, document: dict[str, Any]) -> Intent:
+    """The intent, if its project root and every target path lie where this server may read; IntentError
+    naming the first that does not (checked before anything is read)."""
+    intent = parse_intent(document)
+    roots = ctx.readable
+    try:
+        roots.confine(str(intent.project_root), "project_root")
+        for index, given in enumerate(intent.target_paths):
+            roots.confine(given, f"target_paths[{index}]", base=intent.project_root)
+    except OutsideRoots as exc:
+        field, _, message = str(exc).partition(": ")
+        raise IntentError(field, message) from None
+    return intent
 
 
 def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str, Any]:
@@ -241,16 +266,19 @@ def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[
 
 
 def _plan(ctx: ServeContext, args: PlanArgs) -> Any:
-    path = Path(args.plan_file).expanduser()
-    path = path if path.is_absolute() else ctx.project_root / path
     try:
+        path = ctx.readable.confine(args.plan_file, "plan_file")
         plan = load_plan(path, mode=args.mode, band=args.band)
+        if plan.registry is not None:
+            ctx.readable.confine(str(plan.registry), "registry")
         settings = settings_for(ctx.cli_args(), plan)
         check_agents(plan, settings.registry)
     except PlanInvalid as exc:
         raise ToolFailure(f"invalid plan: {exc.field}: {exc.message}") from None
     except RegistryError as exc:
         raise ToolFailure(f"invalid plan: registry: {exc}") from None
+    except OutsideRoots as exc:
+        raise ToolFailure(f"invalid plan: {exc}") from None
     return plan, settings
 
 
@@ -294,7 +322,7 @@ def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
 
 def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     try:
-        intent = parse_intent(args.intent)
+        intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid(exc).to_dict()
     queue = queue_of(ctx.cli_args(), intent.project_root)
