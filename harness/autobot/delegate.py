@@ -60,7 +60,6 @@ from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
 
-PROVIDER = "minimax"
 INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
 OUTPUT_VALIDATION_FAILED = "output_validation_failed"
@@ -183,8 +182,8 @@ class _Delegation:
         intent = self.intent
         materials = read_materials(intent.target_paths, intent.project_root)
         prompt = build_prompt(intent, materials, new_nonce(materials))
-        request = RunRequest(prompt=prompt, profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
-                             session=intent.session_name, toolsets=self.settings.toolsets,
+        request = RunRequest(prompt=prompt, profile=intent.hermes_profile, provider=intent.provider,
+                             model=intent.model, session=intent.session_name, toolsets=self.settings.toolsets,
                              max_turns=self.settings.max_turns, timeout_s=float(intent.timeout_seconds),
                              parent_id=self.settings.parent_id, label=self.intent_id)
         extra: dict[str, Any] = {"materials": [m.to_dict() for m in materials]}
@@ -260,7 +259,7 @@ class _Delegation:
     def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
         intent = self.intent
         record = refusal_record("delegation", status="degraded", reason=reason, detail=detail,
-                                profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
+                                profile=intent.hermes_profile, provider=intent.provider, model=intent.model,
                                 parent_id=self.settings.parent_id, **self._common())
         envelope = Envelope("degraded", reason, self.intent_id, _ms(self.t0), model=intent.model,
                             hermes_profile=intent.hermes_profile,

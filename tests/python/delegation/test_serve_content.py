@@ -126,3 +126,23 @@ def test_toolsets_given_as_a_json_list_reach_hermes(fake_hermes, project, make_i
         assert made["flags"]["toolsets"] == "todo,web"
         assert refused["degraded_reason"] == "invalid_intent" and "read-only" in refused["detail"]
     scenario(body)
+
+
+def test_payload_provider_reaches_hermes_and_the_seeds_minimax_is_the_default(fake_hermes, project,
+                                                                                make_intent) -> None:
+    async def body() -> None:
+        async with served() as session:
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            named = await call(session, "autobot_delegate",
+                               intent=make_intent(provider="openrouter", model="some/model"))
+            default = await call(session, "autobot_delegate", intent=make_intent(intent="Another task."))
+            bad = await call(session, "autobot_delegate", intent=make_intent(provider="Not A Provider"))
+        schema = listed["autobot_delegate"].input_schema
+        assert schema["$defs"]["Payload"]["properties"]["provider"]["default"] == "minimax"
+        assert schema["properties"]["toolsets"]["type"] == "array"
+        assert (named["status"], default["status"]) == ("ok", "ok"), (named, default)
+        assert (named["answered_by"]["provider"], default["answered_by"]["provider"]) == ("openrouter", "minimax")
+        assert [(c["flags"]["provider"], c["flags"]["model"]) for c in fake_hermes.calls()] == [
+            ("openrouter", "some/model"), ("minimax", "MiniMax-M3")]
+        assert (bad["degraded_reason"], bad["field"]) == ("invalid_intent", "payload.provider")
+    scenario(body)
