@@ -18,6 +18,9 @@ Invariants:
   past `writer.WriteCap`) keeps the raw answer at `.agents/state/autobot-rejected/<intent id>.txt`,
   beside the ledger, and anything unforeseen still settles the run (`harness_error`) on its way out.
   The concluding steps run shielded from cancellation, so a cancel never cuts a write or a record in two.
+- A `response` carries at most `max_chars` characters (the cut marker, which states the whole length,
+  included); a longer answer is kept whole at `.agents/state/answers/<intent id>.txt`, named in
+  `response_file` (`harness.answers`).
 - The intent lock's descriptor is held by the run's supervisor too: the lock is held until the
   Hermes tree is gone, even when this process is killed outright.
 - Nested delegation (`HERMES_AUTOBOT_DELEGATED` set in our environment) is refused before any lock
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from harness.answers import bounded
 from harness.autobot.intent import Intent, IntentError, parse_intent
 from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
@@ -206,7 +210,8 @@ class _Delegation:
         if len(artifact) > intent.max_chars:
             extra["warnings"] = [f"the answer is {len(artifact)} characters; max_chars asked for {intent.max_chars}"]
         if self.target is None:
-            extra["response"] = artifact
+            # The caller (a host's context) gets at most max_chars; the whole answer is kept beside the ledger.
+            extra.update(bounded(artifact, intent.max_chars, self.state, self.intent_id).to_fields("response"))
             return self._finish(outcome, None, "", extra)
         try:
             write_artifact(self.target, artifact, intent.append_with_separator,

@@ -31,9 +31,10 @@ from typing import Annotated, Any
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from harness.answers import DEFAULT_MAX_CHARS, bounded, cut
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
-from harness.autobot.intent import Intent, IntentDocument, IntentError, parse_intent
+from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
 from harness.autopilot import PlanInvalid, load_plan, run_plan
 from harness.autopilot.plan import ALIASES, MODES
 from harness.autopilot.selection import check_agents, select_agents
@@ -117,10 +118,14 @@ class ProjectArgs(StrictModel):
     project_root: PathText | None = None
 
 
+MaxChars = Annotated[int, Field(ge=1, le=MAX_CHARS_CEILING)]
+
+
 class DispatchArgs(StrictModel):
     inputs: dict[str, Any]
     timeout_s: Annotated[float, Field(gt=0, le=86400)] = DEFAULT_TIMEOUT_S
     wait_seconds: WaitSeconds = DEFAULT_WAIT_S
+    max_chars: MaxChars = DEFAULT_MAX_CHARS
 
 
 class PlanArgs(StrictModel):
@@ -131,6 +136,7 @@ class PlanArgs(StrictModel):
 
 class RunPlanArgs(PlanArgs):
     wait_seconds: WaitSeconds = 0.0
+    max_chars: MaxChars = DEFAULT_MAX_CHARS
 
 
 # -- outputs ----------------------------------------------------------------------------------------
@@ -242,7 +248,7 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
-                                    transport=ctx.transport, stop=stop)
+                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop)
         return dispatch(args.inputs, settings).envelope
 
     return Started(_start(ctx, "agent_dispatch", work, ledger, None), args.wait_seconds)
@@ -252,9 +258,24 @@ def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str,
     plan, settings = _plan(ctx, args)
 
     def work(_stop: threading.Event) -> dict[str, Any]:
-        return run_plan(plan, settings).envelope
+        return bounded_autopilot(run_plan(plan, settings).envelope, args.max_chars)
 
     return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, None), args.wait_seconds)
+
+
+def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """The auto-pilot envelope with every child's answer and the debate's merged text cut to `max_chars`: each
+    child's whole answer is already in its `answer_file`; a cut merged text is kept in the run's folder."""
+    for child in envelope.get("children", []):
+        if child.get("answer") is not None:
+            shown = cut(child["answer"], max_chars)
+            child["answer_truncated"] = child["answer_truncated"] or shown != child["answer"]
+            child["answer"] = shown
+    debate = envelope.get("debate")
+    if debate and debate.get("merged") and envelope.get("run_dir"):
+        merged = bounded(debate["merged"], max_chars, Path(envelope["run_dir"]), "merged")
+        debate.update(merged.to_fields("merged"))
+    return envelope
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,

@@ -146,3 +146,39 @@ def test_payload_provider_reaches_hermes_and_the_seeds_minimax_is_the_default(fa
             ("openrouter", "some/model"), ("minimax", "MiniMax-M3")]
         assert (bad["degraded_reason"], bad["field"]) == ("invalid_intent", "payload.provider")
     scenario(body)
+
+
+def hundred_kb() -> str:
+    return "".join(f"line {n:05d} of a long answer\n" for n in range(100_000 // 28 + 1))[:100_000]
+
+
+def test_a_100_kb_answer_reaches_the_host_cut_to_max_chars_and_is_kept_whole_in_a_file(
+        fake_hermes, project, make_intent, tmp_path) -> None:
+    answer = hundred_kb()
+    fake_hermes.script({"stdout": answer})
+    plan = project / "plan.yaml"
+    plan.write_text(PLAN.replace("band: L1", "band: L2"))
+
+    async def body() -> None:
+        async with served() as session:
+            delegated = await call(session, "autobot_delegate", intent=make_intent(max_chars=4000))
+            defaulted = await call(session, "autobot_delegate", intent=make_intent(intent="Once more."))
+            dispatched = await call(session, "agent_dispatch", max_chars=4000, inputs={
+                "target": "andy", "task_source": "email-triage", "context": "Offer", "reference_id": "m-1"})
+            handle = await call(session, "autopilot_run", plan_file="plan.yaml", max_chars=4000)
+            piloted = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=45)
+        for envelope in (delegated, defaulted):
+            assert envelope["status"] == "ok", envelope
+            assert len(envelope["response"]) <= 4000 and envelope["response_cut"] is True
+            assert envelope["response_chars"] == len(answer) and str(len(answer)) in envelope["response"]
+            assert answer.startswith(envelope["response"].split("\n…[cut")[0])
+            assert Path(envelope["response_file"]).read_text() == answer
+            assert Path(envelope["response_file"]).is_relative_to(project / ".agents" / "state")
+        reply = dispatched["transport"]["details"]
+        assert len(reply["reply"]) <= 4000 and reply["reply_chars"] == len(answer)
+        assert Path(reply["reply_file"]).read_text() == answer
+        [child] = piloted["children"]
+        assert len(child["answer"]) <= 4000 and child["answer_truncated"] is True
+        assert Path(child["answer_file"]).read_text() == answer
+        assert len(json.dumps(delegated)) < 20_000
+    scenario(body)
