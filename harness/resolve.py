@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness import settings
 from harness.errors import ConfigError
+from harness.hermes.locate import HERMES_HOME_ENV
 
 # The seed (autobot's delegate.py) sends every delegation with `--provider=minimax`.
 DEFAULT_PROVIDER = "minimax"
@@ -65,3 +66,13 @@ class ReadRoots:
         allowed = ", ".join(str(root) for root in self.roots)
         raise OutsideRoots(f"{what}: {given} resolves to {real}, outside the folders this server reads ({allowed}); "
                            f"the operator can add one with `serve --allow-dir DIR`")
+
+
+def named_hermes_home(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
+                      ) -> Path | None:
+    """The Hermes home the operator named (`--hermes-home`, else an exported $HERMES_HOME), absolute; None when
+    neither is set, so a configuration written from it leaves Hermes's own default to Hermes."""
+    if explicit:
+        return settings.resolved(explicit, "--hermes-home")
+    named = settings.env_value(HERMES_HOME_ENV, environ)
+    return settings.resolved(named, f"${HERMES_HOME_ENV}") if named else None

@@ -33,7 +33,7 @@ from harness.cli.hermes_options import (
 )
 from harness.dispatch.registry import RegistryError
 from harness.errors import ConfigError
-from harness.resolve import ReadRoots
+from harness.resolve import ReadRoots, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.settings import AGENT_REGISTRY_ENV
 from harness.strict_json import InputRejected, decode_utf8, read_bounded
@@ -50,7 +50,10 @@ DEFAULT_GOAL = "Reach one decision from the two proposals"
 def cmd_serve(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
     if args.print_config:
-        print(render(args.print_config, ServerEntry.for_project(root)), file=out, end="")
+        rendered = render(args.print_config, ServerEntry.for_project(root, named_hermes_home(args.hermes_home)))
+        print(rendered.text, file=out, end="")
+        print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
+              file=sys.stderr)
         return "done"
     try:
         from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone

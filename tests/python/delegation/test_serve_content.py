@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tomllib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from harness.cli import main
 
 from .test_serve import call, scenario
 
@@ -182,3 +185,23 @@ def test_a_100_kb_answer_reaches_the_host_cut_to_max_chars_and_is_kept_whole_in_
         assert Path(child["answer_file"]).read_text() == answer
         assert len(json.dumps(delegated)) < 20_000
     scenario(body)
+
+
+@pytest.mark.parametrize("client", ["claude-code", "gemini", "codex"])
+def test_print_config_is_the_file_alone_with_the_named_hermes_home_in_its_env(
+        client, project, tmp_path, capsys, monkeypatch) -> None:
+    exported, named = tmp_path / "exported-home", tmp_path / "named-home"
+    monkeypatch.setenv("HERMES_HOME", str(exported))
+    entries = []
+    for extra in ([], ["--hermes-home", str(named)]):
+        assert main(["serve", "--print-config", client, "--project-root", str(project), *extra]) == 0
+        printed = capsys.readouterr()
+        document = tomllib.loads(printed.out) if client == "codex" else json.loads(printed.out)
+        entries.append(document["mcp_servers" if client == "codex" else "mcpServers"]["mafiabot"])
+        assert "mafiabot-harness serve: the" in printed.err and printed.out.lstrip()[0] in "{["
+    assert [entry["env"]["HERMES_HOME"] for entry in entries] == [str(exported), str(named)]
+    monkeypatch.delenv("HERMES_HOME")
+    assert main(["serve", "--print-config", client, "--project-root", str(project)]) == 0
+    out = capsys.readouterr().out
+    bare = (tomllib.loads(out)["mcp_servers"] if client == "codex" else json.loads(out)["mcpServers"])["mafiabot"]
+    assert "HERMES_HOME" not in bare.get("env", {})
