@@ -10,9 +10,11 @@ Invariants:
   caller's bound (`wait_seconds`, at most MAX_WAIT_S: hosts end a tool call after about 60 s).
 - A handler never raises for bad input or a refused job: it returns `ToolFailure`, which the server
   turns into an `isError` result. Hermes failures are envelopes, not failures.
-- A file a host names (a plan, an intent's project root and target paths, a plan's registry) is read only
-  under the project root or a folder the operator named at start-up (`ReadRoots`, symlinks resolved
-  before the check); a refusal names the path, never anything read.
+- A file a host names (a plan, an intent's project root and target paths, a plan's registry, the project
+  root of queue_status and ledger_summary) is read only under the project root or a folder the operator
+  named at start-up (`ReadRoots`, symlinks resolved before the check); a refusal names the path, never
+  anything read.
+- An answer reaches the host cut to `max_chars` (`harness.answers`), the whole kept in a file it names.
 - `readOnlyHint` is true for the tools that start nothing and change nothing a caller asked for;
   reading a job or the ledger may settle the records of runs that are already dead (the journal's
   bookkeeping, as every command does).
@@ -352,8 +354,18 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
             "queue": str(queue.root)}
 
 
+def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
+    """The project root a host named (confined like every path it names), else the server's."""
+    if not args.project_root:
+        return ctx.project_root
+    try:
+        return ctx.readable.confine(args.project_root, "project_root")
+    except OutsideRoots as exc:
+        raise ToolFailure(str(exc)) from None
+
+
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=args.project_root or str(ctx.project_root))).inspect()
+    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(named_root(ctx, args)))).inspect()
     return state
 
 
@@ -367,8 +379,7 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    root = Path(args.project_root).expanduser().resolve() if args.project_root else ctx.project_root
-    ledger = Ledger(default_ledger_path(root))
+    ledger = Ledger(default_ledger_path(named_root(ctx, args)))
     settle_orphans(ledger)
     return {"ledger": str(ledger.path), **summarize_ledger(ledger).to_dict()}
 

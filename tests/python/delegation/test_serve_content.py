@@ -205,3 +205,18 @@ def test_print_config_is_the_file_alone_with_the_named_hermes_home_in_its_env(
     out = capsys.readouterr().out
     bare = (tomllib.loads(out)["mcp_servers"] if client == "codex" else json.loads(out)["mcpServers"])["mafiabot"]
     assert "HERMES_HOME" not in bare.get("env", {})
+
+
+def test_queue_status_and_ledger_summary_read_no_project_outside_the_allowed_folders(fake_hermes, project,
+                                                                                     tmp_path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ".agents" / "state").mkdir(parents=True)
+
+    async def body() -> None:
+        async with served() as session:
+            texts = [await refusal(session, tool, project_root=str(elsewhere))
+                     for tool in ("queue_status", "ledger_summary")]
+            inside = await call(session, "ledger_summary", project_root=str(project))
+        assert all("outside the folders this server reads" in text for text in texts), texts
+        assert inside["ledger"].startswith(str(project))
+    scenario(body)
