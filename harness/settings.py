@@ -87,9 +87,10 @@ def path_problem(text: str) -> str | None:
         return f"is {len(text)} characters long; a path has at most {MAX_PATH_CHARS}"
     if "\0" in text:
         return "contains a NUL character"
-    for part in text.split("/"):
+    for index, part in enumerate(text.split("/")):
         if len(part.encode("utf-8", errors="surrogateescape")) > MAX_NAME_BYTES:
-            return (f"has a component of more than {MAX_NAME_BYTES} bytes ({part[:40]}…), longer than "
+            # Which component, not its text: a path can come from a file whose content no error repeats.
+            return (f"has a component of more than {MAX_NAME_BYTES} bytes (component {index + 1}), longer than "
                     f"any file name can be")
     return None
 

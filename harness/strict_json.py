@@ -14,7 +14,9 @@ Invariants:
   the last three, for transcripts, which spell exactly what a client sent, valid or not (raw bytes
   as `\\udcXX`, a `NaN` the body must refuse); size, depth and duplicate keys hold there too.
 - Every refusal is an `InputRejected` whose message is one line: where (file, and line when the
-  parser knows it) and why. Callers re-raise it as their own layer's error; nothing else escapes.
+  parser knows it) and why, never the input's text (no key, number or string of it): a file named by
+  mistake or by a host (a `.env`) must not come back in the error. Callers re-raise it as their own
+  layer's error; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -41,8 +43,6 @@ DEFAULT_MAX_DEPTH = 64
 INT64_MAX = (1 << 63) - 1
 # An integer spelt with more digits than INT64_MAX cannot fit, and is refused before int() reads it.
 _INT64_DIGITS = len(str(INT64_MAX))
-# How much of a refused value an error quotes: enough to recognise it, short enough for one line.
-_QUOTED_CHARS = 40
 
 # Possessive: an unterminated string fails in one pass instead of backtracking through itself.
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
@@ -167,7 +167,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     document: dict[str, Any] = {}
     for key, value in pairs:
         if key in document:
-            raise _Refused(f"the key {_quoted(key)} appears twice in one object")
+            raise _Refused("a key appears twice in one object")
         document[key] = value
     return document
 
@@ -179,15 +179,14 @@ def _no_constant(name: str) -> Any:
 def _finite_float(spelling: str) -> float:
     value = float(spelling)
     if not math.isfinite(value):
-        raise _Refused(f"the number {spelling[:_QUOTED_CHARS]} does not fit a double")
+        raise _Refused("a number does not fit a double")
     return value
 
 
 def _bounded_int(spelling: str) -> int:
     # Checked on the spelling first: int() of a 5,000-digit string is itself an error (and slow).
     if len(spelling.lstrip("-")) > _INT64_DIGITS or abs(value := int(spelling)) > INT64_MAX:
-        raise _Refused(f"the integer {spelling[:_QUOTED_CHARS]}{'…' if len(spelling) > _QUOTED_CHARS else ''} "
-                       "does not fit 64 bits")
+        raise _Refused(f"an integer of {len(spelling.lstrip('-'))} digits does not fit 64 bits")
     return value
 
 
@@ -202,12 +201,8 @@ def refuse_lone_surrogates(value: Any, where: str) -> None:
         elif isinstance(item, list):
             pending.extend(item)
         elif isinstance(item, str) and (found := _SURROGATE.search(item)):
-            raise InputRejected(f"{where}: the string {_quoted(item[:_QUOTED_CHARS])} holds a lone surrogate "
-                                f"\\u{ord(found.group()):04x}, which is no character")
-
-
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=True)
+            raise InputRejected(f"{where}: a string holds a lone surrogate \\u{ord(found.group()):04x}, which is "
+                                f"no character")
 
 
 def _shown(path: Path | str) -> str:

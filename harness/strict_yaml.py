@@ -12,8 +12,10 @@ Invariants:
   as the whole node it names must stay under MAX_EXPANDED_NODES, so a billion-laughs document is
   refused before anything walks it, while ordinary anchors (shared limits) still work. An alias
   inside the collection it names (a cycle) is refused.
-- A key that appears twice in one mapping is refused, naming the key and its line (PyYAML would
-  silently keep the last one). Every refusal is one `InputRejected` line naming the file.
+- A key that appears twice in one mapping is refused, naming its line and column (PyYAML would
+  silently keep the last one). Every refusal is one `InputRejected` line naming the file and the
+  cause (with line and column when known), never a snippet of the file's text: PyYAML's own message
+  quotes the offending lines, and a `.env` named as a plan must not come back in the error.
 - A `"\\ud800"` escape that leaves a lone surrogate is refused, as in JSON: no UTF-8 spells it, so
   it could reach neither the body nor a file.
 - Scalars are read the way PyYAML's safe loader reads them (YAML 1.1: `no` is false); the models
@@ -22,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +57,7 @@ def loads(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
         # The reader refuses unprintable characters (a NUL) as the loader is made, before any parsing.
         loader = _BoundedLoader(text, max_depth)
     except yaml.YAMLError as exc:
-        raise InputRejected(f"{where} is not valid YAML: {' '.join(str(exc).split())}") from None
+        raise InputRejected(f"{where} is not valid YAML: {_cause(exc)}") from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -67,11 +70,32 @@ def loads(text: str, where: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     except _Refused as exc:
         raise InputRejected(f"{where}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise InputRejected(f"{where} is not valid YAML: {' '.join(str(exc).split())}") from None
+        raise InputRejected(f"{where} is not valid YAML: {_cause(exc)}") from None
     finally:
         loader.dispose()
     refuse_lone_surrogates(document, where)
     return document
+
+
+# The scanner, composer and constructor quote what they found (a character, an alias's or a tag's name): the
+# file's text, not the cause. The parser quotes token kinds ('<stream end>', ']'): grammar, kept.
+_QUOTED_SPAN = re.compile(r"""\s*(?:'[^']*'|"[^"]*")""")
+_QUOTES_CONTENT = (yaml.scanner.ScannerError, yaml.composer.ComposerError, yaml.constructor.ConstructorError)
+
+
+def _cause(exc: yaml.YAMLError) -> str:
+    """What PyYAML found wrong and where (line, column), without the snippet of the file its own message
+    carries: an error names the file and the cause, never the file's content."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"character #x{exc.character:04x} is not allowed (offset {exc.position})"
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return type(exc).__name__
+    words = [text for text in (exc.context, exc.problem) if text]
+    if isinstance(exc, _QUOTES_CONTENT):
+        words = [_QUOTED_SPAN.sub("", text).strip() for text in words]
+    cause = "; ".join(word for word in words if word) or "unreadable"
+    mark = exc.problem_mark or exc.context_mark
+    return f"{cause} (line {mark.line + 1} column {mark.column + 1})" if mark is not None else cause
 
 
 class _Refused(Exception):
@@ -106,7 +130,8 @@ class _BoundedLoader(yaml.SafeLoader):
             except TypeError:
                 continue  # an unhashable key: PyYAML's own check below names it
             if repeated:
-                raise _Refused(f"the key {key!r} appears twice in one mapping (line {key_node.start_mark.line + 1})")
+                raise _Refused(f"a key appears twice in one mapping (line {key_node.start_mark.line + 1} column "
+                               f"{key_node.start_mark.column + 1})")
         return super().construct_mapping(node, deep=deep)
 
 

@@ -14,12 +14,13 @@ Invariants:
 - `validate` is the only reader of a `ValidationError`: the first error (in field order) becomes
   `error(field, message)`, `field` dotted the way the project always wrote it (`payload.tags[1]`,
   `subtasks[0].uses`, `agents.andy.profile`), the message one line in the project's words: what was
-  expected and what came.
+  expected and what kind of value came (`describe`). No message quotes the value itself: the documents
+  validated here are often files (plans, registries, intents), and a file named by mistake or by a host
+  (a `.env`, `/etc/passwd`) must not come back in the error; the field's name says where to look.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import types
 import typing
@@ -33,9 +34,6 @@ from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
 
 MAX_PATH_CHARS = settings.MAX_PATH_CHARS
 MAX_NAME_BYTES = settings.MAX_NAME_BYTES
-# How much of a refused value an error shows: enough to recognise it, short enough for one line.
-_SHOWN_CHARS = 60
-
 ModelT = TypeVar("ModelT", bound=BaseModel)
 ItemT = TypeVar("ItemT")
 
@@ -82,7 +80,7 @@ def matching(pattern: re.Pattern[str], what: str) -> AfterValidator:
     """A string that `pattern` matches whole; the refusal says it is not `what`."""
     def check(value: str) -> str:
         if not pattern.fullmatch(value):
-            raise ValueError(f"{value[:80]!r} is not {what}")
+            raise ValueError(f"is not {what}")
         return value
     return AfterValidator(check)
 
@@ -104,11 +102,9 @@ ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PR
 
 
 def describe(value: Any) -> str:
-    """A value as the error messages show it: its JSON kind and at most 60 characters of it."""
-    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list",
+    """A value as the error messages show it: its JSON kind, never its content (see the module invariants)."""
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list",
             dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
-    shown = json.dumps(value, ensure_ascii=True, default=str)
-    return f"{kind} {shown[:_SHOWN_CHARS]}{'…' if len(shown) > _SHOWN_CHARS else ''}"
 
 
 def validate(model: type[ModelT], document: Any, error: Callable[[str, str], Exception], *,
@@ -145,11 +141,11 @@ _KINDS = {"string_type": "a string", "int_type": "an integer", "float_type": "a 
 
 
 # pydantic's bound errors in the project's words; each template's names are that error's ctx keys.
-_BOUNDS = {"greater_than_equal": "must be at least {ge}, got {given!r}",
-           "less_than_equal": "must be at most {le}, got {given!r}",
-           "greater_than": "must be more than {gt}, got {given!r}",
+_BOUNDS = {"greater_than_equal": "must be at least {ge}",
+           "less_than_equal": "must be at most {le}",
+           "greater_than": "must be more than {gt}",
            "literal_error": "must be one of {expected}, got {shown}",
-           "finite_number": "must be a finite number, got {given!r}",
+           "finite_number": "must be a finite number",
            "too_long": "has {actual_length} entries; at most {max_length}",
            "too_short": "must have at least {min_length} entries"}
 
@@ -168,7 +164,7 @@ def _message(model: type[BaseModel], error: Mapping[str, Any], loc: tuple[Any, .
     if kind == "too_short" and ctx.get("min_length") == 1:
         return "must be a non-empty list"
     if kind in _BOUNDS:
-        return _BOUNDS[kind].format(**ctx, given=given, shown=describe(given))
+        return _BOUNDS[kind].format(**ctx, shown=describe(given))
     return str(error["msg"])
 
 

@@ -18,6 +18,9 @@ Invariants:
   past `writer.WriteCap`) keeps the raw answer at `.agents/state/autobot-rejected/<intent id>.txt`,
   beside the ledger, and anything unforeseen still settles the run (`harness_error`) on its way out.
   The concluding steps run shielded from cancellation, so a cancel never cuts a write or a record in two.
+- A `response` carries at most `max_chars` characters (the cut marker, which states the whole length,
+  included); a longer answer is kept whole at `.agents/state/answers/<intent id>.txt`, named in
+  `response_file` (`harness.answers`).
 - The intent lock's descriptor is held by the run's supervisor too: the lock is held until the
   Hermes tree is gone, even when this process is killed outright.
 - Nested delegation (`HERMES_AUTOBOT_DELEGATED` set in our environment) is refused before any lock
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from harness.answers import bounded
 from harness.autobot.intent import Intent, IntentError, parse_intent
 from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
@@ -60,7 +64,6 @@ from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
 
-PROVIDER = "minimax"
 INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
 OUTPUT_VALIDATION_FAILED = "output_validation_failed"
@@ -183,8 +186,8 @@ class _Delegation:
         intent = self.intent
         materials = read_materials(intent.target_paths, intent.project_root)
         prompt = build_prompt(intent, materials, new_nonce(materials))
-        request = RunRequest(prompt=prompt, profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
-                             session=intent.session_name, toolsets=self.settings.toolsets,
+        request = RunRequest(prompt=prompt, profile=intent.hermes_profile, provider=intent.provider,
+                             model=intent.model, session=intent.session_name, toolsets=self.settings.toolsets,
                              max_turns=self.settings.max_turns, timeout_s=float(intent.timeout_seconds),
                              parent_id=self.settings.parent_id, label=self.intent_id)
         extra: dict[str, Any] = {"materials": [m.to_dict() for m in materials]}
@@ -207,7 +210,8 @@ class _Delegation:
         if len(artifact) > intent.max_chars:
             extra["warnings"] = [f"the answer is {len(artifact)} characters; max_chars asked for {intent.max_chars}"]
         if self.target is None:
-            extra["response"] = artifact
+            # The caller (a host's context) gets at most max_chars; the whole answer is kept beside the ledger.
+            extra.update(bounded(artifact, intent.max_chars, self.state, self.intent_id).to_fields("response"))
             return self._finish(outcome, None, "", extra)
         try:
             write_artifact(self.target, artifact, intent.append_with_separator,
@@ -260,7 +264,7 @@ class _Delegation:
     def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
         intent = self.intent
         record = refusal_record("delegation", status="degraded", reason=reason, detail=detail,
-                                profile=intent.hermes_profile, provider=PROVIDER, model=intent.model,
+                                profile=intent.hermes_profile, provider=intent.provider, model=intent.model,
                                 parent_id=self.settings.parent_id, **self._common())
         envelope = Envelope("degraded", reason, self.intent_id, _ms(self.t0), model=intent.model,
                             hermes_profile=intent.hermes_profile,

@@ -31,6 +31,7 @@ from pydantic import Field
 
 from harness import strict_json
 from harness.hermes.outcome import FieldError
+from harness.resolve import DEFAULT_PROVIDER, PROVIDER_NAME, PROVIDER_RULE
 from harness.typed_inputs import Items, PathText, ProfileName, StrictModel, block, line, matching, validate
 
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")
@@ -42,12 +43,15 @@ MAX_TIMEOUT_SECONDS = 86_400
 MAX_INTENT_FILE_BYTES = 1 << 20
 
 Tag = Annotated[str, matching(TAG, "a tag (letters, digits, '_.:/-', at most 64, no spaces or commas)")]
+Provider = Annotated[str, matching(PROVIDER_NAME, PROVIDER_RULE)]
 
 
 class Payload(StrictModel):
     """The seed's `payload` object; every default is the seed's."""
 
     hermes_profile: ProfileName = "cstar-hub"
+    # Sent as `--provider`; an answer from any other provider is refused (`provider_fallback`).
+    provider: Provider = DEFAULT_PROVIDER
     model: Annotated[str, line(200)] = "MiniMax-M3"
     expected_output: Literal["markdown", "json", "plain"] = "markdown"
     max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS_CEILING)] = 4000
@@ -82,6 +86,7 @@ class Intent:
     project_root: Path
     target_paths: tuple[str, ...]
     hermes_profile: str
+    provider: str
     model: str
     expected_output: str
     max_chars: int
@@ -122,6 +127,9 @@ def intent_hash(document: dict[str, Any]) -> str:
     if payload.get("write_to") is not None:
         payload["write_to"] = canonical_path(payload["write_to"], root)
     payload["tags"] = sorted(set(payload.get("tags") or []))
+    # The seed's provider is what an intent written before `provider` existed meant: one task, one hash.
+    if payload.get("provider") == DEFAULT_PROVIDER:
+        del payload["provider"]
     canonical = {**document, "payload": payload,
                  "target_paths": sorted({canonical_path(p, root) for p in document["target_paths"]})}
     text = json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

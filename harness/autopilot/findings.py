@@ -64,7 +64,7 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     # the kernel's own bookkeeping
     Rule("dependency_failed", "plan", Action.STOP, "a result this subtask uses did not come back"),
     Rule("ledger_unwritable", "audit", Action.BLOCK, "a spawn could not be ledgered, so nothing more is spawned"),
-    Rule("proposals_agree", "converge", Action.NOTE, "every proposal says the same; no consolidator was needed"),
+    Rule("proposals_agree", "converge", Action.NOTE, "every proposal is the same text; no consolidator was needed"),
 )}
 
 

@@ -9,14 +9,14 @@ Invariants:
 - At most `plan.width` (<= 3) children of one kernel run at once, because the pool has that many
   workers and each worker runs one step at a time.
 - Debate-converge returns `converged` with the consolidator's merged text only when a consolidator
-  said so (or every proposal already says the same); otherwise `no-convergence-possible` with the
+  said so (or every proposal is byte-identical once whitespace is normalised; word similarity, the
+  loop detector's measure, never counts as agreement); otherwise `no-convergence-possible` with the
   reasons: fewer than two proposals, the consolidator's own verdict, a failed consolidator, or
   `max_rounds` (<= 3) spent. It never writes a synthesis of its own.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -30,7 +30,6 @@ from harness.autopilot.kernel import POOL_GRACE_S, Kernel, Unacceptable
 from harness.autopilot.plan import Subtask
 from harness.autopilot.prompt import Quoted
 from harness.autopilot.selection import select_consolidator
-from harness.autopilot.sentinel import similarity
 from harness.autopilot.steps import Child, Step
 from harness.durable import DurableWriteError
 from harness.hermes.locate import hermes_root
@@ -119,9 +118,12 @@ def run_debate(kernel: Kernel) -> None:
             return _verdict(kernel, "no-convergence-possible", reasons=[
                 f"only {len(proposals)} of {len(latest)} proposals came back", *missing])
         texts = [c.answer or "" for c in proposals.values()]
-        if all(similarity(a, b) >= kernel.config.task_similarity for a, b in itertools.combinations(texts, 2)):
-            kernel.fire(finding("proposals_agree", f"round {number}", "every proposal says the same; merged is the "
-                                                                     "first proposal", threshold=kernel.config.task_similarity))
+        # Agreement is a judge's call: words alike are not a decision alike ("Do not hold the review on Friday"
+        # is 0.88 similar to "Hold the review on Friday"). Only proposals that are the same text, whitespace
+        # aside, skip the consolidator.
+        if len({normalised(text) for text in texts}) == 1:
+            kernel.fire(finding("proposals_agree", f"round {number}", "every proposal is the same text (whitespace "
+                                                                     "aside); merged is that text"))
             return _verdict(kernel, "converged", merged=texts[0], target=target)
         quoted = tuple(Quoted(f"PROPOSAL {sid} by {c.agent}", c.answer or "") for sid, c in proposals.items())
         task = Subtask(id="converge", task=f"Converge the {len(quoted)} proposals on: {plan.goal}")
@@ -150,6 +152,11 @@ def run_debate(kernel: Kernel) -> None:
         kernel.final.update(revised)
     return _verdict(kernel, "no-convergence-possible", reasons=[
         *open_points, f"no agreement after {converge.max_rounds} round(s), the most allowed"])
+
+
+def normalised(text: str) -> str:
+    """`text` with every run of whitespace one space, and none at either end: what "the same text" compares."""
+    return " ".join(text.split())
 
 
 def _converge_target(kernel: Kernel) -> Any:

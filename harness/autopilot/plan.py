@@ -65,7 +65,7 @@ def mode_name(value: str) -> str:
     """A mode as the plan or `--mode` spells it (case-insensitive), or ValueError listing the modes."""
     text = value.strip().casefold()
     if text not in MODES and text not in ALIASES:
-        raise ValueError(f"{value!r} is not a mode ({', '.join([*MODES, *ALIASES])})")
+        raise ValueError(f"is not a mode ({', '.join([*MODES, *ALIASES])})")
     return text
 
 
@@ -198,7 +198,7 @@ def _check_ids(subtasks: tuple[Subtask, ...]) -> None:
     seen: set[str] = set()
     for index, subtask in enumerate(subtasks):
         if subtask.id in seen:
-            raise PlanInvalid(f"subtasks[{index}].id", f"{subtask.id!r} is used twice")
+            raise PlanInvalid(f"subtasks[{index}].id", "is the id of an earlier sub-task")
         seen.add(subtask.id)
 
 
@@ -224,5 +224,5 @@ def _check_order(subtasks: tuple[Subtask, ...], mode: str) -> None:
                 raise PlanInvalid(f"subtasks[{index}].uses", f"{mode} sub-tasks run side by side; only sequential "
                                                              f"and recursive plans can use earlier results")
             if used not in seen:
-                raise PlanInvalid(f"subtasks[{index}].uses", f"{used!r} is not an earlier sub-task")
+                raise PlanInvalid(f"subtasks[{index}].uses", f"entry {subtask.uses.index(used)} names no earlier sub-task")
         seen.add(subtask.id)

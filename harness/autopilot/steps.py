@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.answers import cut
 from harness.autobot.writer import WriteTarget
 from harness.autopilot.plan import Subtask
 from harness.autopilot.prompt import Quoted
@@ -79,10 +80,8 @@ class Child:
         return self.spawned and self.status != "ok"
 
     def to_dict(self) -> dict[str, Any]:
-        answer = self.answer
-        truncated = False
-        if answer is not None and len(answer) > MAX_INLINE_ANSWER:
-            answer, truncated = answer[:MAX_INLINE_ANSWER], True
+        answer = None if self.answer is None else cut(self.answer, MAX_INLINE_ANSWER)
+        truncated = answer is not None and answer != self.answer
         return {"child_id": self.child_id, "subject": self.subject, "subtask": self.subtask, "role": self.role,
                 "round": self.debate_round, "agent": self.agent, "profile": self.profile, "attempt": self.attempt,
                 "depth": self.depth, "status": self.status, "reason": self.reason, "detail": self.detail or None,

@@ -33,6 +33,7 @@ from harness.cli.hermes_options import (
 )
 from harness.dispatch.registry import RegistryError
 from harness.errors import ConfigError
+from harness.resolve import ReadRoots, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.settings import AGENT_REGISTRY_ENV
 from harness.strict_json import InputRejected, decode_utf8, read_bounded
@@ -49,7 +50,10 @@ DEFAULT_GOAL = "Reach one decision from the two proposals"
 def cmd_serve(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
     if args.print_config:
-        print(render(args.print_config, ServerEntry.for_project(root)), file=out, end="")
+        rendered = render(args.print_config, ServerEntry.for_project(root, named_hermes_home(args.hermes_home)))
+        print(rendered.text, file=out, end="")
+        print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
+              file=sys.stderr)
         return "done"
     try:
         from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone
@@ -57,7 +61,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    left = serve(root, transport_settings(args))
+    left = serve(root, transport_settings(args), ReadRoots.of(root, args.allow_dir))
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
@@ -103,6 +107,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--project-root", metavar="DIR",
                        help="where jobs and the ledger live (default: $MAFIABOT_PROJECT_ROOT, else the current "
                             "directory)")
+    serve.add_argument("--allow-dir", metavar="DIR", action="append", default=[],
+                       help="a folder, besides the project root, under which hosts may name plan files and "
+                            "intents' project roots (repeatable; symlinks are resolved before the check)")
     serve.add_argument("--print-config", metavar="CLIENT", choices=CLIENTS,
                        help=f"print the configuration for a host ({', '.join(CLIENTS)}) and exit")
     serve.set_defaults(handler=cmd_serve)

@@ -7,6 +7,8 @@ Invariants:
 - `delivered` means the transport says ok: Hermes exited 0, printed a non-empty reply, and its own
   record does not say the run failed. Anything else is an `error` envelope; `retryable` is true for
   transient causes only (provider errors, timeouts). Delivery never claims the task was done.
+- The envelope carries at most `max_chars` of the reply (default the seed intent's 4000); a longer one is
+  cut with its length said, and kept whole in a file under the state folder that the envelope names.
 - The prompt has the seed's shape and stays short: context is one line of text or compact JSON,
   at most MAX_CONTEXT_CHARS; the full artifact travels by `reference_id`, never inline.
 - Every dispatch that ran (or was refused as nested) is ledgered once, like a delegation: a run that
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +30,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from harness import strict_json
+from harness.answers import DEFAULT_MAX_CHARS, bounded
 from harness.dispatch.registry import Registry, default_registry, normalize
 from harness.hermes import (
     DELEGATED_ENV,
@@ -99,6 +103,8 @@ class DispatchSettings:
     ledger_path: Path
     registry: Registry = field(default_factory=default_registry)
     timeout_s: float = DEFAULT_TIMEOUT_S
+    # What of the reply the envelope carries (the rest is kept in a file the envelope names).
+    max_chars: int = DEFAULT_MAX_CHARS
     transport: TransportSettings = field(default_factory=TransportSettings)
     parent_id: str | None = None
     # Set by a host that cancels this one dispatch (not the whole command); see `cancellation`.
@@ -202,30 +208,33 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
     with RunJournal(ledger, "dispatch", fields, stop=settings.stop) as journal:
         outcome = (transport or HermesTransport(settings.transport)).run(request, journal=journal)
         with cancellation.shielded():
-            return DispatchResult(_settled(journal, outcome, fields, agent.profile, echo))
+            return DispatchResult(_settled(journal, outcome, fields, agent.profile, echo, settings))
 
 
 def _settled(journal: RunJournal, outcome: RunOutcome, fields: dict[str, Any], profile: str,
-             echo: Mapping[str, Any]) -> dict[str, Any]:
+             echo: Mapping[str, Any], settings: DispatchSettings) -> dict[str, Any]:
     if outcome.ok:
         record = run_record("dispatch", outcome, status="delivered", reason=None, code=None, **fields)
         envelope = {"status": "delivered", "timestamp": _timestamp(),
-                    "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, profile)},
+                    "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, profile, settings)},
                     "transport_message_id": outcome.session_id, **fields}
         return _ledgered(journal, record, envelope)
     code = error_code(outcome.reason)
     status = "cancelled" if outcome.reason == reasons.CANCELLED else "error"
     record = run_record("dispatch", outcome, status=status, reason=outcome.reason, code=code, **fields)
-    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, profile)}
+    details = {"reason": outcome.reason, "exit_code": outcome.exit_code, **_details(outcome, profile, settings)}
     envelope = error_envelope(code, outcome.detail, outcome.retryable, details, echo)
     return _ledgered(journal, record, envelope)
 
 
-def _details(outcome: RunOutcome, profile: str) -> dict[str, Any]:
+def _details(outcome: RunOutcome, profile: str, settings: DispatchSettings) -> dict[str, Any]:
     details: dict[str, Any] = {"profile": profile, "session_id": outcome.session_id,
                                "duration_ms": outcome.duration_ms, "usage": outcome.usage.to_dict()}
     if outcome.ok:
-        details["reply"] = outcome.text
+        # The ledger's folder is the project's state folder: the whole reply is kept beside it when cut.
+        name = f"dispatch-{datetime.now(UTC):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
+        reply = bounded(outcome.text, settings.max_chars, settings.ledger_path.parent, name)
+        details.update(reply.to_fields("reply"), reply_chars=reply.total_chars)
     if outcome.warnings:
         details["warnings"] = list(outcome.warnings)
     return details

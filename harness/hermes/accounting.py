@@ -69,7 +69,8 @@ def read_state_db(home: Path, session_id: str) -> RunRecord | None:
     if not path.is_file():
         return None
     try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=STATE_DB_BUSY_SECONDS)
+        # as_uri quotes the path: a home holding `#` or `%` would otherwise open (and create) another file.
+        connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=STATE_DB_BUSY_SECONDS)
     except sqlite3.Error:
         return None
     try:

@@ -36,6 +36,10 @@ Invariants:
   id (a fresh one when there is none), and say so in `key_origin`.
 - Each key part is what the body accepts (1-256 bytes, no control characters): a value that is not is
   replaced by `sha256:<hex>` of it, so it stays distinct and valid.
+- No platform id can spell a key this plugin derives: a raw user or chat id that starts like a derived
+  part (DERIVED_PREFIXES: a hash, a chat's key, a session's own key, or the escape itself) is escaped as
+  `raw:<id>` (`raw_part`), so a user whose id is literally `sha256:<hex>` or `chat:<id>` never gets the
+  session of the user whose id hashes to it, or of the chat.
 - It never raises into Hermes: a failure gives the call a key of its own and logs one line.
 """
 
@@ -129,6 +133,19 @@ def key_part(value: str) -> str:
     return "sha256:" + hashlib.sha256(encoded).hexdigest()
 
 
+# What the parts this plugin derives start with (`key_part`'s hash, `gateway_key`'s chat key, `own_key`'s
+# session key), and the escape that keeps a raw id from starting like one of them.
+RAW_ESCAPE = "raw:"
+DERIVED_PREFIXES = ("sha256:", "chat:", "session:", RAW_ESCAPE)
+
+
+def raw_part(value: str) -> str:
+    """A platform's own id as a key part: `key_part` of it, escaped first when it starts like a derived part.
+
+    Injective: an unescaped id never starts with RAW_ESCAPE, and escaping is a fixed prefix."""
+    return key_part(RAW_ESCAPE + value if value.startswith(DERIVED_PREFIXES) else value)
+
+
 def _origin(text: str) -> str:
     """`text` as a key_origin the body accepts: controls and surrogates as `?`, cut to 256 bytes between characters."""
     clean = "".join("?" if _refused(c) else c for c in text)
@@ -155,8 +172,8 @@ def own_key(home: Path, session_id: str, kind: str, why: str) -> SessionKey:
 def gateway_key(row: SessionRow, session_id: str) -> SessionKey:
     chat = row.chat_id or "-"
     channel = f"{chat}/{row.thread_id}" if row.thread_id else chat
-    uid = f"chat:{chat}" if row.shared_by_chat or not row.user_id else row.user_id
-    return SessionKey(key_part(uid), key_part(channel), key_part(row.source or "gateway"),
+    uid = key_part(f"chat:{chat}") if row.shared_by_chat or not row.user_id else raw_part(row.user_id)
+    return SessionKey(uid, raw_part(channel), key_part(row.source or "gateway"),
                       _origin(f"level1 {row.source or 'gateway'} session={session_id}"))
 
 

@@ -1,8 +1,10 @@
 """What each host agent's configuration needs to start `mafiabot-harness serve`, in that host's own format.
 
-One entry (`ServerEntry`: the command, its arguments, the project root) rendered three ways: Claude
-Code's `.mcp.json` plus the `claude mcp add` line, Gemini CLI's `settings.json`, Codex's
-`config.toml`. The command is this environment's own `mafiabot-harness` (beside the running Python)
+One entry (`ServerEntry`: the command, its arguments, the project root, and the environment it needs:
+the Hermes home the operator named) rendered three ways: Claude Code's `.mcp.json`, Gemini CLI's
+`settings.json`, Codex's `config.toml`. `render` gives the file's text alone (so `> .mcp.json` is a
+valid file) and, apart, a one-line hint of where it goes (the caller prints it on stderr). The
+command is this environment's own `mafiabot-harness` (beside the running Python)
 when it exists, so the host starts the same harness the operator ran; every path is absolute, since
 a host starts servers from a directory of its own choosing.
 """
@@ -27,29 +29,48 @@ TOOL_TIMEOUT_S = 60
 class ServerEntry:
     command: str
     args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def for_project(cls, project_root: Path) -> ServerEntry:
+    def for_project(cls, project_root: Path, hermes_home: Path | None = None) -> ServerEntry:
+        """The entry for `project_root`; a named Hermes home goes into its environment, because hosts start
+        servers with an environment of their own and the operator's $HERMES_HOME would not reach it."""
         beside = Path(sys.executable).with_name("mafiabot-harness")
         command = str(beside) if beside.exists() else "mafiabot-harness"
-        return cls(command, ("serve", "--project-root", str(project_root)))
+        env = (("HERMES_HOME", str(hermes_home)),) if hermes_home is not None else ()
+        return cls(command, ("serve", "--project-root", str(project_root)), env)
 
 
-def render(client: str, entry: ServerEntry) -> str:
-    """The configuration text for `client` (one of CLIENTS)."""
-    args = list(entry.args)
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    hint: str
+
+
+def render(client: str, entry: ServerEntry) -> Rendered:
+    """The configuration file's text for `client` (one of CLIENTS) and where it goes."""
+    args, env = list(entry.args), dict(entry.env)
     if client == "claude-code":
-        server = {"type": "stdio", "command": entry.command, "args": args, "env": {}}
+        server = {"type": "stdio", "command": entry.command, "args": args, "env": env}
         document: dict[str, Any] = {"mcpServers": {SERVER_KEY: server}}
-        line = shlex.join(["claude", "mcp", "add", "--scope", "project", SERVER_KEY, "--", entry.command, *args])
-        return (f"# .mcp.json at the project's root (or run: {line})\n"
-                f"{json.dumps(document, indent=2)}\n")
+        env_words = [word for name, value in entry.env for word in ("-e", f"{name}={value}")]
+        words = ["claude", "mcp", "add", "--scope", "project", *env_words, SERVER_KEY, "--", entry.command, *args]
+        return Rendered(f"{json.dumps(document, indent=2)}\n",
+                        f".mcp.json at the project's root (or run: {shlex.join(words)})")
     if client == "gemini":
-        document = {"mcpServers": {SERVER_KEY: {"command": entry.command, "args": args,
-                                                "timeout": TOOL_TIMEOUT_S * 1000, "trust": False}}}
-        return f"# .gemini/settings.json (project) or ~/.gemini/settings.json (user)\n{json.dumps(document, indent=2)}\n"
+        gemini: dict[str, Any] = {"command": entry.command, "args": args, "timeout": TOOL_TIMEOUT_S * 1000,
+                                  "trust": False}
+        if env:
+            gemini["env"] = env
+        document = {"mcpServers": {SERVER_KEY: gemini}}
+        return Rendered(f"{json.dumps(document, indent=2)}\n",
+                        ".gemini/settings.json (project) or ~/.gemini/settings.json (user)")
     if client == "codex":
         quoted = ", ".join(json.dumps(a) for a in args)
-        return (f"# ~/.codex/config.toml\n[mcp_servers.{SERVER_KEY}]\ncommand = {json.dumps(entry.command)}\n"
+        table = "".join(f"{json.dumps(name)} = {json.dumps(value)}\n" for name, value in entry.env)
+        text = (f"[mcp_servers.{SERVER_KEY}]\ncommand = {json.dumps(entry.command)}\n"
                 f"args = [{quoted}]\nstartup_timeout_sec = 20\ntool_timeout_sec = {TOOL_TIMEOUT_S}\n")
+        if table:
+            text += f"\n[mcp_servers.{SERVER_KEY}.env]\n{table}"
+        return Rendered(text, "~/.codex/config.toml")
     raise ValueError(f"unknown client {client!r} ({', '.join(CLIENTS)})")

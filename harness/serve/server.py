@@ -42,6 +42,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from harness.hermes import TransportSettings, cancellation
+from harness.resolve import ReadRoots
 from harness.serve.jobs import RECOVERY_POLL_S, JobRunner
 from harness.serve.tools import (
     TOOLS,
@@ -202,11 +203,12 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
     return delegation_envelope(job)
 
 
-def serve(project_root: Path, transport: TransportSettings) -> list[str]:
+def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoots | None = None) -> list[str]:
     """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
-    the end (their runs are then stopped by their supervisors and settled by the next reader)."""
+    the end (their runs are then stopped by their supervisors and settled by the next reader).
+    `read_roots`: where a host may name files (default: the project root alone)."""
     jobs = JobRunner(project_root)
-    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs)
+    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs, read_roots=read_roots)
     server = build_server(context)
 
     async def run() -> None:

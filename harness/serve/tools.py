@@ -10,6 +10,11 @@ Invariants:
   caller's bound (`wait_seconds`, at most MAX_WAIT_S: hosts end a tool call after about 60 s).
 - A handler never raises for bad input or a refused job: it returns `ToolFailure`, which the server
   turns into an `isError` result. Hermes failures are envelopes, not failures.
+- A file a host names (a plan, an intent's project root and target paths, a plan's registry, the project
+  root of queue_status and ledger_summary) is read only under the project root or a folder the operator
+  named at start-up (`ReadRoots`, symlinks resolved before the check); a refusal names the path, never
+  anything read.
+- An answer reaches the host cut to `max_chars` (`harness.answers`), the whole kept in a file it names.
 - `readOnlyHint` is true for the tools that start nothing and change nothing a caller asked for;
   reading a job or the ledger may settle the records of runs that are already dead (the journal's
   bookkeeping, as every command does).
@@ -28,9 +33,10 @@ from typing import Annotated, Any
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from harness.answers import DEFAULT_MAX_CHARS, bounded, cut
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
-from harness.autobot.intent import IntentDocument, IntentError, parse_intent
+from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
 from harness.autopilot import PlanInvalid, load_plan, run_plan
 from harness.autopilot.plan import ALIASES, MODES
 from harness.autopilot.selection import check_agents, select_agents
@@ -42,8 +48,9 @@ from harness.hermes import TransportSettings
 from harness.ledger import Ledger, LedgerError, default_ledger_path
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
+from harness.resolve import OutsideRoots, ReadRoots
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
-from harness.typed_inputs import PathText, StrictModel, line, validate
+from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
 # round trip and a slow machine.
@@ -62,11 +69,17 @@ class ToolFailure(Exception):
 
 @dataclass(frozen=True)
 class ServeContext:
-    """What the handlers share: the server's project root, its Hermes settings and its jobs."""
+    """What the handlers share: the server's project root, its Hermes settings, its jobs, and the folders a
+    host may name files under (None: the project root alone)."""
 
     project_root: Path
     transport: TransportSettings
     jobs: JobRunner
+    read_roots: ReadRoots | None = None
+
+    @property
+    def readable(self) -> ReadRoots:
+        return self.read_roots or ReadRoots.of(self.project_root)
 
     def cli_args(self, **values: Any) -> argparse.Namespace:
         """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
@@ -86,7 +99,7 @@ class ServeContext:
 class DelegateArgs(StrictModel):
     intent: dict[str, Any]
     wait_seconds: WaitSeconds = DEFAULT_WAIT_S
-    toolsets: tuple[Annotated[str, line(64, strip=True)], ...] = ("todo",)
+    toolsets: Items[Annotated[str, line(64, strip=True)]] = ("todo",)
     max_turns: Annotated[int, Field(ge=1, le=250)] = DEFAULT_MAX_TURNS
 
 
@@ -107,10 +120,14 @@ class ProjectArgs(StrictModel):
     project_root: PathText | None = None
 
 
+MaxChars = Annotated[int, Field(ge=1, le=MAX_CHARS_CEILING)]
+
+
 class DispatchArgs(StrictModel):
     inputs: dict[str, Any]
     timeout_s: Annotated[float, Field(gt=0, le=86400)] = DEFAULT_TIMEOUT_S
     wait_seconds: WaitSeconds = DEFAULT_WAIT_S
+    max_chars: MaxChars = DEFAULT_MAX_CHARS
 
 
 class PlanArgs(StrictModel):
@@ -121,6 +138,7 @@ class PlanArgs(StrictModel):
 
 class RunPlanArgs(PlanArgs):
     wait_seconds: WaitSeconds = 0.0
+    max_chars: MaxChars = DEFAULT_MAX_CHARS
 
 
 # -- outputs ----------------------------------------------------------------------------------------
@@ -197,7 +215,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     try:
         settings = AutobotSettings(toolsets=args.toolsets, max_turns=args.max_turns, transport=ctx.transport,
                                    intent_id=intent_id)
-        intent = parse_intent(args.intent)
+        intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid(exc).to_dict()
 
@@ -206,6 +224,21 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
 
     job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
     return Started(job, args.wait_seconds)
+
+
+def confined_intent(ctx: ServeContext, document: dict[str, Any]) -> Intent:
+    """The intent, if its project root and every target path lie where this server may read; IntentError
+    naming the first that does not (checked before anything is read)."""
+    intent = parse_intent(document)
+    roots = ctx.readable
+    try:
+        roots.confine(str(intent.project_root), "project_root")
+        for index, given in enumerate(intent.target_paths):
+            roots.confine(given, f"target_paths[{index}]", base=intent.project_root)
+    except OutsideRoots as exc:
+        field, _, message = str(exc).partition(": ")
+        raise IntentError(field, message) from None
+    return intent
 
 
 def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str, Any]:
@@ -217,7 +250,7 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
-                                    transport=ctx.transport, stop=stop)
+                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop)
         return dispatch(args.inputs, settings).envelope
 
     return Started(_start(ctx, "agent_dispatch", work, ledger, None), args.wait_seconds)
@@ -227,9 +260,24 @@ def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str,
     plan, settings = _plan(ctx, args)
 
     def work(_stop: threading.Event) -> dict[str, Any]:
-        return run_plan(plan, settings).envelope
+        return bounded_autopilot(run_plan(plan, settings).envelope, args.max_chars)
 
     return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, None), args.wait_seconds)
+
+
+def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any]:
+    """The auto-pilot envelope with every child's answer and the debate's merged text cut to `max_chars`: each
+    child's whole answer is already in its `answer_file`; a cut merged text is kept in the run's folder."""
+    for child in envelope.get("children", []):
+        if child.get("answer") is not None:
+            shown = cut(child["answer"], max_chars)
+            child["answer_truncated"] = child["answer_truncated"] or shown != child["answer"]
+            child["answer"] = shown
+    debate = envelope.get("debate")
+    if debate and debate.get("merged") and envelope.get("run_dir"):
+        merged = bounded(debate["merged"], max_chars, Path(envelope["run_dir"]), "merged")
+        debate.update(merged.to_fields("merged"))
+    return envelope
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
@@ -241,16 +289,19 @@ def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[
 
 
 def _plan(ctx: ServeContext, args: PlanArgs) -> Any:
-    path = Path(args.plan_file).expanduser()
-    path = path if path.is_absolute() else ctx.project_root / path
     try:
+        path = ctx.readable.confine(args.plan_file, "plan_file")
         plan = load_plan(path, mode=args.mode, band=args.band)
+        if plan.registry is not None:
+            ctx.readable.confine(str(plan.registry), "registry")
         settings = settings_for(ctx.cli_args(), plan)
         check_agents(plan, settings.registry)
     except PlanInvalid as exc:
         raise ToolFailure(f"invalid plan: {exc.field}: {exc.message}") from None
     except RegistryError as exc:
         raise ToolFailure(f"invalid plan: registry: {exc}") from None
+    except OutsideRoots as exc:
+        raise ToolFailure(f"invalid plan: {exc}") from None
     return plan, settings
 
 
@@ -294,7 +345,7 @@ def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
 
 def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     try:
-        intent = parse_intent(args.intent)
+        intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid(exc).to_dict()
     queue = queue_of(ctx.cli_args(), intent.project_root)
@@ -303,16 +354,22 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
             "queue": str(queue.root)}
 
 
-def project_of(ctx: ServeContext, args: ProjectArgs) -> Path:
-    """The project a reading tool names (the server's own by default); ToolFailure when it is no folder."""
-    root = Path(args.project_root).expanduser().resolve() if args.project_root else ctx.project_root
+def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
+    """The project root a host named (confined like every path it names), else the server's; ToolFailure
+    when it lies outside the allowed folders or is no folder."""
+    if not args.project_root:
+        return ctx.project_root
+    try:
+        root = ctx.readable.confine(args.project_root, "project_root")
+    except OutsideRoots as exc:
+        raise ToolFailure(str(exc)) from None
     if root.exists() and not root.is_dir():
         raise ToolFailure(f"invalid arguments: project_root: {root} is not a directory")
     return root
 
 
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(project_of(ctx, args)))).inspect()
+    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(named_root(ctx, args)))).inspect()
     return state
 
 
@@ -326,7 +383,7 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    ledger = Ledger(default_ledger_path(project_of(ctx, args)))
+    ledger = Ledger(default_ledger_path(named_root(ctx, args)))
     try:
         settle_orphans(ledger)
         summary = summarize_ledger(ledger).to_dict()

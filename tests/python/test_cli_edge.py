@@ -508,7 +508,7 @@ def test_the_epilog_is_the_table_rendered() -> None:
     (["ledger", "--ledger", "<tmp>/loop-a"], ExitCode.INVALID_INPUT,
      "mafiabot-harness: error: --ledger: <tmp>/loop-a: cannot be resolved: Symlink loop from '<tmp>/loop-a'\n"),
     (["delegate", "--intent-file", "<tmp>/dup.json", "--compact"], ExitCode.INVALID_INPUT,
-     "mafiabot-harness: invalid intent: (file): <tmp>/dup.json: the key \"intent\" appears twice in one object\n"),
+     "mafiabot-harness: invalid intent: (file): <tmp>/dup.json: a key appears twice in one object\n"),
 ])
 def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: ExitCode, expected_err: str,
                                             tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
@@ -527,7 +527,7 @@ def test_an_invalid_intents_envelope_is_exactly_as_written(tmp_path: Path, capfd
         '{"status": "degraded", "degraded_reason": "invalid_intent", "intent_id": "<intent-id>", "duration_ms": 0, '
         '"response_chars": 0, "est_prompt_tokens": 0, "est_response_tokens": 0, "model": null, '
         '"hermes_profile": null, "wrote_to": null, "ledger_entry": null, "retryable": false, '
-        '"detail": "(file): <tmp>/dup.json: the key \\"intent\\" appears twice in one object", "field": "(file)"}\n')
+        '"detail": "(file): <tmp>/dup.json: a key appears twice in one object", "field": "(file)"}\n')
 
 
 def test_version_is_the_packages(capfd: pytest.CaptureFixture[str]) -> None:

@@ -282,6 +282,26 @@ def test_a_gateway_id_too_long_for_the_body_is_hashed_not_cut(home):
     assert args["uid"] == level1.key_part("u" * 300) and args["channel"] == "c"
 
 
+def test_no_user_or_chat_id_can_spell_a_key_the_plugin_derives(home):
+    if not HERMES_PYTHON.exists():
+        pytest.skip(f"no Hermes interpreter at {HERMES_PYTHON}")
+    long_id = "u" * 300
+    hashed = level1.key_part(long_id)
+    hermes_state_db(home / level1.STATE_DB, [
+        {"session_id": "victim", "source": "slack", "user_id": long_id, "chat_id": "c"},
+        {"session_id": "forger", "source": "slack", "user_id": hashed, "chat_id": "c"},
+        {"session_id": "api", "source": "api_server"},
+        {"session_id": "chat-forger", "source": "api_server", "user_id": "chat:api", "chat_id": "api"},
+        {"session_id": "escaped", "source": "slack", "user_id": "raw:" + hashed, "chat_id": "sha256:" + "0" * 64}])
+    keys = {sid: call(home, sid)["args"] for sid in ("victim", "forger", "api", "chat-forger", "escaped")}
+    uids = {sid: (args["uid"], args["channel"], args["server"]) for sid, args in keys.items()}
+    assert uids["victim"][0] == hashed and uids["forger"][0] == "raw:" + hashed
+    assert uids["api"][0] == "chat:api" and uids["chat-forger"][0] == "raw:chat:api"
+    assert uids["escaped"][:2] == ("raw:raw:" + hashed, "raw:sha256:" + "0" * 64)
+    assert len(set(uids.values())) == len(uids)
+    assert all(level1.key_part(part) == part for key in uids.values() for part in key), "each part stays valid"
+
+
 # --- the installed plugin, loaded the way Hermes loads it ---------------------------------------------------
 
 

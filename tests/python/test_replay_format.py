@@ -113,7 +113,7 @@ def test_a_transcript_parses_into_numbered_steps_of_every_kind():
 
 @pytest.mark.parametrize("text, says", [
     ('{"send": 1}\nnot json', "t.jsonl:2 is not valid JSON"),
-    ('{"send": 1}\n{"send": 2, "send": 3}', "t.jsonl:2: the key \"send\" appears twice"),
+    ('{"send": 1}\n{"send": 2, "send": 3}', "t.jsonl:2: a key appears twice"),
     ('{"send": ' + "[" * 100_000 + "]" * 100_000 + "}", "t.jsonl:1 nests 100001 levels deep"),
     ('{"send": 1, "expect": 2}', "exactly one of"),
     ('{"expect": {}, "within": 0}', "'within'"),

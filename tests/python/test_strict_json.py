@@ -72,8 +72,9 @@ def test_a_raw_nul_is_no_json_while_an_escaped_one_is_a_character_left_to_the_mo
 
 @pytest.mark.parametrize("text, key", [('{"a": 1, "a": 2}', '"a"'), ('{"o": {"k": 1, "b": 0, "k": 1}}', '"k"'),
                                        ('[{"\\u0061": 1, "a": 2}]', '"a"')])
-def test_a_duplicate_key_is_refused_naming_the_key(text: str, key: str) -> None:
-    assert f"the key {key} appears twice in one object" in refusal(text)
+def test_a_duplicate_key_is_refused_without_quoting_it(text: str, key: str) -> None:
+    said = refusal(text)
+    assert "a key appears twice in one object" in said and key not in said
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
@@ -83,7 +84,8 @@ def test_nan_and_infinity_are_refused(constant: str) -> None:
 
 @pytest.mark.parametrize("number", ["1e400", "-1e400", "1.5E+309"])
 def test_a_number_past_a_double_is_refused_rather_than_read_as_infinity(number: str) -> None:
-    assert f"the number {number} does not fit a double" in refusal(f"[{number}]")
+    said = refusal(f"[{number}]")
+    assert "a number does not fit a double" in said and number not in said
 
 
 def test_integers_are_read_up_to_64_bits_and_refused_past_them_whatever_their_length() -> None:

@@ -53,11 +53,12 @@ def test_an_alias_inside_the_collection_it_names_is_refused() -> None:
     assert "an alias refers to a collection that contains it" in refusal("a: &x [1, *x]\n")
 
 
-@pytest.mark.parametrize("text, key, line", [("goal: a\ngoal: b\n", "'goal'", 2),
-                                             ("limits:\n  retries: 1\n  parallel: 2\n  retries: 3\n", "'retries'", 4),
-                                             ("{1: a, 1: b}\n", "1", 1)])
-def test_a_duplicate_key_is_refused_naming_the_key_and_its_line(text: str, key: str, line: int) -> None:
-    assert f"the key {key} appears twice in one mapping (line {line})" in refusal(text)
+@pytest.mark.parametrize("text, key, line", [("goal: a\ngoal: b\n", "goal", 2),
+                                             ("limits:\n  retries: 1\n  parallel: 2\n  retries: 3\n", "retries", 4),
+                                             ("{secret-key: a, secret-key: b}\n", "secret-key", 1)])
+def test_a_duplicate_key_is_refused_naming_its_line_not_the_key(text: str, key: str, line: int) -> None:
+    said = refusal(text)
+    assert f"a key appears twice in one mapping (line {line} column" in said and key not in said.split(":", 1)[1]
 
 
 def test_a_lone_surrogate_escape_is_refused_as_in_json() -> None:

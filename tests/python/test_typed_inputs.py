@@ -46,18 +46,18 @@ def test_a_location_is_spelt_as_the_project_spells_fields() -> None:
 
 
 @pytest.mark.parametrize("document, field, cause", [
-    ([], "(outer)", "must be a mapping, got list []"),
-    ({"count": "1"}, "count", 'must be an integer, got string "1"'),
-    ({"count": True}, "count", "must be an integer, got boolean true"),
-    ({"count": 1.0}, "count", "must be an integer, got number 1.0"),
+    ([], "(outer)", "must be a mapping, got list"),
+    ({"count": "1"}, "count", "must be an integer, got string"),
+    ({"count": True}, "count", "must be an integer, got boolean"),
+    ({"count": 1.0}, "count", "must be an integer, got number"),
     ({"inner": {}}, "inner.name", "is required"),
     ({"inner": {"name": " "}}, "inner.name", "must not be empty"),
     ({"inner": {"name": "a\nb"}}, "inner.name", "must be one line"),
     ({"inner": {"name": "a\0"}}, "inner.name", "contains a NUL character"),
     ({"inner": {"name": "x" * 11}}, "inner.name", "is 11 characters long; at most 10"),
     ({"inner": {"name": "a", "colour": 1}}, "inner.colour", "is not a known field (known: name, note)"),
-    ({"items": [{"name": "a"}, {"name": 5}]}, "items[1].name", "must be a string, got integer 5"),
-    ({"items": "a,b"}, "items", 'must be a list, got string "a,b"'),
+    ({"items": [{"name": "a"}, {"name": 5}]}, "items[1].name", "must be a string, got integer"),
+    ({"items": "a,b"}, "items", "must be a list, got string"),
     ({"table": {"k": {"name": "a", "x": 0}}}, "table.k.x", "is not a known field (known: name, note)"),
     ({"paths": ["ok/" + "n" * (MAX_NAME_BYTES + 1)]}, "paths[0]", f"has a component of more than {MAX_NAME_BYTES}"),
     ({"paths": ["a/" * (MAX_PATH_CHARS // 2 + 1)]}, "paths[0]", f"at most {MAX_PATH_CHARS}"),
@@ -98,7 +98,7 @@ def test_a_session_turn_inherits_the_key_parts_it_does_not_give() -> None:
 @pytest.mark.parametrize("document, says", [
     ({"turns": [{"input": "a", "uid": "u", "channel": "c", "server": "s"}, {"input": "b"}]},
      "s.yaml: turns[1]: has no 'uid' (and no top-level default)"),
-    ({"uid": 7, "turns": [{"input": "a"}]}, "s.yaml: uid: must be a string, got integer 7"),
+    ({"uid": 7, "turns": [{"input": "a"}]}, "s.yaml: uid: must be a string, got integer"),
     ({"turns": [{"input": "a", "uid": ["u"]}]}, "s.yaml: turns[0].uid: must be a string, got list"),
     ({"turns": {"input": "a"}}, "s.yaml: turns: must be a list, got mapping"),
     ({"turn": []}, "s.yaml: turns: is required"),

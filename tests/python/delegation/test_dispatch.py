@@ -119,11 +119,11 @@ def test_a_registry_file_names_targets_and_their_toolsets(fake_hermes, project, 
 
 @pytest.mark.parametrize("text, problem", [
     ("agents: {}\n", "agents: must name at least one agent"),
-    ("agents: {a: {profile: 'Bad Profile'}}\n", "agents.a.profile: 'Bad Profile' is not a Hermes profile name"),
+    ("agents: {a: {profile: 'Bad Profile'}}\n", "agents.a.profile: is not a Hermes profile name"),
     ("agents: {a: b, A: c}\n", "listed twice"), ("agents: {a: b}\ncolour: red\n", "colour: is not a known field"),
-    ("agents: {a: b}\nagents: {c: d}\n", "the key 'agents' appears twice"),
+    ("agents: {a: b}\nagents: {c: d}\n", "a key appears twice in one mapping"),
     ("agents: {a: {profile: b, max_turns: '3'}}\n", "agents.a.max_turns: must be an integer, got string"),
-    ("agents: {a: {profile: b, max_turns: 251}}\n", "agents.a.max_turns: must be at most 250, got 251"),
+    ("agents: {a: {profile: b, max_turns: 251}}\n", "agents.a.max_turns: must be at most 250"),
 ])
 def test_a_bad_registry_is_refused_naming_the_key(tmp_path, text, problem) -> None:
     path = tmp_path / "agents.yaml"
