@@ -118,6 +118,39 @@ procedure Mafiabot is
    Settings : Body_Config.Settings;
    Stub     : Stub_Organs.Fixture;
    Sessions : Session_Repositories.Repository_Access;
+   Stored   : Session_Repositories.Stored.Stored_Access;
+   --  With --state: the store Sessions is
+
+   function Drawn_Secret return String;
+   --  32 bytes of /dev/urandom, in hex: the secret of a body without a
+   --  store, which lives as long as the body
+
+   function Drawn_Secret return String is
+      use type GNAT.OS_Lib.File_Descriptor;
+      Digits_Of : constant String := "0123456789abcdef";
+      Source    : constant GNAT.OS_Lib.File_Descriptor :=
+        GNAT.OS_Lib.Open_Read ("/dev/urandom", GNAT.OS_Lib.Binary);
+      Bytes     : String (1 .. 32);
+      Got       : Integer := -1;
+      Spelled   : String (1 .. 64);
+   begin
+      if Source /= GNAT.OS_Lib.Invalid_FD then
+         Got := GNAT.OS_Lib.Read (Source, Bytes'Address, Bytes'Length);
+         GNAT.OS_Lib.Close (Source);
+      end if;
+      if Got /= Bytes'Length then
+         Body_Log.Error ("cannot draw a secret from /dev/urandom:"
+                         & " requestState could not be authenticated");
+         GNAT.OS_Lib.OS_Exit (Usage_Status);
+      end if;
+      for Index in Bytes'Range loop
+         Spelled (2 * Index - 1) :=
+           Digits_Of (Character'Pos (Bytes (Index)) / 16 + 1);
+         Spelled (2 * Index) :=
+           Digits_Of (Character'Pos (Bytes (Index)) mod 16 + 1);
+      end loop;
+      return Spelled;
+   end Drawn_Secret;
 
    function Sampled_Thinker return Turn_Thinkers.Thinker_Access;
    --  --cognition sampling: the client's model asked over MCP sampling,
@@ -133,6 +166,23 @@ procedure Mafiabot is
          Limits           => (Max_Depth    => Settings.Max_Depth,
                               Max_Elements => Settings.Max_Elements),
          Turn_Deadline_Ms => Settings.Turn_Deadline_Ms);
+      if Session_Repositories.Stored."=" (Stored, null) then
+         Thinker.Set_Secret (Drawn_Secret);
+      else
+         declare
+            Secret : Unbounded_String;
+            Kept   : Session_Store.Outcome;
+         begin
+            --  Every body on the store shares it: a call's rounds may go to
+            --  any of them, before and after a restart
+            Stored.Store_Of.Keep_Secret (Secret, Kept);
+            if Kept.Failed then
+               Body_Log.Error (Session_Store.Diagnostic (Kept));
+               GNAT.OS_Lib.OS_Exit (Usage_Status);
+            end if;
+            Thinker.Set_Secret (To_String (Secret));
+         end;
+      end if;
       return Turn_Thinkers.Thinker_Access (Thinker);
    end Sampled_Thinker;
 
@@ -160,12 +210,11 @@ begin
       if Length (Settings.State_Path) > 0 then
          declare
             use type Body_Config.State_Durability;
-            Stored : constant Session_Repositories.Stored.Stored_Access :=
-              new Session_Repositories.Stored.Repository;
             Opened : Session_Store.Outcome;
          begin
             --  --state: every turn reads its session from the store and
             --  commits it there before its reply is written
+            Stored := new Session_Repositories.Stored.Repository;
             Stored.Open
               (Path            => To_String (Settings.State_Path),
                Capacity        => Settings.Max_Sessions,

@@ -525,3 +525,46 @@ def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_set_aside_after
     pings = [m for m in turn.others + later.others if m.get("id") == "halves"]
     assert pings == [{"jsonrpc": "2.0", "id": "halves", "result": {}}]
     assert not [m for m in turn.others + later.others if "error" in m]
+
+
+# -- requestState is authenticated: a keyed MAC, the key the body's (or the store's) -------------------
+
+
+def first_round_state(client: BodyClient, **answers: Any) -> str:
+    """The requestState of a second round: the first call answered, as the body wrote it."""
+    client.send_raw(modern_turn({"sampling": {}}))
+    first = client.read_message()["result"]
+    client.send_raw(modern_turn({"sampling": {}}, request_id=2, requestState=first["requestState"],
+                                inputResponses={"call-1": created("round 1")}))
+    second = client.read_message()["result"]
+    assert second["resultType"] == "input_required"
+    return str(second["requestState"])
+
+
+def test_a_state_whose_answers_a_client_rewrote_is_refused(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    state = json.loads(first_round_state(client))
+    assert state["state"]["answers"][0]["text"] == "round 1"
+    state["state"]["answers"][0]["text"] = "a thought the model never had"
+    client.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=dumps(state)))
+    reply = client.read_message()
+    assert reply["error"]["code"] == -32602 and "not one the body gave" in reply["error"]["message"]
+
+
+def test_a_state_minted_before_a_restart_without_a_store_is_refused_saying_why(spawn_body):
+    state = first_round_state(spawn_body(no_soul=True, extra_args=("--cognition", "sampling")))
+    restarted = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    restarted.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=state))
+    reply = restarted.read_message()
+    assert reply["error"]["code"] == -32602 and "another key" in reply["error"]["message"]
+    assert_answers_ping_next(restarted)
+
+
+def test_with_a_store_every_body_on_it_accepts_the_states_of_the_others(spawn_body, tmp_path):
+    args = ("--cognition", "sampling", "--state", str(tmp_path / "sessions.db"))
+    state = first_round_state(spawn_body(no_soul=True, extra_args=args))
+    other = spawn_body(no_soul=True, extra_args=args)
+    other.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=state,
+                               inputResponses={"call-2": created("round 2")}))
+    result = other.read_message()["result"]
+    assert result["resultType"] == "input_required" and list(result["inputRequests"]) == ["call-3"]

@@ -1,4 +1,4 @@
-with Fnv_Hash;
+with GNAT.SHA256;
 with Organs.Cognition;
 with Session_Repositories;
 
@@ -318,18 +318,41 @@ package body Sampling_Port is
    function Key_Of_Call (Number : Positive) return String is
      ("call-" & Image (Number));
 
-   function Hash_Image (Call_Key : String) return String is
-      use type Fnv_Hash.Hash;
-      Digits_Of : constant String := "0123456789abcdef";
-      Value     : Fnv_Hash.Hash := Fnv_Hash.Of_Text (Call_Key);
-      Spelled   : String (1 .. 16);
+   --  The MAC of a state's answers (Payload, as written) for the call of
+   --  Call_Key: HMAC-SHA-256 under the body's secret, in hex
+   function Mac_Of (Self : Replay_Port; Call_Key, Payload : String)
+     return String
+   is
+      Context : GNAT.SHA256.Context :=
+        GNAT.SHA256.HMAC_Initial_Context (To_String (Self.Secret));
    begin
-      for Index in reverse Spelled'Range loop
-         Spelled (Index) := Digits_Of (Natural (Value mod 16) + 1);
-         Value := Value / 16;
-      end loop;
-      return Spelled;
-   end Hash_Image;
+      GNAT.SHA256.Update (Context, Call_Key);
+      GNAT.SHA256.Update (Context, String'(1 => ASCII.LF));
+      GNAT.SHA256.Update (Context, Payload);
+      return GNAT.SHA256.Digest (Context);
+   end Mac_Of;
+
+   --  Whether two MACs are equal, in a time that does not depend on where
+   --  they differ
+   function Same_Mac (Given, Made : String) return Boolean is
+      Differ : Boolean := Given'Length /= Made'Length;
+   begin
+      if not Differ then
+         for Offset in 0 .. Made'Length - 1 loop
+            Differ := Differ
+              or else Given (Given'First + Offset) /= Made (Made'First + Offset);
+         end loop;
+      end if;
+      return not Differ;
+   end Same_Mac;
+
+   procedure Set_Secret (Self : in out Replay_Port; Secret : String) is
+   begin
+      Self.Secret := To_Unbounded_String (Secret);
+      Self.Key_Id :=
+        GNAT.SHA256.Digest ("mafiabot requestState key" & ASCII.LF & Secret)
+          (1 .. Key_Id_Length);
+   end Set_Secret;
 
    --  Text cut to Max_Replayed_Bytes on a character boundary
    function Kept (Text : String) return Unbounded_String is
@@ -346,31 +369,50 @@ package body Sampling_Port is
       Valid     : out Boolean)
    is
    begin
-      Self.Call_Hash := To_Unbounded_String (Hash_Image (Call_Key));
+      Self.Call_Key := To_Unbounded_String (Call_Key);
       Self.Answered := 0;
       Self.Asked := 0;
       Self.Waiting := False;
+      Self.Refused := Not_Refused;
       Valid := True;
       if State /= "" then
          Self.Reader.Parse (State, Limits);
          Valid := Self.Reader.Is_Valid
            and then Kind (Self.Reader, Self.Reader.Root) = Object_Value;
          if not Valid then
+            Self.Refused := Not_Given;
             return;
          end if;
          declare
             Root    : constant Node_Id := Self.Reader.Root;
-            Call    : constant Node_Id := Member (Self.Reader, State, Root, "call");
+            function Text_Of (Name : String) return String is
+              (if Member (Self.Reader, State, Root, Name) /= No_Node
+                 and then Kind (Self.Reader, Member (Self.Reader, State, Root, Name))
+                          = String_Value
+               then Text (Self.Reader, State, Member (Self.Reader, State, Root, Name))
+               else "");
+            Payload : constant Node_Id :=
+              Member (Self.Reader, State, Root, "state");
             Answers : constant Node_Id :=
-              Member (Self.Reader, State, Root, "answers");
+              (if Payload /= No_Node
+                 and then Kind (Self.Reader, Payload) = Object_Value
+               then Member (Self.Reader, State, Payload, "answers")
+               else No_Node);
             Each    : Node_Id;
          begin
-            Valid := Call /= No_Node
-              and then Kind (Self.Reader, Call) = String_Value
-              and then Text (Self.Reader, State, Call) = To_String (Self.Call_Hash)
-              and then Answers /= No_Node
-              and then Kind (Self.Reader, Answers) = Array_Value;
+            if Text_Of ("key") /= Self.Key_Id then
+               Self.Refused :=
+                 (if Text_Of ("key") = "" then Not_Given else Other_Key);
+               Valid := False;
+               return;
+            end if;
+            Valid := Answers /= No_Node
+              and then Kind (Self.Reader, Answers) = Array_Value
+              and then Same_Mac
+                (Text_Of ("mac"),
+                 Mac_Of (Self, Call_Key, Raw (Self.Reader, State, Payload)));
             if not Valid then
+               Self.Refused := Not_Given;
                return;
             end if;
             Each := First_Child (Self.Reader, Answers);
@@ -390,6 +432,7 @@ package body Sampling_Port is
                   if Self.Answered = Max_Replayed_Calls
                     or else Status not in "answered" | "failed"
                   then
+                     Self.Refused := Not_Given;
                      Valid := False;
                      return;
                   end if;
@@ -508,9 +551,9 @@ package body Sampling_Port is
 
    function Request_State (Self : Replay_Port) return String is
       State : Json_Text.Builder;
+      Bound : Json_Text.Builder;
    begin
       State.Start_Object;
-      State.Text_Field ("call", To_String (Self.Call_Hash));
       State.Key ("answers");
       State.Start_Array;
       for Given of Self.Answers (1 .. Self.Answered) loop
@@ -524,8 +567,27 @@ package body Sampling_Port is
       end loop;
       State.End_Array;
       State.End_Object;
-      return State.Image;
+      --  The answers as written, and the MAC that binds them to the call
+      Bound.Start_Object;
+      Bound.Text_Field ("key", Self.Key_Id);
+      Bound.Text_Field
+        ("mac", Mac_Of (Self, To_String (Self.Call_Key), State.Image));
+      Bound.Key ("state");
+      Bound.Raw (State.Image);
+      Bound.End_Object;
+      return Bound.Image;
    end Request_State;
+
+   function Refusal (Self : Replay_Port) return String is
+     (case Self.Refused is
+         when Not_Refused => "",
+         when Not_Given =>
+           "requestState is not one the body gave for this call",
+         when Other_Key =>
+           "requestState was given under another key: by an earlier run of"
+           & " the body (one without --state draws a new key at each start)"
+           & " or another store's; send the call again without"
+           & " requestState");
 
    ---------------------------------------------------------------------
    --  The thinker
@@ -568,11 +630,7 @@ package body Sampling_Port is
                Limits    => Self.Limits,
                Valid     => Valid);
             Plan := (Valid     => Valid,
-                     Problem   =>
-                       (if Valid then Null_Unbounded_String
-                        else To_Unbounded_String
-                          ("requestState is not one the body gave for"
-                           & " this call")),
+                     Problem   => To_Unbounded_String (Self.Replay.Refusal),
                      Port      => Self.Replay'Unchecked_Access,
                      Length    => Session_Repositories.Short,
                      Tentative => True);
@@ -594,6 +652,11 @@ package body Sampling_Port is
                      Tentative => False);
       end case;
    end Start_Turn;
+
+   procedure Set_Secret (Self : in out Thinker; Secret : String) is
+   begin
+      Self.Replay.Set_Secret (Secret);
+   end Set_Secret;
 
    overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End
    is

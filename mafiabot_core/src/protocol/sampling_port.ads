@@ -102,8 +102,12 @@ package Sampling_Port is
    --  first unanswered call ends the round as an `InputRequiredResult`
    --  asking it (inputRequests {"call-N": sampling/createMessage}, and
    --  requestState: the answers so far, bound to the call's session key and
-   --  input).  The round whose every call is answered is the turn; the
-   --  others leave the session as it was (the caller runs them on a copy).
+   --  input by a MAC under the body's secret, so that no client can write
+   --  one the body accepts).  The round whose every call is answered is the
+   --  turn; the others leave the session as it was (the caller runs them
+   --  on a copy).
+
+   Min_Secret_Bytes : constant := 32;
 
    type Replay_Port is limited new Organs.Model_Port.Port with private;
 
@@ -119,6 +123,14 @@ package Sampling_Port is
    --  of inputResponses; "" for none), for the call whose session key and
    --  input make Call_Key.  Valid is False for a state the body did not
    --  write for this call.
+
+   procedure Set_Secret (Self : in out Replay_Port; Secret : String)
+   with Pre => Secret'Length >= Min_Secret_Bytes;
+   --  The key requestState is authenticated with (HMAC-SHA-256): drawn at
+   --  start-up, or kept in the store so that every body on it shares it
+
+   function Refusal (Self : Replay_Port) return String;
+   --  Why the last Resume was not Valid, on one line ("" when it was)
 
    function Needs_Input (Self : Replay_Port) return Boolean;
    --  The round asked a call not answered yet: it ends input-required
@@ -169,6 +181,10 @@ package Sampling_Port is
    --  gave for this call); None: the channel port that cannot reach the
    --  client (the fallback thinks), a short turn
 
+   procedure Set_Secret (Self : in out Thinker; Secret : String)
+   with Pre => Secret'Length >= Min_Secret_Bytes;
+   --  The key every requestState this thinker gives is bound with
+
    overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End;
 
    type Thinker_Access is access all Thinker;
@@ -187,10 +203,19 @@ private
       --  The answer, or why there was none
    end record;
 
+   Key_Id_Length : constant := 16;
+
+   type Refusal_Kind is (Not_Refused, Not_Given, Other_Key);
+
    type Replayed_Calls is array (1 .. Max_Replayed_Calls) of Replayed;
 
    type Replay_Port is limited new Organs.Model_Port.Port with record
-      Call_Hash     : Ada.Strings.Unbounded.Unbounded_String;
+      Call_Key      : Ada.Strings.Unbounded.Unbounded_String;
+      Secret        : Ada.Strings.Unbounded.Unbounded_String;
+      Key_Id        : String (1 .. Key_Id_Length) := [others => '0'];
+      --  Names the secret in every state, so that one given under another
+      --  (before a restart) is told apart from one never given
+      Refused       : Refusal_Kind := Not_Refused;
       Answers       : Replayed_Calls;
       Answered      : Natural range 0 .. Max_Replayed_Calls := 0;
       Asked         : Natural := 0;
