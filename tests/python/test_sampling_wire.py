@@ -490,7 +490,7 @@ def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_n
     if case.expect.kind == "silent":
         assert replies == [], replies
     else:
-        if not replies:  # set aside, answered once the turn was
+        if not replies:  # a tools/call: queued, answered once the turn was
             replies.append(client.read_message(awaiting=f"the reply to hostile case {case.name}"))
         [reply] = replies
         expect = case.expect
@@ -502,8 +502,8 @@ def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_n
     assert_answers_ping_next(client, f"after {case.name}")
 
 
-def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_set_aside_after_it(spawn_body):
-    # The synthesis of the first turn times out while half of a ping is in: the turn set aside
+def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_queued_after_it(spawn_body):
+    # The synthesis of the first turn times out while half of a ping is in: the turn queued
     # meanwhile then samples, and the ping's second half, sent during it, completes the same line
     client = start_sampling_body(spawn_body, "--sampling-timeout-ms", "300")
     second = turn_request(input_text="and the second?", uid="other", request_id="second")
