@@ -155,6 +155,27 @@ def test_a_hostile_answer_fails_its_pass_and_the_turn_goes_on(spawn_body, case, 
     assert_answers_ping_next(client)
 
 
+def refuse_all(request: dict[str, Any], rank: int) -> list[bytes]:
+    return [encode_message({"jsonrpc": "2.0", "id": request["id"], "error": {
+        "code": -1, "message": f"refusal {rank}"}})]
+
+
+def test_a_turn_whose_every_request_fails_says_the_model_gave_no_thought(spawn_body):
+    """Not the stub's canned text as if it were the answer: the output and the fallback say there was none."""
+    client = start_sampling_body(spawn_body)
+    turn = run_turn(client, refuse_all)
+    assert turn.statuses() == ["failed"] * len(turn.requests)
+    assert turn.cognition["thinker"] == "sampling"
+    assert "gave no thought" in turn.cognition["fallback"]
+    output = turn.trace["output"]
+    assert output == (f"[{turn.trace['route']['target']}] No thought: the model answered none of the {len(turn.requests)}"
+                      " questions of this turn (the first: failed: the client answered error -1: refusal 1).")
+    # one answer is a thought: the turn is the model's again, and says nothing of a fallback
+    some = run_turn(client, lambda request, rank: refuse_all(request, rank) if rank > 1
+                    else [text_result(request["id"], reply_for(rank))])
+    assert some.cognition["fallback"] is None and "No thought" not in some.trace["output"]
+
+
 def test_content_as_a_list_of_blocks_keeps_the_text_blocks(spawn_body):
     client = start_sampling_body(spawn_body)
     blocks = [{"type": "text", "text": "one, "}, {"type": "image", "data": "AA", "mimeType": "image/png"},
@@ -216,7 +237,8 @@ def test_a_turn_past_its_deadline_asks_nothing_more_and_answers_with_what_ran(sp
     assert len(calls) == turn.trace["passes_run"] + 1
     assert [c["status"] for c in calls] == ["timed_out"] * len(calls)
     assert "turn's deadline" in calls[0]["error"] and "before this request" in calls[1]["error"]
-    assert turn.trace["output"].startswith("[knowledge.answer] On 'who sits"), "the moves' output stands in"
+    assert turn.trace["output"].startswith("[knowledge.answer] No thought: the model answered none of the")
+    assert turn.cognition["fallback"] is not None
     assert_answers_ping_next(client)
 
 

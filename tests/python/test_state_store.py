@@ -397,6 +397,80 @@ def test_a_record_that_does_not_decode_fails_its_session_alone(spawn_body, tmp_p
     assert client.ping() == {}
 
 
+def set_record(store: Path, room, record: bytes) -> None:
+    with closing(sqlite3.connect(store)) as db, db:
+        assert db.execute("UPDATE sessions SET record = ? WHERE key = ?", (record, key_of(room).encode())).rowcount == 1
+
+
+def test_a_record_whose_recall_is_not_utf8_is_refused_by_name_and_never_reaches_the_wire(spawn_body, tmp_path):
+    store = tmp_path / "not-utf8.db"
+    client = spawn_body(extra_args=store_args(store))
+    client.initialize()
+    assert client.call_turn("remember the door", *ROOMS[0])["turn"] == 1
+    record = stored_record(store, ROOMS[0])
+    assert record is not None and record[16] == 1, "one excerpt kept"
+    set_record(store, ROOMS[0], record[:19] + b"\xff" + record[20:])
+    with pytest.raises(RpcError) as refused:
+        client.call_turn("remember the door again", *ROOMS[0])
+    assert refused.value.code == STORE_FAILED and "not UTF-8" in refused.value.message
+    assert client.call_turn("one", *ROOMS[1])["turn"] == 1, "the body serves on"
+
+
+def test_a_session_at_the_last_turn_number_goes_on_at_that_number(spawn_body, tmp_path):
+    store = tmp_path / "last-turn.db"
+    client = spawn_body(extra_args=store_args(store))
+    client.initialize()
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    record = stored_record(store, ROOMS[0])
+    assert record is not None
+    last = 2**31 - 1
+    set_record(store, ROOMS[0], record[:1] + (last - 1).to_bytes(4, "little") + record[5:])
+    assert [client.call_turn(f"again {n}", *ROOMS[0])["turn"] for n in range(2)] == [last, last]
+    assert stored_turns(store) == {key_of(ROOMS[0]): last}
+
+
+def remove_store(store: Path) -> None:
+    """What "removing the file forgets the sessions" means for a WAL store: the file, its journal, its index."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink()
+
+
+def test_a_store_removed_under_a_running_body_is_opened_afresh_so_two_bodies_never_split(spawn_body, tmp_path):
+    store = tmp_path / "removed.db"
+    first = spawn_body(extra_args=store_args(store))
+    first.initialize()
+    assert [first.call_turn(f"turn {n}", *ROOMS[0])["turn"] for n in range(3)] == [1, 2, 3]
+    remove_store(store)
+    second = spawn_body(extra_args=store_args(store))
+    second.initialize()
+    assert second.call_turn("after the removal", *ROOMS[0])["turn"] == 1, "the removal forgot the session"
+    assert first.call_turn("still running", *ROOMS[0])["turn"] == 2, "the running body turns the new file"
+    assert second.call_turn("and again", *ROOMS[0])["turn"] == 3
+    first.close()
+    assert stored_turns(store) == {key_of(ROOMS[0]): 3}, "no turn the first body answered was lost with it"
+
+
+def test_a_store_replaced_beside_its_old_journal_refuses_its_turns_until_the_journal_goes(spawn_body, tmp_path):
+    store = tmp_path / "replaced.db"
+    running = spawn_body(extra_args=store_args(store))
+    running.initialize()
+    assert running.call_turn("one", *ROOMS[0])["turn"] == 1
+    other = tmp_path / "other.db"
+    maker = spawn_body(extra_args=store_args(other))
+    maker.initialize()
+    assert [maker.call_turn(f"turn {n}", *ROOMS[0])["turn"] for n in range(4)] == [1, 2, 3, 4]
+    maker.close()
+    os.replace(other, store)
+    with pytest.raises(RpcError) as refused:
+        running.call_turn("two", *ROOMS[0])
+    assert refused.value.code == STORE_FAILED
+    assert "removed or replaced" in refused.value.message and "journal" in refused.value.message
+    assert running.ping() == {}
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink()
+    assert running.call_turn("two", *ROOMS[0])["turn"] == 5, "the running body turns the file now at the path"
+
+
 def test_a_store_that_cannot_grow_fails_the_turns_that_need_room_and_keeps_every_answered_one(body_exe, tmp_path):
     """The file size limit (RLIMIT_FSIZE) stands in for a full disk: commits start failing mid-run."""
     store = tmp_path / "full.db"
@@ -594,6 +668,20 @@ def test_a_sampled_turn_waiting_on_its_client_lets_other_bodies_start_and_serve_
     assert turn.trace["turn"] == 1 and turn.cognition["thinker"] == "sampling"
     assert stored_turns(store) == {key_of(room_of("u")): 1, key_of(room_of("other")): 1}
     assert resume_sampled_turn(sampled, park_sampled_turn(sampled)).trace["turn"] == 2
+
+
+def test_a_sampled_turn_whose_store_was_removed_while_it_waited_keeps_nothing_and_the_next_turn_starts_afresh(
+        spawn_body, tmp_path):
+    store = tmp_path / "moved.db"
+    sampled = start_sampling_body(spawn_body, *store_args(store))
+    assert run_turn(sampled).trace["turn"] == 1
+    parked = park_sampled_turn(sampled)
+    remove_store(store)
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert "removed or replaced" in turn.response["error"]["message"]
+    assert run_turn(sampled).trace["turn"] == 1, "the next turn opens the path again: the removal forgot it"
+    assert stored_turns(store) == {key_of(room_of("u")): 1}
 
 
 @pytest.mark.parametrize("earlier_turns", [0, 1], ids=["a new session", "a session with a turn"])

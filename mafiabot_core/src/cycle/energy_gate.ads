@@ -10,9 +10,11 @@
 --  what the passes need of it (each at most every later one) taken by a
 --  Ghost lemma rather than left to the prover.
 
+with Thousandths;
+
 package Energy_Gate with SPARK_Mode => On is
 
-   subtype Millis is Natural range 0 .. 1000;
+   subtype Millis is Thousandths.Count;
    --  Energy and thresholds in thousandths: integer arithmetic keeps every
    --  turn byte-for-byte reproducible
 

@@ -1,4 +1,4 @@
-with Input_Guard;
+with Utf8;
 with Organs.Celtic_Cross;
 
 package body Turn_Cycle is
@@ -10,7 +10,7 @@ package body Turn_Cycle is
 
    function Focus_Of (Input : String) return String is
       Kept : constant Natural :=
-        Input_Guard.Utf8_Prefix_Length (Input, Focus_Bytes);
+        Utf8.Prefix_Length (Input, Focus_Bytes);
    begin
       return Input (Input'First .. Input'First + Kept - 1)
         & (if Kept < Input'Length then "..." else "");
@@ -131,6 +131,27 @@ package body Turn_Cycle is
          Texts.End_Part (Store, Trace.Output);
       end Write_Moves_Output;
 
+      --  "[route] No thought: the model answered none of the N questions
+      --  of this turn (the first: status: error)."
+      procedure Write_No_Thought_Output is
+         First : Organs.Model_Port.Answer_Facts renames
+           Trace.Calls (1).Call.Facts;
+      begin
+         Texts.Start_Part (Store, Output_Bytes);
+         Add ("[");
+         Add (Trace.Route);
+         Add ("] No thought: the model answered none of the ");
+         Texts.Add_Image (Store, Trace.Call_Last);
+         Add (" questions of this turn (the first: ");
+         Add (Organs.Model_Port.Status_Name (First.Status));
+         if Organs.Model_Port.Error_Of (First) /= "" then
+            Add (": ");
+            Add (Organs.Model_Port.Error_Of (First));
+         end if;
+         Add (").");
+         Texts.End_Part (Store, Trace.Output);
+      end Write_No_Thought_Output;
+
       --  The next call of the trace, Step's: the cognition writes what came
       --  of it there, in place (a call record is some 300 bytes)
       procedure Next_Call (Step : Cycle_Order.Step_Index) with Inline is
@@ -148,7 +169,10 @@ package body Turn_Cycle is
       for Step in Cycle_Order.Step_Index loop
          case Cycle_Order.Phase (Step) is
             when Cycle_Order.Scope =>
-               Session.Turns := Session.Turns + 1;
+               --  A session at the last turn number stays there: its turns
+               --  go on, numbered alike
+               Session.Turns := Natural'Min (Session.Turns, Natural'Last - 1)
+                                + 1;
                if Session.Turns > 1 then
                   Chosen.Drive_Box.Recharge (Session.Reservoir);
                end if;
@@ -298,7 +322,10 @@ package body Turn_Cycle is
                    Route    => Trace.Route),
                   Input, Port, Store, Trace.Calls (Trace.Call_Last).Call);
                Texts.End_Part (Store, Trace.Output);
-               if Is_Empty (Trace.Output) then
+               if Is_Empty (Trace.Output) and then Got_No_Thought (Trace)
+               then
+                  Write_No_Thought_Output;
+               elsif Is_Empty (Trace.Output) then
                   Write_Moves_Output;
                end if;
                Texts.Start_Part (Store, Synthesis_Bytes);

@@ -65,7 +65,17 @@ package Turn_Cycle is
    Output_Bytes     : constant :=
      Route_Bytes + (Focus_Bytes + 3) + 8 * (Name_Bytes + 2) + Recall_Bytes
      + 48;
-   --  "[route] On 'focus': move, ..., move (P/8 passes); recalled 'R'."
+   --  "[route] On 'focus': move, ..., move (P/8 passes); recalled 'R'.",
+   --  or what a turn whose model gave no thought says instead
+
+   No_Thought_Bytes : constant :=
+     Route_Bytes + 128 + Organs.Model_Port.Max_Error_Bytes;
+   --  "[route] No thought: the model answered none of the N questions of
+   --  this turn (the first: status: error)."
+
+   pragma Compile_Time_Error
+     (Output_Bytes < No_Thought_Bytes,
+      "a turn's output must have room to say that the model gave none");
    Synthesis_Bytes  : constant := Route_Bytes + 64;
    --  "output of N bytes from P passes and route R"
    Cohere_Bytes     : constant := 64;
@@ -165,6 +175,19 @@ package Turn_Cycle is
    function Text_Of (Trace : Turn_Trace; Part : Span) return String is
      (Organs.Texts.Text_Of (Trace.Texts, Part))
    with Pre => Organs.Texts.Is_Kept (Trace.Texts, Part);
+
+   function Got_No_Thought (Trace : Turn_Trace) return Boolean is
+     ((for some Index in 1 .. Trace.Call_Last =>
+         Trace.Calls (Index).Call.Asked)
+      and then
+        (for all Index in 1 .. Trace.Call_Last =>
+           not Trace.Calls (Index).Call.Asked
+           or else Organs.Model_Port."/="
+                     (Trace.Calls (Index).Call.Facts.Status,
+                      Organs.Model_Port.Answered)));
+   --  Whether the turn's cognition asked its model and got no answer to
+   --  any question: the turn's output then says that the model gave no
+   --  thought, and does not stand in for one
 
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;

@@ -1,7 +1,8 @@
---  The input guard: a lexical pass over one protocol line before any JSON
---  parser sees it.  GNATCOLL.JSON silently corrupts invalid UTF-8 and lone
---  surrogate escapes, and recurses once per nesting level, so a line is only
---  handed to it once this package has found it Clean.
+--  The input guard: the lexical rules a protocol line is held to (well-formed
+--  UTF-8, no control byte in a string, no lone surrogate escape, bounded
+--  depth and element count).  Json_Reader holds every line to these rules
+--  as it reads it; Inspect names the first one a refused line breaks, so
+--  that its error says why, and the tests hold the reader to it.
 --
 --  Written for the prover (docs/spark.md; gnatprove is not available here,
 --  so the subset is kept by discipline and the contracts are checked at run
@@ -54,36 +55,5 @@ package Input_Guard with SPARK_Mode => On is
        (if Inspect'Result.Kind = Clean then Inspect'Result.Offset = 0
         else Inspect'Result.Offset in Line'Range);
    --  The first finding in Line, scanning left to right
-
-   Max_Sequence_Bytes : constant := 4;
-   --  The longest UTF-8 sequence (RFC 3629: U+10000 .. U+10FFFF)
-
-   subtype Sequence_Size is Natural range 0 .. Max_Sequence_Bytes;
-   --  A sequence's length, 0 for none
-
-   function Sequence_Length (Text : String; From : Positive)
-     return Sequence_Size
-   with
-     Global => null,
-     Pre    => From in Text'Range and then Text'Last < Integer'Last,
-     Post   => (if Sequence_Length'Result > 0 then
-                  From + Sequence_Length'Result - 1 <= Text'Last);
-   --  Length of the well-formed UTF-8 sequence starting at Text (From), or
-   --  0 when none starts there (RFC 3629: no overlong forms, no encoded
-   --  surrogates, nothing above U+10FFFF)
-
-   function Is_Valid_Utf8 (Text : String) return Boolean
-   with Global => null, Pre => Text'Last < Integer'Last;
-   --  Whether Text is well-formed UTF-8, by the same decoder Inspect uses
-
-   function Utf8_Prefix_Length (Text : String; Max_Bytes : Natural)
-     return Natural
-   with
-     Global => null,
-     Pre    => Text'Last < Integer'Last,
-     Post   => Utf8_Prefix_Length'Result <= Max_Bytes
-             and then Utf8_Prefix_Length'Result <= Text'Length;
-   --  The longest prefix of valid UTF-8 Text of at most Max_Bytes bytes that
-   --  does not cut a character in two
 
 end Input_Guard;

@@ -46,8 +46,8 @@ package body Organs.Cognition is
 
       --  Every index below is in Text'Range: the loop between words stops
       --  at Stop, a word before Stop ends at a break no later than Stop,
-      --  and the word after Stop ends Text.  The checks would cost a third
-      --  of the loop over a word's bytes.
+      --  and the word after Stop ends Text, whatever the caller passed (no
+      --  precondition is leant on): the checks would repeat the loop's tests
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
 

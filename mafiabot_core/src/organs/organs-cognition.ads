@@ -9,8 +9,7 @@
 --  (L4: no argument carries it); it is written into a part bounded by
 --  Max_Thought_Bytes (the store cuts a longer one, visibly); move names are
 --  UTF-8 of 1 .. Max_Name_Bytes bytes.  An organ that asks no model (the
---  stub) costs time linear in its arguments, within the turn's budget
---  (25 us of CPU for a whole 8-pass turn).  An organ that asks a model
+--  stub) costs time linear in its arguments.  An organ that asks a model
 --  spends the model's time, not the body's: each question is bounded by
 --  the organ's own timeout and the port's turn deadline, and the body's
 --  own work around a question stays linear in what it quotes.  Routing is

@@ -1,5 +1,6 @@
+with Energy_Gate;
 with Monotonic;
-with Input_Guard;
+with Utf8;
 
 package body Organs.Model_Cognition is
 
@@ -11,7 +12,7 @@ package body Organs.Model_Cognition is
    --  Input cut to Max_Input_Bytes on a character boundary, visibly
    function Quoted_Input (Input : String) return String is
       Kept : constant Natural :=
-        Input_Guard.Utf8_Prefix_Length (Input, Max_Input_Bytes);
+        Utf8.Prefix_Length (Input, Max_Input_Bytes);
    begin
       return Input (Input'First .. Input'First + Kept - 1)
         & (if Kept < Input'Length then Texts.Cut_Mark else "");

@@ -1,4 +1,4 @@
-with Input_Guard;
+with Utf8;
 
 package body Organs.Model_Port is
 
@@ -18,7 +18,7 @@ package body Organs.Model_Port is
    with Pre => Room'First = 1, Post => Last <= Room'Last
    is
    begin
-      Last := Input_Guard.Utf8_Prefix_Length (Text, Room'Length);
+      Last := Utf8.Prefix_Length (Text, Room'Length);
       Room (1 .. Last) := Text (Text'First .. Text'First + Last - 1);
    end Keep_Cut;
 

@@ -38,6 +38,14 @@ package Organs.Model_Port is
    --  Timed_Out: no answer by the deadline; Cancelled: the turn was
    --  cancelled, nothing more is asked
 
+   function Status_Name (Status : Ask_Status) return String is
+     (case Status is
+         when Answered => "answered",
+         when Failed => "failed",
+         when Timed_Out => "timed_out",
+         when Cancelled => "cancelled");
+   --  How a status is spelled wherever the body names it
+
    Max_Model_Bytes : constant := 128;
    --  The model's name as the far side reported it, cut to this
    Max_Error_Bytes : constant := 160;

@@ -55,8 +55,8 @@ package body Organs.Texts is
 
    procedure Add (Self : in out Store; Piece : String) is
       --  The test before the copy is the room the copy needs, and Limit
-      --  never passes Capacity (Start_Part clamps it): the checks the copy
-      --  would make are the test itself
+      --  never passes Capacity (the type's invariant): the checks the copy
+      --  would make are that test itself
       pragma Suppress (Index_Check);
       pragma Suppress (Length_Check);
       pragma Suppress (Range_Check);

@@ -11,7 +11,7 @@
 --  contract's, never the store's.  Were the room ever short all the same,
 --  a part would be clamped to it and cut the same visible way.
 
-with Input_Guard;
+with Utf8;
 
 package Organs.Texts is
 
@@ -27,7 +27,15 @@ package Organs.Texts is
    end record;
    --  The bytes First .. Last of a store (see Read); empty by default
 
-   type Store (Capacity : Natural) is limited private;
+   type Store (Capacity : Natural) is limited private
+   with Type_Invariant => Is_Within_Capacity (Store);
+   --  What lets Add copy without index checks, in every build: the checked
+   --  build evaluates the invariant wherever a Store leaves this package,
+   --  and in the unchecked one it rests on Start_Part and Clear alone,
+   --  which are its only writers of Limit (not on any caller's precondition)
+
+   function Is_Within_Capacity (Self : Store) return Boolean;
+   --  The part being written, and every text kept, end within Capacity
 
    procedure Clear (Self : in out Store)
    with Post => Used (Self) = 0 and then not Is_Writing (Self)
@@ -115,12 +123,14 @@ private
       --  The part being written starts at Data (Part_First)
       Limit      : Natural := 0;
       --  The part being written ends at Data (Limit) at the latest:
-      --  never past Capacity (Start_Part clamps it), which is what lets Add
-      --  copy without index checks
+      --  never past Capacity (Start_Part clamps it)
       Cut        : Boolean := False;
       --  The part being written was cut
       Any_Cut    : Boolean := False;
    end record;
+
+   function Is_Within_Capacity (Self : Store) return Boolean is
+     (Self.Limit <= Self.Capacity and then Self.Last <= Self.Capacity);
 
    function Used (Self : Store) return Natural is (Self.Last);
 
@@ -136,6 +146,6 @@ private
 
 
    function Prefix_Length (Text : String; Max_Bytes : Natural) return Natural
-     renames Input_Guard.Utf8_Prefix_Length;
+     renames Utf8.Prefix_Length;
 
 end Organs.Texts;

@@ -7,9 +7,9 @@ package body Organs.Word_Search is
 
    Index_Cost_Per_Byte : constant := 375;
    Direct_Cost_Per_Position : constant := 19;
-   --  Instructions (callgrind, contracts on): to index one byte of the texts
-   --  (16 texts of 1,000 bytes index in 6.2 million), and to look for a
-   --  word at one position of a text where its first byte does not match
+   --  The relative costs of indexing one byte of the texts and of looking
+   --  for a word at one position of a text where its first byte does not
+   --  match, as measured (bench/README.md, "The word search's cost model")
 
    Index_Cost_In_Positions : constant :=
      Index_Cost_Per_Byte / Direct_Cost_Per_Position;

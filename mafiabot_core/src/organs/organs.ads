@@ -15,11 +15,11 @@
 --  (nor in cycle/) knows of JSON or of the protocol: the trace a turn makes
 --  is plain Ada, and only the protocol layer spells it.
 
-with Energy_Gate;
+with Thousandths;
 
 package Organs is
 
-   subtype Millis is Energy_Gate.Millis;
+   subtype Millis is Thousandths.Count;
 
    type Fraction is delta 0.001 range 0.0 .. 1.0
    with Small => 0.001;

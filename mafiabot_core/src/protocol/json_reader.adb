@@ -1,6 +1,7 @@
 with Ada.Unchecked_Deallocation;
 with Interfaces;
 with Json_Bytes;
+with Utf8;
 
 package body Json_Reader is
 
@@ -390,8 +391,8 @@ package body Json_Reader is
       --  A node for the value at First .. Last, as the last value of the
       --  innermost open container (a member named by the key just read,
       --  if that is an object).  Inlined, as Scan_String is: each runs once
-      --  a value or a key, and a call to either (a frame reaching into
-      --  Parse's) cost a fifth of its work.
+      --  a value or a key, and does little more than a call's own work (a
+      --  frame reaching into Parse's).
       procedure Add_Node
         (Kind    : Value_Kind;
          First   : Positive;
@@ -505,7 +506,7 @@ package body Json_Reader is
                when Character'Val (16#80#) .. Character'Val (16#FF#) =>
                   declare
                      Length : constant Natural :=
-                       Input_Guard.Sequence_Length (Line, Index);
+                       Utf8.Sequence_Length (Line, Index);
                   begin
                      if Length = 0 then
                         Fail ("invalid UTF-8 in string", Index);

@@ -159,8 +159,7 @@ private
    type Signature_Set is mod 2**64;
    --  Signatures as a Bloom filter of two bits each: a key whose two bits
    --  are not both among the names' bits is none of the names, which
-   --  spares nearly every other key the comparison with each name (about
-   --  25 instructions a name with the validity checks -gnatVd adds)
+   --  spares nearly every other key the comparison with each name
 
    type Name_Set (First : Positive; Last : Natural) is record
       Names      : Name_List (First .. Last);

@@ -46,9 +46,8 @@ package body Json_Text is
    end Reserve;
 
    procedure Put (Self : in out Builder; Part : String) with Inline is
-      --  Reserve has made room for Part (and a buffer to hold it): the
-      --  checks would cost more than the copy of the short parts most calls
-      --  bring
+      --  Reserve has made room for Part, in a buffer it allocates if there
+      --  is none (Is_Sound: no buffer is Capacity 0)
       pragma Suppress (Index_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);
@@ -163,7 +162,7 @@ package body Json_Text is
      (Self : in out Builder; Value : String; Twice : Boolean)
    is
       --  Every index below stays within Value or within the room Reserve
-      --  made.  The checks would double the cost of these loops.
+      --  made
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Range_Check);
@@ -273,8 +272,7 @@ package body Json_Text is
    end Quoted;
 
    procedure Key (Self : in out Builder; Name : String) is
-      --  Reserve makes room for the longest form: the checks would cost
-      --  more than these few stores
+      --  Reserve makes room for the longest form
       pragma Suppress (Index_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);
@@ -478,10 +476,11 @@ package body Json_Text is
    end Start_Filling;
 
    --  Value as it stands, then the template's text up to the next hole,
-   --  with one reservation for both, which both copies then stay within:
-   --  their checks would cost as much as the copies of the short texts most
-   --  holes take.  Next is a hole of Pattern while Pattern is set (Start_
-   --  Filling and this procedure keep it so), so the segment read is one.
+   --  with one reservation for both, which both copies then stay within.
+   --  Next is a hole of Pattern while Pattern is set (Is_Sound: Start_
+   --  Filling and this procedure keep it so), so the segment read is one;
+   --  a Pattern that is not set (a caller's broken precondition) is still
+   --  caught, by the access check left on.
    procedure Fill_Plain (Self : in out Builder; Value : String)
    with Inline_Always
    is

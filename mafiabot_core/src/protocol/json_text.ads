@@ -26,8 +26,18 @@ package Json_Text is
    subtype Millis is Thousandths.Count;
 
    type Builder (Inside_String : Boolean := False) is
-     tagged limited private;
+     tagged limited private
+   with Type_Invariant => Is_Sound (Builder);
    --  One JSON document being written, compact, in call order
+
+   function Is_Sound (Self : Builder) return Boolean;
+   --  The document lies within the buffer, the buffer is Capacity bytes
+   --  from 1 (none while Capacity is 0), and while a template is being
+   --  filled the hole to fill next (a Positive) is one of its holes.  What
+   --  the copies of the body stand on where they leave out their index
+   --  checks: checked wherever a Builder leaves this package in the checked
+   --  build, and kept, in every build, by this package's own writers of
+   --  those fields, never by a caller's precondition.
 
    procedure Reset (Self : in out Builder);
    --  Start a new document, keeping the buffer
@@ -245,6 +255,13 @@ private
    end record;
 
    overriding procedure Finalize (Self : in out Builder);
+
+   function Is_Sound (Self : Builder) return Boolean is
+     (Self.Last <= Self.Capacity
+      and then (if Self.Data = null then Self.Capacity = 0
+                else Self.Data'First = 1 and then Self.Data'Last = Self.Capacity)
+      and then (Self.Pattern = null
+                or else Self.Next <= Self.Pattern.Holes));
 
    function Hole_Count (Self : Builder) return Natural is (Self.Hole_Last);
 

@@ -1,6 +1,7 @@
 with GNAT.SHA256;
 with Organs.Cognition;
 with Session_Repositories;
+with Utf8;
 
 package body Sampling_Port is
 
@@ -358,7 +359,7 @@ package body Sampling_Port is
    function Kept (Text : String) return Unbounded_String is
      (To_Unbounded_String
         (Text (Text'First .. Text'First - 1
-               + Input_Guard.Utf8_Prefix_Length (Text, Max_Replayed_Bytes))));
+               + Utf8.Prefix_Length (Text, Max_Replayed_Bytes))));
 
    procedure Resume
      (Self      : in out Replay_Port;

@@ -234,11 +234,9 @@ package body Turn_Tool is
    --  is the one a sampling body requests
 
    Status_Words : constant array (Organs.Model_Port.Ask_Status) of Name_Text :=
-     [Organs.Model_Port.Answered => Named ("answered"),
-      Organs.Model_Port.Failed => Named ("failed"),
-      Organs.Model_Port.Timed_Out => Named ("timed_out"),
-      Organs.Model_Port.Cancelled => Named ("cancelled")];
-   --  Spelled once: every call of every sampled turn names its status
+     [for Status in Organs.Model_Port.Ask_Status =>
+        Named (Organs.Model_Port.Status_Name (Status))];
+   --  Made once: every call of every sampled turn names its status
 
    function Status_Word (Status : Organs.Model_Port.Ask_Status) return Name_Text
    is (Status_Words (Status));
@@ -279,6 +277,9 @@ package body Turn_Tool is
          when Organs.Model_Port.No_Capability =>
            "the client did not declare capabilities.sampling");
 
+   No_Thought_Reason : constant String :=
+     "the model answered none of the turn's questions: it gave no thought";
+
    --  The turn's Account: the cognition requested, the one that thought,
    --  why it fell back (or null), and every model call, in step order
    procedure Write_Account
@@ -298,10 +299,12 @@ package body Turn_Tool is
             when Thinker_Account =>
                Json.Text (Thinker_Names (if Asked then 2 else 1).all);
             when Fallback_Account =>
-               if Trace.Reach = Organs.Model_Port.Reachable then
-                  Json.Raw ("null");
-               else
+               if Trace.Reach /= Organs.Model_Port.Reachable then
                   Json.Text (Fallback_Reason (Trace.Reach));
+               elsif Turn_Cycle.Got_No_Thought (Trace) then
+                  Json.Text (No_Thought_Reason);
+               else
+                  Json.Raw ("null");
                end if;
             when Calls_Account =>
                Json.Start_Array;

@@ -2,6 +2,7 @@ with Interfaces;
 with Organs;
 with Organs.Celtic_Cross;
 with Organs.Morag;
+with Utf8;
 
 package body Session_Records is
 
@@ -18,7 +19,9 @@ package body Session_Records is
          when Other_Version =>
            "a session record of another format (this body reads format"
            & Natural'Image (Format_Version) & ")",
-         when Malformed => "a malformed session record");
+         when Malformed => "a malformed session record",
+         when Not_Utf8 =>
+           "a session record whose recalled text is not UTF-8");
 
    --  Little-endian words, Width bytes, at Bytes (From ..)
    function Word_At (Bytes : String; From : Positive; Width : Positive)
@@ -135,9 +138,18 @@ package body Session_Records is
                   Status := Malformed;
                   return;
                end if;
-               Organs.Morag.Keep
-                 (State.Memory, Bytes (Start .. Start + Natural (Length) - 1),
-                  Organs.Morag.Max_Depth);
+               declare
+                  Excerpt : String renames
+                    Bytes (Start .. Start + Natural (Length) - 1);
+               begin
+                  if not Utf8.Is_Valid (Excerpt) then
+                     State := Empty;
+                     Status := Not_Utf8;
+                     return;
+                  end if;
+                  Organs.Morag.Keep (State.Memory, Excerpt,
+                                     Organs.Morag.Max_Depth);
+               end;
                At_Byte := Start + Natural (Length);
             end;
          end loop;

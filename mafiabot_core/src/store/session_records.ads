@@ -8,7 +8,8 @@
 --  thousandths (2), held (1: 0 or 1), draw state (8), the number of kept
 --  excerpts (1: 0 .. Organs.Morag.Max_Depth), then each excerpt oldest
 --  first as its length (2: at most Organs.Morag.Max_Recall_Bytes) and its
---  bytes; nothing after the last.
+--  bytes, which are UTF-8 (they go back to the client in the recall step's
+--  detail); nothing after the last.
 
 with Session_Table;
 
@@ -28,8 +29,10 @@ package Session_Records is
      (Decoded,
       Other_Version,
       --  The first byte names a format this body does not read
-      Malformed);
+      Malformed,
       --  Too short, too long, or a field out of its range
+      Not_Utf8);
+      --  A kept excerpt whose bytes are not UTF-8
 
    procedure Decode
      (Bytes  : String;

@@ -108,8 +108,8 @@ package body Session_Store is
       Configured := True;
       --  SQLite's statement journal takes and frees some 60 KB at the top
       --  of the heap in every turn: under glibc's default threshold
-      --  (128 KB) each turn gave it back to the system and faulted it in
-      --  again, which tripled a turn's cost
+      --  (128 KB) each turn would give it back to the system and fault it
+      --  in again
       if Set_Malloc_Option (Trim_Threshold, Kept_Heap_Top) /= 1 then
          Body_Log.Warning ("mallopt refused a trim threshold: turns on the"
                            & " store will be slower");
@@ -234,6 +234,8 @@ package body Session_Store is
       Configure_Once;
       Self.Path := To_Unbounded_String (Path);
       Self.Capacity := Capacity;
+      Self.Busy_Timeout_Ms := Busy_Timeout_Ms;
+      Self.Full_Sync := Full_Sync;
       Result := (others => <>);
       if GNAT.OS_Lib.Is_Directory (Path) then
          Fail ("is a directory, not a file");
@@ -370,7 +372,14 @@ package body Session_Store is
       end if;
       if Code /= Sqlite.OK then
          Fail ("cannot be used: " & Last_Error (Self));
+         return;
       end if;
+      --  The journal and its index exist from the first transaction on, and
+      --  stay while any connection has the store open
+      Self.Opened :=
+        (Db  => File_Identities.Of_Path (Path),
+         Wal => File_Identities.Of_Path (Path & "-wal"),
+         Shm => File_Identities.Of_Path (Path & "-shm"));
    end Open;
 
    --  One step of a prepared query; Row and Done are the successes
@@ -588,6 +597,109 @@ package body Session_Store is
       end if;
    end Take_Write_Lock;
 
+   --  Whether the file Self has open is no longer the one at its path: by
+   --  SQLite's comparison of the open file's inode with the path's, and by
+   --  the device and inode Open found at the path
+   function Has_Moved (Self : Store) return Boolean is
+      Moved : aliased C.int := 0;
+      use type File_Identities.Identity;
+   begin
+      return
+        (Sqlite.File_Control
+           (Self.Db, Main_Schema, Sqlite.Fcntl_Has_Moved, Moved'Address)
+         = Sqlite.OK
+         and then Moved /= 0)
+        or else File_Identities.Of_Path (To_String (Self.Path))
+                /= Self.Opened.Db;
+   end Has_Moved;
+
+   --  Whether the journal or the index Self has open is still at its path
+   function Journal_Is_Left (Self : Store) return Boolean is
+      Path : constant String := To_String (Self.Path);
+      use type File_Identities.Identity;
+   begin
+      return (Self.Opened.Wal /= File_Identities.None
+              and then File_Identities.Of_Path (Path & "-wal")
+                       = Self.Opened.Wal)
+        or else (Self.Opened.Shm /= File_Identities.None
+                 and then File_Identities.Of_Path (Path & "-shm")
+                          = Self.Opened.Shm);
+   end Journal_Is_Left;
+
+   Moved_Away : constant String :=
+     "was removed or replaced while this body ran";
+
+   --  Outside a transaction: close the file Self has open, which is no
+   --  longer at its path, and open the path instead.  Self stays on the old
+   --  file (refusing every turn, for each checks Has_Moved) unless the path
+   --  opens: a store that is open stays open
+   procedure Reopen (Self : in out Store; Result : out Outcome) is
+      Fresh   : Store;
+      Opened  : Outcome;
+      Persist : aliased C.int := 1;
+      Ignored : Sqlite.Result_Code;
+      Path    : constant String := To_String (Self.Path);
+   begin
+      if Journal_Is_Left (Self) then
+         Result := Failure
+           (Self, Moved_Away & ", but its WAL journal (-wal, -shm) was left"
+            & " beside the file now there, which would be read through it"
+            & " and corrupted: remove those too, or stop every body on the"
+            & " store first");
+         return;
+      end if;
+      Open (Fresh, Path, Self.Capacity, Self.Busy_Timeout_Ms, Self.Full_Sync,
+            Opened);
+      if Opened.Failed then
+         declare
+            Reason : constant String := To_String (Opened.Reason);
+         begin
+            --  Opened.Reason starts with the path, as Result's will
+            Result := Failure
+              (Self, Moved_Away & ", and cannot be opened again: "
+               & Reason (Reason'First + Path'Length + 2 .. Reason'Last));
+         end;
+         return;
+      end if;
+      --  Closing the last connection to a WAL store removes its journal and
+      --  index by their paths, which now name the new store's: they stay
+      Ignored := Sqlite.File_Control
+        (Self.Db, Main_Schema, Sqlite.Fcntl_Persist_Wal, Persist'Address);
+      Close (Self);
+      Self.Db := Fresh.Db;
+      Self.Queries := Fresh.Queries;
+      Self.Opened := Fresh.Opened;
+      Self.Read_Standing := Unknown;
+      Self.Long_Read := (others => <>);
+      Self.Last.Known := False;
+      Result := (others => <>);
+      Body_Log.Info ("session store " & Path & ": " & Moved_Away
+                     & "; opened the file now at the path (the old file's"
+                     & " sessions are not carried over)");
+   end Reopen;
+
+   --  The write lock on the file at Self's path, opened again first if it
+   --  is not the file Self has open; when Result.Failed, no transaction is
+   --  open
+   procedure Lock_The_File_At_The_Path
+     (Self : in out Store; Result : out Outcome) is
+   begin
+      Take_Write_Lock (Self, Result);
+      if Result.Failed or else not Has_Moved (Self) then
+         return;
+      end if;
+      Abandon_Turn (Self);
+      Reopen (Self, Result);
+      if Result.Failed then
+         return;
+      end if;
+      Take_Write_Lock (Self, Result);
+      if not Result.Failed and then Has_Moved (Self) then
+         Abandon (Self, Moved_Away & ", and again as it was opened again",
+                  Result);
+      end if;
+   end Lock_The_File_At_The_Path;
+
    procedure Begin_Turn
      (Self        : in out Store;
       Chosen      : Organs.Sets.Organ_Set;
@@ -599,8 +711,9 @@ package body Session_Store is
       --  committed, so it never happened
       Abandon_Turn (Self);
 
-      Take_Write_Lock (Self, Result);
+      Lock_The_File_At_The_Path (Self, Result);
       if Result.Failed then
+         State := Session_Table.Fresh (Chosen, Session_Key);
          return;
       end if;
 
@@ -621,6 +734,14 @@ package body Session_Store is
       Result      : out Outcome) is
    begin
       Abandon_Turn (Self);
+      --  Its commit checks again, under the write lock
+      if Has_Moved (Self) then
+         Reopen (Self, Result);
+         if Result.Failed then
+            State := Session_Table.Fresh (Chosen, Session_Key);
+            return;
+         end if;
+      end if;
       --  Outside a transaction the read is one of its own (autocommit),
       --  over once Read_Session has finished its statement
       Read_Session (Self, Chosen, Session_Key, True, State, Result);
@@ -742,7 +863,12 @@ package body Session_Store is
       Unchanged : Boolean;
    begin
       Take_Write_Lock (Self, Result);
-      if not Result.Failed then
+      if not Result.Failed and then Has_Moved (Self) then
+         --  What the turn read is the old file's; the next turn opens the
+         --  path again
+         Abandon (Self, Moved_Away & " during this turn; nothing of this"
+                  & " turn was kept", Result);
+      elsif not Result.Failed then
          Read_Again (Self, Session_Key, Unchanged, Result);
       end if;
       Self.Long_Read := (others => <>);

@@ -6,7 +6,8 @@
 --  Contract:
 --  - A turn is one of two kinds, and either gives what one body serving
 --    every turn would have given, or fails and leaves the store as it was.
---  - A short turn (the stub's: microseconds) holds the write lock through:
+--  - A short turn (the stub's: it waits on nothing outside the body) holds
+--    the write lock through:
 --    Begin_Turn takes it (BEGIN IMMEDIATE) and reads the latest committed
 --    record of its session (fresh when the store has none), Commit_Turn
 --    writes the new one and commits.  Turns of one session from several
@@ -45,6 +46,16 @@
 --    makes one.  A turn of the session this body committed last, with
 --    nothing written to the store since (SQLite's data version says so),
 --    reads nothing: the record it would read is the one this body wrote.
+--  - The store is the file at its path.  Every turn checks, in its write
+--    transaction, that the file the body has open is still the one at the
+--    path (SQLite compares their inodes): a file removed (forgetting its
+--    sessions) or replaced under a running body is closed and the path
+--    opened again, created if need be, so that no body goes on committing
+--    to a file no other body will ever open.  A turn whose path cannot be
+--    opened again fails, naming why, and the next turn tries again; so
+--    does one whose old WAL journal is still beside the new file (the new
+--    file read through the old file's journal would be corrupt).  A long
+--    turn that read the old file keeps nothing.
 --  - Every failure is an Outcome naming the file, never an exception.
 
 with Ada.Strings.Unbounded;
@@ -52,6 +63,7 @@ with Interfaces;
 with Organs.Sets;
 with Session_Table;
 
+private with File_Identities;
 private with Sqlite;
 
 package Session_Store is
@@ -193,10 +205,20 @@ private
    --  is still the session's latest record and the most recently used:
    --  it need not read it again.
 
+   type Opened_Files is record
+      Db, Wal, Shm : File_Identities.Identity;
+   end record;
+   --  The files at the store's path, and at its journal's and index's, as
+   --  Open found them
+
    type Store is tagged limited record
       Db          : Sqlite.Connection := Sqlite.No_Connection;
       Path        : Unbounded_String;
       Capacity    : Positive := 10_000;
+      Busy_Timeout_Ms : Positive := 1;
+      Full_Sync   : Boolean := False;
+      --  As Open was given them, for opening the path again (Reopen)
+      Opened      : Opened_Files;
       Queries     : Prepared_Queries := [others => Sqlite.No_Statement];
       Read_Standing : Standing := Unknown;
       --  The standing of the session Begin_Turn read

@@ -83,6 +83,15 @@ package Sqlite is
    --  SQLITE_FCNTL_DATA_VERSION: a number that changes with every commit to
    --  the file, this connection's or another process's
 
+   Fcntl_Has_Moved : constant C.int := 20;
+   --  SQLITE_FCNTL_HAS_MOVED: whether the file this connection has open is
+   --  no longer the one at its path (removed, renamed, or another file put
+   --  there), by comparing the inode of the open file with the path's
+
+   Fcntl_Persist_Wal : constant C.int := 10;
+   --  SQLITE_FCNTL_PERSIST_WAL: when 1, closing the connection leaves the
+   --  WAL journal and its index where they are instead of removing them
+
    function File_Control
      (Db        : Connection;
       Schema    : C.char_array;

@@ -1,4 +1,4 @@
-with Input_Guard;
+with Utf8;
 with Organs.Celtic_Cross;
 with Organs.Cognition;
 with Organs.Deck;
@@ -206,7 +206,7 @@ package body Stub_Organs is
       Morag.Keep
         (Held,
          Input (Input'First .. Input'First - 1
-                + Input_Guard.Utf8_Prefix_Length
+                + Utf8.Prefix_Length
                     (Input, Self.Stub.Excerpt_Bytes)),
          Self.Stub.Recall_Depth);
    end Remember;

@@ -1,5 +1,6 @@
 with AUnit.Assertions;
 with Input_Guard;
+with Utf8;
 
 package body Input_Guard_Tests is
 
@@ -85,13 +86,13 @@ package body Input_Guard_Tests is
       pragma Unreferenced (T);
       Snowmen : constant String := (Char (16#E2#) & Char (16#98#) & Char (16#83#)) & (Char (16#E2#) & Char (16#98#) & Char (16#83#));
    begin
-      Assert (Is_Valid_Utf8 (Snowmen), "two snowmen are valid");
-      Assert (not Is_Valid_Utf8 (Snowmen (1 .. 5)), "a cut snowman is not");
-      Assert (Is_Valid_Utf8 (""), "the empty text is valid");
-      Assert (Utf8_Prefix_Length (Snowmen, 4) = 3, "a prefix never cuts a character");
-      Assert (Utf8_Prefix_Length (Snowmen, 2) = 0, "nor keeps half of one");
-      Assert (Utf8_Prefix_Length (Snowmen, 100) = 6, "a short text is kept whole");
-      Assert (Utf8_Prefix_Length (Bytes ("abc"), 2) = 2, "ASCII is cut anywhere");
+      Assert (Utf8.Is_Valid (Snowmen), "two snowmen are valid");
+      Assert (not Utf8.Is_Valid (Snowmen (1 .. 5)), "a cut snowman is not");
+      Assert (Utf8.Is_Valid (""), "the empty text is valid");
+      Assert (Utf8.Prefix_Length (Snowmen, 4) = 3, "a prefix never cuts a character");
+      Assert (Utf8.Prefix_Length (Snowmen, 2) = 0, "nor keeps half of one");
+      Assert (Utf8.Prefix_Length (Snowmen, 100) = 6, "a short text is kept whole");
+      Assert (Utf8.Prefix_Length (Bytes ("abc"), 2) = 2, "ASCII is cut anywhere");
       --  A snowman after every run of ASCII, cut by every limit: the ASCII
       --  run is passed eight bytes at a time, so each place and limit is
       --  checked against a byte-by-byte count
@@ -106,9 +107,9 @@ package body Input_Guard_Tests is
                      elsif Limit < Run + 3 then Run
                      else Natural'Min (Limit, Text'Length));
                begin
-                  Assert (Utf8_Prefix_Length (Text, Limit) = Expected,
+                  Assert (Utf8.Prefix_Length (Text, Limit) = Expected,
                           "a snowman after" & Run'Image & " bytes, limit" & Limit'Image & ":"
-                          & Utf8_Prefix_Length (Text, Limit)'Image);
+                          & Utf8.Prefix_Length (Text, Limit)'Image);
                end;
             end loop;
          end;

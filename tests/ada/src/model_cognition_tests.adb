@@ -147,7 +147,25 @@ package body Model_Cognition_Tests is
       Assert (Trace.Calls (9).Call.Facts.Status = Port.Failed, "the synthesis marked");
       Assert (Ada.Strings.Fixed.Head (Turn_Cycle.Text_Of (Trace, Trace.Output), 18) = "[knowledge.answer]",
               "the moves' output: " & Turn_Cycle.Text_Of (Trace, Trace.Output));
+      Assert (not Turn_Cycle.Got_No_Thought (Trace), "some questions were answered");
    end Test_Failures_Are_Marked;
+
+   --  A turn whose every question failed says that the model gave no
+   --  thought, instead of the moves' output standing in for one
+   procedure Test_No_Answer_Is_No_Thought (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Table   : Session_Table.Table;
+      Through : Scripted_Port (Port.Reachable);
+      Trace   : Turn_Cycle.Turn_Trace;
+   begin
+      Through.Script := [1 => Port.Timed_Out, others => Port.Failed];
+      Turn (Sampling_Set, Table, Through, Trace);
+      Assert (Turn_Cycle.Got_No_Thought (Trace), "no question answered");
+      Assert (Turn_Cycle.Text_Of (Trace, Trace.Output)
+              = "[knowledge.answer] No thought: the model answered none of the 9 questions of this turn"
+                & " (the first: timed_out: scripted failure).",
+              Turn_Cycle.Text_Of (Trace, Trace.Output));
+   end Test_No_Answer_Is_No_Thought;
 
    --  With no model to reach, the organ is the stub's, byte for byte, and
    --  asks nothing
@@ -198,6 +216,7 @@ package body Model_Cognition_Tests is
    begin
       Register_Routine (T, Test_One_Question_A_Pass'Access, "model cognition: one question a pass and one more");
       Register_Routine (T, Test_Failures_Are_Marked'Access, "model cognition: failed questions are marked");
+      Register_Routine (T, Test_No_Answer_Is_No_Thought'Access, "model cognition: no answer is no thought");
       Register_Routine (T, Test_Unreachable_Is_The_Stub'Access, "model cognition: unreachable is the stub");
       Register_Routine (T, Test_The_Unreachable_Port'Access, "model cognition: the port that never asks");
    end Register_Tests;

@@ -1,5 +1,5 @@
 with AUnit.Assertions;
-with Input_Guard;
+with Utf8;
 with Organs;
 with Organs.Texts;
 
@@ -12,7 +12,7 @@ package body Organs_Texts_Tests is
    Euro    : constant String := Character'Val (16#E2#) & Character'Val (16#82#) & Character'Val (16#AC#);
 
    function Is_Utf8 (Text : String) return Boolean is
-     (Input_Guard.Utf8_Prefix_Length (Text, Text'Length) = Text'Length);
+     (Utf8.Prefix_Length (Text, Text'Length) = Text'Length);
 
    function Ends_With (Text, Tail : String) return Boolean is
      (Text'Length >= Tail'Length and then Text (Text'Last - Tail'Length + 1 .. Text'Last) = Tail);

@@ -150,10 +150,34 @@ package body Session_Records_Tests is
                  = Session_Records.Malformed, "more excerpts than kept");
          Assert (Status_Of (With_Byte (18, 16#05#)) = Session_Records.Malformed,
                  "an excerpt longer than recall's bound");
+         Assert (Status_Of (With_Byte (Session_Records.Fixed_Bytes + 2, 16#FF#))
+                 = Session_Records.Not_Utf8, "an excerpt that is not UTF-8");
          Assert (Status_Of (Bytes) = Session_Records.Decoded,
                  "the record itself still decodes");
       end;
    end Test_Damaged_Records_Are_Refused;
+
+   --  A record at the last turn number (one Encoded writes and Decode
+   --  reads): its next turns run, and stay at that number
+   procedure Test_A_Session_At_The_Last_Turn_Stays_There
+     (T : in out AUnit.Test_Cases.Test_Case'Class)
+   is
+      pragma Unreferenced (T);
+      State : Session_Table.Session :=
+        Session_Table.Fresh (Test_Organs.Stub_Set, Key);
+      Trace : Turn_Cycle.Turn_Trace;
+   begin
+      State.Turns := Natural'Last - 1;
+      for Turn in 1 .. 2 loop
+         Turn_Cycle.Run
+           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, "u", "c", "s",
+            "hello" & Turn'Image, Trace);
+         Assert (Trace.Turn = Natural'Last and then State.Turns = Natural'Last,
+                 "turn" & Turn'Image & " is numbered" & Trace.Turn'Image);
+      end loop;
+      Assert (Status_Of (Session_Records.Encoded (State)) = Session_Records.Decoded,
+              "the record at the last turn decodes");
+   end Test_A_Session_At_The_Last_Turn_Stays_There;
 
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
@@ -164,6 +188,8 @@ package body Session_Records_Tests is
                         "a session at every bound decodes to itself");
       Register_Routine (T, Test_Damaged_Records_Are_Refused'Access,
                         "damaged or foreign records are a status, never a crash");
+      Register_Routine (T, Test_A_Session_At_The_Last_Turn_Stays_There'Access,
+                        "a session at the last turn number stays there");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is

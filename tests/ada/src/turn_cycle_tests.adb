@@ -1,7 +1,7 @@
 with Ada.Strings.Fixed;
 with AUnit.Assertions;
 with Cycle_Order;
-with Input_Guard;
+with Utf8;
 with Organs;
 with Organs.Celtic_Cross;
 with Organs.Cognition;
@@ -185,7 +185,7 @@ package body Turn_Cycle_Tests is
                           and then Thought'Length > Organs.Cognition.Max_Thought_Bytes - Mark'Length - 2,
                           "a thought is cut at its bound:" & Thought'Length'Image);
                   Assert (Ends_With (Thought, Mark), "visibly");
-                  Assert (Input_Guard.Utf8_Prefix_Length (Thought, Thought'Length) = Thought'Length,
+                  Assert (Utf8.Prefix_Length (Thought, Thought'Length) = Thought'Length,
                           "between characters");
                end;
             end if;

@@ -1,7 +1,7 @@
 --  A monotonic clock (CLOCK_MONOTONIC) in microseconds, for the deadlines of
 --  a sampled turn.  Not Ada.Real_Time: with it comes the elaboration of the
---  tasking runtime's task information, some 31,000 instructions before the
---  first reply of every body, for a clock a stub body never reads.
+--  tasking runtime's task information before the first reply of every
+--  body, for a clock a stub body never reads.
 
 package Monotonic is
 
