@@ -405,11 +405,11 @@ def handle(state: State, text: str) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(message, dict):
         return "null", _error(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
     has_id, method = "id" in message, message.get("method")
+    if "method" not in message and ("result" in message or "error" in message):
+        return None  # a response, whatever its id: never answered (two answering peers would loop)
     if has_id and (isinstance(message["id"], bool) or not isinstance(message["id"], (int, float, str))):
         return "null", _error(INVALID_REQUEST, "Invalid Request: id must be a string or a number")
     raw_id = raw_member(text, "id") if has_id else "null"
-    if has_id and "method" not in message and ("result" in message or "error" in message):
-        return None  # a response to no request of ours
     if message.get("jsonrpc") != "2.0":
         return raw_id, _error(INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"')
     if not isinstance(method, str):

@@ -3,7 +3,9 @@
 --  Boot: read the command line and the organ fixture, choose the organs
 --  (the stub organs of the fixture, through the seam any implementation
 --  is chosen by: Organs.Sets), fix the Big-3 identity and write SOUL.md
---  (B2) as --soul allows; then serve stdin line by line until it closes.
+--  (B2) as --soul allows; choose the effects a turn has (where sessions
+--  are kept, who thinks, the client channel every message goes through)
+--  and inject them; then serve stdin line by line until it closes.
 --  A configuration that cannot work exits 2 before serving.  --soul-state
 --  and --soul-restore answer one line about SOUL.md on stdout and exit
 --  without serving.
@@ -15,15 +17,21 @@ with Ada.Text_IO;
 with GNAT.OS_Lib;
 with Body_Config;
 with Body_Log;
+with Client_Channels;
 with Hermes_Protocol;
 with Organs.Identity;
 with Organs.Model_Cognition;
 with Organs.Sets;
+with Sampling_Port;
+with Session_Repositories.Memory;
+with Session_Repositories.Stored;
 with Session_Store;
 with Soul_Writer;
 with Stdio_Channel;
 with Stub_Organs;
 with Stub_Organs.Fixtures;
+with Turn_Service;
+with Turn_Thinkers;
 
 procedure Mafiabot is
 
@@ -32,29 +40,42 @@ procedure Mafiabot is
    Usage_Status : constant := 2;
    Soul_Failure_Status : constant := 1;
 
-   Protocol : Hermes_Protocol.Server;
+   Client   : constant Client_Channels.Channel_Access :=
+     new Stdio_Channel.Client;
+   Protocol : constant Hermes_Protocol.Server_Access :=
+     new Hermes_Protocol.Server;
+   Turns    : constant Turn_Service.Service_Access := new Turn_Service.Service;
+
+   procedure Serve_One (Line : String);
+   --  Answer one line, if it calls for an answer
 
    procedure On_Line (Line : String);
-   --  Answer one line on stdout, if it calls for an answer
+   --  Answer one line, then the calls queued while its turn waited
 
    procedure On_Overflow (Length : Natural);
    --  Refuse a line longer than --max-line-bytes
 
-   procedure On_Line (Line : String) is
+   procedure Serve_One (Line : String) is
    begin
-      Protocol.Handle (Line, Stdio_Channel.Send'Access);
+      Protocol.Handle (Line);
    exception
       --  The request loop's edge: a defect met while serving one line stays
       --  with that line, which is answered -32603, and the body reads on.
       when E : others =>
          Body_Log.Error ("internal error: "
                          & Ada.Exceptions.Exception_Information (E));
-         Protocol.Answer_Internal_Error (Line, Stdio_Channel.Send'Access);
+         Protocol.Answer_Internal_Error (Line);
+   end Serve_One;
+
+   procedure On_Line (Line : String) is
+   begin
+      Serve_One (Line);
+      Protocol.Serve_Queued (Serve_One'Access);
    end On_Line;
 
    procedure On_Overflow (Length : Natural) is
    begin
-      Protocol.Refuse_Oversized (Length, Stdio_Channel.Send'Access);
+      Protocol.Refuse_Oversized (Length);
    end On_Overflow;
 
    procedure Answer_Soul_Question
@@ -96,6 +117,74 @@ procedure Mafiabot is
 
    Settings : Body_Config.Settings;
    Stub     : Stub_Organs.Fixture;
+   Sessions : Session_Repositories.Repository_Access;
+   Stored   : Session_Repositories.Stored.Stored_Access;
+   --  With --state: the store Sessions is
+
+   function Drawn_Secret return String;
+   --  32 bytes of /dev/urandom, in hex: the secret of a body without a
+   --  store, which lives as long as the body
+
+   function Drawn_Secret return String is
+      use type GNAT.OS_Lib.File_Descriptor;
+      Digits_Of : constant String := "0123456789abcdef";
+      Source    : constant GNAT.OS_Lib.File_Descriptor :=
+        GNAT.OS_Lib.Open_Read ("/dev/urandom", GNAT.OS_Lib.Binary);
+      Bytes     : String (1 .. 32);
+      Got       : Integer := -1;
+      Spelled   : String (1 .. 64);
+   begin
+      if Source /= GNAT.OS_Lib.Invalid_FD then
+         Got := GNAT.OS_Lib.Read (Source, Bytes'Address, Bytes'Length);
+         GNAT.OS_Lib.Close (Source);
+      end if;
+      if Got /= Bytes'Length then
+         Body_Log.Error ("cannot draw a secret from /dev/urandom:"
+                         & " requestState could not be authenticated");
+         GNAT.OS_Lib.OS_Exit (Usage_Status);
+      end if;
+      for Index in Bytes'Range loop
+         Spelled (2 * Index - 1) :=
+           Digits_Of (Character'Pos (Bytes (Index)) / 16 + 1);
+         Spelled (2 * Index) :=
+           Digits_Of (Character'Pos (Bytes (Index)) mod 16 + 1);
+      end loop;
+      return Spelled;
+   end Drawn_Secret;
+
+   function Sampled_Thinker return Turn_Thinkers.Thinker_Access;
+   --  --cognition sampling: the client's model asked over MCP sampling,
+   --  through the channel, the protocol serving the lines meanwhile
+
+   function Sampled_Thinker return Turn_Thinkers.Thinker_Access is
+      Thinker : constant Sampling_Port.Thinker_Access :=
+        new Sampling_Port.Thinker;
+   begin
+      Thinker.Connect
+        (Client           => Client,
+         Lines            => Sampling_Port.Line_Server_Access (Protocol),
+         Limits           => (Max_Depth    => Settings.Max_Depth,
+                              Max_Elements => Settings.Max_Elements),
+         Turn_Deadline_Ms => Settings.Turn_Deadline_Ms);
+      if Session_Repositories.Stored."=" (Stored, null) then
+         Thinker.Set_Secret (Drawn_Secret);
+      else
+         declare
+            Secret : Unbounded_String;
+            Kept   : Session_Store.Outcome;
+         begin
+            --  Every body on the store shares it: a call's rounds may go to
+            --  any of them, before and after a restart
+            Stored.Store_Of.Keep_Secret (Secret, Kept);
+            if Kept.Failed then
+               Body_Log.Error (Session_Store.Diagnostic (Kept));
+               GNAT.OS_Lib.OS_Exit (Usage_Status);
+            end if;
+            Thinker.Set_Secret (To_String (Secret));
+         end;
+      end if;
+      return Turn_Thinkers.Thinker_Access (Thinker);
+   end Sampled_Thinker;
 
 begin
    Stdio_Channel.Install_Signal_Handlers;
@@ -120,9 +209,19 @@ begin
       end if;
       if Length (Settings.State_Path) > 0 then
          declare
+            use type Body_Config.State_Durability;
             Opened : Session_Store.Outcome;
          begin
-            Protocol.Keep_Sessions_In_Store (Settings, Opened);
+            --  --state: every turn reads its session from the store and
+            --  commits it there before its reply is written
+            Stored := new Session_Repositories.Stored.Repository;
+            Stored.Open
+              (Path            => To_String (Settings.State_Path),
+               Capacity        => Settings.Max_Sessions,
+               Busy_Timeout_Ms => Settings.State_Busy_Ms,
+               Full_Sync       => Settings.State_Sync = Body_Config.Full,
+               Result          => Opened);
+            Sessions := Session_Repositories.Repository_Access (Stored);
             if Opened.Failed then
                --  As a bad fixture: one line naming the file, exit 2,
                --  before SOUL.md is touched
@@ -143,6 +242,16 @@ begin
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          GNAT.OS_Lib.OS_Exit (Usage_Status);
    end;
+
+   if Session_Repositories."=" (Sessions, null) then
+      declare
+         Memory : constant Session_Repositories.Memory.Memory_Access :=
+           new Session_Repositories.Memory.Repository;
+      begin
+         Memory.Set_Capacity (Settings.Max_Sessions);
+         Sessions := Session_Repositories.Repository_Access (Memory);
+      end;
+   end if;
 
    declare
       use type Body_Config.Soul_Policy;
@@ -175,8 +284,12 @@ begin
             Soul_Writer.Write (Home, Soul, Settings.Soul);
          end if;
       end if;
-      Protocol.Configure
-        (Settings, Chosen, Stub_Organs.Curve (Stub), Identity);
+      Turns.Configure
+        (Chosen, Stub_Organs.Curve (Stub), Sessions,
+         (case Settings.Cognition is
+             when Body_Config.Stub => new Turn_Thinkers.Stub_Thinker,
+             when Body_Config.Sampling => Sampled_Thinker));
+      Protocol.Configure (Settings, Chosen, Identity, Client, Turns);
    end;
 
    Stdio_Channel.Serve_Lines
@@ -187,6 +300,6 @@ begin
    --  End of input: leave at once.  Finalizing a large session table would
    --  only delay the exit the client is waiting for; a store is closed, so
    --  that the next body to open it has no journal to read.
-   Protocol.Close_Store;
+   Turns.Close;
    GNAT.OS_Lib.OS_Exit (0);
 end Mafiabot;

@@ -182,6 +182,11 @@ CASES: list[Case] = [
     Case("empty_object", b"{}", error(INVALID_REQUEST)),
     Case("response_with_result_is_ignored", P + b'"id":5,"result":{}}', SILENT),
     Case("response_with_error_is_ignored", P + b'"id":5,"error":{"code":-32601,"message":"x"}}', SILENT),
+    # A response is never answered, whatever its id: two peers that answer responses would loop.
+    Case("response_with_null_id_error_is_ignored", P + b'"id":null,"error":{"code":-32600,"message":"x"}}', SILENT),
+    Case("response_with_null_id_result_is_ignored", P + b'"id":null,"result":{}}', SILENT),
+    Case("response_without_id_is_ignored", P + b'"error":{"code":-32700,"message":"x"}}', SILENT),
+    Case("response_with_object_id_is_ignored", P + b'"id":{"a":1},"result":{}}', SILENT),
 ]
 
 assert len({case.name for case in CASES}) == len(CASES), "case names must be unique"

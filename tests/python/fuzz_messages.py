@@ -323,8 +323,10 @@ def responses(draw) -> Line:
 def bad_ids_lines(draw) -> Line:
     members = request(draw(st.sampled_from(("ping", "tools/list", "nope"))), draw(bad_ids))
     if draw(st.booleans()):
+        # a response, whatever its id, is never answered
         members.pop("method")
         members["result"] = "{}"
+        return Line(compose(draw, members, extras=False), NO_REPLY, "response with a bad id")
     return Line(compose(draw, members, extras=False), error(INVALID_REQUEST), "bad id type")
 
 

@@ -55,7 +55,7 @@ def test_the_body_makes_no_invalid_access_and_loses_no_memory_under_memcheck(tmp
 def sampled_traffic(turns: int) -> bytes:
     """A whole --cognition sampling session written ahead: every fresh session runs 8 passes, so each turn
     is answered 9 sampling responses, ids counted from 1 in the body's own space. Between them: pings, a
-    request set aside, an error, a result without text, a long text, a stale id and the hostile corpus."""
+    tools/list answered while a request waits, an error, a result without text, a long text, a stale id and the hostile corpus."""
     def line(message: dict) -> bytes:
         return json.dumps(message).encode()
     hostile = [case.line for case in load_corpus().CASES if not case.body]

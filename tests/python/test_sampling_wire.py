@@ -150,8 +150,8 @@ def test_a_hostile_answer_fails_its_pass_and_the_turn_goes_on(spawn_body, case, 
     assert turn.statuses()[1:] == ["answered"] * (len(turn.requests) - 1)
     assert turn.trace["output"] == reply_for(len(turn.requests))
     if case == "malformed JSON":
-        # set aside while the turn waited, answered as any such line once the turn is
-        assert client.read_message()["error"]["code"] == -32700
+        # answered at once, as any such line is, while the turn goes on
+        assert [m["error"]["code"] for m in turn.others] == [-32700]
     assert_answers_ping_next(client)
 
 
@@ -254,17 +254,18 @@ def test_a_ping_is_answered_while_a_request_waits(spawn_body):
     assert pings == [{"jsonrpc": "2.0", "id": f"ping-{n}", "result": {}} for n in range(1, len(turn.requests) + 1)]
 
 
-def test_other_requests_are_set_aside_and_answered_after_the_turn_in_order(spawn_body):
+def test_other_requests_are_answered_at_once_while_a_request_waits(spawn_body):
     client = start_sampling_body(spawn_body)
     extra = [encode_message({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}),
              encode_message({"jsonrpc": "2.0", "id": "nope", "method": "no/such"}),
              encode_message({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})]
     turn = run_turn(client, lambda request, rank: (extra if rank == 1 else []) + [
         text_result(request["id"], reply_for(rank))])
-    assert turn.others == [] and turn.statuses() == ["answered"] * len(turn.requests)
-    after = [client.read_message(), client.read_message()]
-    assert [m["id"] for m in after] == ["list", "nope"]
-    assert after[0]["result"]["tools"][0]["name"] == "turn" and after[1]["error"]["code"] == -32601
+    assert turn.statuses() == ["answered"] * len(turn.requests)
+    assert [m["id"] for m in turn.others] == ["list", "nope"]
+    assert turn.others[0]["result"]["tools"][0]["name"] == "turn" and turn.others[1]["error"]["code"] == -32601
+    # answered while the first request waited, before the second was sent
+    assert turn.requests[1]["id"] > turn.requests[0]["id"]
 
 
 def test_a_second_turn_sent_meanwhile_runs_after_the_first_and_samples_too(spawn_body):
@@ -279,16 +280,44 @@ def test_a_second_turn_sent_meanwhile_runs_after_the_first_and_samples_too(spawn
     assert later.trace["session"]["uid"] == "other" and later.cognition["thinker"] == "sampling"
 
 
-def test_the_set_aside_queue_is_bounded_and_a_request_past_it_is_refused_at_once(spawn_body):
+def unknown_tool_call(request_id: Any) -> bytes:
+    return encode_message({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": "no-such-tool", "arguments": {}}})
+
+
+def test_the_queue_of_calls_is_bounded_and_a_call_past_it_is_refused_at_once(spawn_body):
     client = start_sampling_body(spawn_body)
-    flood = [encode_message({"jsonrpc": "2.0", "id": n, "method": "tools/list"}) for n in range(70)]
+    flood = [unknown_tool_call(n) for n in range(70)]
     turn = run_turn(client, lambda request, rank: (flood if rank == 1 else []) + [
         text_result(request["id"], reply_for(rank))])
     busy = [m for m in turn.others if m.get("error", {}).get("code") == -32000]
     assert [m["id"] for m in busy] == list(range(64, 70))
-    answered = [client.read_message()["id"] for _ in range(64)]
-    assert answered == list(range(64))
+    answered = [client.read_message() for _ in range(64)]
+    assert [m["id"] for m in answered] == list(range(64))
+    assert all(m["error"]["code"] == -32602 for m in answered)
     assert_answers_ping_next(client)
+
+
+def test_a_call_cancelled_while_queued_spends_nothing_and_gets_no_answer(spawn_body):
+    client = start_sampling_body(spawn_body)
+    queued = turn_request(input_text="and the second?", uid="other", request_id="queued")
+    cancel = encode_message({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                             "params": {"requestId": "queued", "reason": "changed my mind"}})
+    turn = run_turn(client, lambda request, rank: ([queued, cancel] if rank == 1 else []) + [
+        text_result(request["id"], reply_for(rank))])
+    assert turn.response is not None and turn.statuses() == ["answered"] * len(turn.requests)
+    # the next message is the marker's reply: no sampling request, no answer for the cancelled call
+    client.send_raw(encode_message({"jsonrpc": "2.0", "id": "marker", "method": "ping"}))
+    assert client.read_message() == {"jsonrpc": "2.0", "id": "marker", "result": {}}
+
+
+def test_tools_list_is_answered_while_a_sampled_turn_waits(spawn_body):
+    client = start_sampling_body(spawn_body)
+    listing = encode_message({"jsonrpc": "2.0", "id": "list", "method": "tools/list"})
+    turn = run_turn(client, lambda request, rank: [listing] if rank == 1 else [],
+                    until_id="list")
+    assert turn.response is None and len(turn.requests) == 1, "answered while the first request still waits"
+    assert turn.others[-1]["result"]["tools"][0]["name"] == "turn"
 
 
 @pytest.mark.parametrize("turn_id", [TURN_ID, 0, "turn-7", "x" * 300], ids=["number", "zero", "string", "long"])
@@ -483,7 +512,7 @@ def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_n
     if case.expect.kind == "silent":
         assert replies == [], replies
     else:
-        if not replies:  # set aside, answered once the turn was
+        if not replies:  # a tools/call: queued, answered once the turn was
             replies.append(client.read_message(awaiting=f"the reply to hostile case {case.name}"))
         [reply] = replies
         expect = case.expect
@@ -495,8 +524,8 @@ def test_a_hostile_line_sent_while_a_request_waits_gets_its_outcome_and_breaks_n
     assert_answers_ping_next(client, f"after {case.name}")
 
 
-def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_set_aside_after_it(spawn_body):
-    # The synthesis of the first turn times out while half of a ping is in: the turn set aside
+def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_queued_after_it(spawn_body):
+    # The synthesis of the first turn times out while half of a ping is in: the turn queued
     # meanwhile then samples, and the ping's second half, sent during it, completes the same line
     client = start_sampling_body(spawn_body, "--sampling-timeout-ms", "300")
     second = turn_request(input_text="and the second?", uid="other", request_id="second")
@@ -518,3 +547,46 @@ def test_a_line_half_read_when_a_turn_ends_is_whole_for_the_turn_set_aside_after
     pings = [m for m in turn.others + later.others if m.get("id") == "halves"]
     assert pings == [{"jsonrpc": "2.0", "id": "halves", "result": {}}]
     assert not [m for m in turn.others + later.others if "error" in m]
+
+
+# -- requestState is authenticated: a keyed MAC, the key the body's (or the store's) -------------------
+
+
+def first_round_state(client: BodyClient, **answers: Any) -> str:
+    """The requestState of a second round: the first call answered, as the body wrote it."""
+    client.send_raw(modern_turn({"sampling": {}}))
+    first = client.read_message()["result"]
+    client.send_raw(modern_turn({"sampling": {}}, request_id=2, requestState=first["requestState"],
+                                inputResponses={"call-1": created("round 1")}))
+    second = client.read_message()["result"]
+    assert second["resultType"] == "input_required"
+    return str(second["requestState"])
+
+
+def test_a_state_whose_answers_a_client_rewrote_is_refused(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    state = json.loads(first_round_state(client))
+    assert state["state"]["answers"][0]["text"] == "round 1"
+    state["state"]["answers"][0]["text"] = "a thought the model never had"
+    client.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=dumps(state)))
+    reply = client.read_message()
+    assert reply["error"]["code"] == -32602 and "not one the body gave" in reply["error"]["message"]
+
+
+def test_a_state_minted_before_a_restart_without_a_store_is_refused_saying_why(spawn_body):
+    state = first_round_state(spawn_body(no_soul=True, extra_args=("--cognition", "sampling")))
+    restarted = spawn_body(no_soul=True, extra_args=("--cognition", "sampling"))
+    restarted.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=state))
+    reply = restarted.read_message()
+    assert reply["error"]["code"] == -32602 and "another key" in reply["error"]["message"]
+    assert_answers_ping_next(restarted)
+
+
+def test_with_a_store_every_body_on_it_accepts_the_states_of_the_others(spawn_body, tmp_path):
+    args = ("--cognition", "sampling", "--state", str(tmp_path / "sessions.db"))
+    state = first_round_state(spawn_body(no_soul=True, extra_args=args))
+    other = spawn_body(no_soul=True, extra_args=args)
+    other.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=state,
+                               inputResponses={"call-2": created("round 2")}))
+    result = other.read_message()["result"]
+    assert result["resultType"] == "input_required" and list(result["inputRequests"]) == ["call-3"]

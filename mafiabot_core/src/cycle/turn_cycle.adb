@@ -46,6 +46,8 @@ package body Turn_Cycle is
    is
       Focus     : constant String := Focus_Of (Input);
       Recalled  : Span;
+      Unrecalled : Boolean := False;
+      --  The memory could not be read: the turn went on without a recall
       Last_Draw : Span;
       Thought   : Span;
       Thoughts  : Organs.Cognition.Thought_Parts := [others => (others => <>)];
@@ -199,9 +201,14 @@ package body Turn_Cycle is
                end;
                Trace.Passes := Energy_Gate.Passes_For
                  (Curve, Organs.To_Millis (Trace.Energy));
-               Texts.Keep
-                 (Store, Chosen.Morag.Recall (Session.Memory, Input),
-                  Recall_Bytes, Recalled);
+               declare
+                  use type Organs.Morag.Recall_Status;
+                  Given : constant Organs.Morag.Recall_Result :=
+                    Chosen.Morag.Recall (Session.Memory, Input);
+               begin
+                  Texts.Keep (Store, Given.Text, Recall_Bytes, Recalled);
+                  Unrecalled := Given.Status = Organs.Morag.Unavailable;
+               end;
                Texts.Start_Part (Store, Sense_Bytes);
                Add ("energy ");
                Texts.Add_Fraction (Store, Trace.Energy);
@@ -210,7 +217,9 @@ package body Turn_Cycle is
                Add ("), ");
                Texts.Add_Image (Store, Trace.Passes);
                Add (" of 8 passes; recall: ");
-               if Is_Empty (Recalled) then
+               if Unrecalled then
+                  Add ("unavailable (the memory could not be read)");
+               elsif Is_Empty (Recalled) then
                   Add ("nothing");
                else
                   Add ("'");

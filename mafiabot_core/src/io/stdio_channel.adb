@@ -118,7 +118,7 @@ package body Stdio_Channel is
       Tail        : String;
       On_Line     : not null access procedure (Line : String);
       On_Overflow : not null access procedure (Length : Natural);
-      Outcome     : out Wait_Outcome)
+      Outcome     : out Client_Channels.Wait_Outcome)
    is
       procedure Dispatch (Line : String) is
          Last : Natural := Line'Last;
@@ -126,7 +126,7 @@ package body Stdio_Channel is
          if Last >= Line'First and then Line (Last) = ASCII.CR then
             Last := Last - 1;
          end if;
-         Outcome := Got_Line;
+         Outcome := Client_Channels.Got_Line;
          On_Line (Line (Line'First .. Last));
       end Dispatch;
 
@@ -135,7 +135,7 @@ package body Stdio_Channel is
          From.Overflowed := False;
          From.Dropped := 0;
          From.Pending_Last := 0;
-         Outcome := Got_Overflow;
+         Outcome := Client_Channels.Got_Overflow;
          On_Overflow (Length);
       end Overflow;
    begin
@@ -211,7 +211,7 @@ package body Stdio_Channel is
       Deadline    : Monotonic.Instant;
       On_Line     : not null access procedure (Line : String);
       On_Overflow : not null access procedure (Length : Natural);
-      Outcome     : out Wait_Outcome) is
+      Outcome     : out Client_Channels.Wait_Outcome) is
    begin
       loop
          if From.First <= From.Last then
@@ -236,12 +236,12 @@ package body Stdio_Channel is
             if From.Pending_Last > 0 or else From.Overflowed then
                Finish (From, "", On_Line, On_Overflow, Outcome);
             else
-               Outcome := Input_Closed;
+               Outcome := Client_Channels.Input_Closed;
             end if;
             return;
          end if;
          if Bounded and then not Readable_By (Deadline) then
-            Outcome := Timed_Out;
+            Outcome := Client_Channels.Timed_Out;
             return;
          end if;
          declare
@@ -260,14 +260,21 @@ package body Stdio_Channel is
       end loop;
    end Take_Line;
 
-   Refuse_Overflow : Overflow_Handler;
-   --  Serve_Lines's On_Overflow, for the lines Await_Line reads
-
-   procedure Await_Line
-     (Deadline : Monotonic.Instant;
+   overriding procedure Await_Line
+     (Self     : in out Client;
+      Deadline : Monotonic.Instant;
       On_Line  : not null access procedure (Line : String);
-      Outcome  : out Wait_Outcome) is
+      Outcome  : out Client_Channels.Wait_Outcome;
+      Overflow : out Natural)
+   is
+      pragma Unreferenced (Self);
+
+      procedure Record_Overflow (Length : Natural) is
+      begin
+         Overflow := Length;
+      end Record_Overflow;
    begin
+      Overflow := 0;
       Prepare (Inner);
       --  What Outer read past the line being handled comes first; Outer
       --  reads nothing until its handler returns, so its window is lent
@@ -278,7 +285,8 @@ package body Stdio_Channel is
          Outer.First := Outer.Last + 1;
       end if;
       Inner.Ended := Inner.Ended or else Outer.Ended;
-      Take_Line (Inner, True, Deadline, On_Line, Refuse_Overflow, Outcome);
+      Take_Line (Inner, True, Deadline, On_Line, Record_Overflow'Access,
+                 Outcome);
    end Await_Line;
 
    --  After a handler returns: what Inner read and did not hand over is
@@ -315,62 +323,26 @@ package body Stdio_Channel is
       Inner.Window := Inner.Own;
    end Reclaim;
 
-   type Deferred_Lines is array (1 .. Max_Deferred_Lines) of Heap_Text;
-
-   Deferred       : Deferred_Lines;
-   Deferred_First : Positive := 1;
-   Deferred_Count : Natural := 0;
-   Deferred_Bytes : Natural := 0;
-   --  A ring: Deferred_Count lines from Deferred_First on
-
-   function Defer (Line : String) return Boolean is
-   begin
-      if Deferred_Count = Max_Deferred_Lines
-        or else Line'Length > Max_Deferred_Bytes - Deferred_Bytes
-      then
-         return False;
-      end if;
-      Deferred ((Deferred_First - 1 + Deferred_Count) mod Max_Deferred_Lines
-                + 1) := new String'(Line);
-      Deferred_Count := Deferred_Count + 1;
-      Deferred_Bytes := Deferred_Bytes + Line'Length;
-      return True;
-   end Defer;
-
    procedure Serve_Lines
      (Max_Line_Bytes : Positive;
       On_Line        : not null Line_Handler;
       On_Overflow    : not null Overflow_Handler)
    is
-      Outcome : Wait_Outcome;
+      Outcome : Client_Channels.Wait_Outcome;
       Never   : constant Monotonic.Instant := Monotonic.Never;
+      use type Client_Channels.Wait_Outcome;
    begin
       Line_Cap := Max_Line_Bytes;
-      Refuse_Overflow := On_Overflow;
       Prepare (Outer);
       loop
-         --  The lines set aside come before anything read after them; a
-         --  handler of one that awaits lines goes on in Inner, where the
-         --  lines after them are (a part of one included)
-         while Deferred_Count > 0 loop
-            declare
-               Line : Heap_Text := Deferred (Deferred_First);
-            begin
-               Deferred (Deferred_First) := null;
-               Deferred_First := Deferred_First mod Max_Deferred_Lines + 1;
-               Deferred_Count := Deferred_Count - 1;
-               Deferred_Bytes := Deferred_Bytes - Line'Length;
-               On_Line (Line.all);
-               Free (Line);
-            end;
-         end loop;
          Reclaim;
          Take_Line (Outer, False, Never, On_Line, On_Overflow, Outcome);
-         exit when Outcome = Input_Closed;
+         exit when Outcome = Client_Channels.Input_Closed;
       end loop;
    end Serve_Lines;
 
-   procedure Send (Message : String) is
+   overriding procedure Send (Self : in out Client; Message : String) is
+      pragma Unreferenced (Self);
       EINTR : constant := 4;
       Done  : Natural := 0;
    begin

@@ -23,12 +23,34 @@ package Organs.Morag is
    type Memory is private;
    --  A session's kept excerpts, oldest first; empty by default
 
+   type Recall_Status is
+     (Recalled,
+      --  Text is what the memory gives for the input ("" for nothing)
+      Unavailable);
+      --  The memory could not be read (one kept outside the session's
+      --  record, whose store failed): the turn goes on without a recall,
+      --  and its trace says so
+
+   type Recall_Result (Length : Natural) is record
+      Status : Recall_Status := Recalled;
+      Text   : String (1 .. Length);
+   end record;
+
+   function Recall_Of (Text : String) return Recall_Result is
+     ((Length => Text'Length, Status => Recalled, Text => Text));
+
+   No_Recall_Available : constant Recall_Result :=
+     (Length => 0, Status => Unavailable, Text => "");
+
    type Organ is limited interface;
 
    function Recall (Self : Organ; Held : Memory; Input : String)
-     return String is abstract
-   with Post'Class => Is_Within (Recall'Result, Max_Recall_Bytes);
-   --  What the session's memory gives for Input, or ""
+     return Recall_Result is abstract
+   with Post'Class => Is_Within (Recall'Result.Text, Max_Recall_Bytes)
+                      and then (Recall'Result.Status = Recalled
+                                or else Recall'Result.Length = 0);
+   --  What the session's memory gives for Input ("" for nothing), or why
+   --  it gives nothing: a recall may fail, and the turn goes on
 
    procedure Remember (Self : Organ; Held : in out Memory; Input : String)
    is abstract;

@@ -1,10 +1,9 @@
-with Monotonic;
 with Ada.Strings.Unbounded;
+with Ada.Unchecked_Deallocation;
 with Body_Log;
 with Lifecycle_Checks;
-with Organs.Model_Port;
-with Session_Keys;
 with Turn_Cycle;
+with Turn_Thinkers;
 
 package body Hermes_Protocol is
 
@@ -84,67 +83,38 @@ package body Hermes_Protocol is
      (Self     : in out Server;
       Settings : Body_Config.Settings;
       Chosen   : Organs.Sets.Organ_Set;
-      Curve    : Energy_Gate.Threshold_Curve;
-      Identity : Organs.Identity.Big_Three)
-   is
-      use type Body_Config.Cognition_Kind;
+      Identity : Organs.Identity.Big_Three;
+      Client   : not null Client_Channels.Channel_Access;
+      Turns    : not null Turn_Service.Service_Access) is
    begin
       Self.Limits := (Max_Depth => Settings.Max_Depth,
                       Max_Elements => Settings.Max_Elements);
       Self.Max_Line := Settings.Max_Line_Bytes;
-      Self.Chosen := Chosen;
-      Self.Curve := Curve;
       Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
       Turn_Tool.Set_Text_Block (Self.Identity, Settings.Text_Block);
       Turn_Tool.Set_Cognition (Self.Identity, Settings.Cognition);
-      Self.Cognition := Settings.Cognition;
-      Self.Turn_Deadline := Settings.Turn_Deadline_Ms;
-      if Settings.Cognition = Body_Config.Sampling and then Self.Port = null
-      then
-         Self.Port := new Sampling_Port.Channel_Port;
-         Self.Replay := new Sampling_Port.Replay_Port;
-      end if;
+      Self.Client := Client;
+      Self.Turns := Turns;
       --  The replies carry the identity: they are written again
       for Era_Shapes of Self.Replies loop
          Json_Text.Free (Era_Shapes);
       end loop;
-      Self.Sessions.Set_Capacity (Settings.Max_Sessions);
    end Configure;
 
-   procedure Keep_Sessions_In_Store
-     (Self     : in out Server;
-      Settings : Body_Config.Settings;
-      Result   : out Session_Store.Outcome)
-   is
-      use type Body_Config.State_Durability;
-   begin
-      Self.Store.Open
-        (Path            => To_String (Settings.State_Path),
-         Capacity        => Settings.Max_Sessions,
-         Busy_Timeout_Ms => Settings.State_Busy_Ms,
-         Full_Sync       => Settings.State_Sync = Body_Config.Full,
-         Result          => Result);
-   end Keep_Sessions_In_Store;
-
-   procedure Close_Store (Self : in out Server) is
-   begin
-      if Self.Store.Is_Open then
-         Self.Store.Close;
-      end if;
-   end Close_Store;
-
-   procedure Send (Json : in out Json_Text.Builder; Reply : Reply_Sink) is
+   procedure Send (Self : in out Server; Json : in out Json_Text.Builder) is
+      procedure Write (Message : String) is
+      begin
+         Self.Client.Send (Message);
+      end Write;
    begin
       Json.End_Line;
-      Json.Query (Reply);
+      Json.Query (Write'Access);
    end Send;
 
-   procedure Refuse_Oversized
-     (Self : in out Server; Length : Natural; Reply : Reply_Sink)
-   is
-      --  Not Self.Answer: a line read while a turn waits on the client
+   procedure Refuse_Oversized (Self : in out Server; Length : Natural) is
+      --  Not an exchange's: a line read while a turn waits on the client
       --  (--cognition sampling) is refused while the turn's reply is
-      --  being made there
+      --  being made in Main
       Json : Json_Text.Builder;
    begin
       Write_Error
@@ -153,7 +123,7 @@ package body Hermes_Protocol is
                   "Invalid Request: line of" & Length'Image
                   & " bytes exceeds the limit of" & Self.Max_Line'Image
                   & " bytes (--max-line-bytes)"));
-      Send (Json, Reply);
+      Send (Self, Json);
    end Refuse_Oversized;
 
    --  First_Byte is the index the line starts at: positions in messages
@@ -236,34 +206,34 @@ package body Hermes_Protocol is
       Json.End_Object;
    end Write_Capabilities;
 
-   --  Reading the parsed message.  Line is the line Self.Reader parsed;
-   --  a missing or mistyped value reads as No_Node or "".
+   --  Reading the parsed message.  Line is the line Reader parsed; a
+   --  missing or mistyped value reads as No_Node or "".
 
    function Field
-     (Self : Server; Line : String; Object : Node_Id; Name : String)
+     (Reader : Document; Line : String; Object : Node_Id; Name : String)
       return Node_Id is
-     (if Object /= No_Node and then Kind (Self.Reader, Object) = Object_Value
-      then Member (Self.Reader, Line, Object, Name) else No_Node);
+     (if Object /= No_Node and then Kind (Reader, Object) = Object_Value
+      then Member (Reader, Line, Object, Name) else No_Node);
 
-   function Is_Object (Self : Server; Node : Node_Id) return Boolean is
-     (Node /= No_Node and then Kind (Self.Reader, Node) = Object_Value);
+   function Is_Object (Reader : Document; Node : Node_Id) return Boolean is
+     (Node /= No_Node and then Kind (Reader, Node) = Object_Value);
 
-   function Text_Of (Self : Server; Line : String; Node : Node_Id)
+   function Text_Of (Reader : Document; Line : String; Node : Node_Id)
      return String is
-     (if Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
-      then Text (Self.Reader, Line, Node) else "");
+     (if Node /= No_Node and then Kind (Reader, Node) = String_Value
+      then Text (Reader, Line, Node) else "");
 
-   --  Whether Text_Of (Self, Line, Node) = Value, without a copy of it
+   --  Whether Text_Of (Reader, Line, Node) = Value, without a copy of it
    function Is_Text
-     (Self : Server; Line : String; Node : Node_Id; Value : String)
+     (Reader : Document; Line : String; Node : Node_Id; Value : String)
       return Boolean is
-     (Node /= No_Node and then Kind (Self.Reader, Node) = String_Value
-      and then Text_Is (Self.Reader, Line, Node, Value));
+     (Node /= No_Node and then Kind (Reader, Node) = String_Value
+      and then Text_Is (Reader, Line, Node, Value));
 
    function Text_Member
-     (Self : Server; Line : String; Object : Node_Id; Name : String)
+     (Reader : Document; Line : String; Object : Node_Id; Name : String)
       return String is
-     (Text_Of (Self, Line, Field (Self, Line, Object, Name)));
+     (Text_Of (Reader, Line, Field (Reader, Line, Object, Name)));
 
    --  The members of an object a request is read by, named by an
    --  enumeration: Members_Of finds them all in one walk over the object's
@@ -275,13 +245,13 @@ package body Hermes_Protocol is
       --  Member_Kind's names on the wire, in its order
       Set : Json_Reader.Name_Set := Json_Reader.To_Name_Set (Names);
       --  Names made a set once, where the function is instantiated
-   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+   function Members_Of (Reader : Document; Line : String; Object : Node_Id)
      return Member_Set;
    --  Object's members named by Names, as Member finds them (of duplicates
    --  the last); No_Node for those it lacks, and for all of them when
    --  Object is not an object.  Members not in Names are left alone.
 
-   function Members_Of (Self : Server; Line : String; Object : Node_Id)
+   function Members_Of (Reader : Document; Line : String; Object : Node_Id)
      return Member_Set
    is
       pragma Compile_Time_Error
@@ -291,10 +261,10 @@ package body Hermes_Protocol is
       Found   : Member_Values (Names'Range);
       Unknown : Node_Id;
    begin
-      if not Is_Object (Self, Object) then
+      if not Is_Object (Reader, Object) then
          return [others => No_Node];
       end if;
-      Find_Members (Self.Reader, Line, Object, Set, Found, Unknown);
+      Find_Members (Reader, Line, Object, Set, Found, Unknown);
       return [for Member in Member_Kind =>
                 Found (Names'First + Member_Kind'Pos (Member)
                                    - Member_Kind'Pos (Member_Kind'First))];
@@ -316,11 +286,12 @@ package body Hermes_Protocol is
        new String'("inputResponses")]);
 
    procedure Answer_Initialize
-     (Self : in out Server; Line : String; Params : Params_Members;
-      Id : String; Problem : out Outcome; Json : in out Json_Text.Builder)
+     (Self : in out Server; Reader : Document; Line : String;
+      Params : Params_Members; Id : String; Problem : out Outcome;
+      Json : in out Json_Text.Builder)
    is
       Asked : constant String :=
-        Text_Of (Self, Line, Params (Protocol_Version));
+        Text_Of (Reader, Line, Params (Protocol_Version));
    begin
       if Asked = "" then
          Problem := Failure (Invalid_Params, "Invalid params: initialize"
@@ -329,7 +300,8 @@ package body Hermes_Protocol is
       end if;
       Self.Initialized := True;
       Self.Client_Samples :=
-        Is_Object (Self, Field (Self, Line, Params (Capabilities), "sampling"));
+        Is_Object (Reader,
+                   Field (Reader, Line, Params (Capabilities), "sampling"));
       Open_Result (Json, Id);
       Json.Text_Field
         ("protocolVersion",
@@ -415,92 +387,28 @@ package body Hermes_Protocol is
    end Reply_Shape;
 
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Params_Members;
-      Id : String; Modern : Boolean; Problem : out Outcome;
-      Json : in out Json_Text.Builder)
+     (Self : in out Server; X : in out Exchange; Line : String;
+      Params : Params_Members; Id : String; Modern : Boolean;
+      Problem : out Outcome)
    with No_Inline;
-   --  The turn it runs (Run_Turn, within it) holds a turn's trace (24 KB)
+   --  The turn it takes (Take_Turn, within it) holds a turn's trace (24 KB)
    --  in its frame, probed page by page on entry (-fstack-check): inlined,
    --  every request would enter it, and start-up
    --  (spawn to initialize answered) would take four more page faults
 
-   --  Whether Self.Port can ask the client's model: a legacy client that
-   --  declared capabilities.sampling can be asked; a modern request cannot
-   --  (its form is input-required, not sent here)
-   function Port_Reaches_Client (Self : Server; Modern : Boolean)
-     return Boolean is (not Modern and then Self.Client_Samples);
-
-   --  A turn whose cognition may ask the client's model, over Self.Port
-   procedure Run_Sampled_Turn
-     (Self                 : in out Server;
-      Session              : in out Session_Table.Session;
-      Uid, Channel, Server : String;
-      Input                : String;
-      Id                   : String;
-      Modern               : Boolean;
-      Trace                : out Turn_Cycle.Turn_Trace)
-   is
-   begin
-      Self.Port.Open
-        (Reach         =>
-           (if Port_Reaches_Client (Self, Modern)
-            then Organs.Model_Port.Reachable
-            else Organs.Model_Port.No_Capability),
-         Turn_Id       => Id,
-         Turn_Deadline => Monotonic.After (Self.Turn_Deadline),
-         Limits        => Self.Limits);
-      Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel, Server,
-                      Input, Self.Port.all, Trace);
-   end Run_Sampled_Turn;
-
-   --  One round of a 2026-07-28 sampled turn (Sampling_Port.Replay_Port):
-   --  the turn runs on a copy of Session, with the answers of the rounds
-   --  before replayed; it is Session's turn only once no call waits
-   procedure Run_Replayed_Round
-     (Self                 : in out Server;
-      Line                 : String;
-      Params               : Params_Members;
-      Session              : in out Session_Table.Session;
-      Key                  : String;
-      Uid, Channel, Server : String;
-      Input                : String;
-      Problem              : out Outcome;
-      Trace                : out Turn_Cycle.Turn_Trace)
-   is
-      Valid   : Boolean;
-      Scratch : Session_Table.Session := Session;
-   begin
-      Self.Replay.Resume
-        (Call_Key  => Key & ASCII.LF & Input,
-         State     => Text_Of (Self, Line, Params (Request_State)),
-         Responses =>
-           (if Params (Input_Responses) = No_Node then ""
-            else Raw (Self.Reader, Line, Params (Input_Responses))),
-         Limits    => Self.Limits,
-         Valid     => Valid);
-      if not Valid then
-         Problem := Failure
-           (Invalid_Params, "Invalid params: requestState is not one the"
-            & " body gave for this call");
-         return;
-      end if;
-      Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Uid, Channel, Server,
-                      Input, Self.Replay.all, Trace);
-      if not Self.Replay.Needs_Input then
-         Session := Scratch;
-      end if;
-   end Run_Replayed_Round;
-
    procedure Answer_Tools_Call
-     (Self : in out Server; Line : String; Params : Params_Members;
-      Id : String; Modern : Boolean; Problem : out Outcome;
-      Json : in out Json_Text.Builder)
+     (Self : in out Server; X : in out Exchange; Line : String;
+      Params : Params_Members; Id : String; Modern : Boolean;
+      Problem : out Outcome)
    is
+      use type Turn_Thinkers.Client_Reach;
+      Json : Json_Text.Builder renames X.Answer;
    begin
-      if not Is_Text (Self, Line, Params (Tool_Name), Turn_Tool.Name) then
+      if not Is_Text (X.Reader, Line, Params (Tool_Name), Turn_Tool.Name) then
          declare
             --  Copied only to be refused
-            Tool : constant String := Text_Of (Self, Line, Params (Tool_Name));
+            Tool : constant String :=
+              Text_Of (X.Reader, Line, Params (Tool_Name));
          begin
             Problem :=
               (if Tool = ""
@@ -513,8 +421,72 @@ package body Hermes_Protocol is
 
       declare
          Request : constant Turn_Tool.Turn_Request :=
-           Turn_Tool.Check_Arguments
-             (Self.Reader, Line, Params (Arguments));
+           Turn_Tool.Check_Arguments (X.Reader, Line, Params (Arguments));
+
+         Reach : constant Turn_Thinkers.Client_Reach :=
+           (if Modern then
+              (if Is_Object
+                   (X.Reader,
+                    Field (X.Reader, Line,
+                           Field (X.Reader, Line, Params (Meta),
+                                  Capabilities_Key),
+                           "sampling"))
+               then Turn_Thinkers.Rounds else Turn_Thinkers.None)
+            elsif Self.Client_Samples then Turn_Thinkers.Live
+            else Turn_Thinkers.None);
+         --  How the client says it can be asked for its model
+
+         procedure Take_Turn (Input, Uid, Channel, Server, Origin : String)
+         is
+            Trace  : Turn_Cycle.Turn_Trace;
+            Result : Turn_Service.Outcome;
+         begin
+            Self.Turns.Take_Turn
+              (Reach     => Reach,
+               Call_Id   => Id,
+               State     =>
+                 (if Reach = Turn_Thinkers.Rounds
+                  then Text_Of (X.Reader, Line, Params (Request_State))
+                  else ""),
+               Responses =>
+                 (if Reach = Turn_Thinkers.Rounds
+                    and then Params (Input_Responses) /= No_Node
+                  then Raw (X.Reader, Line, Params (Input_Responses))
+                  else ""),
+               Uid       => Uid,
+               Channel   => Channel,
+               Server    => Server,
+               Input     => Input,
+               Trace     => Trace,
+               Result    => Result);
+            case Result.Ended is
+               when Turn_Service.Answered =>
+                  Json.Start_Filling
+                    (Reply_Shape (Self, Trace.Passes, Modern, Origin /= ""));
+                  Json.Fill_Raw (Id);
+                  Turn_Tool.Fill_Result
+                    (Json, Self.Identity, Trace, Origin => Origin);
+               when Turn_Service.Refused =>
+                  Problem := Failure
+                    (Invalid_Params,
+                     "Invalid params: " & To_String (Result.Reason));
+               when Turn_Service.Needs_Input =>
+                  Open_Result (Json, Id);
+                  Json.Raw_Field ("inputRequests",
+                                  Self.Turns.Pending_Requests);
+                  Json.Text_Field ("requestState", Self.Turns.Pending_State);
+                  Close_Result (Json, Modern, "input_required");
+               when Turn_Service.Cancelled =>
+                  --  MCP: a cancelled request gets no response
+                  X.Silent := True;
+                  Body_Log.Info ("turn " & Id & " cancelled by the"
+                                 & " client: not answered");
+               when Turn_Service.Store_Failed =>
+                  Problem := Failure
+                    (Store_Failed, "Session store failed: "
+                     & To_String (Result.Reason));
+            end case;
+         end Take_Turn;
       begin
          if not Request.Valid then
             Open_Result (Json, Id);
@@ -522,138 +494,7 @@ package body Hermes_Protocol is
             Close_Result (Json, Modern);
             return;
          end if;
-         declare
-            procedure Run_Turn (Input, Uid, Channel, Server, Origin : String)
-            is
-               Key     : constant String :=
-                 Session_Keys.Key_Of (Uid, Channel, Server);
-               Trace   : Turn_Cycle.Turn_Trace;
-               Stored  : Session_Store.Outcome;
-
-               type Turn_End is (Answered, Refused, Needs_Input, Cancelled);
-               Ended : Turn_End := Answered;
-
-               type Thinker is (Stub, Replayed_Round, Sampled);
-               --  Who thinks the turn: the stub, or the client's model in
-               --  a round of the 2026-07-28 form or over Self.Port
-
-               Thought_By : constant Thinker :=
-                 (case Self.Cognition is
-                     when Body_Config.Stub => Stub,
-                     when Body_Config.Sampling =>
-                       (if Modern
-                          and then Is_Object
-                            (Self, Field (Self, Line,
-                                          Field (Self, Line, Params (Meta),
-                                                 Capabilities_Key),
-                                          "sampling"))
-                        then Replayed_Round else Sampled));
-
-               Waits_On_Client : constant Boolean :=
-                 Thought_By = Sampled
-                 and then Port_Reaches_Client (Self, Modern);
-               --  Up to the turn's deadline: too long to hold the store's
-               --  write lock from the other bodies meanwhile
-
-               --  The cycle over Session, thought by the body's cognition
-               procedure Think (Session : in out Session_Table.Session) is
-               begin
-                  case Thought_By is
-                     when Stub =>
-                        Turn_Cycle.Run (Self.Chosen, Self.Curve, Session,
-                                        Uid, Channel, Server, Input, Trace);
-                     when Replayed_Round =>
-                        --  The 2026-07-28 form: one round of the client's
-                        --  per call, each on a copy of the session but the
-                        --  last
-                        Run_Replayed_Round
-                          (Self, Line, Params, Session, Key, Uid, Channel,
-                           Server, Input, Problem, Trace);
-                        Ended :=
-                          (if Problem.Failed then Refused
-                           elsif Self.Replay.Needs_Input then Needs_Input
-                           else Answered);
-                     when Sampled =>
-                        Run_Sampled_Turn
-                          (Self, Session, Uid, Channel, Server, Input, Id,
-                           Modern, Trace);
-                        if Self.Port.Was_Cancelled then
-                           Ended := Cancelled;
-                        end if;
-                  end case;
-               end Think;
-            begin
-               if Self.Store.Is_Open then
-                  declare
-                     Held : Session_Table.Session;
-                  begin
-                     if Waits_On_Client then
-                        --  No lock held while the turn waits: the commit
-                        --  takes it, and is refused if another body turned
-                        --  the session meanwhile
-                        Self.Store.Begin_Long_Turn
-                          (Self.Chosen, Key, Held, Stored);
-                     else
-                        Self.Store.Begin_Turn (Self.Chosen, Key, Held, Stored);
-                     end if;
-                     if not Stored.Failed then
-                        Think (Held);
-                        if Ended = Refused then
-                           --  Nothing of the turn happened: release the
-                           --  write lock now, not at this body's next turn
-                           Self.Store.Abandon_Turn;
-                        elsif Waits_On_Client then
-                           Self.Store.Commit_Long_Turn (Key, Held, Stored);
-                        else
-                           --  Committed before the reply exists: a reply a
-                           --  client reads is never undone by a crash
-                           Self.Store.Commit_Turn (Key, Held, Stored);
-                        end if;
-                     end if;
-                  end;
-                  if Stored.Failed then
-                     Body_Log.Error (Session_Store.Diagnostic (Stored));
-                     --  A cancelled turn gets no response, not even the
-                     --  store's error: it goes on to be silenced below
-                     if Ended /= Cancelled then
-                        Problem := Failure
-                          (Store_Failed, "Session store failed: "
-                           & To_String (Stored.Reason));
-                        return;
-                     end if;
-                  end if;
-               else
-                  declare
-                     Session : Session_Table.Session_Access;
-                  begin
-                     Self.Sessions.Open (Self.Chosen, Key, Session);
-                     Think (Session.all);
-                  end;
-               end if;
-               case Ended is
-                  when Answered =>
-                     Json.Start_Filling
-                       (Reply_Shape (Self, Trace.Passes, Modern, Origin /= ""));
-                     Json.Fill_Raw (Id);
-                     Turn_Tool.Fill_Result
-                       (Json, Self.Identity, Trace, Origin => Origin);
-                  when Refused =>
-                     null;
-                  when Needs_Input =>
-                     Open_Result (Json, Id);
-                     Self.Replay.Write_Input_Required (Json);
-                     Close_Result (Json, Modern, "input_required");
-                  when Cancelled =>
-                     --  MCP: a cancelled request gets no response
-                     Self.Silent := True;
-                     Body_Log.Info ("turn " & Id & " cancelled by the"
-                                    & " client: not answered");
-               end case;
-            end Run_Turn;
-         begin
-            Turn_Tool.Read_Values (Self.Reader, Line, Request,
-                                   Run_Turn'Access);
-         end;
+         Turn_Tool.Read_Values (X.Reader, Line, Request, Take_Turn'Access);
       end;
    end Answer_Tools_Call;
 
@@ -671,29 +512,31 @@ package body Hermes_Protocol is
       [new String'("jsonrpc"), new String'("id"), new String'("method"),
        new String'("params"), new String'("result"), new String'("error")]);
 
-   --  Write the response to a request into Self.Answer: what the
-   --  lifecycle allows is dispatched on its method, the rest refused
+   --  Write the response to a request into X.Answer: what the lifecycle
+   --  allows is dispatched on its method, the rest refused
    procedure Serve_Request
-     (Self : in out Server; Line : String; Members : Envelope; Id : String)
+     (Self : in out Server; X : in out Exchange; Line : String;
+      Members : Envelope; Id : String)
    is
       package Lifecycle renames Lifecycle_Checks;
       use type Lifecycle.Method_Kind;
 
       Method_Name : constant String :=
-        Text_Of (Self, Line, Members (Method));
+        Text_Of (X.Reader, Line, Members (Method));
       Method  : constant Lifecycle.Method_Kind :=
         Lifecycle.Method_Of (Method_Name);
       Params  : constant Node_Id := Members (Hermes_Protocol.Params);
-      Given   : constant Params_Members := Params_Of (Self, Line, Params);
+      Given   : constant Params_Members := Params_Of (X.Reader, Line, Params);
       Meta    : constant Node_Id := Given (Hermes_Protocol.Meta);
       Claimed : constant Boolean :=
-        Field (Self, Line, Meta, Version_Key) /= No_Node;
+        Field (X.Reader, Line, Meta, Version_Key) /= No_Node;
       Asked   : constant String :=
-        (if Claimed then Text_Member (Self, Line, Meta, Version_Key) else "");
-      Json    : Json_Text.Builder renames Self.Answer;
+        (if Claimed then Text_Member (X.Reader, Line, Meta, Version_Key)
+         else "");
+      Json    : Json_Text.Builder renames X.Answer;
       Problem : Outcome;
    begin
-      if Params /= No_Node and then not Is_Object (Self, Params) then
+      if Params /= No_Node and then not Is_Object (X.Reader, Params) then
          Problem := Failure (Invalid_Params,
                              "Invalid params: params must be an object");
       elsif Method = Lifecycle.Unknown then
@@ -711,7 +554,8 @@ package body Hermes_Protocol is
                      else Lifecycle.Other),
                   Capabilities_Given =>
                     Is_Object
-                      (Self, Field (Self, Line, Meta, Capabilities_Key))));
+                      (X.Reader,
+                       Field (X.Reader, Line, Meta, Capabilities_Key))));
             Modern : constant Boolean := Verdict.Is_Modern;
          begin
             case Verdict.Outcome is
@@ -719,7 +563,7 @@ package body Hermes_Protocol is
                   case Method is
                      when Lifecycle.Initialize =>
                         Answer_Initialize
-                          (Self, Line, Given, Id, Problem, Json);
+                          (Self, X.Reader, Line, Given, Id, Problem, Json);
                      when Lifecycle.Ping =>
                         Open_Result (Json, Id);
                         Close_Result (Json, Modern);
@@ -731,7 +575,7 @@ package body Hermes_Protocol is
                            Turn_Tool.Is_Sampled (Self.Identity));
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
-                          (Self, Line, Given, Id, Modern, Problem, Json);
+                          (Self, X, Line, Given, Id, Modern, Problem);
                      when Lifecycle.Unknown =>
                         null;
                   end case;
@@ -763,144 +607,357 @@ package body Hermes_Protocol is
       end if;
    end Serve_Request;
 
-   procedure Serve_Notification (Self : in out Server; Method : String) is
-   begin
-      if Method = "notifications/initialized" and then not Self.Initialized
-      then
-         Body_Log.Info ("notifications/initialized before initialize;"
-                        & " ignored");
-      end if;
-      --  Requests are answered before the next line is read, so a
-      --  notifications/cancelled here always names a finished request:
-      --  ignored.  (One for a sampled turn in flight is read by the model
-      --  port, Sampling_Port.)
-   end Serve_Notification;
-
    function Is_Blank (Line : String) return Boolean is
      (for all C of Line => C in ' ' | ASCII.HT | ASCII.CR);
 
    --  The id a response to Line echoes: as it was sent, or null
-   function Id_Of (Self : Server; Line : String) return String is
-     (if Self.Answering = No_Node then Null_Id
-      else Raw (Self.Reader, Line, Self.Answering));
+   function Id_Of (X : Exchange; Line : String) return String is
+     (if X.Answering = No_Node then Null_Id
+      else Raw (X.Reader, Line, X.Answering));
 
-   procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink)
+   ---------------------------------------------------------------------
+   --  The one classifier
+
+   type Message_Kind is
+     (Blank,
+      --  Nothing to read
+      Not_Json,
+      --  Refused by the guard or the parser: Problem
+      Not_Message,
+      --  JSON, but no message JSON-RPC allows (a batch, a scalar, a bad
+      --  id, jsonrpc or method): Problem
+      Response,
+      --  A result or an error, whatever its id: never answered
+      Notification,
+      Request);
+
+   type Classified is record
+      Kind    : Message_Kind := Blank;
+      Members : Envelope := [others => No_Node];
+      Problem : Outcome;
+   end record;
+
+   --  Parse Line into X.Reader and say what it is; X.Answering is set to
+   --  its id once that is found to be one JSON-RPC allows
+   function Classify
+     (Self : Server; X : in out Exchange; Line : String) return Classified
    is
-      function Id return String is (Id_Of (Self, Line));
-
-      procedure Answer_Error (Problem : Outcome) is
-      begin
-         Write_Error (Self.Answer, Id, Problem);
-         Send (Self.Answer, Reply);
-      end Answer_Error;
    begin
-      Self.Answering := No_Node;
-      Self.Silent := False;
-      Self.Answer.Reset;
+      X.Answering := No_Node;
+      X.Silent := False;
+      X.Answer.Reset;
       if Is_Blank (Line) then
-         return;
+         return (Kind => Blank, others => <>);
       end if;
 
       --  One pass reads the line and holds it to the guard's rules; only a
       --  refused line is inspected, for the guard's findings come first.
-      Self.Reader.Parse (Line, Self.Limits);
-      if not Self.Reader.Is_Valid then
+      X.Reader.Parse (Line, Self.Limits);
+      if not X.Reader.Is_Valid then
          declare
             Verdict : constant Input_Guard.Verdict :=
               Input_Guard.Inspect (Line, Self.Limits);
          begin
-            if Verdict.Kind /= Input_Guard.Clean then
-               Answer_Error (Guard_Failure (Verdict, Line'First, Self));
-            else
-               Answer_Error
-                 (Failure (Parse_Error, "Parse error: "
-                           & Self.Reader.Error_Message & " at column"
-                           & Self.Reader.Error_Column'Image));
-            end if;
+            return
+              (Kind    => Not_Json,
+               Members => <>,
+               Problem =>
+                 (if Verdict.Kind /= Input_Guard.Clean
+                  then Guard_Failure (Verdict, Line'First, Self)
+                  else Failure (Parse_Error, "Parse error: "
+                                & X.Reader.Error_Message & " at column"
+                                & X.Reader.Error_Column'Image)));
          end;
-         return;
       end if;
 
+      case Kind (X.Reader, X.Reader.Root) is
+         when Array_Value =>
+            return
+              (Kind    => Not_Message,
+               Members => <>,
+               Problem => Failure
+                 (Invalid_Request, "Invalid Request: batches are not"
+                  & " supported (MCP removed JSON-RPC batching in"
+                  & " 2025-06-18)"));
+         when Object_Value =>
+            null;
+         when others =>
+            return
+              (Kind    => Not_Message,
+               Members => <>,
+               Problem => Failure (Invalid_Request, "Invalid Request: a"
+                                   & " message must be a JSON object"));
+      end case;
+
       declare
-         Message : constant Node_Id := Self.Reader.Root;
+         Members : constant Envelope :=
+           Envelope_Of (X.Reader, Line, X.Reader.Root);
+         Id_Node : constant Node_Id := Members (Id);
       begin
-         case Kind (Self.Reader, Message) is
-            when Array_Value =>
-               Answer_Error
-                 (Failure (Invalid_Request, "Invalid Request: batches are not"
-                           & " supported (MCP removed JSON-RPC batching in"
-                           & " 2025-06-18)"));
-               return;
-            when Object_Value =>
-               null;
-            when others =>
-               Answer_Error
-                 (Failure (Invalid_Request, "Invalid Request: a message must"
-                           & " be a JSON object"));
-               return;
-         end case;
+         if Members (Method) = No_Node
+           and then (Members (Result) /= No_Node
+                     or else Members (Error) /= No_Node)
+         then
+            --  Answered, a response would be answered back by a peer that
+            --  answers responses: two such peers would loop
+            return (Kind => Response, Members => Members, Problem => <>);
+         elsif Id_Node /= No_Node
+           and then Kind (X.Reader, Id_Node) not in Number_Value | String_Value
+         then
+            return (Kind => Not_Message, Members => Members,
+                    Problem => Failure
+                      (Invalid_Request, "Invalid Request: id must be a"
+                       & " string or a number"));
+         end if;
+         X.Answering := Id_Node;
+         if not Is_Text (X.Reader, Line, Members (Jsonrpc), "2.0") then
+            return (Kind => Not_Message, Members => Members,
+                    Problem => Failure
+                      (Invalid_Request,
+                       "Invalid Request: jsonrpc must be ""2.0"""));
+         elsif Members (Method) = No_Node
+           or else Kind (X.Reader, Members (Method)) /= String_Value
+         then
+            return (Kind => Not_Message, Members => Members,
+                    Problem => Failure
+                      (Invalid_Request,
+                       "Invalid Request: method must be a string"));
+         end if;
+         return (Kind    => (if Id_Node = No_Node then Notification
+                             else Request),
+                 Members => Members,
+                 Problem => <>);
+      end;
+   end Classify;
 
+   ---------------------------------------------------------------------
+   --  The calls that wait for the turn in flight
+
+   procedure Free is new Ada.Unchecked_Deallocation (String, Text_Access);
+
+   --  Queue Line, the tools/call of Id; False when there is no room
+   function Enqueue (Self : in out Server; Line, Id : String) return Boolean
+   is
+   begin
+      if Self.Queue_Count = Max_Queued_Calls
+        or else Line'Length > Max_Queued_Bytes - Self.Queue_Bytes
+      then
+         return False;
+      end if;
+      Self.Queue ((Self.Queue_First - 1 + Self.Queue_Count) mod Max_Queued_Calls
+                  + 1) := (Line => new String'(Line), Id => new String'(Id));
+      Self.Queue_Count := Self.Queue_Count + 1;
+      Self.Queue_Bytes := Self.Queue_Bytes + Line'Length;
+      return True;
+   end Enqueue;
+
+   --  Drop the queued call of Id, if one waits: it spends nothing and gets
+   --  no answer.  Whether one was dropped.
+   function Drop_Queued (Self : in out Server; Id : String) return Boolean is
+   begin
+      for Offset in 0 .. Self.Queue_Count - 1 loop
          declare
-            Members : constant Envelope := Envelope_Of (Self, Line, Message);
-            Has_Id  : constant Boolean := Members (Hermes_Protocol.Id) /= No_Node;
-            Method  : constant Node_Id := Members (Hermes_Protocol.Method);
-            Problem : Outcome;
+            Call : Queued_Call renames
+              Self.Queue ((Self.Queue_First - 1 + Offset) mod Max_Queued_Calls
+                          + 1);
          begin
-            if Has_Id
-              and then Kind (Self.Reader, Members (Hermes_Protocol.Id))
-                       not in Number_Value | String_Value
-            then
-               Problem := Failure
-                 (Invalid_Request, "Invalid Request: id must be a string"
-                  & " or a number");
-            elsif Method = No_Node
-              and then Has_Id
-              and then (Members (Result) /= No_Node
-                        or else Members (Error) /= No_Node)
-            then
-               --  A response no request waits for (the model port reads the
-               --  responses to the body's own requests while they wait):
-               --  responses are never answered.
-               Body_Log.Info ("ignored a response to no request of ours");
-               return;
-            else
-               Self.Answering := Members (Hermes_Protocol.Id);
-               if not Is_Text (Self, Line, Members (Jsonrpc), "2.0") then
-                  Problem := Failure
-                    (Invalid_Request,
-                     "Invalid Request: jsonrpc must be ""2.0""");
-               elsif Method = No_Node
-                 or else Kind (Self.Reader, Method) /= String_Value
-               then
-                  Problem := Failure
-                    (Invalid_Request,
-                     "Invalid Request: method must be a string");
-               end if;
-            end if;
-
-            if Problem.Failed then
-               Answer_Error (Problem);
-            elsif not Has_Id then
-               Serve_Notification (Self, Text_Of (Self, Line, Method));
-            else
-               Serve_Request (Self, Line, Members, Id);
-               if not Self.Silent then
-                  Send (Self.Answer, Reply);
-               end if;
+            if Call.Line /= null and then Call.Id.all = Id then
+               Self.Queue_Bytes := Self.Queue_Bytes - Call.Line'Length;
+               Free (Call.Line);
+               return True;
             end if;
          end;
-      end;
+      end loop;
+      return False;
+   end Drop_Queued;
+
+   procedure Serve_Queued
+     (Self  : in out Server;
+      Serve : not null access procedure (Line : String)) is
+   begin
+      while Self.Queue_Count > 0 loop
+         declare
+            Call : Queued_Call := Self.Queue (Self.Queue_First);
+         begin
+            Self.Queue (Self.Queue_First) := (null, null);
+            Self.Queue_First := Self.Queue_First mod Max_Queued_Calls + 1;
+            Self.Queue_Count := Self.Queue_Count - 1;
+            if Call.Line /= null then
+               Self.Queue_Bytes := Self.Queue_Bytes - Call.Line'Length;
+               Serve (Call.Line.all);
+               Free (Call.Line);
+            end if;
+            Free (Call.Id);
+         end;
+      end loop;
+   end Serve_Queued;
+
+   ---------------------------------------------------------------------
+   --  The one set of rules
+
+   --  Serve Line, classified into X, by the rules every line is served by.
+   --  While a turn waits on its client (Waiting): Pending_Id is the id of
+   --  its request in flight, whose response goes to Take, and Turn_Id the
+   --  turn's own call; Event says what came of the line for the turn.
+   procedure Serve_Line
+     (Self       : in out Server;
+      X          : in out Exchange;
+      Line       : String;
+      Waiting    : Boolean;
+      Pending_Id : String;
+      Turn_Id    : String;
+      Take       : access procedure
+                     (Reader : Document; Line : String;
+                      Result, Error : Node_Id);
+      Event      : out Sampling_Port.Wait_Event)
+   with Pre => not Waiting or else Take /= null
+   is
+      Message : constant Classified := Classify (Self, X, Line);
+      Members : Envelope renames Message.Members;
+
+      procedure Answer_Error (Problem : Outcome) is
+      begin
+         Write_Error (X.Answer, Id_Of (X, Line), Problem);
+         Send (Self, X.Answer);
+      end Answer_Error;
+   begin
+      Event := Sampling_Port.Served;
+      case Message.Kind is
+         when Blank =>
+            null;
+         when Not_Json =>
+            Answer_Error (Message.Problem);
+            if Waiting then
+               --  It may have been the pending request's answer
+               Event := Sampling_Port.Not_Json;
+            end if;
+         when Not_Message =>
+            Answer_Error (Message.Problem);
+         when Response =>
+            if Waiting
+              and then Members (Id) /= No_Node
+              and then Raw (X.Reader, Line, Members (Id)) = Pending_Id
+            then
+               Take (X.Reader, Line, Members (Result), Members (Error));
+               Event := Sampling_Port.Answered;
+            else
+               Body_Log.Info
+                 ("ignored a response with id "
+                  & (if Members (Id) = No_Node then "(none)"
+                     else Raw (X.Reader, Line, Members (Id)))
+                  & ": no request of the body's waits for it");
+            end if;
+         when Notification =>
+            if Is_Text (X.Reader, Line, Members (Method),
+                        "notifications/cancelled")
+            then
+               declare
+                  Named : constant Node_Id :=
+                    Field (X.Reader, Line, Members (Params), "requestId");
+                  Named_Id : constant String :=
+                    (if Named = No_Node then ""
+                     else Raw (X.Reader, Line, Named));
+               begin
+                  if Named = No_Node then
+                     null;
+                  elsif Waiting and then Named_Id = Turn_Id then
+                     Event := Sampling_Port.Turn_Cancelled;
+                  elsif Drop_Queued (Self, Named_Id) then
+                     Body_Log.Info ("turn " & Named_Id & " cancelled by the"
+                                    & " client while queued: not run, not"
+                                    & " answered");
+                  end if;
+                  --  A cancel of anything else names no request in flight:
+                  --  ignored, as MCP allows
+               end;
+            elsif Is_Text (X.Reader, Line, Members (Method),
+                           "notifications/initialized")
+              and then not Self.Initialized
+            then
+               Body_Log.Info ("notifications/initialized before initialize;"
+                              & " ignored");
+            end if;
+         when Request =>
+            if Waiting
+              and then Is_Text (X.Reader, Line, Members (Method), "tools/call")
+            then
+               --  One turn at a time: it runs once the turn in flight is
+               --  answered
+               if not Enqueue (Self, Line, Id_Of (X, Line)) then
+                  Answer_Error
+                    (Failure (Busy_Code, "Server busy:"
+                              & Max_Queued_Calls'Image
+                              & " calls already wait for the turn in"
+                              & " flight"));
+               end if;
+            else
+               Serve_Request (Self, X, Line, Members, Id_Of (X, Line));
+               if not X.Silent then
+                  Send (Self, X.Answer);
+               end if;
+            end if;
+      end case;
+   end Serve_Line;
+
+   procedure Handle (Self : in out Server; Line : String) is
+      Event : Sampling_Port.Wait_Event;
+   begin
+      Serve_Line (Self, Self.Main, Line, Waiting => False, Pending_Id => "",
+                  Turn_Id => "", Take => null, Event => Event);
    end Handle;
 
-   procedure Answer_Internal_Error
-     (Self : in out Server; Line : String; Reply : Reply_Sink) is
+   overriding procedure Serve_While_Waiting
+     (Self       : in out Server;
+      Pending_Id : String;
+      Turn_Id    : String;
+      Deadline   : Monotonic.Instant;
+      Take       : not null access procedure
+                     (Reader        : Json_Reader.Document;
+                      Line          : String;
+                      Result, Error : Json_Reader.Node_Id);
+      Event      : out Sampling_Port.Wait_Event)
+   is
+      Outcome  : Client_Channels.Wait_Outcome;
+      Overflow : Natural;
+
+      --  Kept, to be served once the channel has returned: the channel is
+      --  never entered again from within its own callback
+      procedure Keep_Line (Line : String) is
+      begin
+         if Self.Aside_Line = null or else Self.Aside_Line'Length < Line'Length
+         then
+            Free (Self.Aside_Line);
+            Self.Aside_Line := new String
+              (1 .. Natural'Max (Line'Length, 4 * 1024));
+         end if;
+         Self.Aside_Line (1 .. Line'Length) := Line;
+         Self.Aside_Last := Line'Length;
+      end Keep_Line;
+
    begin
-      --  A turn that raised mid-way holds the store's write lock: release
-      --  it now, not at this body's next turn
-      Self.Store.Abandon_Turn;
-      Write_Error (Self.Answer, Id_Of (Self, Line),
+      Event := Sampling_Port.Served;
+      Self.Client.Await_Line (Deadline, Keep_Line'Access, Outcome, Overflow);
+      case Outcome is
+         when Client_Channels.Got_Line =>
+            Serve_Line
+              (Self, Self.Aside, Self.Aside_Line (1 .. Self.Aside_Last),
+               Waiting => True, Pending_Id => Pending_Id, Turn_Id => Turn_Id,
+               Take => Take, Event => Event);
+         when Client_Channels.Got_Overflow =>
+            Self.Refuse_Oversized (Overflow);
+            Event := Sampling_Port.Oversized;
+         when Client_Channels.Timed_Out =>
+            Event := Sampling_Port.Timed_Out;
+         when Client_Channels.Input_Closed =>
+            Event := Sampling_Port.Input_Closed;
+      end case;
+   end Serve_While_Waiting;
+
+   procedure Answer_Internal_Error (Self : in out Server; Line : String) is
+   begin
+      Write_Error (Self.Main.Answer, Id_Of (Self.Main, Line),
                    Failure (Internal_Error, "Internal error"));
-      Send (Self.Answer, Reply);
+      Send (Self, Self.Main.Answer);
    end Answer_Internal_Error;
 
 end Hermes_Protocol;

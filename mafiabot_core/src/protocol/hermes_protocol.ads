@@ -3,26 +3,40 @@
 --  once a client sends `initialize`, modern (2026-07-28) for every request
 --  that carries the modern `_meta` protocol version.
 --
---  Every request gets exactly one response, but a turn the client cancels
---  while it waits on the client's own model (--cognition sampling), which
---  MCP says gets none; notifications and client responses get none.  While
---  such a turn waits, the lines the client sends are read by the model port
---  (Sampling_Port), which sets aside what is not its business: they reach
---  Handle after the turn is answered, in order.  Protocol errors are mapped to JSON-RPC codes here
---  and nowhere else; the protocol's ordering rules are Lifecycle_Checks'.
---  Anything unexpected while serving one request becomes -32603 for that
---  request alone, at the request loop's edge (Answer_Internal_Error).
+--  The protocol reads messages and writes replies, nothing else: a `turn`
+--  call is the turn service's (Turn_Service), and every message goes out
+--  through the client channel given at boot (Client_Channels).
+--
+--  Every line is classified once, by one classifier, and served by one set
+--  of rules, whether it comes between turns or while a turn waits on the
+--  client's model (--cognition sampling; the model port hands the protocol
+--  its waits, Serve_While_Waiting):
+--  - a request is answered at once (ping, tools/list, ...), but a
+--    `tools/call` that comes while a turn waits, which is queued and run
+--    once the turn is answered (Serve_Queued), in order;
+--  - every request gets exactly one response, but a turn the client
+--    cancels while it waits on the client's own model and a queued call
+--    the client cancels (MCP: a cancelled request gets none; a queued one
+--    spends nothing);
+--  - notifications get none; responses (id null or not) get none: the
+--    response to the model port's pending request is the port's, the
+--    others are logged on stderr and dropped.
+--  Protocol errors are mapped to JSON-RPC codes here and nowhere else; the
+--  protocol's ordering rules are Lifecycle_Checks'.  Anything unexpected
+--  while serving one request becomes -32603 for that request alone, at the
+--  request loop's edge (Answer_Internal_Error).
 
 with Body_Config;
-with Energy_Gate;
+with Client_Channels;
 with Input_Guard;
 with Json_Reader;
 with Json_Text;
+with Monotonic;
+with Energy_Gate;
 with Organs.Identity;
 with Organs.Sets;
 with Sampling_Port;
-with Session_Store;
-with Session_Table;
+with Turn_Service;
 with Turn_Tool;
 
 package Hermes_Protocol is
@@ -30,58 +44,70 @@ package Hermes_Protocol is
    Modern_Version : constant String := "2026-07-28";
    Latest_Legacy  : constant String := "2025-11-25";
 
-   type Server is tagged limited private;
+   type Server is limited new Sampling_Port.Line_Server with private;
+
+   type Server_Access is access all Server;
 
    procedure Configure
      (Self     : in out Server;
       Settings : Body_Config.Settings;
       Chosen   : Organs.Sets.Organ_Set;
-      Curve    : Energy_Gate.Threshold_Curve;
-      Identity : Organs.Identity.Big_Three)
+      Identity : Organs.Identity.Big_Three;
+      Client   : not null Client_Channels.Channel_Access;
+      Turns    : not null Turn_Service.Service_Access)
    with Pre => Organs.Sets.Is_Complete (Chosen)
-               and then Energy_Gate.Is_Valid (Curve);
-   --  The organs every turn runs through, the energy gate's curve, and the
-   --  identity every result carries
-
-   procedure Keep_Sessions_In_Store
-     (Self     : in out Server;
-      Settings : Body_Config.Settings;
-      Result   : out Session_Store.Outcome);
-   --  Keep every session in the store Settings.State_Path (not empty)
-   --  names instead of in memory (--state): each turn reads its session
-   --  from the store and commits it there before its reply is written; a
-   --  turn the store fails is answered Store_Failed.  A turn that waits on
-   --  the client's model is a long turn of the store (no lock held while
-   --  it waits), the others short ones.  Result.Failed when the store
-   --  cannot be used: nothing is served from it then.
-
-   procedure Close_Store (Self : in out Server);
-   --  At the end of input: the store, if any, is closed cleanly
+               and then Turn_Service.Is_Configured (Turns.all);
+   --  The identity every result carries (of the Chosen organs), the channel
+   --  every message goes out by, and the service every turn is taken by
 
    Store_Failed : constant := -32_010;
    --  The JSON-RPC error of a turn the session store could not read or
    --  commit: the turn did not happen, and the body serves on
 
-   type Reply_Sink is not null access procedure (Message : String);
-   --  Where a reply goes: one whole message, LF included
+   Busy_Code : constant := -32_000;
+   --  A tools/call the queue of calls waiting for the turn in flight has no
+   --  room for
 
-   procedure Handle (Self : in out Server; Line : String; Reply : Reply_Sink);
-   --  Answer one line (LF removed), calling Reply at most once.  Every
-   --  refusal is an answer, not an exception: Handle raises only on a
-   --  defect of the body or when memory runs out, before calling Reply, and
-   --  Self stays fit for the next line.  The request loop's edge then
-   --  answers the line with Answer_Internal_Error.
+   Max_Queued_Calls : constant := 64;
+   Max_Queued_Bytes : constant := 16 * 1024 * 1024;
+   --  What may wait for the turn in flight: a client sends a few calls
+   --  while it waits, not thousands
 
-   procedure Answer_Internal_Error
-     (Self : in out Server; Line : String; Reply : Reply_Sink);
+   procedure Handle (Self : in out Server; Line : String);
+   --  Answer one line (LF removed), at most once.  Every refusal is an
+   --  answer, not an exception: Handle raises only on a defect of the body
+   --  or when memory runs out, before answering, and Self stays fit for the
+   --  next line.  The request loop's edge then answers the line with
+   --  Answer_Internal_Error.
+
+   procedure Serve_Queued
+     (Self  : in out Server;
+      Serve : not null access procedure (Line : String));
+   --  Call Serve (the request loop's own, Handle within its edge) with each
+   --  tools/call queued while a turn waited, in order, until none is left
+   --  (a call Serve runs may queue more); a queued call the client
+   --  cancelled meanwhile is dropped, unanswered
+
+   procedure Answer_Internal_Error (Self : in out Server; Line : String);
    --  The -32603 answer to the Line that Handle raised on, echoing its id
-   --  if Handle had found one valid, else null; a turn it left open on the
-   --  session store is rolled back first.  Raises only what Reply or the
-   --  allocator raises.
+   --  if Handle had found one valid, else null.  Raises only what the
+   --  channel or the allocator raises.
 
-   procedure Refuse_Oversized
-     (Self : in out Server; Length : Natural; Reply : Reply_Sink);
+   procedure Refuse_Oversized (Self : in out Server; Length : Natural);
    --  The -32600 answer to a line longer than the configured cap
+
+   overriding procedure Serve_While_Waiting
+     (Self       : in out Server;
+      Pending_Id : String;
+      Turn_Id    : String;
+      Deadline   : Monotonic.Instant;
+      Take       : not null access procedure
+                     (Reader        : Json_Reader.Document;
+                      Line          : String;
+                      Result, Error : Json_Reader.Node_Id);
+      Event      : out Sampling_Port.Wait_Event);
+   --  The next line read while the turn of Turn_Id waits on its client,
+   --  served by the rules above
 
 private
 
@@ -91,43 +117,56 @@ private
    --  passes ran, with holes for the turn's values: written the first time
    --  such a turn is answered
 
-   type Port_Access is access Sampling_Port.Channel_Port;
-   type Replay_Access is access Sampling_Port.Replay_Port;
-
-   type Server is tagged limited record
-      Limits        : Input_Guard.Limits := (64, 1_000_000);
-      Max_Line      : Positive := 4 * 1024 * 1024;
-      Chosen        : Organs.Sets.Organ_Set;
-      Curve         : Energy_Gate.Threshold_Curve := [others => 0];
-      Sessions      : Session_Table.Table;
-      Store         : Session_Store.Store;
-      --  Open: the sessions live there, and Sessions stays empty
-      Initialized   : Boolean := False;
-      --  A legacy `initialize` has been answered
-      Answering     : Json_Reader.Node_Id := Json_Reader.No_Node;
+   type Exchange is limited record
+      Reader    : Json_Reader.Document;
+      Answer    : Json_Text.Builder;
+      --  Reused for every message: the parsed line and the reply
+      Answering : Json_Reader.Node_Id := Json_Reader.No_Node;
       --  The id of the request being answered, once found to be one
       --  JSON-RPC allows: what an internal error's answer echoes
-      Reader        : Json_Reader.Document;
-      Answer        : Json_Text.Builder;
-      --  Reused for every message: the parsed line and the reply
+      Silent    : Boolean := False;
+      --  The request being handled gets no response (a cancelled turn)
+   end record;
+   --  What one message is read and answered with.  Two: the line being
+   --  handled (Main), and the lines served while its turn waits on the
+   --  client (Aside), so that those never overwrite the turn's own.
+
+   type Text_Access is access String;
+
+   type Queued_Call is record
+      Line : Text_Access;
+      --  null once the client cancelled it
+      Id   : Text_Access;
+      --  Its id, as sent
+   end record;
+
+   type Queued_Calls is array (1 .. Max_Queued_Calls) of Queued_Call;
+
+   type Server is limited new Sampling_Port.Line_Server with record
+      Limits        : Input_Guard.Limits := (64, 1_000_000);
+      Max_Line      : Positive := 4 * 1024 * 1024;
+      Initialized   : Boolean := False;
+      --  A legacy `initialize` has been answered
+      Client_Samples : Boolean := False;
+      --  The legacy client declared capabilities.sampling in initialize
+      Main, Aside   : Exchange;
+      Aside_Line    : Text_Access;
+      Aside_Last    : Natural := 0;
+      --  Aside_Line (1 .. Aside_Last): the line read while a turn waits,
+      --  served once the channel has returned it
       Identity      : Turn_Tool.Result_Identity;
       Replies       : Reply_Shapes := [others => [others => Json_Text.No_Template]];
       --  The templates every turn's reply is filled into
       Origin_Replies : Reply_Shapes :=
         [others => [others => Json_Text.No_Template]];
       --  The same, for a call that gave key_origin (its session.origin)
-      Cognition     : Body_Config.Cognition_Kind := Body_Config.Stub;
-      Turn_Deadline : Positive := Body_Config.Default_Turn_Deadline_Ms;
-      Client_Samples : Boolean := False;
-      --  The legacy client declared capabilities.sampling in initialize
-      Port          : Port_Access;
-      Replay        : Replay_Access;
-      --  Its 2026-07-28 form, input-required (the same)
-      --  The model port of the turn in flight, made by Configure for
-      --  --cognition sampling alone (a stub body never reads or parses for
-      --  one)
-      Silent        : Boolean := False;
-      --  The request being handled gets no response (a cancelled turn)
+      Client        : Client_Channels.Channel_Access;
+      Turns         : Turn_Service.Service_Access;
+      Queue         : Queued_Calls;
+      Queue_First   : Positive := 1;
+      Queue_Count   : Natural := 0;
+      Queue_Bytes   : Natural := 0;
+      --  A ring: Queue_Count calls from Queue_First on
    end record;
 
 end Hermes_Protocol;

@@ -1,7 +1,6 @@
-with Body_Log;
-with Fnv_Hash;
+with GNAT.SHA256;
 with Organs.Cognition;
-with Stdio_Channel;
+with Session_Repositories;
 with Utf8;
 
 package body Sampling_Port is
@@ -84,21 +83,23 @@ package body Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Monotonic.Instant;
-      Limits        : Input_Guard.Limits) is
+      Turn_Deadline : Monotonic.Instant) is
    begin
       Self.Reach := Reach;
       Ada.Strings.Unbounded.Set_Unbounded_String (Self.Turn_Id, Turn_Id);
       Self.Turn_Deadline := Turn_Deadline;
-      Self.Limits := Limits;
       Self.Cancelled := False;
       Self.Closed := False;
    end Open;
 
-   procedure Send (Json : in out Json_Text.Builder) is
+   procedure Send (Self : in out Channel_Port) is
+      procedure Write (Message : String) is
+      begin
+         Self.Client.Send (Message);
+      end Write;
    begin
-      Json.End_Line;
-      Json.Query (Stdio_Channel.Send'Access);
+      Self.Message.End_Line;
+      Self.Message.Query (Write'Access);
    end Send;
 
    --  {"jsonrpc":"2.0","id":Id, -- a request's method, a response's result
@@ -125,7 +126,7 @@ package body Sampling_Port is
       Self.Message.Text_Field ("reason", Reason);
       Self.Message.End_Object;
       Self.Message.End_Object;
-      Send (Self.Message);
+      Send (Self);
    end Cancel_Request;
 
    --  The params of a sampling/createMessage asking Prompt
@@ -190,17 +191,19 @@ package body Sampling_Port is
          Done := True;
       end Fail;
 
-      --  The response to the pending request, Members its envelope
-      procedure Read_Response (Line : String; Result, Error : Node_Id) is
+      --  The response to the pending request: its result or error member
+      procedure Read_Response
+        (Reader : Document; Line : String; Result, Error : Node_Id)
+      is
          function Is_Object (Node : Node_Id) return Boolean is
-           (Node /= No_Node and then Kind (Self.Reader, Node) = Object_Value);
+           (Node /= No_Node and then Kind (Reader, Node) = Object_Value);
 
          function Member_Of (Object : Node_Id; Name : String) return Node_Id
-         is (if Is_Object (Object) then Member (Self.Reader, Line, Object, Name)
+         is (if Is_Object (Object) then Member (Reader, Line, Object, Name)
              else No_Node);
 
          function Is_Text (Node : Node_Id) return Boolean is
-           (Node /= No_Node and then Kind (Self.Reader, Node) = String_Value);
+           (Node /= No_Node and then Kind (Reader, Node) = String_Value);
 
          procedure Add (Text : String) is
          begin
@@ -216,9 +219,9 @@ package body Sampling_Port is
                Fail (Port.Failed,
                      "the client answered error "
                      & (if Code = No_Node then "(no code)"
-                        else Raw (Self.Reader, Line, Code))
+                        else Raw (Reader, Line, Code))
                      & (if Is_Text (Message)
-                        then ": " & Text (Self.Reader, Line, Message) else ""));
+                        then ": " & Text (Reader, Line, Message) else ""));
             end;
          elsif not Is_Object (Result) then
             Fail (Port.Failed, "the response's result is not an object");
@@ -227,9 +230,9 @@ package body Sampling_Port is
                Model : Node_Id;
                Took  : Boolean;
             begin
-               Read_Result (Self.Reader, Line, Result, Add'Access, Model, Took);
+               Read_Result (Reader, Line, Result, Add'Access, Model, Took);
                if Is_Text (Model) then
-                  Port.Set_Model (Facts, Text (Self.Reader, Line, Model));
+                  Port.Set_Model (Facts, Text (Reader, Line, Model));
                end if;
                if Took then
                   Facts.Status := Port.Answered;
@@ -240,125 +243,7 @@ package body Sampling_Port is
          end if;
       end Read_Response;
 
-      --  Answer a request set aside for want of room: it would never be
-      procedure Refuse_Busy (Line : String; Id_Node : Node_Id) is
-      begin
-         Start_With_Id (Self.Message, Raw (Self.Reader, Line, Id_Node));
-         Self.Message.Key ("error");
-         Self.Message.Start_Object;
-         Self.Message.Int_Field ("code", Busy_Code);
-         Self.Message.Text_Field
-           ("message", "Server busy:" & Stdio_Channel.Max_Deferred_Lines'Image
-            & " messages already wait for the turn in flight");
-         Self.Message.End_Object;
-         Self.Message.End_Object;
-         Send (Self.Message);
-      end Refuse_Busy;
-
-      procedure Set_Aside (Line : String) is
-      begin
-         if not Stdio_Channel.Defer (Line) then
-            Body_Log.Warning ("a message came while a sampling request"
-                              & " waited, and the queue is full: dropped");
-         end if;
-      end Set_Aside;
-
-      procedure Take (Line : String) is
-      begin
-         Self.Reader.Parse (Line, Self.Limits);
-         if not Self.Reader.Is_Valid then
-            --  Answered -32700 once the turn is, as any such line
-            Set_Aside (Line);
-            Fail (Port.Failed, "a line that is not JSON came while the"
-                  & " response was awaited");
-            return;
-         elsif Kind (Self.Reader, Self.Reader.Root) /= Object_Value then
-            Set_Aside (Line);
-            return;
-         end if;
-         declare
-            Root    : constant Node_Id := Self.Reader.Root;
-            Id_Node : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "id");
-            Method  : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "method");
-            Params  : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "params");
-            Result  : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "result");
-            Error   : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "error");
-            Has_Valid_Id : constant Boolean :=
-              Id_Node /= No_Node
-              and then Kind (Self.Reader, Id_Node)
-                       in Number_Value | String_Value;
-            Name : constant String :=
-              (if Method /= No_Node
-                 and then Kind (Self.Reader, Method) = String_Value
-               then Text (Self.Reader, Line, Method) else "");
-            Params_Object : constant Boolean :=
-              Params /= No_Node and then Kind (Self.Reader, Params) = Object_Value;
-            Version : constant Node_Id :=
-              Member (Self.Reader, Line, Root, "jsonrpc");
-            Is_2_0  : constant Boolean :=
-              Version /= No_Node
-              and then Kind (Self.Reader, Version) = String_Value
-              and then Text (Self.Reader, Line, Version) = "2.0";
-         begin
-            if Method = No_Node and then Has_Valid_Id
-              and then (Result /= No_Node or else Error /= No_Node)
-            then
-               if Raw (Self.Reader, Line, Id_Node) = Id then
-                  Read_Response (Line, Result, Error);
-               else
-                  Body_Log.Info ("ignored a response with id "
-                                 & Raw (Self.Reader, Line, Id_Node)
-                                 & ": no request of the body's waits for it");
-               end if;
-            elsif Name = "notifications/cancelled" and then Id_Node = No_Node
-            then
-               declare
-                  Named : constant Node_Id :=
-                    (if Params_Object
-                     then Member (Self.Reader, Line, Params, "requestId")
-                     else No_Node);
-               begin
-                  if Named /= No_Node
-                    and then Raw (Self.Reader, Line, Named)
-                             = Ada.Strings.Unbounded.To_String (Self.Turn_Id)
-                  then
-                     Self.Cancelled := True;
-                     Fail (Port.Cancelled, "the client cancelled the turn");
-                     Cancel_Request (Self, Id, "the turn was cancelled");
-                  end if;
-                  --  A cancel of anything else names no request in flight
-               end;
-            elsif Name = "ping" and then Has_Valid_Id and then Is_2_0
-              and then (Params = No_Node
-                        or else (Params_Object
-                                 and then Member (Self.Reader, Line, Params,
-                                                  "_meta") = No_Node))
-            then
-               Start_With_Id
-                 (Self.Message, Raw (Self.Reader, Line, Id_Node));
-               Self.Message.Key ("result");
-               Self.Message.Start_Object;
-               Self.Message.End_Object;
-               Self.Message.End_Object;
-               Send (Self.Message);
-            elsif not Stdio_Channel.Defer (Line) then
-               if Has_Valid_Id and then Method /= No_Node then
-                  Refuse_Busy (Line, Id_Node);
-               else
-                  Body_Log.Warning ("a message came while a sampling request"
-                                    & " waited, and the queue is full:"
-                                    & " dropped");
-               end if;
-            end if;
-         end;
-      end Take;
-
-      Outcome : Stdio_Channel.Wait_Outcome;
+      Event : Wait_Event;
    begin
       Port.Clear (Facts);
       if Self.Reach /= Port.Reachable then
@@ -380,24 +265,36 @@ package body Sampling_Port is
 
       Last_Id := Last_Id + 1;
       Write_Request (Self.Message, Id, System_Prompt, Prompt, Max_Tokens);
-      Send (Self.Message);
+      Send (Self);
       Started := Monotonic.Now;
       while not Done loop
-         Stdio_Channel.Await_Line (Until_Time, Take'Access, Outcome);
-         case Outcome is
-            when Stdio_Channel.Got_Line =>
+         Self.Lines.Serve_While_Waiting
+           (Pending_Id => Id,
+            Turn_Id    => Ada.Strings.Unbounded.To_String (Self.Turn_Id),
+            Deadline   => Until_Time,
+            Take       => Read_Response'Access,
+            Event      => Event);
+         case Event is
+            when Served | Answered =>
                null;
-            when Stdio_Channel.Got_Overflow =>
+            when Turn_Cancelled =>
+               Self.Cancelled := True;
+               Fail (Port.Cancelled, "the client cancelled the turn");
+               Cancel_Request (Self, Id, "the turn was cancelled");
+            when Not_Json =>
+               Fail (Port.Failed, "a line that is not JSON came while the"
+                     & " response was awaited");
+            when Oversized =>
                Fail (Port.Failed, "a line past --max-line-bytes came while"
                      & " the response was awaited");
-            when Stdio_Channel.Timed_Out =>
+            when Timed_Out =>
                Fail (Port.Timed_Out,
                      (if Until_Time = Self.Turn_Deadline
                       then "no response by the turn's deadline"
                            & " (--turn-deadline-ms)"
                       else "no response within --sampling-timeout-ms"));
                Cancel_Request (Self, Id, "timed out");
-            when Stdio_Channel.Input_Closed =>
+            when Input_Closed =>
                Self.Closed := True;
                Fail (Port.Failed, "stdin closed while the response was"
                      & " awaited");
@@ -413,6 +310,7 @@ package body Sampling_Port is
 
    use Ada.Strings.Unbounded;
    use type Port.Ask_Status;
+   use type Turn_Thinkers.Client_Reach;
 
    Max_Replayed_Bytes : constant := Organs.Cognition.Max_Synthesis_Bytes;
    --  An answer is kept, and echoed by the client, up to the longest text
@@ -421,18 +319,41 @@ package body Sampling_Port is
    function Key_Of_Call (Number : Positive) return String is
      ("call-" & Image (Number));
 
-   function Hash_Image (Call_Key : String) return String is
-      use type Fnv_Hash.Hash;
-      Digits_Of : constant String := "0123456789abcdef";
-      Value     : Fnv_Hash.Hash := Fnv_Hash.Of_Text (Call_Key);
-      Spelled   : String (1 .. 16);
+   --  The MAC of a state's answers (Payload, as written) for the call of
+   --  Call_Key: HMAC-SHA-256 under the body's secret, in hex
+   function Mac_Of (Self : Replay_Port; Call_Key, Payload : String)
+     return String
+   is
+      Context : GNAT.SHA256.Context :=
+        GNAT.SHA256.HMAC_Initial_Context (To_String (Self.Secret));
    begin
-      for Index in reverse Spelled'Range loop
-         Spelled (Index) := Digits_Of (Natural (Value mod 16) + 1);
-         Value := Value / 16;
-      end loop;
-      return Spelled;
-   end Hash_Image;
+      GNAT.SHA256.Update (Context, Call_Key);
+      GNAT.SHA256.Update (Context, String'(1 => ASCII.LF));
+      GNAT.SHA256.Update (Context, Payload);
+      return GNAT.SHA256.Digest (Context);
+   end Mac_Of;
+
+   --  Whether two MACs are equal, in a time that does not depend on where
+   --  they differ
+   function Same_Mac (Given, Made : String) return Boolean is
+      Differ : Boolean := Given'Length /= Made'Length;
+   begin
+      if not Differ then
+         for Offset in 0 .. Made'Length - 1 loop
+            Differ := Differ
+              or else Given (Given'First + Offset) /= Made (Made'First + Offset);
+         end loop;
+      end if;
+      return not Differ;
+   end Same_Mac;
+
+   procedure Set_Secret (Self : in out Replay_Port; Secret : String) is
+   begin
+      Self.Secret := To_Unbounded_String (Secret);
+      Self.Key_Id :=
+        GNAT.SHA256.Digest ("mafiabot requestState key" & ASCII.LF & Secret)
+          (1 .. Key_Id_Length);
+   end Set_Secret;
 
    --  Text cut to Max_Replayed_Bytes on a character boundary
    function Kept (Text : String) return Unbounded_String is
@@ -449,31 +370,50 @@ package body Sampling_Port is
       Valid     : out Boolean)
    is
    begin
-      Self.Call_Hash := To_Unbounded_String (Hash_Image (Call_Key));
+      Self.Call_Key := To_Unbounded_String (Call_Key);
       Self.Answered := 0;
       Self.Asked := 0;
       Self.Waiting := False;
+      Self.Refused := Not_Refused;
       Valid := True;
       if State /= "" then
          Self.Reader.Parse (State, Limits);
          Valid := Self.Reader.Is_Valid
            and then Kind (Self.Reader, Self.Reader.Root) = Object_Value;
          if not Valid then
+            Self.Refused := Not_Given;
             return;
          end if;
          declare
             Root    : constant Node_Id := Self.Reader.Root;
-            Call    : constant Node_Id := Member (Self.Reader, State, Root, "call");
+            function Text_Of (Name : String) return String is
+              (if Member (Self.Reader, State, Root, Name) /= No_Node
+                 and then Kind (Self.Reader, Member (Self.Reader, State, Root, Name))
+                          = String_Value
+               then Text (Self.Reader, State, Member (Self.Reader, State, Root, Name))
+               else "");
+            Payload : constant Node_Id :=
+              Member (Self.Reader, State, Root, "state");
             Answers : constant Node_Id :=
-              Member (Self.Reader, State, Root, "answers");
+              (if Payload /= No_Node
+                 and then Kind (Self.Reader, Payload) = Object_Value
+               then Member (Self.Reader, State, Payload, "answers")
+               else No_Node);
             Each    : Node_Id;
          begin
-            Valid := Call /= No_Node
-              and then Kind (Self.Reader, Call) = String_Value
-              and then Text (Self.Reader, State, Call) = To_String (Self.Call_Hash)
-              and then Answers /= No_Node
-              and then Kind (Self.Reader, Answers) = Array_Value;
+            if Text_Of ("key") /= Self.Key_Id then
+               Self.Refused :=
+                 (if Text_Of ("key") = "" then Not_Given else Other_Key);
+               Valid := False;
+               return;
+            end if;
+            Valid := Answers /= No_Node
+              and then Kind (Self.Reader, Answers) = Array_Value
+              and then Same_Mac
+                (Text_Of ("mac"),
+                 Mac_Of (Self, Call_Key, Raw (Self.Reader, State, Payload)));
             if not Valid then
+               Self.Refused := Not_Given;
                return;
             end if;
             Each := First_Child (Self.Reader, Answers);
@@ -493,6 +433,7 @@ package body Sampling_Port is
                   if Self.Answered = Max_Replayed_Calls
                     or else Status not in "answered" | "failed"
                   then
+                     Self.Refused := Not_Given;
                      Valid := False;
                      return;
                   end if;
@@ -595,12 +536,9 @@ package body Sampling_Port is
       end if;
    end Ask;
 
-   procedure Write_Input_Required
-     (Self : Replay_Port; Json : in out Json_Text.Builder)
-   is
-      State : Json_Text.Builder;
+   function Input_Requests (Self : Replay_Port) return String is
+      Json : Json_Text.Builder;
    begin
-      Json.Key ("inputRequests");
       Json.Start_Object;
       Json.Key (Key_Of_Call (Self.Answered + 1));
       Json.Start_Object;
@@ -609,8 +547,14 @@ package body Sampling_Port is
                     To_String (Self.Prompt), Self.Max_Tokens);
       Json.End_Object;
       Json.End_Object;
+      return Json.Image;
+   end Input_Requests;
+
+   function Request_State (Self : Replay_Port) return String is
+      State : Json_Text.Builder;
+      Bound : Json_Text.Builder;
+   begin
       State.Start_Object;
-      State.Text_Field ("call", To_String (Self.Call_Hash));
       State.Key ("answers");
       State.Start_Array;
       for Given of Self.Answers (1 .. Self.Answered) loop
@@ -624,7 +568,113 @@ package body Sampling_Port is
       end loop;
       State.End_Array;
       State.End_Object;
-      Json.Text_Field ("requestState", State.Image);
-   end Write_Input_Required;
+      --  The answers as written, and the MAC that binds them to the call
+      Bound.Start_Object;
+      Bound.Text_Field ("key", Self.Key_Id);
+      Bound.Text_Field
+        ("mac", Mac_Of (Self, To_String (Self.Call_Key), State.Image));
+      Bound.Key ("state");
+      Bound.Raw (State.Image);
+      Bound.End_Object;
+      return Bound.Image;
+   end Request_State;
+
+   function Refusal (Self : Replay_Port) return String is
+     (case Self.Refused is
+         when Not_Refused => "",
+         when Not_Given =>
+           "requestState is not one the body gave for this call",
+         when Other_Key =>
+           "requestState was given under another key: by an earlier run of"
+           & " the body (one without --state draws a new key at each start)"
+           & " or another store's; send the call again without"
+           & " requestState");
+
+   ---------------------------------------------------------------------
+   --  The thinker
+
+   procedure Connect
+     (Self             : in out Thinker;
+      Client           : not null Client_Channels.Channel_Access;
+      Lines            : not null Line_Server_Access;
+      Limits           : Input_Guard.Limits;
+      Turn_Deadline_Ms : Positive) is
+   begin
+      Self.Live.Client := Client;
+      Self.Live.Lines := Lines;
+      Self.Limits := Limits;
+      Self.Turn_Deadline := Turn_Deadline_Ms;
+   end Connect;
+
+   overriding procedure Start_Turn
+     (Self        : in out Thinker;
+      Reach       : Turn_Thinkers.Client_Reach;
+      Call_Id     : String;
+      State       : String;
+      Responses   : String;
+      Session_Key : String;
+      Input       : String;
+      Plan        : out Turn_Thinkers.Turn_Plan)
+   is
+      use Turn_Thinkers;
+      Valid : Boolean;
+   begin
+      Self.Last := Reach;
+      case Reach is
+         when Rounds =>
+            --  One round of the client's per call, each on a copy of the
+            --  session but the last
+            Self.Replay.Resume
+              (Call_Key  => Session_Key & ASCII.LF & Input,
+               State     => State,
+               Responses => Responses,
+               Limits    => Self.Limits,
+               Valid     => Valid);
+            Plan := (Valid     => Valid,
+                     Problem   => To_Unbounded_String (Self.Replay.Refusal),
+                     Port      => Self.Replay'Unchecked_Access,
+                     Length    => Session_Repositories.Short,
+                     Tentative => True);
+         when Live | None =>
+            Self.Live.Open
+              (Reach         =>
+                 (if Reach = Live then Port.Reachable
+                  else Port.No_Capability),
+               Turn_Id       => Call_Id,
+               Turn_Deadline => Monotonic.After (Self.Turn_Deadline));
+            --  Up to the turn's deadline: too long to hold a store's write
+            --  lock from the other bodies meanwhile
+            Plan := (Valid     => True,
+                     Problem   => Null_Unbounded_String,
+                     Port      => Self.Live'Unchecked_Access,
+                     Length    =>
+                       (if Reach = Live then Session_Repositories.Long
+                        else Session_Repositories.Short),
+                     Tentative => False);
+      end case;
+   end Start_Turn;
+
+   procedure Set_Secret (Self : in out Thinker; Secret : String) is
+   begin
+      Self.Replay.Set_Secret (Secret);
+   end Set_Secret;
+
+   overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End
+   is
+     (case Self.Last is
+         when Turn_Thinkers.Rounds =>
+           (if Self.Replay.Needs_Input then Turn_Thinkers.Needs_Input
+            else Turn_Thinkers.Answered),
+         when Turn_Thinkers.Live | Turn_Thinkers.None =>
+           (if Self.Live.Was_Cancelled then Turn_Thinkers.Cancelled
+            else Turn_Thinkers.Answered));
+
+   overriding function Pending_Requests (Self : Thinker) return String is
+     (if Self.Last = Turn_Thinkers.Rounds and then Self.Replay.Needs_Input
+      then Self.Replay.Input_Requests else "");
+
+   overriding function Pending_State (Self : Thinker) return String is
+     (if Self.Last = Turn_Thinkers.Rounds and then Self.Replay.Needs_Input
+      then Self.Replay.Request_State else "");
 
 end Sampling_Port;

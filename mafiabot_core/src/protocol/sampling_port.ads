@@ -1,39 +1,74 @@
 --  The model port over MCP: each Ask is one server-initiated
---  `sampling/createMessage` request on stdout, in the body's own id space
---  (whole numbers from 1, never reused while the body runs), answered by
---  the client on stdin while its `tools/call` waits.
+--  `sampling/createMessage` request sent through the client channel, in the
+--  body's own id space (whole numbers from 1, never reused while the body
+--  runs), answered by the client while its `tools/call` waits.
 --
---  While a request waits, every line the client sends is read here (with
---  the input guard's limits, as every line is):
+--  While a request waits, the port reads nothing itself: the protocol
+--  (a Line_Server) reads the client's next lines and serves each as it
+--  serves any line, handing back what is the port's business:
 --  - the response whose id is the pending request's ends the wait;
---  - a valid `ping` without `_meta` is answered at once (the spec asks it
---    be answered promptly; any other is answered as always, after the turn);
 --  - `notifications/cancelled` naming the turn's request cancels the turn:
 --    the pending request is cancelled towards the client in turn, nothing
---    more is asked, and the turn gets no response (Was_Cancelled);
---  - a response with another id (a late answer to a request given up) is
---    logged and dropped;
---  - any other message is set aside (Stdio_Channel.Defer) and handled as
---    usual once the turn is answered; a request the bounded queue has no
---    room for is answered -32000 at once;
---  - a line that is not JSON is set aside too (it is answered -32700 as
---    always) and fails the pending request: it may have been its answer.
---  A line past --max-line-bytes is refused as always and fails it too.
+--    more is asked, and the turn gets no response (Turn_Thinkers.Cancelled);
+--  - a line that is not JSON, or past --max-line-bytes (answered as
+--    always), fails the pending request: it may have been its answer.
 --  A request unanswered by its deadline is cancelled towards the client
 --  (notifications/cancelled) and Timed_Out; an error response is Failed,
 --  with the client's code and message; so is a result with no text.
+--
+--  Thinker is the sampling cognition's thinker (Turn_Thinkers): it gives
+--  each turn this port, or the input-required one (Replay_Port) for a
+--  2026-07-28 call, chosen by what the call says the client can do.
 
+with Client_Channels;
 with Input_Guard;
+with Json_Reader;
 with Json_Text;
 with Monotonic;
 with Organs.Model_Port;
 with Organs.Texts;
+with Turn_Thinkers;
 
 private with Ada.Strings.Unbounded;
 private with Energy_Gate;
-private with Json_Reader;
 
 package Sampling_Port is
+
+   type Wait_Event is
+     (Served,
+      --  A line was served as any line is: the wait goes on
+      Answered,
+      --  The response to the pending request was given to the port
+      Turn_Cancelled,
+      --  The client cancelled the turn's own request
+      Not_Json,
+      --  A line that is not JSON came (and was answered -32700)
+      Oversized,
+      --  A line past --max-line-bytes came (and was refused)
+      Timed_Out,
+      --  Nothing by the deadline
+      Input_Closed);
+      --  The client's input ended
+
+   type Line_Server is limited interface;
+   --  Who reads and serves the client's lines while a request of the
+   --  body's waits: the protocol, by the rules it serves every line by
+
+   procedure Serve_While_Waiting
+     (Self       : in out Line_Server;
+      Pending_Id : String;
+      Turn_Id    : String;
+      Deadline   : Monotonic.Instant;
+      Take       : not null access procedure
+                     (Reader        : Json_Reader.Document;
+                      Line          : String;
+                      Result, Error : Json_Reader.Node_Id);
+      Event      : out Wait_Event) is abstract;
+   --  Read the client's next line by Deadline and serve it, but the
+   --  response whose id is Pending_Id (as sent), given to Take (Answered),
+   --  and a cancel of the request Turn_Id (Turn_Cancelled)
+
+   type Line_Server_Access is access all Line_Server'Class;
 
    type Channel_Port is limited new Organs.Model_Port.Port with private;
 
@@ -41,8 +76,7 @@ package Sampling_Port is
      (Self          : in out Channel_Port;
       Reach         : Organs.Model_Port.Reach;
       Turn_Id       : String;
-      Turn_Deadline : Monotonic.Instant;
-      Limits        : Input_Guard.Limits);
+      Turn_Deadline : Monotonic.Instant);
    --  The port of the tools/call whose id is Turn_Id (as sent), for a turn
    --  that ends by Turn_Deadline at the latest
 
@@ -61,9 +95,6 @@ package Sampling_Port is
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts);
 
-   Busy_Code : constant := -32_000;
-   --  A request the queue of set-aside messages has no room for
-
    --  The 2026-07-28 form (input-required, SEP-2322): a stateless request
    --  cannot be answered by a request of the body's own, so a sampled turn
    --  runs once per round of the client's: every call answered so far is
@@ -71,8 +102,12 @@ package Sampling_Port is
    --  first unanswered call ends the round as an `InputRequiredResult`
    --  asking it (inputRequests {"call-N": sampling/createMessage}, and
    --  requestState: the answers so far, bound to the call's session key and
-   --  input).  The round whose every call is answered is the turn; the
-   --  others leave the session as it was (the caller runs them on a copy).
+   --  input by a MAC under the body's secret, so that no client can write
+   --  one the body accepts).  The round whose every call is answered is the
+   --  turn; the others leave the session as it was (the caller runs them
+   --  on a copy).
+
+   Min_Secret_Bytes : constant := 32;
 
    type Replay_Port is limited new Organs.Model_Port.Port with private;
 
@@ -89,13 +124,24 @@ package Sampling_Port is
    --  input make Call_Key.  Valid is False for a state the body did not
    --  write for this call.
 
+   procedure Set_Secret (Self : in out Replay_Port; Secret : String)
+   with Pre => Secret'Length >= Min_Secret_Bytes;
+   --  The key requestState is authenticated with (HMAC-SHA-256): drawn at
+   --  start-up, or kept in the store so that every body on it shares it
+
+   function Refusal (Self : Replay_Port) return String;
+   --  Why the last Resume was not Valid, on one line ("" when it was)
+
    function Needs_Input (Self : Replay_Port) return Boolean;
    --  The round asked a call not answered yet: it ends input-required
 
-   procedure Write_Input_Required
-     (Self : Replay_Port; Json : in out Json_Text.Builder)
+   function Input_Requests (Self : Replay_Port) return String
    with Pre => Needs_Input (Self);
-   --  The members inputRequests and requestState of the round's result
+   --  The round's inputRequests (raw JSON): the call not answered yet
+
+   function Request_State (Self : Replay_Port) return String
+   with Pre => Needs_Input (Self);
+   --  The round's requestState: the answers so far, bound to the call
 
    overriding function Reach_Of (Self : Replay_Port)
      return Organs.Model_Port.Reach is (Organs.Model_Port.Reachable);
@@ -109,6 +155,43 @@ package Sampling_Port is
       Answer        : in out Organs.Texts.Store;
       Facts         : out Organs.Model_Port.Answer_Facts);
 
+   type Thinker is limited new Turn_Thinkers.Thinker with private;
+
+   procedure Connect
+     (Self             : in out Thinker;
+      Client           : not null Client_Channels.Channel_Access;
+      Lines            : not null Line_Server_Access;
+      Limits           : Input_Guard.Limits;
+      Turn_Deadline_Ms : Positive);
+   --  At boot: the channel the port's requests go out by, who serves the
+   --  lines that come while one waits, the input guard's limits a state
+   --  is read with, and how long a turn may wait on the client in all
+
+   overriding procedure Start_Turn
+     (Self        : in out Thinker;
+      Reach       : Turn_Thinkers.Client_Reach;
+      Call_Id     : String;
+      State       : String;
+      Responses   : String;
+      Session_Key : String;
+      Input       : String;
+      Plan        : out Turn_Thinkers.Turn_Plan);
+   --  Live: the channel port, a long turn; Rounds: the input-required
+   --  port, a tentative short turn (refused when State is not one the body
+   --  gave for this call); None: the channel port that cannot reach the
+   --  client (the fallback thinks), a short turn
+
+   procedure Set_Secret (Self : in out Thinker; Secret : String)
+   with Pre => Secret'Length >= Min_Secret_Bytes;
+   --  The key every requestState this thinker gives is bound with
+
+   overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End;
+
+   type Thinker_Access is access all Thinker;
+
+   overriding function Pending_Requests (Self : Thinker) return String;
+   overriding function Pending_State (Self : Thinker) return String;
+
 private
 
    Max_Replayed_Calls : constant := Energy_Gate.Pass_Total + 1;
@@ -120,10 +203,19 @@ private
       --  The answer, or why there was none
    end record;
 
+   Key_Id_Length : constant := 16;
+
+   type Refusal_Kind is (Not_Refused, Not_Given, Other_Key);
+
    type Replayed_Calls is array (1 .. Max_Replayed_Calls) of Replayed;
 
    type Replay_Port is limited new Organs.Model_Port.Port with record
-      Call_Hash     : Ada.Strings.Unbounded.Unbounded_String;
+      Call_Key      : Ada.Strings.Unbounded.Unbounded_String;
+      Secret        : Ada.Strings.Unbounded.Unbounded_String;
+      Key_Id        : String (1 .. Key_Id_Length) := [others => '0'];
+      --  Names the secret in every state, so that one given under another
+      --  (before a restart) is told apart from one never given
+      Refused       : Refusal_Kind := Not_Refused;
       Answers       : Replayed_Calls;
       Answered      : Natural range 0 .. Max_Replayed_Calls := 0;
       Asked         : Natural := 0;
@@ -143,11 +235,11 @@ private
       Turn_Id       : Ada.Strings.Unbounded.Unbounded_String;
       --  The turn's id as sent
       Turn_Deadline : Monotonic.Instant := Monotonic.Instant'First;
-      Limits        : Input_Guard.Limits := (64, 1_000_000);
       Cancelled     : Boolean := False;
       Closed        : Boolean := False;
-      --  stdin ended: nothing will answer
-      Reader        : Json_Reader.Document;
+      --  The client's input ended: nothing will answer
+      Client        : Client_Channels.Channel_Access;
+      Lines         : Line_Server_Access;
       Message       : Json_Text.Builder;
    end record;
 
@@ -156,5 +248,14 @@ private
 
    overriding function Reach_Of (Self : Channel_Port)
      return Organs.Model_Port.Reach is (Self.Reach);
+
+   type Thinker is limited new Turn_Thinkers.Thinker with record
+      Live          : aliased Channel_Port;
+      Replay        : aliased Replay_Port;
+      Last          : Turn_Thinkers.Client_Reach := Turn_Thinkers.None;
+      --  How the turn last started reaches its client
+      Limits        : Input_Guard.Limits := (64, 1_000_000);
+      Turn_Deadline : Positive := 1;
+   end record;
 
 end Sampling_Port;

@@ -882,4 +882,33 @@ package body Session_Store is
       Commit_Turn (Self, Session_Key, State, Result);
    end Commit_Long_Turn;
 
+   procedure Keep_Secret
+     (Self   : in out Store;
+      Secret : out Unbounded_String;
+      Result : out Outcome)
+   is
+      Name : constant String := "'request_state_key'";
+      Code : Sqlite.Result_Code;
+   begin
+      Secret := Null_Unbounded_String;
+      Result := (Failed => False, Reason => Null_Unbounded_String);
+      --  Made once, whichever body comes first: INSERT OR IGNORE keeps the
+      --  first body's secret for all of them
+      Execute (Self, "CREATE TABLE IF NOT EXISTS meta"
+               & " (name TEXT PRIMARY KEY, value TEXT NOT NULL)", Code);
+      if Code = Sqlite.OK then
+         Execute (Self, "INSERT OR IGNORE INTO meta VALUES (" & Name
+                  & ", lower(hex(randomblob(32))))", Code);
+      end if;
+      if Code = Sqlite.OK then
+         Read_Text (Self, "SELECT value FROM meta WHERE name = " & Name,
+                    Secret, Code);
+      end if;
+      if Code /= Sqlite.OK or else Length (Secret) /= 64 then
+         Secret := Null_Unbounded_String;
+         Result := Failure (Self, "cannot keep the requestState secret: "
+                            & Last_Error (Self));
+      end if;
+   end Keep_Secret;
+
 end Session_Store;

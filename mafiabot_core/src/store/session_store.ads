@@ -151,6 +151,17 @@ package Session_Store is
    --  held from other bodies until this one's next turn (a long turn holds
    --  nothing to roll back)
 
+   procedure Keep_Secret
+     (Self   : in out Store;
+      Secret : out Unbounded_String;
+      Result : out Outcome)
+   with Pre  => Is_Open (Self),
+        Post => Result.Failed or else Length (Secret) = 64;
+   --  The store's secret (64 hex digits, 256 random bits), made the first
+   --  time a body asks for it and kept in the store's meta table beside the
+   --  sessions, so that every body on the file shares it: what a
+   --  requestState is authenticated with (--cognition sampling)
+
    procedure Close (Self : in out Store)
    with Post => not Is_Open (Self);
    --  Finish with the store: the last body to close it folds its WAL

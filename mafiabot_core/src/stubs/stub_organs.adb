@@ -195,8 +195,9 @@ package body Stub_Organs is
      limited new Morag.Organ with null record;
 
    overriding function Recall
-     (Self : Stub_Morag; Held : Morag.Memory; Input : String) return String
-   is (Morag.Latest_Sharing (Held, Input));
+     (Self : Stub_Morag; Held : Morag.Memory; Input : String)
+      return Morag.Recall_Result
+   is (Morag.Recall_Of (Morag.Latest_Sharing (Held, Input)));
 
    --  The first excerpt_bytes of the input, never cutting a character
    overriding procedure Remember

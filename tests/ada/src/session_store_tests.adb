@@ -1,7 +1,7 @@
 with Ada.Strings.Fixed;
 with Ada.Strings.Unbounded;
 with AUnit.Assertions;
-with GNAT.OS_Lib;
+with Store_Files;
 with Session_Store;
 with Session_Table;
 with Test_Organs;
@@ -15,18 +15,9 @@ package body Session_Store_Tests is
 
    Key : constant String := "u" & ASCII.US & "c" & ASCII.US & "s";
 
-   --  What a run before may have left (absent files are no failure)
    procedure Remove_Store is
-      procedure Remove (Name : String) is
-         Removed : Boolean;
-      begin
-         GNAT.OS_Lib.Delete_File (Name, Removed);
-         pragma Unreferenced (Removed);
-      end Remove;
    begin
-      Remove (Path);
-      Remove (Path & "-wal");
-      Remove (Path & "-shm");
+      Store_Files.Remove (Path);
    end Remove_Store;
 
    procedure Open

@@ -129,7 +129,7 @@ package Test_Organs is
 
    type Full_Morag is limited new Organs.Morag.Organ with null record;
    overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory; Input : String)
-     return String is (Fullest_Recall);
+     return Organs.Morag.Recall_Result is (Organs.Morag.Recall_Of (Fullest_Recall));
    overriding procedure Remember
      (Self : Full_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
 

@@ -1,3 +1,4 @@
+with Ada.Strings.Fixed;
 with AUnit.Assertions;
 with Cycle_Order;
 with Utf8;
@@ -103,12 +104,12 @@ package body Turn_Cycle_Tests is
       declare
          Memory : Organs.Morag.Memory;
       begin
-         Assert (Chosen.Morag.Recall (Memory, "anything") = "", "an empty memory recalls nothing");
+         Assert (Chosen.Morag.Recall (Memory, "anything").Text = "", "an empty memory recalls nothing");
          Chosen.Morag.Remember (Memory, "the moon rises");
          Chosen.Morag.Remember (Memory, "a quiet tavern");
-         Assert (Chosen.Morag.Recall (Memory, "where is the MOON?") = "the moon rises",
+         Assert (Chosen.Morag.Recall (Memory, "where is the MOON?").Text = "the moon rises",
                  "the latest turn sharing a word is recalled");
-         Assert (Chosen.Morag.Recall (Memory, "zzz") = "a quiet tavern", "else the latest turn");
+         Assert (Chosen.Morag.Recall (Memory, "zzz").Text = "a quiet tavern", "else the latest turn");
          for Turn in 1 .. 5 loop
             Chosen.Morag.Remember (Memory, "turn" & Turn'Image);
          end loop;
@@ -239,12 +240,34 @@ package body Turn_Cycle_Tests is
       Assert (Organs.Texts.Used (Trace.Texts) <= Turn_Cycle.Text_Capacity, "within the store");
    end Test_Every_Part_Fits_At_The_Bounds;
 
+   --  A memory that cannot be read: the recall fails, and the turn goes on
+   type Unreadable_Morag is limited new Organs.Morag.Organ with null record;
+   overriding function Recall (Self : Unreadable_Morag; Held : Organs.Morag.Memory; Input : String)
+     return Organs.Morag.Recall_Result is (Organs.Morag.No_Recall_Available);
+   overriding procedure Remember
+     (Self : Unreadable_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
+
+   Unreadable : aliased constant Unreadable_Morag := (null record);
+
+   procedure Test_A_Recall_That_Fails (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Chosen : constant Organs.Sets.Organ_Set := (Test_Organs.Stub_Set with delta Morag => Unreadable'Access);
+      Table  : Session_Table.Table;
+      Trace  : Turn_Cycle.Turn_Trace;
+   begin
+      Turn (Chosen, Table, "u", "where is the moon?", Trace);
+      Assert (Turn_Cycle.Is_Complete (Trace), "the turn goes on to its end");
+      Assert (Ada.Strings.Fixed.Index (Detail (Trace, 2), "recall: unavailable (") > 0,
+              "and its sense step says the memory could not be read: " & Detail (Trace, 2));
+   end Test_A_Recall_That_Fails;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
       Register_Routine (T, Test_Each_Organ_Through_Its_Seam'Access, "each stub organ honours its spec through its seam");
       Register_Routine (T, Test_The_Stubs_Through_The_Cycle'Access, "the stub organs through the cycle");
       Register_Routine (T, Test_A_Second_Implementation'Access, "a second implementation runs through the cycle unchanged");
+      Register_Routine (T, Test_A_Recall_That_Fails'Access, "a recall that fails is said, and the turn goes on");
       Register_Routine (T, Test_Every_Part_Fits_At_The_Bounds'Access,
                         "at every organ's bounds, the cycle's words fit the trace's margins");
    end Register_Tests;

@@ -1,0 +1,89 @@
+with Session_Keys;
+with Session_Table;
+
+package body Turn_Service is
+
+   use Ada.Strings.Unbounded;
+   use type Turn_Thinkers.Turn_End;
+
+   procedure Configure
+     (Self     : in out Service;
+      Chosen   : Organs.Sets.Organ_Set;
+      Curve    : Energy_Gate.Threshold_Curve;
+      Sessions : not null Session_Repositories.Repository_Access;
+      Thinker  : not null Turn_Thinkers.Thinker_Access) is
+   begin
+      Self.Chosen := Chosen;
+      Self.Curve := Curve;
+      Self.Sessions := Sessions;
+      Self.Thinker := Thinker;
+   end Configure;
+
+   procedure Take_Turn
+     (Self                 : in out Service;
+      Reach                : Turn_Thinkers.Client_Reach;
+      Call_Id              : String;
+      State, Responses     : String;
+      Uid, Channel, Server : String;
+      Input                : String;
+      Trace                : out Turn_Cycle.Turn_Trace;
+      Result               : out Outcome)
+   is
+      Key    : constant String := Session_Keys.Key_Of (Uid, Channel, Server);
+      Plan   : Turn_Thinkers.Turn_Plan;
+      Stored : Session_Repositories.Status;
+
+      procedure Work
+        (Session : in out Session_Table.Session;
+         Said    : out Session_Repositories.Verdict) is
+      begin
+         if Plan.Tentative then
+            declare
+               Scratch : Session_Table.Session := Session;
+            begin
+               Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Uid, Channel,
+                               Server, Input, Plan.Port.all, Trace);
+               if Self.Thinker.Ending /= Turn_Thinkers.Needs_Input then
+                  Session := Scratch;
+               end if;
+            end;
+         else
+            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel,
+                            Server, Input, Plan.Port.all, Trace);
+         end if;
+         Said := Session_Repositories.Keep;
+      end Work;
+   begin
+      Result := (Ended => Answered, Reason => Null_Unbounded_String);
+      Self.Thinker.Start_Turn
+        (Reach, Call_Id, State, Responses, Key, Input, Plan);
+      if not Plan.Valid then
+         Result := (Ended => Refused, Reason => Plan.Problem);
+         return;
+      end if;
+      Self.Sessions.Within_Turn
+        (Self.Chosen, Key, Plan.Length, Work'Access, Stored);
+      if Self.Thinker.Ending = Turn_Thinkers.Cancelled then
+         --  A cancelled call gets no answer, not even the store's error
+         Result.Ended := Cancelled;
+      elsif Stored.Failed then
+         Result := (Ended => Store_Failed, Reason => Stored.Reason);
+      elsif Self.Thinker.Ending = Turn_Thinkers.Needs_Input then
+         Result.Ended := Needs_Input;
+      end if;
+   end Take_Turn;
+
+   function Pending_Requests (Self : Service) return String is
+     (Self.Thinker.Pending_Requests);
+
+   function Pending_State (Self : Service) return String is
+     (Self.Thinker.Pending_State);
+
+   procedure Close (Self : in out Service) is
+   begin
+      if Self.Sessions /= null then
+         Self.Sessions.Close;
+      end if;
+   end Close;
+
+end Turn_Service;
