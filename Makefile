@@ -93,7 +93,7 @@ test-exhaustive: lint test-ada deps build build-unchecked build-dynamic
 lint: venv
 	@status=0; \
 	$(VENV)/bin/mypy || status=1; \
-	$(VENV)/bin/ruff check harness tests/python stubs bench || status=1; \
+	$(VENV)/bin/ruff check harness tests/python tests/tools stubs bench || status=1; \
 	exit $$status
 
 test: lint test-ada test-python
