@@ -67,6 +67,8 @@ TIERS = ("unit", "body", "hermes")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if item.get_closest_marker("exhaustive") is not None:
+            item.add_marker(pytest.mark.slow)  # a later -m replaces addopts' one: `-m "not slow"` still leaves it out
         if item.get_closest_marker("hermes") is not None:
             continue
         uses_body = BODY_FIXTURES & set(getattr(item, "fixturenames", ()))
