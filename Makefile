@@ -20,7 +20,7 @@ DEMO_HOME    := .demo/hermes-home
 HERMES_VENV  := .hermes-venv
 HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test lint test-ada test-python bench profile fuzz clean
+.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test lint test-ada test-python test-exhaustive bench profile fuzz clean
 
 all: build
 
@@ -76,8 +76,16 @@ test-ada: build
 	@# The units under test log to stderr (evictions...); keep it beside the objects.
 	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
+# Two workers, a file's tests on one (--dist loadfile: a module's shared body and fixtures stay together).
+# Tiers and what runs where: docs/testing.md.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 test-python: deps build build-unchecked build-dynamic
-	$(VENV)/bin/pytest tests/python -q
+	$(VENV)/bin/pytest tests/python -q $(PYTEST_PARALLEL)
+
+# Everything, the full hostile matrix of the CLI's edge (marker `exhaustive`) included.
+test-exhaustive: lint test-ada deps build build-unchecked build-dynamic
+	$(VENV)/bin/pytest tests/python -q $(PYTEST_PARALLEL) -m ""
 
 # The gates, configured in pyproject.toml: mypy --strict over harness/, ruff over every Python tree
 # (harness/ under the full rule set, the tests and scripts under a named looser one). Both run, so one
@@ -85,7 +93,7 @@ test-python: deps build build-unchecked build-dynamic
 lint: venv
 	@status=0; \
 	$(VENV)/bin/mypy || status=1; \
-	$(VENV)/bin/ruff check harness tests/python stubs bench || status=1; \
+	$(VENV)/bin/ruff check harness tests/python tests/tools stubs bench || status=1; \
 	exit $$status
 
 test: lint test-ada test-python

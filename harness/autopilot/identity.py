@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import settings
 from harness.autopilot.bands import Band, narrower
 from harness.autopilot.config import SentinelConfig
 from harness.autopilot.dna import Dna, parse, smaller, strictest
@@ -110,7 +111,8 @@ def identify(plan: Plan, project_root: Path, environ: Mapping[str, str], config:
 
 
 def _read_dna(plan: Plan, environ: Mapping[str, str]) -> Dna | None:
-    from_env = parse(environ[DNA_ENV]) if environ.get(DNA_ENV, "").strip() else None
+    named = settings.env_value(DNA_ENV, environ)
+    from_env = parse(named) if named is not None and named.strip() else None
     from_plan = parse(plan.dna) if plan.dna else None
     if from_env is not None and from_plan is not None:
         return strictest(from_env, from_plan)

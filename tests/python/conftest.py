@@ -12,6 +12,10 @@ Invariants:
 - A missing body binary skips the suites that need it, saying how to build it; `make test`
   builds it first, so in CI it exists.
 - Every body a fixture starts is closed at teardown, whatever the test did to it.
+- Every test is in exactly one tier (`pytest_collection_modifyitems`; docs/testing.md): `hermes` if it
+  runs the real Hermes (hermes_support.requires_hermes marks it), else `body` if it asks for the built
+  body (BODY_FIXTURES, or a fixture built on them), else `unit`. The tier follows from what the test
+  uses, so a new test needs no marker of its own.
 """
 
 from __future__ import annotations
@@ -53,6 +57,22 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if var in HOME_VARS:
             monkeypatch.setenv(var, value)
     return root
+
+
+# The fixtures that hand a test the built body; a test using any of them (directly or through a fixture of
+# its own) is in the `body` tier.
+BODY_FIXTURES = frozenset({"body_exe", "spawn_body", "body", "ready_body", "module_body"})
+TIERS = ("unit", "body", "hermes")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("exhaustive") is not None:
+            item.add_marker(pytest.mark.slow)  # a later -m replaces addopts' one: `-m "not slow"` still leaves it out
+        if item.get_closest_marker("hermes") is not None:
+            continue
+        uses_body = BODY_FIXTURES & set(getattr(item, "fixturenames", ()))
+        item.add_marker(pytest.mark.body if uses_body else pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")

@@ -39,7 +39,7 @@ STUB_STOP_TIMEOUT = 5.0
 HERMES_RUN_TIMEOUT = 120.0
 
 # Real Hermes costs seconds a run: these tests are `slow` (outside `pytest -m "not slow"`, in `make test`).
-requires_hermes = [pytest.mark.slow, pytest.mark.skipif(
+requires_hermes = [pytest.mark.hermes, pytest.mark.slow, pytest.mark.skipif(
     not HERMES.exists(),
     reason=f"the real Hermes Agent is not installed at {HERMES} (run `make deps`, which creates .hermes-venv)")]
 

@@ -160,6 +160,7 @@ def test_a_quick_block_runs_as_written(block, tmp_path):
 @pytest.mark.parametrize("block", blocks_of("slow"), ids=lambda block: block.name)
 @requires_hermes[0]
 @requires_hermes[1]
+@requires_hermes[2]
 def test_a_block_that_runs_hermes_runs_as_written(block, tmp_path):
     run_block(block, tmp_path, SLOW_BOUND)
 

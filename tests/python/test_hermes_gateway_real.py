@@ -64,6 +64,8 @@ USERS = ("alice", "bob")
 API_KEY = "k" * 32  # the Bearer key clients give, as an operator's frontend does
 # Hermes's shutdown drains its adapters and MCP servers in about a second; this only matters if it hangs.
 GATEWAY_STOP_TIMEOUT = 30.0
+# Hermes writes its turn count once per turn's end and prints nothing then: how often it is read again.
+IDLE_RECHECK = 0.05
 
 
 class Gateway:
@@ -123,6 +125,21 @@ class Gateway:
                                 f"{''.join(self._lines)[-3000:]}")
                 self._output.wait(remaining)
 
+    def wait_until_idle(self, profile_home: Path, bound: float) -> None:
+        """Block until the gateway has ended every turn it runs: Hermes writes its count of running agents to
+        `<home>/gateway_state.json` at each turn's end, after the reply is sent. A message to a session whose
+        turn has not ended yet would interrupt it ("Interrupting current task") instead of starting the next.
+        Re-read whenever the gateway prints a line, and every IDLE_RECHECK seconds between; fail after `bound`."""
+        state = profile_home / "gateway_state.json"
+        deadline = time.monotonic() + bound
+        with self._output:
+            while (running := _running_agents(state)) != 0:
+                remaining = deadline - time.monotonic()
+                if self._eof or remaining <= 0:
+                    pytest.fail(f"the gateway still runs {running} turn(s) "
+                                f"({'it ended' if self._eof else f'after {bound:g} s'}): {''.join(self._lines)[-3000:]}")
+                self._output.wait(min(remaining, IDLE_RECHECK))
+
     def output_tail(self) -> str:
         with self._output:
             return "".join(self._lines)[-3000:]
@@ -150,6 +167,15 @@ class Gateway:
         if self._reader is not None:
             self._reader.join(GATEWAY_STOP_TIMEOUT)  # the pipe's end: every writer of the group is gone
         return self.proc.returncode
+
+
+def _running_agents(state: Path) -> int | None:
+    """Hermes's own count of the turns its gateway runs (gateway/status.py), None before it first writes it."""
+    try:
+        count = json.loads(state.read_text(encoding="utf-8")).get("active_agents")
+    except (FileNotFoundError, json.JSONDecodeError):  # not written yet, or read while Hermes replaces it
+        return None
+    return int(count) if isinstance(count, int) else None
 
 
 def free_loopback_port() -> int:
@@ -190,12 +216,15 @@ def _signal_group(group: int, signum: signal.Signals) -> None:
         pass
 
 
-def say_and_wait(irc: IrcStub, gateway: Gateway, nick: str, target: str, text: str, reply: str) -> None:
-    """`nick` sends `text` to `target`; returns once the gateway has answered with `reply` where `nick` reads it."""
+def say_and_wait(irc: IrcStub, gateway: Gateway, profile_home: Path, nick: str, target: str, text: str,
+                 reply: str) -> None:
+    """`nick` sends `text` to `target`; returns once the gateway has answered with `reply` where `nick` reads it
+    and has ended that turn (the reply is sent before the turn ends)."""
     answered_in = target if target.startswith("#") else nick  # a DM's answer goes to the sender
     irc.say(nick, target, f"{BOT_NICK}: {text}" if target.startswith("#") else text)
     irc.wait_until(lambda lines: reply in privmsgs_to(answered_in, lines), HERMES_RUN_TIMEOUT,
                    f"the gateway's {reply!r} to {nick} in {answered_in}", abort=gateway.stopped_why)
+    gateway.wait_until_idle(profile_home, HERMES_RUN_TIMEOUT)
 
 
 def gateway_session(profile_home: Path, chat: str, user: str | None = None) -> str:
@@ -243,10 +272,10 @@ def test_level1_under_a_real_gateway_the_key_is_the_platform_user_and_chat_whate
         body_exe, homes, tmp_path):
     home, root = homes
     with gateway_on_irc(homes, tmp_path) as (model, profile_home, irc, gateway):
-        say_and_wait(irc, gateway, "alice", CHANNEL, "who is the godfather?", "reply one")
-        say_and_wait(irc, gateway, "bob", CHANNEL, "who is the godfather?", "reply two")
-        say_and_wait(irc, gateway, "alice", CHANNEL, "and now?", "reply three")
-        say_and_wait(irc, gateway, "alice", BOT_NICK, "just between us", "reply four")
+        say_and_wait(irc, gateway, profile_home, "alice", CHANNEL, "who is the godfather?", "reply one")
+        say_and_wait(irc, gateway, profile_home, "bob", CHANNEL, "who is the godfather?", "reply two")
+        say_and_wait(irc, gateway, profile_home, "alice", CHANNEL, "and now?", "reply three")
+        say_and_wait(irc, gateway, profile_home, "alice", BOT_NICK, "just between us", "reply four")
         # The operator's CLI on the same home, while the gateway's body holds the same store.
         cli = chat_in_profile(PROFILE, home, root, tmp_path / "cwd")
         assert cli.returncode == 0, cli.stdout + cli.stderr
@@ -282,8 +311,8 @@ def test_level1_under_a_real_gateway_a_channel_hermes_shares_is_the_channel_s_se
         body_exe, homes, tmp_path):
     # One Hermes session for all of a channel.
     with gateway_on_irc(homes, tmp_path, "group_sessions_per_user: false\n") as (model, profile_home, irc, gateway):
-        say_and_wait(irc, gateway, "alice", CHANNEL, "who is the godfather?", "reply one")
-        say_and_wait(irc, gateway, "bob", CHANNEL, "who is the godfather?", "reply two")
+        say_and_wait(irc, gateway, profile_home, "alice", CHANNEL, "who is the godfather?", "reply one")
+        say_and_wait(irc, gateway, profile_home, "bob", CHANNEL, "who is the godfather?", "reply two")
         assert gateway.stop() in (0, 1), gateway.output_tail()
         calls = model.agent_calls()
     alice_first, then_bob = tool_results(calls)

@@ -205,10 +205,26 @@ def start_on(body_exe, store: Path, *more: str, as_user: int | None = None) -> s
         os.setgid(as_user)
         os.setuid(as_user)
 
+    if as_user is None:
+        return _start(body_exe, SHIPPED_ORGANS, store, more, None)
+    # Another user may not reach the checkout (one under a mode-0700 home): it runs copies it can reach.
+    reachable = Path(tempfile.mkdtemp(prefix="mafiabot-body-"))
+    try:
+        reachable.chmod(0o755)
+        body, organs = reachable / "mafiabot", reachable / "organs.json"
+        shutil.copy2(body_exe, body)
+        shutil.copy2(SHIPPED_ORGANS, organs)
+        organs.chmod(0o644)
+        return _start(body, organs, store, more, drop_privileges)
+    finally:
+        shutil.rmtree(reachable)
+
+
+def _start(body: Path, organs: Path, store: Path, more: tuple[str, ...], preexec) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(body_exe), "--organs", str(SHIPPED_ORGANS), "--no-soul", *store_args(store), *more],
+        [str(body), "--organs", str(organs), "--no-soul", *store_args(store), *more],
         input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True, timeout=STARTUP_BOUND,
-        check=False, preexec_fn=drop_privileges if as_user is not None else None)
+        check=False, preexec_fn=preexec)
 
 
 def assert_refused(run: subprocess.CompletedProcess, store: Path, reason: str) -> None:
