@@ -46,6 +46,8 @@ class ReadRoots:
 
     @classmethod
     def of(cls, project_root: Path, allowed: Iterable[str | os.PathLike[str]] = ()) -> ReadRoots:
+        if project_root.exists() and not project_root.is_dir():
+            raise ConfigError(f"--project-root: {project_root} is not a directory")
         named = [settings.resolved(folder, "--allow-dir") for folder in allowed]
         for folder in named:
             if not folder.is_dir():

@@ -127,12 +127,12 @@ def screen(line: bytes) -> SessionMessage | Rejection | None:
         shape = "a batch (JSON-RPC batches are not MCP messages)" if isinstance(document, list) else "not an object"
         return Rejection(types.INVALID_REQUEST, f"Invalid request: {shape}")
     request_id = _readable_id(document)
-    # JSON-RPC answers neither a notification (a method, no id) nor a response (an id, a result or an
-    # error, no method); anything else that is bad is answered (with `id: null` when it has none).
+    # JSON-RPC answers neither a notification (a method, no id) nor a response (a result or an error, no
+    # method, whatever its id: two peers that answer responses loop); anything else that is bad is
+    # answered (with `id: null` when it has none).
     framed = document.get("jsonrpc") == "2.0"
     notification = framed and isinstance(document.get("method"), str) and "id" not in document
-    response = framed and "method" not in document and "id" in document and ("result" in document or
-                                                                             "error" in document)
+    response = framed and "method" not in document and ("result" in document or "error" in document)
     answered = not (notification or response)
     depth, surrogate = _depth_and_surrogate(document)
     if depth > MAX_DEPTH:
