@@ -42,7 +42,7 @@ def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:
     path = body_path(explicit)
     if path is None:
         raise BodyNotFound(f"no body executable: {settings.no_checkout_hint()}; point {BODY_ENV_VAR} at the body "
-                           f"or {settings.PROJECT_ROOT_ENV} at a mafiabot checkout")
+                           f"or {settings.CHECKOUT_ENV} at a mafiabot checkout")
     if not path.is_file():
         raise BodyNotFound(f"the body executable {path} does not exist (build it with `make build`, "
                            f"or point {BODY_ENV_VAR} at it)")

@@ -8,10 +8,13 @@ Two roots, kept apart on purpose:
   `--project-root`, else `$MAFIABOT_PROJECT_ROOT`, else the current directory.
 - The *checkout* is where the mafiabot project's own files are (the built body
   `mafiabot_core/bin/mafiabot`, the organ fixture `stubs/organs/default.json`, the stub bodies
-  under `stubs/`, the Hermes virtualenv `.hermes-venv`): `$MAFIABOT_PROJECT_ROOT`, else the
-  checkout this package sits in when it runs from one (an editable install), else none. A harness
-  installed from a wheel has no checkout unless `$MAFIABOT_PROJECT_ROOT` names one; what then needs
-  a checkout file says so in one line naming the variable.
+  under `stubs/`, the Hermes virtualenv `.hermes-venv`): `$MAFIABOT_CHECKOUT`, else the checkout
+  this package sits in when it runs from one (an editable install), else none. A harness installed
+  from a wheel has no checkout unless `$MAFIABOT_CHECKOUT` names one; what then needs a checkout
+  file says so in one line naming the variable. `$MAFIABOT_PROJECT_ROOT` used to name both: it
+  still names the checkout where `$MAFIABOT_CHECKOUT` is unset and the folder it names is a
+  mafiabot checkout (CHECKOUT_MARKERS), with a one-line deprecation note on stderr, once a process;
+  a project that is not a checkout never hides the package's own checkout.
 
 Invariants:
 - Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
@@ -29,12 +32,14 @@ from __future__ import annotations
 
 import os
 import pwd
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from harness.errors import ConfigError
 
 PROJECT_ROOT_ENV = "MAFIABOT_PROJECT_ROOT"
+CHECKOUT_ENV = "MAFIABOT_CHECKOUT"
 HERMES_BIN_ENV = "MAFIABOT_HERMES"
 BODY_ENV = "MAFIABOT_BODY"
 AGENT_REGISTRY_ENV = "MAFIABOT_AGENT_REGISTRY"
@@ -42,7 +47,7 @@ AUTOBOT_QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
 AUTOPILOT_SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
 AUTOPILOT_DNA_ENV = "MAFIABOT_AUTOPILOT_DNA"
 AUTOPILOT_LEDGER_ENV = "MAFIABOT_AUTOPILOT_LEDGER"
-ENV_VARS = (PROJECT_ROOT_ENV, HERMES_BIN_ENV, BODY_ENV, AGENT_REGISTRY_ENV, AUTOBOT_QUEUE_ENV,
+ENV_VARS = (PROJECT_ROOT_ENV, CHECKOUT_ENV, HERMES_BIN_ENV, BODY_ENV, AGENT_REGISTRY_ENV, AUTOBOT_QUEUE_ENV,
             AUTOPILOT_SENTINEL_ENV, AUTOPILOT_DNA_ENV, AUTOPILOT_LEDGER_ENV)
 
 # The harness's state inside a project root: the cost ledger, the autobot queue.
@@ -52,9 +57,13 @@ CHECKOUT_MARKERS = ("pyproject.toml", "mafiabot_core")
 HERMES_VENV = Path(".hermes-venv")
 
 
+def is_checkout(folder: Path) -> bool:
+    return all((folder / marker).exists() for marker in CHECKOUT_MARKERS)
+
+
 def _checkout_around_package() -> Path | None:
     parent = Path(__file__).resolve().parent.parent
-    return parent if all((parent / marker).exists() for marker in CHECKOUT_MARKERS) else None
+    return parent if is_checkout(parent) else None
 
 
 # Resolved once: where this package sits does not change while it runs. Tests replace it.
@@ -134,10 +143,29 @@ def state_dir(root: Path) -> Path:
     return root / STATE_DIR
 
 
+DEPRECATED_CHECKOUT_NOTE = (f"mafiabot-harness: note: ${PROJECT_ROOT_ENV} naming the mafiabot checkout is deprecated: "
+                            f"set ${CHECKOUT_ENV} to it (${PROJECT_ROOT_ENV} is the project a command acts on)")
+# The notes already written by this process: a deprecation is said once, not at every lookup.
+NOTES_SAID: set[str] = set()
+
+
+def _say_deprecated() -> None:
+    if DEPRECATED_CHECKOUT_NOTE not in NOTES_SAID:
+        NOTES_SAID.add(DEPRECATED_CHECKOUT_NOTE)
+        sys.stderr.write(DEPRECATED_CHECKOUT_NOTE + "\n")
+
+
 def checkout(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The mafiabot checkout: $MAFIABOT_PROJECT_ROOT, else the one this package sits in, else None."""
-    named = env_path(PROJECT_ROOT_ENV, environ)
-    return named if named is not None else PACKAGE_CHECKOUT
+    """The mafiabot checkout: $MAFIABOT_CHECKOUT, else $MAFIABOT_PROJECT_ROOT where it names a checkout (deprecated,
+    said once on stderr), else the one this package sits in, else None."""
+    named = env_path(CHECKOUT_ENV, environ)
+    if named is not None:
+        return named
+    project = env_path(PROJECT_ROOT_ENV, environ)
+    if project is not None and is_checkout(project) and project != PACKAGE_CHECKOUT:
+        _say_deprecated()
+        return project
+    return PACKAGE_CHECKOUT
 
 
 def checkout_file(relative: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Path | None:
@@ -147,4 +175,4 @@ def checkout_file(relative: str | os.PathLike[str], environ: Mapping[str, str] |
 
 
 def no_checkout_hint() -> str:
-    return f"no mafiabot checkout: this harness is not installed from one and ${PROJECT_ROOT_ENV} is not set"
+    return f"no mafiabot checkout: this harness is not installed from one and ${CHECKOUT_ENV} is not set"

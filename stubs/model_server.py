@@ -14,8 +14,9 @@ Invariants:
   the socket listens, so a reader never sees a partial number or a port not yet bound.
 - Every request is logged as one JSON line, flushed, before its reply is written: once the
   client has a reply, the log already holds the request.
-- Script replies are consumed under a lock, in order, one per streaming call; the last one
-  repeats once the list is exhausted. Sampling calls consume the `sampling` list the same way,
+- Script replies are consumed under a lock, in order, one per streaming call; once the list is
+  exhausted the last one repeats, or with `"after_last": "restart"` the list starts again (so each
+  `hermes chat` of a tool call then a quote calls the tool once). Sampling calls consume the `sampling` list the same way,
   apart; auxiliary calls consume nothing. Each log line says which kind the request was.
 - SIGTERM and SIGINT stop the server at once with exit status 0; so does `--max-seconds`.
 - A bad command line or script exits 2 with a message naming the problem, before binding.
@@ -48,6 +49,8 @@ HERMES_AUXILIARY_PROMPTS = ("Generate a short, descriptive title",)
 AGENT, SAMPLING, AUXILIARY = "agent", "sampling", "auxiliary"
 SAMPLING_CALL_PLACEHOLDER = "{sampling_call}"
 DEFAULT_SAMPLING = [{"text": "stub thought " + SAMPLING_CALL_PLACEHOLDER}]
+# What agent calls get once the script's replies are used up: the last again, or the whole list again.
+REPEAT, RESTART = "repeat", "restart"
 # Request bodies beyond this are refused (413): Hermes sends tens of kB, never megabytes.
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -87,7 +90,10 @@ def validate_script(document: Any, where: str) -> dict[str, Any]:
         raise ScriptError(f"{where}: 'sampling' must be a non-empty list")
     for number, reply in enumerate(sampling, start=1):
         _validate_reply(reply, f"{where}: sampling reply {number}", ("text", "error"))
-    return {"model": model, "usage": usage, "replies": replies, "sampling": sampling}
+    after_last = document.get("after_last", REPEAT)
+    if after_last not in (REPEAT, RESTART):
+        raise ScriptError(f"{where}: 'after_last' must be {REPEAT!r} or {RESTART!r}")
+    return {"model": model, "usage": usage, "replies": replies, "sampling": sampling, "after_last": after_last}
 
 
 def _validate_reply(reply: Any, where: str, allowed: tuple[str, ...] = ("text", "tool_call", "error")) -> None:
@@ -105,10 +111,11 @@ def _validate_reply(reply: Any, where: str, allowed: tuple[str, ...] = ("text", 
 
 
 class Replies:
-    """A list of replies handed out one per call, in order, the last repeating (thread-safe)."""
+    """A list of replies handed out one per call, in order, then the last repeating or the list again (thread-safe)."""
 
-    def __init__(self, replies: list[dict[str, Any]]) -> None:
+    def __init__(self, replies: list[dict[str, Any]], after_last: str = REPEAT) -> None:
         self._replies = replies
+        self._restart = after_last == RESTART
         self._next = 0
         self._lock = threading.Lock()
 
@@ -117,7 +124,8 @@ class Replies:
         with self._lock:
             number = self._next
             self._next += 1
-        return number + 1, self._replies[min(number, len(self._replies) - 1)]
+        index = number % len(self._replies) if self._restart else min(number, len(self._replies) - 1)
+        return number + 1, self._replies[index]
 
 
 class Script:
@@ -126,7 +134,7 @@ class Script:
     def __init__(self, document: dict[str, Any]) -> None:
         self.model: str = document["model"]
         self.usage: dict[str, int] = document["usage"]
-        self._agent = Replies(document["replies"])
+        self._agent = Replies(document["replies"], document.get("after_last", REPEAT))
         self.sampling = Replies(document.get("sampling", DEFAULT_SAMPLING))
 
     def next_reply(self) -> tuple[int, dict[str, Any]]:

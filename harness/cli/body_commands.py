@@ -138,14 +138,24 @@ def cmd_session(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
+DEMO_READING = (
+    "Read it so: each (uid, channel, server) is a session of its own (law L1); every turn runs the same 23 steps in\n"
+    "the same order (L3) and Energy only decides how many of the 8 reasoning passes run: the hammered #tavern falls\n"
+    "to 1 or 2 passes, while #docks' third turn has a third turn's energy, not the tavern's.")
+
+
 def cmd_demo(args: argparse.Namespace, out: Any) -> str:
     traces = []
     for trace in run_turns(body_options(args), demo_turns()):
         traces.append(trace)
-        print_trace(trace, args.json, out)
+        if args.json or args.full:
+            print_trace(trace, args.json, out)
     if not args.json:
         print("energy and passes per turn:", file=out)
         print(energy_summary(traces), file=out)
+        print(DEMO_READING, file=out)
+        if not args.full:
+            print("each turn's whole 23-step trace: mafiabot-harness demo --full", file=out)
     return "done"
 
 
@@ -181,5 +191,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                          help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
     session.set_defaults(handler=cmd_session)
 
-    demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session")
+    demo = commands.add_parser("demo", parents=[body], help="run the built-in demonstration session and sum it up")
+    demo.add_argument("--full", action="store_true", help="print each turn's whole trace before the summary")
     demo.set_defaults(handler=cmd_demo)

@@ -53,8 +53,10 @@ from harness.hermes_mount.mount import (
     STATE_FILE,
     STATE_FOLDER,
     Plan,
+    apply_mount,
     apply_plan,
     build_spec,
+    finish_unmount,
     mounted_body,
     plan_mount,
     plan_unmount,
@@ -153,7 +155,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         print_sampling(spec, out)
         return "done"
     new_profile = home.profile is not None and not home.path.exists()
-    backup = apply_plan(plan)
+    backup = apply_mount(plan, args.name)
     if not plan.changed:
         print(f"'{args.name}' is already mounted as asked in {home.config}; nothing changed", file=out)
     else:
@@ -222,7 +224,13 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         return "done"
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
-    print(f"removed '{args.name}' from {home.config}{kept}; {DISCOVERY_KEY} was left as it is", file=out)
+    if plan.remove_config:
+        print(f"removed '{args.name}' and {home.config}, which mount made and which holds nothing else now{kept}",
+              file=out)
+    else:
+        discovery = ("the " + DISCOVERY_KEY + " mount added was taken out too" if plan.dropped_discovery
+                     else f"{DISCOVERY_KEY} was left as it is")
+        print(f"removed '{args.name}' from {home.config}{kept}; {discovery}", file=out)
     for note in plan.notes:
         print(f"note: {note}", file=out)
     _print_plugin_changes(plan, out)
@@ -233,10 +241,18 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     except HarnessError as exc:
         print(f"SOUL.md was left as it is: {exc}; the persona the body replaced, if any, is in "
               f"{home.path}/SOUL.md.before-mafiabot.*", file=sys.stderr)
+        _print_folders_removed(plan, args.name, out)
         return "unmount:soul_not_restored"
     if soul is not None:
         print(f"SOUL.md: {soul.sentence}", file=out)
+    _print_folders_removed(plan, args.name, out)
     return "done"
+
+
+def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
+    """Last, once SOUL.md is put back: the folders mount made go only when nothing is left in them."""
+    for folder in finish_unmount(plan, name):
+        print(f"removed the empty folder {folder}, which mount made", file=out)
 
 
 def cmd_doctor(args: argparse.Namespace, out: Any) -> str:

@@ -16,7 +16,8 @@ Invariants:
   probe keeps sessions in a scratch store.
 - What is probed is what the entry runs (command and args, the recording relay included, under
   Hermes's filtered environment and the entry's env; see `probe.probe_entry`), or `--body` when
-  given, or the built body when nothing is mounted yet. An entry that records into a folder the
+  given. With nothing mounted and no `--body`, only the built body's file is checked: every check of
+  what Hermes would start is skipped, saying so, never passed. An entry that records into a folder the
   relay cannot write fails the `record` check before anything is started.
 - Every line says what it measured or read: start-up in ms against the discovery timeout in s.
 - The entry's values are judged as Hermes reads them (YAML 1.1, its coercion of `enabled`): an
@@ -163,6 +164,9 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
     except HarnessError as exc:
         add("body", FAIL, str(exc))
         blocked = "the body must exist first"
+    if entry is None and body is None:
+        # The built body was found (or not) above; what Hermes would run does not exist, so nothing runs it.
+        blocked = f"nothing is mounted as '{name}' to start"
     if blocked is None and (target := recorded_into(command, args)) is not None:
         problem = record_problem(command, args)
         if problem is not None:

@@ -48,6 +48,7 @@ from typing import Any
 
 from harness.body import default_organs, find_body
 from harness.errors import ConfigError
+from harness.hermes.config_yaml import CONFIG_NAME
 from harness.hermes_mount.cognition import (
     COGNITION_OPTION,
     COGNITIONS,
@@ -61,7 +62,15 @@ from harness.hermes_mount.cognition import (
     sampling_bounds,
     tool_timeout_floor,
 )
-from harness.hermes_mount.config_file import ConfigDocument, HermesConfigError, as_hermes, load_config, render, write_config
+from harness.hermes_mount.config_file import (
+    ConfigDocument,
+    HermesConfigError,
+    as_hermes,
+    load_config,
+    new_backup_path,
+    render,
+    write_config,
+)
 from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     SERVERS_KEY,
@@ -95,6 +104,7 @@ from harness.hermes_mount.level1 import (
     plan_files,
     without_plugin,
 )
+from harness.hermes_mount.made import Made, absent, digest, leaves_it_all, read_made, record_mount, remove_what_is_left
 from harness.hermes_mount.probe import hermes_child_env
 from harness.hermes_mount.soul import SOUL_OPTION, SOUL_POLICIES
 from harness.replay.recorder import RELAY_MODULE, unwritable_reason
@@ -128,6 +138,9 @@ class Plan:
     plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
     state: Path | None = None  # the body's --state file, whose folder mount makes when it writes
     warnings: list[str] = field(default_factory=list)  # what the operator asked for that weakens a guarantee
+    made: Made | None = None  # unmount: what mount recorded making in the home (harness.hermes_mount.made)
+    remove_config: bool = False  # unmount: config.yaml is mount's and nothing is left in it
+    dropped_discovery: bool = False  # unmount: the mcp_discovery_timeout mount added is taken back
 
     @property
     def config_changed(self) -> bool:
@@ -406,12 +419,19 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[Plan, bool]:
         disable(doc.data)
     if not removed:
         return Plan(home, doc, doc.original, plugin=plugin), False
+    made = read_made(home)
+    last = leaves_it_all(made, name)
+    dropped = last and made.discovery is not None and doc.data.get(DISCOVERY_KEY) == made.discovery
+    if dropped:
+        del doc.data[DISCOVERY_KEY]
     text = render(doc)
     if name in _servers_as_hermes(text, doc):
         raise HermesConfigError(f"{doc.path}: after removing mcp_servers.{name} Hermes would still read it "
                                 "(a duplicate key?); the file was left untouched")
     _check_nothing_else_changes(doc, text, name)
-    return Plan(home, doc, text, plugin.notes, plugin=plugin), True
+    notes = [*plugin.notes, *([made.note] if made.note else [])]
+    return Plan(home, doc, text, notes, plugin=plugin, made=made, dropped_discovery=dropped,
+                remove_config=last and CONFIG_NAME in made.paths and not text.strip()), True
 
 
 def _make_state_folder(state: Path) -> None:
@@ -437,7 +457,64 @@ def apply_plan(plan: Plan) -> Path | None:
         _make_state_folder(plan.state)
     if installing and plan.plugin is not None:
         apply_files(plan.plugin)
-    backup = write_config(plan.doc, plan.new_text) if plan.config_changed else None
+    if plan.remove_config:
+        backup = _remove_config(plan)
+    else:
+        backup = write_config(plan.doc, plan.new_text) if plan.config_changed else None
     if not installing and plan.plugin is not None and plan.plugin.changed:
         apply_files(plan.plugin)
+    return backup
+
+
+def mount_paths(plan: Plan) -> list[Path]:
+    """What applying mount's plan may create in the home, parents first (harness.hermes_mount.made records those
+    that do not exist yet)."""
+    home = plan.home.path
+    candidates = [home, plan.home.config]
+    if plan.plugin is not None and plan.plugin.writes:
+        candidates += [plan.plugin.folder.parent, plan.plugin.folder]
+    if plan.state is not None and plan.state.parent.is_relative_to(home):
+        parts = plan.state.parent.relative_to(home).parts
+        candidates += [home.joinpath(*parts[:n]) for n in range(1, len(parts) + 1)]
+    return candidates
+
+
+def apply_mount(plan: Plan, name: str) -> Path | None:
+    """Apply mount's plan and record what it made that was not there (the home, config.yaml, folders)."""
+    created = absent(plan.home, mount_paths(plan))
+    before = read_made(plan.home)
+    had = as_hermes(plan.doc.original, plan.doc.path).get(DISCOVERY_KEY) if plan.doc.original is not None else None
+    backup = apply_plan(plan)
+    # The value is mount's when the key was absent, or still held what mount wrote before.
+    mounts = had is None or (before.discovery is not None and had == before.discovery)
+    added = as_hermes(plan.new_text, plan.doc.path).get(DISCOVERY_KEY) if mounts else None
+    record_mount(plan.home, before, created, name, added, plan.new_text if plan.config_changed else None)
+    return backup
+
+
+def finish_unmount(plan: Plan, name: str) -> list[str]:
+    """After unmount's writes: what mount made and is now empty goes (harness.hermes_mount.made)."""
+    if plan.made is None:
+        return []
+    return remove_what_is_left(plan.home, plan.made, name,
+                               plan.new_text if plan.config_changed and not plan.remove_config else None)
+
+
+def _remove_config(plan: Plan) -> Path | None:
+    """Remove the config.yaml that mount created and unmount emptied; kept as a backup first when it changed
+    since mount last wrote it (the operator's, then)."""
+    config = plan.home.config
+    backup = None
+    original = plan.doc.original or ""
+    if plan.made is None or digest(original) != plan.made.config_sha256:
+        backup = new_backup_path(config)
+        try:
+            backup.write_text(original, encoding="utf-8")
+        except OSError as exc:
+            raise HermesConfigError(f"cannot back up {config} as {backup.name}: {exc.strerror or exc}; "
+                                    "the file was left as it was") from None
+    try:
+        config.unlink()
+    except OSError as exc:
+        raise HermesConfigError(f"cannot remove {config}: {exc.strerror or exc}") from None
     return backup

@@ -69,8 +69,18 @@ def test_session_runs_every_turn_of_the_file_through_one_body(body_exe, tmp_path
     assert re.findall(rb"^turn (\d+) of session", run.stdout, re.MULTILINE) == [b"1", b"2", b"1"]
 
 
-def test_demo_prints_a_trace_per_turn_and_the_hammered_room_loses_passes(body_exe):
+def test_demo_ends_with_a_short_summary_and_the_hammered_room_loses_passes(body_exe):
     run = harness("demo", "--no-soul", body=body_exe)
+    assert run.returncode == 0, run.stderr
+    traces, _, summary = run.stdout.partition(b"energy and passes per turn:")
+    assert traces == b"" and step_tables(summary) == [list(range(1, 18))], "one summary row per turn, nothing before"
+    passes = [int(row.split(b"|")[-1]) for row in summary.splitlines() if STEP_ROW.match(row)]
+    assert passes[0] == 8 and min(passes) < 8
+    assert len(run.stdout.splitlines()) < 40 and b"demo --full" in summary
+
+
+def test_demo_full_prints_a_trace_per_turn_before_the_summary(body_exe):
+    run = harness("demo", "--no-soul", "--full", body=body_exe)
     assert run.returncode == 0, run.stderr
     traces, _, summary = run.stdout.partition(b"energy and passes per turn:")
     tables = step_tables(traces)

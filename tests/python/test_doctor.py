@@ -96,12 +96,18 @@ def test_doctor_quotes_the_stderr_of_a_body_that_crashes_at_start(tmp_path, caps
     assert "mafiabot: --organs: cannot read /gone.json" in out
 
 
-def test_doctor_on_an_unmounted_home_says_how_to_mount_and_still_checks_the_built_body(body_exe, tmp_path, capsys):
+def test_doctor_on_an_unmounted_home_says_how_to_mount_and_skips_what_only_an_entry_could_pass(body_exe, tmp_path,
+                                                                                             capsys):
     assert doctor(tmp_path / "empty", "--profile", "ops") == 1
     out = capsys.readouterr().out
     checks = lines_of(out)
-    assert checks["config"] == "warn" and checks["entry"] == "fail" and checks["handshake"] == "ok"
+    assert checks["config"] == "warn" and checks["entry"] == "fail" and checks["body"] == "ok"
     assert "run `mafiabot-harness mount --profile ops`" in out
+    # No check of what Hermes would start may pass when Hermes would start nothing.
+    assert "ok" not in {status for check, status in checks.items() if check != "body"}
+    for check in ("handshake", "soul", "state", "sampling"):
+        assert checks[check] == "skip" and f"skip  {check:<10} nothing is mounted as 'mafiabot'" in out
+    assert "turn" not in checks
 
 
 def test_doctor_warns_when_the_entry_does_not_pass_hermes_home(body_exe, tmp_path, capsys):

@@ -2,8 +2,8 @@
 
 Hermes 0.19.0 gives the model `{"result": <the text block>, "structuredContent": <the result>}`
 (tools/mcp_tool.py), so compact removes the text block's copy of the trace, not the trace:
-what the model reads falls by about half, not by the text block's factor. The README states
-both figures; this test measures them with the stub model and holds the README to them.
+what the model reads falls by about half, not by the text block's factor. docs/hermes.md states
+both figures; this test measures them with the stub model and holds docs/hermes.md to them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from support import REPO
 pytestmark = requires_hermes
 PROFILE = "tester"
 # Spaces match any white space: the sentence may be wrapped anywhere.
-README_FIGURES = re.compile(r"Hermes 0\.19\.0 hands the model (\d[\d,]*) bytes for it in full and (\d[\d,]*) "
+STATED_FIGURES = re.compile(r"Hermes 0\.19\.0 hands the model (\d[\d,]*) bytes for it in full and (\d[\d,]*) "
                             r"bytes compact".replace(" ", r"\s+"))
 
 
@@ -32,7 +32,7 @@ def bytes_the_model_reads(tmp_path: Path, *mount_flags: str) -> int:
     script = json.loads((SCRIPTS / "turn_then_quote.json").read_text())
     with StubModel(script, tmp_path / "model") as model:
         (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
-        # The script's own key, as in the README's example turn: Level1 would put the profile's CLI key and its
+        # The script's own key, as in the example turn of docs/hermes.md: Level1 would put the profile's CLI key and its
         # origin in the session instead (measured: 8,382 bytes full, 4,423 compact).
         assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
                      "--no-level1", *mount_flags]) == 0
@@ -51,6 +51,6 @@ def test_compact_cuts_what_hermes_hands_the_model_per_turn_and_the_readme_says_b
     full = bytes_the_model_reads(tmp_path / "full")
     compact = bytes_the_model_reads(tmp_path / "compact", "--compact")
     assert compact < full
-    stated = README_FIGURES.search((REPO / "README.md").read_text(encoding="utf-8"))
-    assert stated, f"README.md should say: {README_FIGURES.pattern}"
+    stated = STATED_FIGURES.search((REPO / "docs" / "hermes.md").read_text(encoding="utf-8"))
+    assert stated, f"docs/hermes.md should say: {STATED_FIGURES.pattern}"
     assert [int(figure.replace(",", "")) for figure in stated.groups()] == [full, compact]

@@ -71,6 +71,16 @@ def test_agent_calls_consume_the_script_in_order_as_sse_and_the_last_reply_repea
             assert json.loads(body)["error"]["code"] == "503"
 
 
+def test_a_script_that_restarts_hands_out_its_replies_again_once_used_up(tmp_path):
+    script = {**SCRIPT, "replies": SCRIPT["replies"][:2], "after_last": "restart"}
+    with StubModel(script, tmp_path) as model:
+        kinds = []
+        for _ in range(5):
+            _, _, body = post(model, "/v1/chat/completions", chat([{"role": "user", "content": "hi"}]))
+            kinds.append(sse_chunks(body)[-1]["choices"][0]["finish_reason"])
+    assert kinds == ["tool_calls", "stop", "tool_calls", "stop", "tool_calls"], "each chat calls the tool once"
+
+
 def test_auxiliary_calls_get_plain_json_and_do_not_consume_the_script(tmp_path):
     with StubModel(SCRIPT, tmp_path) as model:
         status, kind, body = post(model, "/v1/chat/completions", {"model": "m", "messages": []})
@@ -152,6 +162,7 @@ def test_the_server_stops_at_once_with_status_0_on_sigterm_or_sigint(tmp_path, s
     ({"replies": [{"error": 200}]}, "between 400 and 599"),
     ({"replies": [{"tool_call": {"arguments": {}}}]}, "'tool_call' must be"),
     ({"replies": [{"text": "a"}], "sampling": []}, "'sampling' must be a non-empty list"),
+    ({"replies": [{"text": "a"}], "after_last": "loop"}, "'after_last' must be 'repeat' or 'restart'"),
     ({"replies": [{"text": "a"}], "sampling": [{"tool_call": {"name": "x"}}]},
      "sampling reply 1 must be an object with exactly one of 'text', 'error'"),
 ])

@@ -434,8 +434,82 @@ def test_unmounting_the_only_server_adds_nothing_the_file_never_had(body_exe, ho
         config.write_text(original, encoding="utf-8")
     assert mount(home) == 0
     assert main(["unmount", "--hermes-home", str(home)]) == 0
+    if not original:
+        assert not config.exists(), "a config.yaml mount made and unmount emptied is mount's to remove"
+        return
     assert config.read_text(encoding="utf-8") == original
     assert "mcp_servers" not in config.read_text(encoding="utf-8")
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+def unmount(home: Path, *extra: str) -> int:
+    return main(["unmount", "--hermes-home", str(home), *extra])
+
+
+@pytest.mark.parametrize("existed", [True, False], ids=["empty-home", "no-home"])
+def test_unmount_takes_away_every_file_and_folder_mount_made_and_nothing_else(body_exe, tmp_path, existed, capsys):
+    home = tmp_path / "hermes-home"
+    if existed:
+        home.mkdir()
+    assert mount(home, "--discovery-timeout", "5") == 0
+    assert {"config.yaml", "plugins", "mafiabot"} <= set(tree(home))
+    assert unmount(home) == 0
+    assert home.exists() == existed, "the home goes only when mount made it"
+    assert (tree(home) if existed else []) == [], "no empty config.yaml, plugins/ or mafiabot/ left behind"
+    out = capsys.readouterr().out
+    assert "which mount made" in out and "before-mafiabot" not in out
+
+
+def test_unmount_keeps_what_the_operator_had_or_put_there_since(body_exe, home):
+    (home / "config.yaml").write_text("mcp_discovery_timeout: 3\nmodel: {default: mine}\n", encoding="utf-8")
+    (home / "plugins").mkdir()
+    assert mount(home, "--discovery-timeout", "5") == 0
+    (home / "mafiabot" / "notes.txt").write_text("mine\n", encoding="utf-8")
+    assert unmount(home) == 0
+    assert load(home / "config.yaml") == {"mcp_discovery_timeout": 5, "model": {"default": "mine"}}, \
+        "a discovery timeout the operator had set is theirs, even after mount changed it"
+    assert (home / "plugins").is_dir() and (home / "mafiabot" / "notes.txt").is_file()
+    assert not (home / ".mafiabot-mount.json").exists()
+
+
+def test_a_config_mount_made_keeps_what_the_operator_added_and_loses_the_timeout_mount_added(body_exe, home):
+    assert mount(home, "--discovery-timeout", "5") == 0
+    config = home / "config.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "model: {default: mine}\n", encoding="utf-8")
+    assert unmount(home) == 0
+    assert load(config) == {"model": {"default": "mine"}}
+
+
+def test_a_config_mount_made_but_the_operator_changed_is_backed_up_before_it_goes(body_exe, home):
+    assert mount(home) == 0
+    config = home / "config.yaml"
+    edited = config.read_text(encoding="utf-8").replace("timeout: 60", "timeout: 61")
+    config.write_text(edited, encoding="utf-8")
+    assert unmount(home) == 0
+    assert not config.exists()
+    [backup] = backups_of(config)
+    assert backup.read_text(encoding="utf-8") == edited
+
+
+def test_the_folders_mount_made_stay_until_the_last_entry_it_made_goes(body_exe, home):
+    assert mount(home) == 0
+    assert mount(home, "--name", "second") == 0
+    assert unmount(home) == 0
+    assert {"config.yaml", "plugins", "mafiabot"} <= set(tree(home))
+    assert unmount(home, "--name", "second") == 0
+    # Only the backups of each write after the first stay: they may hold what the operator changed meanwhile.
+    assert [name for name in tree(home) if not name.startswith("config.yaml.before-mafiabot.")] == []
+
+
+def test_a_record_that_cannot_be_read_takes_away_only_the_entry(body_exe, home, capsys):
+    assert mount(home) == 0
+    (home / ".mafiabot-mount.json").write_text("{not json", encoding="utf-8")
+    assert unmount(home) == 0
+    assert (home / "mafiabot").is_dir() and (home / "config.yaml").exists()
+    assert "cannot be read" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("value", ["0.001", "0", "-3", "601", "nan", "inf"])

@@ -232,9 +232,10 @@ def test_a_body_that_states_no_sampling_defaults_is_refused_in_one_line(home, tm
 
 
 def test_unmount_removes_the_sampling_block_with_the_entry(home, body):
+    (home / "config.yaml").write_text("model: {default: mine}\n", encoding="utf-8")  # so the file outlives the entry
     assert mount(home, body, "--cognition", "sampling") == 0
     assert main(["unmount", "--hermes-home", str(home)]) == 0
-    assert "mcp_servers" not in (YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8")) or {})
+    assert YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8")) == {"model": {"default": "mine"}}
 
 
 def test_a_dry_run_shows_the_block_it_would_write_and_why_and_writes_nothing(home, body, capsys):

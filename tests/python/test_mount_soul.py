@@ -160,7 +160,7 @@ def test_unmount_without_the_body_removes_the_entry_and_says_where_the_persona_i
     said = capsys.readouterr()
     assert "removed 'mafiabot'" in said.out
     assert "SOUL.md was left as it is" in said.err and "SOUL.md.before-mafiabot.*" in said.err
-    assert "mafiabot" not in ((YAML(typ="safe").load((home / "config.yaml").read_text()) or {}).get("mcp_servers") or {})
+    assert not (home / "config.yaml").exists(), "the config mount made held nothing else, so it went with the entry"
 
 
 @pytest.mark.parametrize("policy", ["keep", "replace", "off"])

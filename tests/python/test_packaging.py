@@ -6,7 +6,7 @@ Nothing here reaches the network: the wheel is built with this interpreter's set
 environment sees the already-installed dependencies through a `.pth` line naming their directory
 (not the editable harness: that is mapped by a finder `.pth` which a plain path line does not run).
 The installed harness must be the wheel's (its `__file__` under the fresh environment), must start
-without any checkout, and must find the body and its organ fixture through $MAFIABOT_PROJECT_ROOT,
+without any checkout, and must find the body and its organ fixture through $MAFIABOT_CHECKOUT,
 or say in one line that it cannot.
 """
 
@@ -77,9 +77,9 @@ def test_the_installed_command_starts_and_lists_its_commands(installed: Path, tm
     assert result.returncode == 0 and "delegate" in result.stdout and "mount" in result.stdout
 
 
-def test_the_body_and_its_organs_are_found_through_the_project_root(installed: Path, tmp_path: Path,
+def test_the_body_and_its_organs_are_found_through_the_checkout_variable(installed: Path, tmp_path: Path,
                                                                     body_exe: Path) -> None:
-    env = outside_env(tmp_path, **{settings.PROJECT_ROOT_ENV: str(REPO)})
+    env = outside_env(tmp_path, **{settings.CHECKOUT_ENV: str(REPO)})
     result = run([str(installed / "mafiabot-harness"), "turn", "hello", "--json", "--no-soul"], cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     assert len(json.loads(result.stdout)["steps"]) == 23
@@ -99,7 +99,7 @@ def test_without_a_checkout_the_body_is_missing_in_one_line(installed: Path, tmp
                  env=outside_env(tmp_path))
     assert result.returncode != 0 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert settings.PROJECT_ROOT_ENV in result.stderr and settings.BODY_ENV in result.stderr
+    assert settings.CHECKOUT_ENV in result.stderr and settings.BODY_ENV in result.stderr
 
 
 def test_the_wheel_ships_the_level1_plugin_that_mount_installs(installed: Path, tmp_path: Path) -> None:

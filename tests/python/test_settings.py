@@ -212,13 +212,47 @@ def test_the_project_root_is_the_option_else_the_variable_else_the_cwd(tmp_path:
     assert settings.state_dir(tmp_path) == tmp_path / ".agents" / "state"
 
 
-def test_the_checkout_is_the_variable_else_the_package_s_else_none(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def a_checkout(folder: Path) -> Path:
+    (folder / "mafiabot_core").mkdir(parents=True)
+    (folder / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    return folder
+
+
+def test_the_checkout_is_its_own_variable_else_the_package_s_else_none(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", tmp_path / "package")
     assert settings.checkout() == tmp_path / "package"
-    assert settings.checkout({settings.PROJECT_ROOT_ENV: str(tmp_path / "named")}) == tmp_path / "named"
+    assert settings.checkout({settings.CHECKOUT_ENV: str(tmp_path / "named")}) == tmp_path / "named"
     monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)
     assert settings.checkout() is None and settings.checkout_file("stubs") is None
+
+
+def test_a_project_root_that_is_not_a_checkout_leaves_the_package_s_checkout_in_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # The user's project (issue 26): `MAFIABOT_PROJECT_ROOT=~/work/myproj mafiabot-harness delegate ...` from the
+    # checkout must still find the checkout's Hermes, body and fixture.
+    monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", tmp_path / "package")
+    project = tmp_path / "myproj"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    environ = {settings.PROJECT_ROOT_ENV: str(project)}
+    assert settings.checkout(environ) == tmp_path / "package"
+    assert settings.project_root(environ=environ) == project.resolve()
+    assert capsys.readouterr().err == ""
+
+
+def test_the_old_variable_names_the_checkout_only_where_it_is_one_and_says_it_is_deprecated(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)
+    monkeypatch.setattr(settings, "NOTES_SAID", set())
+    old = a_checkout(tmp_path / "old-style")
+    assert settings.checkout({settings.PROJECT_ROOT_ENV: str(old)}) == old
+    assert settings.checkout({settings.PROJECT_ROOT_ENV: str(old)}) == old
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and settings.CHECKOUT_ENV in err and "deprecated" in err, "one line, once"
+    new = a_checkout(tmp_path / "new-style")
+    assert settings.checkout({settings.PROJECT_ROOT_ENV: str(old), settings.CHECKOUT_ENV: str(new)}) == new
+    assert capsys.readouterr().err == "", "the new variable set: nothing to warn about"
 
 
 def test_this_suite_runs_from_a_checkout_the_package_recognises() -> None:

@@ -3,7 +3,7 @@
 The compact text block is the output, a blank line, then one line of JSON holding the result's
 summary members (turn, energy, passes_run, route, coherence) with the values structuredContent
 holds; structuredContent itself, the advertised tool and every other reply are the full body's
-byte for byte. The figures the README states for one turn are computed here, not trusted.
+byte for byte. The figures docs/hermes.md states for one turn are computed here, not trusted.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ SUMMARY_MEMBERS = ["turn", "energy", "passes_run", "route", "coherence"]
 # Sessions pinned at each energy the default curve distinguishes, so every pass count is seen.
 ROOMS = [("vito", "#docks", "corleone"), ("michael", "#tavern", "corleone"), ("tired", "general", "demo")]
 # Spaces match any white space: the sentence may be wrapped anywhere.
-README_FIGURES = re.compile(r"text block of (\d[\d,]*) bytes in full and (\d[\d,]*) bytes compact".replace(" ", r"\s+"))
-# The README's example turn is the one the stub model's script has Hermes call (test_hermes_compact measures it there).
-README_TURN = json.loads((REPO / "stubs" / "scripts" / "turn_then_quote.json").read_text())["replies"][0]["tool_call"][
+STATED_FIGURES = re.compile(r"text block of (\d[\d,]*) bytes in full and (\d[\d,]*) bytes compact".replace(" ", r"\s+"))
+# The example turn of docs/hermes.md is the one the stub model's script has Hermes call (test_hermes_compact measures it there).
+EXAMPLE_TURN = json.loads((REPO / "stubs" / "scripts" / "turn_then_quote.json").read_text())["replies"][0]["tool_call"][
     "arguments"]
 
 
@@ -92,9 +92,9 @@ def test_compact_structured_content_still_validates_against_the_advertised_schem
 
 def test_the_readme_states_the_bytes_of_its_example_turn_as_the_body_writes_them(full_and_compact):
     full, compact = full_and_compact
-    stated = README_FIGURES.search((REPO / "README.md").read_text(encoding="utf-8"))
-    assert stated, f"README.md should say: {README_FIGURES.pattern}"
-    measured = [len(text_of(client.call_tool("turn", README_TURN)).encode()) for client in (full, compact)]
+    stated = STATED_FIGURES.search((REPO / "docs" / "hermes.md").read_text(encoding="utf-8"))
+    assert stated, f"docs/hermes.md should say: {STATED_FIGURES.pattern}"
+    measured = [len(text_of(client.call_tool("turn", EXAMPLE_TURN)).encode()) for client in (full, compact)]
     assert [int(figure.replace(",", "")) for figure in stated.groups()] == measured
 
 
@@ -114,5 +114,5 @@ def test_mount_compact_writes_the_option_and_the_mounted_body_answers_compact(bo
     argv = [entry["command"], *entry["args"], "--soul", "off"]
     with BodyClient(argv, env=isolated_env(tmp_path / "env")) as client:
         client.initialize()
-        _, _, summary_line = text_of(client.call_tool("turn", README_TURN)).partition("\n\n")
+        _, _, summary_line = text_of(client.call_tool("turn", EXAMPLE_TURN)).partition("\n\n")
     assert list(json.loads(summary_line)) == SUMMARY_MEMBERS

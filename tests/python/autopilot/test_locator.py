@@ -76,7 +76,7 @@ def test_without_a_checkout_and_nothing_on_path_the_refusal_says_what_to_do(chec
     monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)
     assert locate.find_executable() is None
     detail = locate.not_found_detail()
-    assert settings.PROJECT_ROOT_ENV in detail and settings.HERMES_BIN_ENV in detail
+    assert settings.CHECKOUT_ENV in detail and settings.HERMES_BIN_ENV in detail
 
 
 def test_a_named_hermes_that_is_missing_is_not_replaced_by_the_checkout_s(checkout, project_hermes,
