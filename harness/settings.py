@@ -157,9 +157,13 @@ def _say_deprecated() -> None:
 
 def checkout(environ: Mapping[str, str] | None = None) -> Path | None:
     """The mafiabot checkout: $MAFIABOT_CHECKOUT, else $MAFIABOT_PROJECT_ROOT where it names a checkout (deprecated,
-    said once on stderr), else the one this package sits in, else None."""
+    said once on stderr), else the one this package sits in, else None. ConfigError when $MAFIABOT_CHECKOUT names
+    no checkout: a setting is reported, never replaced by a later step."""
     named = env_path(CHECKOUT_ENV, environ)
     if named is not None:
+        if not is_checkout(named):
+            raise ConfigError(f"${CHECKOUT_ENV}: {named} is not a mafiabot checkout (it has no "
+                              f"{' and no '.join(CHECKOUT_MARKERS)})")
         return named
     project = env_path(PROJECT_ROOT_ENV, environ)
     if project is not None and is_checkout(project) and project != PACKAGE_CHECKOUT:

@@ -222,7 +222,10 @@ def test_the_checkout_is_its_own_variable_else_the_package_s_else_none(tmp_path:
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", tmp_path / "package")
     assert settings.checkout() == tmp_path / "package"
-    assert settings.checkout({settings.CHECKOUT_ENV: str(tmp_path / "named")}) == tmp_path / "named"
+    named = a_checkout(tmp_path / "named")
+    assert settings.checkout({settings.CHECKOUT_ENV: str(named)}) == named
+    with pytest.raises(ConfigError, match="is not a mafiabot checkout"):
+        settings.checkout({settings.CHECKOUT_ENV: str(tmp_path / "package")})
     monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)
     assert settings.checkout() is None and settings.checkout_file("stubs") is None
 
