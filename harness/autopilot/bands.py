@@ -66,7 +66,7 @@ def parse_band(text: str, field_name: str = "band") -> Band:
     for band in Band:
         if cleaned.casefold() in (band.value.casefold(), band.short.casefold()):
             return band
-    raise PlanInvalid(field_name, f"{text!r} is not a band (L1, L2, L3 or L1-cautious, L2-bounded, L3-extended)")
+    raise PlanInvalid(field_name, "not a band (L1, L2, L3 or L1-cautious, L2-bounded, L3-extended)")
 
 
 def narrower(a: Band, b: Band) -> Band:

@@ -115,7 +115,7 @@ def _build(raw: dict[str, str]) -> Dna:
         raise DnaInvalid("dna.mode", f"{raw['mode']!r} is not a mode ({', '.join(MODES)})")
     band = next((b for b in Band if b.value == raw["autonomy_band"]), None)
     if band is None:
-        raise DnaInvalid("dna.autonomy_band", f"{raw['autonomy_band']!r} is not a band")
+        raise DnaInvalid("dna.autonomy_band", "not a band")
     attempts = _integer(raw["attempts_remaining"], "attempts_remaining", 0, HARD_MAX_ATTEMPTS)
     triggers = tuple(t.strip() for t in raw["escalation_triggers"].split(","))
     if triggers != ESCALATION_TRIGGERS:

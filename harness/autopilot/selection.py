@@ -52,7 +52,7 @@ def check_agents(plan: Plan, registry: Registry) -> None:
         named.append(("converge.agent", plan.converge.agent))
     for field_name, agent in named:
         if registry.lookup(agent) is None:
-            raise PlanInvalid(field_name, f"{agent!r} is not in the agent registry ({registry.source}; known: "
+            raise PlanInvalid(field_name, f"an agent that is not in the agent registry ({registry.source}; known: "
                                           f"{', '.join(registry.names)})")
 
 

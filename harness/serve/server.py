@@ -41,6 +41,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from harness.errors import HarnessError
 from harness.hermes import TransportSettings, cancellation
 from harness.resolve import ReadRoots
 from harness.serve.jobs import RECOVERY_POLL_S, JobRunner
@@ -78,15 +79,15 @@ class CancelReasons:
     that stays."""
 
     def __init__(self) -> None:
-        self._reasons: dict[str, str] = {}
-        self._arrived: dict[str, anyio.Event] = {}
+        self._reasons: dict[int | str | None, str] = {}
+        self._arrived: dict[int | str | None, anyio.Event] = {}
 
     def __len__(self) -> int:
         return len(self._arrived)
 
     @contextlib.contextmanager
-    def expecting(self, request_id: Any) -> Iterator[None]:
-        key = str(request_id)
+    def expecting(self, request_id: int | str | None) -> Iterator[None]:
+        key = request_id
         self._arrived[key] = anyio.Event()
         try:
             yield
@@ -95,15 +96,15 @@ class CancelReasons:
             self._reasons.pop(key, None)
 
     async def received(self, _ctx: ServerRequestContext[Any], params: types.CancelledNotificationParams) -> None:
-        key = str(params.request_id)
+        key = params.request_id
         arrived = self._arrived.get(key)
         if arrived is not None:
             self._reasons[key] = params.reason or ""
             arrived.set()
 
-    async def gave_up_waiting(self, request_id: Any) -> bool:
+    async def gave_up_waiting(self, request_id: int | str | None) -> bool:
         """Whether the cancel of `request_id` says its caller timed out (waiting, bounded, for it to arrive)."""
-        key = str(request_id)
+        key = request_id
         arrived = self._arrived.get(key)
         if arrived is not None:
             with anyio.move_on_after(CANCEL_REASON_WAIT_S):
@@ -135,7 +136,7 @@ def build_server(context: ServeContext) -> Server[Any]:
                 document = await _wait(ctx, context, outcome, reasons if spec.name in STARTING_TOOLS else None)
             else:
                 document = outcome
-        except ToolFailure as exc:
+        except (ToolFailure, HarnessError) as exc:  # HarnessError: the domain's one-line failures (a state file, a lock)
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(document, ensure_ascii=False))],
                                     structured_content=document)

@@ -74,11 +74,13 @@ def test_a_secret_file_inside_the_project_named_as_a_plan_is_refused_without_quo
     (project / ".env").write_text(f"{SECRET}\n")
     (project / "broken.yaml").write_text(f"goal: [{SECRET}\n")
     (project / "keyed.json").write_text(json.dumps({"goal": SECRET, "subtasks": [{"id": SECRET, "task": "x"}]}))
+    (project / "banded.yaml").write_text(f"goal: x\nsubtasks: [a]\nband: {SECRET}\n")
+    (project / "agented.yaml").write_text(f"goal: x\nsubtasks: [a]\ndefault_agent: {SECRET}\n")
 
     async def body() -> None:
         async with served() as session:
             texts = [await refusal(session, "autopilot_check", plan_file=name)
-                     for name in (".env", "broken.yaml", "keyed.json")]
+                     for name in (".env", "broken.yaml", "keyed.json", "banded.yaml", "agented.yaml")]
         for text in texts:
             assert "invalid plan" in text and "sk-" not in text, text
         assert "line 2 column 1" in texts[1]
