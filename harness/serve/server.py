@@ -46,6 +46,8 @@ from harness.hermes import TransportSettings, cancellation
 from harness.resolve import ReadRoots
 from harness.serve.jobs import RECOVERY_POLL_S, JobRunner
 from harness.serve.tools import (
+    CANCEL_WAIT_S,
+    MAX_WAIT_S,
     TOOLS,
     TOOLS_BY_NAME,
     ServeContext,
@@ -228,7 +230,7 @@ def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoot
                 if cancellation.requested() is not None:
                     return
                 group.start_soon(stop_on_signal)
-                async with stdio_transport() as (read, write):
+                async with stdio_transport(drain_s=MAX_WAIT_S + CANCEL_WAIT_S) as (read, write):
                     await server.run(read, write, server.create_initialization_options())
                 group.cancel_scope.cancel()
 

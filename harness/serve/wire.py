@@ -16,6 +16,10 @@ Invariants:
 - stdin is read on the event loop once it is readable (a pipe, a socket, a terminal), so no thread is
   ever blocked on it and cancelling the serve task ends the reader at once. A stdin the loop cannot
   poll (a regular file, /dev/null) never blocks a read, and is read unpolled.
+- End of input answers what was asked: the session's input closes only once every request it was
+  handed is answered (or cancelled by its host), bounded by the caller's `drain_s`, or once stdout fails.
+  (The SDK cancels the requests still being handled when its input closes, so a host that wrote its
+  requests and closed stdin would otherwise lose their answers.)
 - stdout carries only the session's messages and this reader's answers, through one writer task.
   While serving, fd 0 reads /dev/null and fd 1 writes to stderr (as the SDK's transport does), so
   Hermes and its children can neither read the host's requests nor write on the wire.
@@ -199,6 +203,46 @@ class LineReader:
         self._partial.clear()
 
 
+class InFlight:
+    """The requests handed to the session and not yet answered; `drained` waits until there are none."""
+
+    def __init__(self) -> None:
+        self._ids: set[RequestId] = set()
+        self._none_left = anyio.Event()
+        self._none_left.set()
+
+    def handed(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            if not self._ids:
+                self._none_left = anyio.Event()
+            self._ids.add(message.id)
+        elif isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # A cancelled request gets no answer (MCP): nothing is left to wait for.
+            params = message.params or {}
+            self._forget(params.get("requestId"))
+
+    def answered(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._forget(message.id)
+
+    def abandon(self) -> None:
+        """Nothing more can be answered (stdout failed)."""
+        self._ids.clear()
+        self._none_left.set()
+
+    async def drained(self, bound_s: float) -> None:
+        with anyio.move_on_after(bound_s):
+            await self._none_left.wait()
+        if self._ids:
+            log(f"input ended with {len(self._ids)} request(s) unanswered after {bound_s:g} s; they are cancelled")
+
+    def _forget(self, request_id: Any) -> None:
+        if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+            self._ids.discard(request_id)
+            if not self._ids:
+                self._none_left.set()
+
+
 def log(message: str) -> None:
     print(f"mafiabot-harness serve: {message}", file=sys.stderr, flush=True)
 
@@ -246,13 +290,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 @contextlib.asynccontextmanager
-async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                                                   MemoryObjectSendStream[SessionMessage]]]:
-    """The (read, write) streams of `Server.run` over this process's stdin and stdout (module invariants)."""
+async def stdio_transport(drain_s: float) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
+                                                                MemoryObjectSendStream[SessionMessage]]]:
+    """The (read, write) streams of `Server.run` over this process's stdin and stdout (module invariants);
+    `drain_s` bounds how long the end of input waits for the answers still owed."""
     with _claimed_stdio() as (wire_in, wire_out):
         to_session, session_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         session_writes, to_wire = anyio.create_memory_object_stream[SessionMessage](0)
         answers = session_writes.clone()
+        in_flight = InFlight()
 
         async def reader() -> None:
             # Closing both: the session's end of input, and one sender fewer for the writer. A session that
@@ -262,13 +308,15 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Ses
                     lines = LineReader()
                     async for data in _chunks(wire_in):
                         for line in lines.feed(data):
-                            await _take(line, to_session, answers)
+                            await _take(line, to_session, answers, in_flight)
                     for line in lines.end():
-                        await _take(line, to_session, answers)
+                        await _take(line, to_session, answers, in_flight)
+                    await in_flight.drained(drain_s)
 
         async def writer() -> None:
             async with to_wire:
                 async for message in to_wire:
+                    in_flight.answered(message.message)
                     text = message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                     try:
                         # A worker thread: a host slow to read stdout must not stall the loop.
@@ -276,6 +324,7 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Ses
                                                        abandon_on_cancel=True)
                     except OSError as exc:  # the host closed our stdout: nothing more can reach it
                         log(f"stdout failed ({exc.strerror or exc}); the answers left are dropped")
+                        in_flight.abandon()
                         return
 
         async with anyio.create_task_group() as group:
@@ -285,11 +334,12 @@ async def stdio_transport() -> AsyncIterator[tuple[MemoryObjectReceiveStream[Ses
 
 
 async def _take(line: bytes | Oversized, to_session: MemoryObjectSendStream[SessionMessage | Exception],
-                answers: MemoryObjectSendStream[SessionMessage]) -> None:
+                answers: MemoryObjectSendStream[SessionMessage], in_flight: InFlight) -> None:
     verdict = line.rejection() if isinstance(line, Oversized) else screen(line)
     if verdict is None:
         return
     if isinstance(verdict, SessionMessage):
+        in_flight.handed(verdict.message)
         await to_session.send(verdict)
         return
     size = "more than MAX_LINE_BYTES" if isinstance(line, Oversized) else f"{len(line)} bytes"

@@ -334,9 +334,26 @@ def test_a_job_stopped_because_stdin_closed_says_so(raw_serve, fake_hermes, proj
     assert "cancelled by serve stopping: its stdin closed" in envelope["detail"], envelope["detail"]
 
 
+def test_requests_written_before_stdin_closes_are_all_answered(project, fake_hermes) -> None:
+    # The SDK cancels what it is still handling when its input ends: the transport holds the end back
+    # until every request it handed on is answered (a host that writes its requests, then closes).
+    def request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
+    lines = [request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "clientInfo": {"name": "raw", "version": "0"}}),
+             b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n',
+             *[request(n, "tools/call", {"name": "ledger_summary", "arguments": {}}) for n in range(1, 6)],
+             request(6, "tools/list", {})]
+    run = subprocess.run([sys.executable, "-m", "harness", "serve"], cwd=project, input=b"".join(lines),
+                         capture_output=True, timeout=PROCESS_BOUND_S, check=False)
+    replies = [json.loads(line) for line in run.stdout.splitlines()]
+    assert sorted(r["id"] for r in replies) == list(range(7)), run.stderr.decode()[-2000:]
+    assert all("result" in r for r in replies), replies
+    assert run.returncode == 0
+
+
 def test_a_stdin_the_loop_cannot_poll_is_read_all_the_same(project, fake_hermes, tmp_path) -> None:
-    # A regular file: epoll refuses it, and a read never blocks on it. Only lines the screen answers itself:
-    # requests the session is still handling at end of input are cancelled by the SDK (stdin closed).
+    # A regular file: epoll refuses it, and a read never blocks on it.
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(b'{"jsonrpc":"2.0","id":2,"method":"pi\n' + hostile.ping(id_raw=b"1.5") + b"\n"
                          + hostile.ping(id_raw=b"7", params=b'{"s":"\\ud800"}'))  # the last line without newline
