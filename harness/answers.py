@@ -61,6 +61,21 @@ def cut(text: str, max_chars: int) -> str:
     return text[:max_chars - len(marker)] + marker
 
 
+def cut_items(items: list[str], max_chars: int) -> list[str]:
+    """`items` whole while they fit `max_chars` in all; the first that does not is cut to what is left (the
+    marker counted), and the rest are left out."""
+    kept: list[str] = []
+    left = max_chars
+    for item in items:
+        if len(item) > left:
+            if left > 0:
+                kept.append(cut(item, left))
+            break
+        kept.append(item)
+        left -= len(item)
+    return kept
+
+
 def bounded(text: str, max_chars: int, state_dir: Path, name: str) -> Bounded:
     """The answer cut to `max_chars`; when cut, the whole kept at `<state_dir>/answers/<name>.txt`."""
     shown = cut(text, max_chars)

@@ -50,7 +50,9 @@ DEFAULT_GOAL = "Reach one decision from the two proposals"
 def cmd_serve(args: argparse.Namespace, out: Any) -> str:
     root = project_root(args)
     if args.print_config:
-        rendered = render(args.print_config, ServerEntry.for_project(root, named_hermes_home(args.hermes_home)))
+        roots = ReadRoots.of(root, args.allow_dir)
+        entry = ServerEntry.for_project(root, named_hermes_home(args.hermes_home), roots.roots[1:])
+        rendered = render(args.print_config, entry)
         print(rendered.text, file=out, end="")
         print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
               file=sys.stderr)

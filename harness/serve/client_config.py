@@ -32,13 +32,16 @@ class ServerEntry:
     env: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def for_project(cls, project_root: Path, hermes_home: Path | None = None) -> ServerEntry:
-        """The entry for `project_root`; a named Hermes home goes into its environment, because hosts start
-        servers with an environment of their own and the operator's $HERMES_HOME would not reach it."""
+    def for_project(cls, project_root: Path, hermes_home: Path | None = None,
+                    allowed: tuple[Path, ...] = ()) -> ServerEntry:
+        """The entry for `project_root`, with the operator's `--allow-dir` folders; a named Hermes home goes
+        into its environment, because hosts start servers with an environment of their own and the
+        operator's $HERMES_HOME would not reach it."""
         beside = Path(sys.executable).with_name("mafiabot-harness")
         command = str(beside) if beside.exists() else "mafiabot-harness"
         env = (("HERMES_HOME", str(hermes_home)),) if hermes_home is not None else ()
-        return cls(command, ("serve", "--project-root", str(project_root)), env)
+        folders = tuple(word for folder in allowed for word in ("--allow-dir", str(folder)))
+        return cls(command, ("serve", "--project-root", str(project_root), *folders), env)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from harness.answers import DEFAULT_MAX_CHARS, bounded, cut
+from harness.answers import DEFAULT_MAX_CHARS, bounded, cut, cut_items
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
 from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
@@ -266,17 +266,24 @@ def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str,
 
 
 def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any]:
-    """The auto-pilot envelope with every child's answer and the debate's merged text cut to `max_chars`: each
-    child's whole answer is already in its `answer_file`; a cut merged text is kept in the run's folder."""
+    """The auto-pilot envelope with every child's answer, the debate's merged text, its reasons and each
+    round's open points cut to `max_chars`: each child's whole answer (the consolidator's verdict included) is
+    already in its `answer_file`; a cut merged text is kept in the run's folder."""
     for child in envelope.get("children", []):
         if child.get("answer") is not None:
             shown = cut(child["answer"], max_chars)
             child["answer_truncated"] = child["answer_truncated"] or shown != child["answer"]
             child["answer"] = shown
     debate = envelope.get("debate")
-    if debate and debate.get("merged") and envelope.get("run_dir"):
+    if not debate:
+        return envelope
+    if debate.get("merged") and envelope.get("run_dir"):
         merged = bounded(debate["merged"], max_chars, Path(envelope["run_dir"]), "merged")
         debate.update(merged.to_fields("merged"))
+    debate["reasons"] = cut_items(debate.get("reasons") or [], max_chars)
+    for entry in debate.get("rounds", []):
+        if "open_points" in entry:
+            entry["open_points"] = cut_items(entry["open_points"], max_chars)
     return envelope
 
 

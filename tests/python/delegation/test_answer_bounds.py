@@ -42,3 +42,15 @@ def test_an_unwritable_state_folder_keeps_the_bound_and_says_why(tmp_path: Path)
     kept = bounded("z" * 50, 10, tmp_path, "a")
     fields = kept.to_fields("reply")
     assert len(kept.shown) <= 10 and fields["reply_file"] is None and fields["reply_keep_error"]
+
+
+def test_a_consolidators_reasons_and_open_points_reach_the_host_within_max_chars() -> None:
+    from harness.serve.tools import bounded_autopilot
+    huge = "r" * 100_000
+    envelope = {"children": [], "debate": {"merged": None, "reasons": ["short", huge, "never shown"],
+                                           "rounds": [{"round": 1, "open_points": [huge]}, {"round": 2}]}}
+    debate = bounded_autopilot(envelope, 4000)["debate"]
+    assert debate["reasons"][0] == "short" and len(debate["reasons"]) == 2
+    assert sum(map(len, debate["reasons"])) <= 4000 and debate["reasons"][1].endswith("characters in all]")
+    assert sum(map(len, debate["rounds"][0]["open_points"])) <= 4000
+    assert "open_points" not in debate["rounds"][1]

@@ -333,11 +333,13 @@ def test_enqueue_then_queue_status_and_ledger_summary_through_the_tools(fake_her
 
 
 @pytest.mark.parametrize("client", ["claude-code", "gemini", "codex"])
-def test_print_config_gives_each_host_a_server_entry_it_can_parse(client, project, capsys) -> None:
-    assert main(["serve", "--print-config", client, "--project-root", str(project)]) == 0
+def test_print_config_gives_each_host_a_server_entry_it_can_parse(client, project, tmp_path, capsys) -> None:
+    shared = tmp_path / "shared-plans"
+    shared.mkdir()
+    assert main(["serve", "--print-config", client, "--project-root", str(project), "--allow-dir", str(shared)]) == 0
     body = capsys.readouterr().out
     entry = (tomllib.loads(body)["mcp_servers"] if client == "codex" else json.loads(body)["mcpServers"])["mafiabot"]
-    assert entry["args"] == ["serve", "--project-root", str(project)]
+    assert entry["args"] == ["serve", "--project-root", str(project.resolve()), "--allow-dir", str(shared.resolve())]
     assert Path(entry["command"]).name == "mafiabot-harness"
 
 
