@@ -213,14 +213,14 @@ class JobRunner:
             return self._recover(job)
         return job
 
-    def cancel(self, job_id: str, bound_s: float) -> dict[str, Any]:
-        """Stop a job of this runner and wait, bounded, for its settlement; the job then."""
+    def cancel(self, job_id: str) -> bool:
+        """Ask a job of this runner to stop for a cancel request, without waiting (the caller waits on the
+        loop, holding no thread); whether it was running here."""
         live = self._live.get(job_id)
         if live is None:
-            return self.get(job_id)  # settled already, or its runner is gone and it is settled from the journal
+            return False
         live.stop.request(CANCEL_CALL)
-        live.done.wait(bound_s)
-        return self._read(job_id)
+        return True
 
     def stop(self, job_id: str) -> None:
         """Ask a job of this runner to stop, without waiting (a cancelled call cannot wait)."""

@@ -335,7 +335,7 @@ def delegation_result(ctx: ServeContext, args: ResultArgs) -> Started | dict[str
     return Started(job, args.wait_seconds) if job["state"] == "running" else delegation_envelope(job)
 
 
-def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
+def delegation_cancel(ctx: ServeContext, args: JobArgs) -> Started | dict[str, Any]:
     job = job_of(ctx, args.job_id)
     if job["state"] == "running" and job["tool"] == "autopilot_run":
         raise ToolFailure("an autopilot_run job cannot be stopped alone (auto-pilot has no per-run stop); "
@@ -343,10 +343,9 @@ def delegation_cancel(ctx: ServeContext, args: JobArgs) -> dict[str, Any]:
     if ctx.jobs.runs_elsewhere(job):
         raise ToolFailure(f"job {args.job_id} runs in another serve process ({job['runner']}); cancel it there")
     if job["state"] == "running":
-        try:
-            job = ctx.jobs.cancel(args.job_id, CANCEL_WAIT_S)
-        except UnknownJob as exc:
-            raise ToolFailure(str(exc)) from None
+        if ctx.jobs.cancel(args.job_id):
+            return Started(job, CANCEL_WAIT_S)  # its settling awaited like a result: no thread held
+        job = job_of(ctx, args.job_id)  # settled since it was read, or settled from the journal now
     return delegation_envelope(job)
 
 
