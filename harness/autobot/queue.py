@@ -42,7 +42,7 @@ from typing import Any
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
 from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
 from harness.hermes.outcome import CANCELLED, NESTED_DELEGATION
 from harness.ledger.journal import settle_orphans
@@ -141,6 +141,11 @@ class Queue:
         return report
 
     def inspect(self) -> dict[str, Any]:
+        """Every item of every state; ConfigError when the queue cannot be a folder (it, or the nearest of
+        its parents that exists, is something else), so an unusable queue never lists as an empty one."""
+        nearest = next(folder for folder in (self.root, *self.root.parents) if folder.exists())
+        if not nearest.is_dir():
+            raise ConfigError(f"the queue {self.root} cannot be a folder: {nearest} is not a directory")
         items = []
         for state in STATES:
             for path in self._files(state):

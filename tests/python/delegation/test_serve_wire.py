@@ -256,11 +256,14 @@ def test_a_project_root_that_is_a_file_is_a_one_line_tool_error(raw_serve, fake_
     server.initialize()
     regular = project / "plain.txt"
     regular.write_text("x")
-    for tool in ("ledger_summary", "queue_status"):
-        answer = server.call(tool, project_root=str(regular))
+    stateless = project / "stateless"  # its state folder is a file: no queue or ledger can be there
+    stateless.mkdir()
+    (stateless / ".agents").write_text("x")
+    for tool, root in [(tool, root) for tool in ("ledger_summary", "queue_status") for root in (regular, stateless)]:
+        answer = server.call(tool, project_root=str(root))
         assert answer["isError"] is True, answer
         [text] = answer["content"]
-        assert "not a directory" in text["text"] and "\n" not in text["text"]
+        assert "not a directory" in text["text"].lower() and "\n" not in text["text"]
     assert server.close() == 0
     assert "Traceback" not in server.stderr_path.read_text()
 
