@@ -33,6 +33,7 @@ package body Model_Intender_Tests is
    use type Organs.Intender.Model_Fallback;
    use type Organs.Model_Port.Ask_Status;
    use type Cycle_Order.Step_Index;
+   use type Cycle_Order.Phase_Kind;
 
    package Port renames Organs.Model_Port;
    package Intender renames Organs.Intender;
@@ -193,6 +194,10 @@ package body Model_Intender_Tests is
                Counted : Natural := 0;
             begin
                for Step in Cycle_Order.Step_Index loop
+                  Assert (Cycle_Order.Asks_Model (Step, Intent_Asked) = (Cycle_Order.Phase (Step) in
+                            Cycle_Order.Reason | Cycle_Order.Synthesize
+                            or else (Intent_Asked and then Cycle_Order.Phase (Step) = Cycle_Order.Intend)),
+                          "which steps ask");
                   case Cycle_Order.Phase (Step) is
                      when Cycle_Order.Reason =>
                         if Natural (Cycle_Order.Pass_Of (Step)) <= Passes then
