@@ -12,6 +12,11 @@ Two tables, one run, written to bench/results/sampling.{md,json,svg}:
    latency per request (0, 2 and 10 ms): the line a Hermes operator reads to size a tool timeout.
 3. The 2026-07-28 input-required form: the body's CPU per round (each round replays the turn from
    its start with the answers so far), a client answering every round at once.
+4. The body's instructions per sampled call (callgrind, repeatable on a shared machine): the answers to
+   every request are written into stdin ahead of time (the body's request ids are whole numbers from 1
+   and a pinned session's turn asks a known number of them), so no client runs at all; per call is
+   (run of N turns - run of the handshake alone) / (N x calls a turn). Tables 1 and 4 have rows with
+   `--intent model` (one call more a turn: the intent question, answered with an intent's name).
 
 Invariants:
 - Sessions are the bench fixture's pinned ones (workloads.PINNED), so a turn runs 1, 4 or 8 passes
@@ -19,6 +24,8 @@ Invariants:
 - Every conversation is bounded by PipeClient's watchdog; the scripted latency is the only sleep.
 - Client and body stay unpinned: the sampled turn is a conversation, and the client's wake-ups are
   part of what a real client costs.
+- A turn's model calls are passes + 1, and + 1 more with `--intent model` (`calls_of`): the body's own
+  count is `Cycle_Order.Model_Calls`, and every run here asserts the body asked exactly that many.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +50,11 @@ SAMPLING = b'"method":"sampling/createMessage"'
 PASS_LEVELS = (1, 4, 8)
 LATENCIES_MS = (0, 2, 10)
 TARGET_MS_PER_PASS = 0.2
+INTENTS = ("rules", "model")
+INTENT_SYSTEM = b'"systemPrompt":"You are the intent organ'
+# callgrind runs ~50x slower than native; a few hundred sampled calls take seconds.
+CALLGRIND_TURNS = 60
+CALLGRIND_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -61,13 +76,26 @@ class Turns:
     cpu_s: float
 
 
+THOUGHT = "a thought of about the length a model would give: " + "w " * 40
+INTENT_PICK = "ask"
+
+
+def calls_of(passes: int, intent: str) -> int:
+    """A turn's model calls: one a pass, the synthesis, and the intent question with --intent model."""
+    return passes + 1 + (intent == "model")
+
+
+def result_line(request_id: int, text: str) -> bytes:
+    return workloads.line({"jsonrpc": "2.0", "id": request_id, "result": {
+        "role": "assistant", "model": "bench-model", "stopReason": "endTurn",
+        "content": {"type": "text", "text": text}}})
+
+
 def answer(request: bytes, latency_s: float) -> bytes:
     request_id = json.loads(request)["id"]
     if latency_s:
         time.sleep(latency_s)
-    return workloads.line({"jsonrpc": "2.0", "id": request_id, "result": {
-        "role": "assistant", "model": "bench-model", "stopReason": "endTurn",
-        "content": {"type": "text", "text": "a thought of about the length a model would give: " + "w " * 40}}})
+    return result_line(request_id, INTENT_PICK if INTENT_SYSTEM in request else THOUGHT)
 
 
 def initialize_sampling(client: PipeClient) -> None:
@@ -101,33 +129,86 @@ def run_turns(client: PipeClient, key: tuple[str, str, str], count: int, latency
     return Turns(wall, handling, calls, client.cpu_seconds() - cpu_before)
 
 
-def body_argv(fixture: Path, cognition: str) -> list[str]:
-    return [str(servers.body_path()), "--organs", str(fixture), "--no-soul", "--cognition", cognition]
+def body_argv(fixture: Path, cognition: str, intent: str = "rules") -> list[str]:
+    return [str(servers.body_path()), "--organs", str(fixture), "--no-soul", "--cognition", cognition,
+            "--intent", intent]
 
 
 def own_time(plan: Plan, fixture: Path) -> list[dict]:
     rows = []
-    for passes in PASS_LEVELS:
-        key = workloads.PINNED[passes][0]
-        with PipeClient(body_argv(fixture, "sampling")) as sampled, PipeClient(body_argv(fixture, "stub")) as stub:
-            initialize_sampling(sampled)
-            initialize_sampling(stub)
-            run_turns(sampled, key, 5, 0.0, 1)  # warm: templates written, pages touched
-            run_turns(stub, key, 5, 0.0, 1)
-            asked = run_turns(sampled, key, plan.cpu_turns, 0.0, 100)
-            plain = run_turns(stub, key, plan.cpu_turns, 0.0, 100)
-        calls_per_turn = asked.calls / plan.cpu_turns
-        assert calls_per_turn == passes + 1, (passes, calls_per_turn)
-        cpu_turn = asked.cpu_s / plan.cpu_turns
-        beyond = [w - c for w, c in zip(asked.wall_s, asked.client_s, strict=True)]
-        rows.append({
-            "passes": passes, "calls_per_turn": passes + 1,
-            "body_cpu_per_turn_us": round(cpu_turn * 1e6, 1),
-            "body_cpu_per_call_us": round(cpu_turn / (passes + 1) * 1e6, 1),
-            "stub_cpu_per_turn_us": round(plain.cpu_s / plan.cpu_turns * 1e6, 1),
-            "wall_less_client_per_call_us": round(stats.median(beyond) / (passes + 1) * 1e6, 1),
-            "turn_wall_median_us": round(stats.median(asked.wall_s) * 1e6, 1),
-        })
+    for intent in INTENTS:
+        for passes in PASS_LEVELS:
+            key = workloads.PINNED[passes][0]
+            calls = calls_of(passes, intent)
+            with PipeClient(body_argv(fixture, "sampling", intent)) as sampled, \
+                    PipeClient(body_argv(fixture, "stub")) as stub:
+                initialize_sampling(sampled)
+                initialize_sampling(stub)
+                run_turns(sampled, key, 5, 0.0, 1)  # warm: templates written, pages touched
+                run_turns(stub, key, 5, 0.0, 1)
+                asked = run_turns(sampled, key, plan.cpu_turns, 0.0, 100)
+                plain = run_turns(stub, key, plan.cpu_turns, 0.0, 100)
+            calls_per_turn = asked.calls / plan.cpu_turns
+            assert calls_per_turn == calls, (passes, intent, calls_per_turn)
+            cpu_turn = asked.cpu_s / plan.cpu_turns
+            beyond = [w - c for w, c in zip(asked.wall_s, asked.client_s, strict=True)]
+            rows.append({
+                "intent": intent, "passes": passes, "calls_per_turn": calls,
+                "body_cpu_per_turn_us": round(cpu_turn * 1e6, 1),
+                "body_cpu_per_call_us": round(cpu_turn / calls * 1e6, 1),
+                "stub_cpu_per_turn_us": round(plain.cpu_s / plan.cpu_turns * 1e6, 1),
+                "wall_less_client_per_call_us": round(stats.median(beyond) / calls * 1e6, 1),
+                "turn_wall_median_us": round(stats.median(asked.wall_s) * 1e6, 1),
+            })
+    return rows
+
+
+def scripted_stdin(directory: Path, passes: int, intent: str, turns: int) -> Path:
+    """The handshake, then `turns` calls each followed by the answers to every request it will send, in order."""
+    key = workloads.PINNED[passes][0]
+    calls = calls_of(passes, intent)
+    lines = [workloads.line({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                 "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+                 "clientInfo": {"name": "mafiabot-bench", "version": "1"}}}),
+             workloads.initialized_line()]
+    request_id = 0
+    for turn in range(turns):
+        lines.append(workloads.turn_line(100 + turn, key))
+        for rank in range(1, calls + 1):
+            request_id += 1
+            is_intent = intent == "model" and rank == passes + 1
+            lines.append(result_line(request_id, INTENT_PICK if is_intent else THOUGHT))
+    path = directory / f"sampled-{passes}-{intent}-{turns}.jsonl"
+    path.write_bytes(b"".join(lines))
+    return path
+
+
+def callgrind_total(argv: list[str], stdin: Path, out: Path) -> tuple[int, bytes]:
+    """Total instructions of one run, and what the body wrote."""
+    with open(stdin, "rb") as source:
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], stdin=source,
+                             capture_output=True, timeout=CALLGRIND_TIMEOUT, check=False)
+    found = re.search(rb"Collected : (\d+)", run.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind failed: {run.stderr[-500:]!r}")
+    return int(found.group(1)), run.stdout
+
+
+def instructions_per_call(fixture: Path, work: Path, turns: int) -> list[dict]:
+    rows = []
+    for intent in INTENTS:
+        for passes in PASS_LEVELS:
+            calls = calls_of(passes, intent)
+            argv = body_argv(fixture, "sampling", intent)
+            base, _ = callgrind_total(argv, scripted_stdin(work, passes, intent, 0), work / "cg-base.out")
+            total, written = callgrind_total(argv, scripted_stdin(work, passes, intent, turns), work / "cg.out")
+            asked = written.count(SAMPLING)
+            answered = written.count(b'"isError":false')
+            assert asked == turns * calls and answered == turns, (passes, intent, asked, answered)
+            per_turn = (total - base) / turns
+            rows.append({"intent": intent, "passes": passes, "calls_per_turn": calls,
+                         "instructions_per_turn": round(per_turn),
+                         "instructions_per_call": round(per_turn / calls)})
     return rows
 
 
@@ -187,10 +268,10 @@ def render(results: dict) -> str:
            (f"{results['meta']['when']}, {results['meta']['cpus']} CPUs, load {results['meta']['load']}; "
            "`python -m bench.sampling` (bench/sampling.py)."), "",
            "## The body's own time per sampled pass (client answers at once)", "",
-           ("| passes | model calls | body CPU / turn (µs) | body CPU / call (µs) | stub CPU / turn (µs) "
+           ("| --intent | passes | model calls | body CPU / turn (µs) | body CPU / call (µs) | stub CPU / turn (µs) "
            "| wall − client, per call (µs) | turn wall, median (µs) |"),
-           "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    out += [f"| {row['passes']} | {row['calls_per_turn']} | {row['body_cpu_per_turn_us']} | "
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out += [f"| {row['intent']} | {row['passes']} | {row['calls_per_turn']} | {row['body_cpu_per_turn_us']} | "
             f"{row['body_cpu_per_call_us']} | {row['stub_cpu_per_turn_us']} | "
             f"{row['wall_less_client_per_call_us']} | {row['turn_wall_median_us']} |" for row in results["own_time"]]
     worst = max(row["body_cpu_per_call_us"] for row in results["own_time"])
@@ -213,6 +294,15 @@ def render(results: dict) -> str:
             f"{row['body_cpu_per_round_us']} |" for row in results["modern_rounds"]]
     out += ["", ("Each tools/call runs the whole turn again with the answers so far (P + 2 runs for P passes): "
             "the body's share of a round stays tens of microseconds, far below a model's time.")]
+    if results.get("instructions"):
+        out += ["", "## The body's instructions per sampled call (callgrind, answers scripted in stdin)", "",
+                "| --intent | passes | model calls | instructions / turn | instructions / call |",
+                "| --- | ---: | ---: | ---: | ---: |"]
+        out += [f"| {row['intent']} | {row['passes']} | {row['calls_per_turn']} | {row['instructions_per_turn']:,} | "
+                f"{row['instructions_per_call']:,} |" for row in results["instructions"]]
+        out += ["", ("No client runs: every answer is in stdin ahead of time, so these are the body's own "
+                "instructions (reading and checking each answer, writing each request and the reply), the same on "
+                "every run.")]
     return "\n".join(out)
 
 
@@ -257,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sampling", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where sampling.{md,json,svg} go")
+    parser.add_argument("--no-callgrind", action="store_true", help="leave out table 4 (valgrind)")
     options = parser.parse_args(argv)
     plan = Plan.quick() if options.quick else Plan()
     if not servers.body_path().is_file():
@@ -267,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         results = {"meta": {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
                             "plan": plan.__dict__, "load": None},
                    "own_time": own_time(plan, fixture), "wall_by_latency": wall_by_latency(plan, fixture),
-                   "modern_rounds": modern_rounds(plan, fixture)}
+                   "modern_rounds": modern_rounds(plan, fixture),
+                   "instructions": ([] if options.no_callgrind or shutil.which("valgrind") is None
+                                    else instructions_per_call(fixture, Path(work), CALLGRIND_TURNS))}
     results["meta"]["load"] = round(os.getloadavg()[0], 2)
     table = render(results)
     print(table)

@@ -9,7 +9,10 @@ operator allows.
 
 Invariants:
 - One source of truth for a turn's calls: `CALLS_PER_FULL_TURN` is the passes of the trace (harness.trace) plus the
-  synthesis; a drained turn runs one pass, so `CALLS_PER_DRAINED_TURN` is two.
+  synthesis; a drained turn runs one pass, so `CALLS_PER_DRAINED_TURN` is two. An entry whose args say
+  `--intent model` asks the model once more a turn, for the intent (`INTENT_CALLS`, the body's
+  `Cycle_Order.Model_Calls`): its bounds carry it (`SamplingBounds.full_turn_calls`), and every figure below that
+  speaks of a full turn is that entry's.
 - The body's bounds (`SamplingBounds`) are read off the entry's own command line when it sets them, else from the
   body's `--help`, which states every default: the body owns them, mount never restates a number of its own.
 - `max_rpm` is the operator's spend brake, not a speed the body needs: the rate of sampled calls is bounded by the
@@ -19,7 +22,7 @@ Invariants:
   turns back to back in a minute are never throttled, and a loop calling `turn` faster still is. `timeout` is the
   body's per-request timeout (the body, not Hermes, decides a call took too long, and says so in its trace),
   `max_tokens_cap` the body's per-pass max tokens. `tool_timeout_floor(bounds)` is the least entry `timeout` that
-  outlasts the body's turn deadline. `full_turns_a_minute(max_rpm)` says what a block's max_rpm allows.
+  outlasts the body's turn deadline. `full_turns_a_minute(max_rpm, calls)` says what a block's max_rpm allows.
 - Applying keeps what an operator set at least as large (their limit then stays theirs), raises what is smaller or
   unreadable with a note; an own max_rpm is kept whenever it lets one full turn through (`_keep_floor`: it is the
   operator's brake, and a remount for another reason must never loosen it); max_rpm is written exactly as asked
@@ -56,6 +59,10 @@ PASS_TOTAL = (LAST_PASS_STEP - FIRST_PASS_STEP) // 2 + 1
 SYNTHESIS_CALLS = 1
 CALLS_PER_FULL_TURN = PASS_TOTAL + SYNTHESIS_CALLS
 CALLS_PER_DRAINED_TURN = 1 + SYNTHESIS_CALLS
+INTENT_OPTION = "--intent"
+INTENT_BY_MODEL = "model"
+# --intent model: the intent (step 20) is one question more a turn, whatever the energy.
+INTENT_CALLS = 1
 # Hermes counts max_rpm over a sliding minute (SamplingHandler._check_rate_limit), so a minute is the brake's unit.
 TURNS_PER_MINUTE_OPTION = "--sampling-turns-per-minute"
 # One a minute is the least that lets a turn finish; past one a second a brake no longer brakes a runaway loop.
@@ -89,6 +96,13 @@ class SamplingBounds:
     turn_deadline_ms: int
     max_tokens: int
     sources: tuple[str, ...] = ()
+    intent_calls: int = 0
+    # INTENT_CALLS when the entry's args say --intent model
+
+    @property
+    def full_turn_calls(self) -> int:
+        """The model calls of one full-energy turn of this entry's body."""
+        return CALLS_PER_FULL_TURN + self.intent_calls
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,8 @@ class SamplingBlock:
     max_rpm: int
     timeout: int | float  # seconds, as Hermes reads it
     max_tokens_cap: int
+    full_turn_calls: int = CALLS_PER_FULL_TURN
+    # Not a key: the calls of the full turn the block is sized for (the least max_rpm an operator's brake may be)
 
     def items(self) -> dict[str, int | float]:
         return {"max_rpm": self.max_rpm, "timeout": self.timeout, "max_tokens_cap": self.max_tokens_cap}
@@ -175,7 +191,8 @@ def sampling_bounds(body: Sequence[str], help_text: str | None = None) -> Sampli
             raise ConfigError(f"the body {body[0]} does not state a default for {bound.option} in its --help: it "
                               f"predates {COGNITION_OPTION} {SAMPLING} (build the current body with `make build`)")
     timeout_ms, deadline_ms, max_tokens = values
-    return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources))
+    intent = INTENT_CALLS if option_value(args, INTENT_OPTION) == INTENT_BY_MODEL else 0
+    return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources), intent)
 
 
 def check_turns_per_minute(turns: int) -> int:
@@ -190,13 +207,14 @@ def check_turns_per_minute(turns: int) -> int:
 
 def required_block(bounds: SamplingBounds, turns_per_minute: int) -> SamplingBlock:
     """The least block for `turns_per_minute` back-to-back full turns a minute (at least one) under the body's bounds."""
-    return SamplingBlock(max_rpm=max(turns_per_minute, 1) * CALLS_PER_FULL_TURN,
-                         timeout=seconds(bounds.request_timeout_ms), max_tokens_cap=bounds.max_tokens)
+    return SamplingBlock(max_rpm=max(turns_per_minute, 1) * bounds.full_turn_calls,
+                         timeout=seconds(bounds.request_timeout_ms), max_tokens_cap=bounds.max_tokens,
+                         full_turn_calls=bounds.full_turn_calls)
 
 
-def full_turns_a_minute(max_rpm: int | float) -> str:
+def full_turns_a_minute(max_rpm: int | float, full_turn_calls: int = CALLS_PER_FULL_TURN) -> str:
     """The full turns a minute Hermes answers whole under `max_rpm`, in words ("6 full turns")."""
-    turns = int(max_rpm // CALLS_PER_FULL_TURN)
+    turns = int(max_rpm // full_turn_calls)
     return f"{turns} full turn{'' if turns == 1 else 's'}"
 
 
@@ -239,7 +257,7 @@ def shortfalls(block: Any, required: SamplingBlock) -> list[str]:
     problems = [] if hermes_enabled(block) else [f"sampling.enabled: {block.get('enabled')!r}"]
     for key, least in required.items().items():
         read = hermes_number(block.get(key), _kind(key)) if key in block else None
-        if read is None or read < _keep_floor(key, least):
+        if read is None or read < _keep_floor(key, least, required.full_turn_calls):
             problems.append(f"sampling.{key}: {block.get(key, 'absent')!r} < {least}")
     return problems
 
@@ -277,10 +295,11 @@ def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
             continue
         elif _exact(spec, key):
             notes.append(f"set sampling.max_rpm from {block[key]!r} to {least}: {TURNS_PER_MINUTE_OPTION} "
-                         f"{least // CALLS_PER_FULL_TURN} asks for it")
+                         f"{least // spec.block.full_turn_calls} asks for it")
             block[key] = least
         else:
-            notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: {_why(key)}")
+            notes.append(f"raised sampling.{key} from {block[key]!r} to {least}: "
+                         f"{_why(key, spec.block.full_turn_calls)}")
             block[key] = least
     if kept:
         notes.append(f"kept the entry's own sampling {', '.join(kept)} (at least what a full turn needs)")
@@ -289,23 +308,23 @@ def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
 
 def _held(spec: SamplingSpec, key: str, read: int | float | None, least: int | float) -> int | float:
     """The value a sized key ends with: the operator's own where mount keeps it, else mount's `least`."""
-    if _exact(spec, key) or read is None or read < _keep_floor(key, least):
+    if _exact(spec, key) or read is None or read < _keep_floor(key, least, spec.block.full_turn_calls):
         return least
     return read
 
 
-def _keep_floor(key: str, least: int | float) -> int | float:
+def _keep_floor(key: str, least: int | float, full_turn_calls: int) -> int | float:
     """The least value of the entry's own that mount keeps when the operator did not ask for a number now.
 
     An operator's max_rpm is their brake on spend: any that lets one full turn through stays theirs, tighter than
     the default or not (a remount for another reason must not loosen it). The other keys must reach the body's
     bounds, or Hermes would cut calls the body still waits for.
     """
-    return CALLS_PER_FULL_TURN if key == "max_rpm" else least
+    return full_turn_calls if key == "max_rpm" else least
 
 
-def _why(key: str) -> str:
-    return {"max_rpm": f"below it Hermes refuses calls of the full turns a minute it allows ({CALLS_PER_FULL_TURN} "
+def _why(key: str, full_turn_calls: int) -> str:
+    return {"max_rpm": f"below it Hermes refuses calls of the full turns a minute it allows ({full_turn_calls} "
                        "each)",
             "timeout": "below it Hermes gives up on a call the body still waits for",
             "max_tokens_cap": "below it Hermes cuts every pass's answer short of the body's budget"}[key]
@@ -346,11 +365,13 @@ def describe(spec: SamplingSpec, tool_timeout: float) -> list[str]:
     bounds, block = spec.bounds, spec.block
     sources = dict(zip((b.option for b in BODY_BOUNDS), spec.bounds.sources, strict=True))
     rpm = f"max_rpm {block.max_rpm}" if spec.turns_asked else f"max_rpm >= {block.max_rpm}"
+    intent = " + the intent" if bounds.intent_calls else ""
     chosen = (f"sampling: {rpm}, timeout >= {block.timeout} s, max_tokens_cap >= {block.max_tokens_cap}: a full "
-              f"turn is {CALLS_PER_FULL_TURN} model calls ({PASS_TOTAL} passes + the synthesis, "
-              f"{CALLS_PER_DRAINED_TURN} drained), and Hermes answers {'' if spec.turns_asked else 'at least '}"
-              f"{full_turns_a_minute(block.max_rpm)} a minute back to back ({TURNS_PER_MINUTE_OPTION}), then "
-              "throttles: the brake on a runaway loop")
+              f"turn is {bounds.full_turn_calls} model calls ({PASS_TOTAL} passes{intent} + the synthesis, "
+              f"{CALLS_PER_DRAINED_TURN + bounds.intent_calls} drained), and Hermes answers "
+              f"{'' if spec.turns_asked else 'at least '}"
+              f"{full_turns_a_minute(block.max_rpm, bounds.full_turn_calls)} a minute back to back "
+              f"({TURNS_PER_MINUTE_OPTION}), then throttles: the brake on a runaway loop")
     why = (f"          Hermes waits a call as long as the body ({REQUEST_TIMEOUT.option} {bounds.request_timeout_ms}, "
            f"{sources[REQUEST_TIMEOUT.option]}), caps no pass below {MAX_TOKENS.option} {bounds.max_tokens}, and the "
            f"tool timeout {tool_timeout:g} s outlasts {TURN_DEADLINE.option} {bounds.turn_deadline_ms}")

@@ -51,6 +51,7 @@ from harness.hermes_mount.cognition import (
     CALLS_PER_FULL_TURN,
     SAMPLING,
     SAMPLING_KEY,
+    SYNTHESIS_CALLS,
     SamplingBounds,
     cognition_of,
     full_turns_a_minute,
@@ -357,8 +358,8 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
         add("cognition", OK, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
                              f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
                              f"{block['max_tokens_cap']}, tool timeout {timeout} s: "
-                             f"{full_turns_a_minute(hermes_number(block['max_rpm'], int) or 0)} of "
-                             f"{CALLS_PER_FULL_TURN} calls a minute back to back, then Hermes throttles")
+                             f"{full_turns_a_minute(hermes_number(block['max_rpm'], int) or 0, bounds.full_turn_calls)}"
+                             f" of {bounds.full_turn_calls} calls a minute back to back, then Hermes throttles")
     return bounds
 
 
@@ -376,18 +377,20 @@ def _check_sampling(command: str, args: list[str], env: dict[str, str], bounds: 
         return
     calls = [call for call in cognition.get("calls") or [] if isinstance(call, dict)]
     answered = [call for call in calls if call.get("status") == "answered" and call.get("model") == SCRIPTED_MODEL]
-    expected = int(probe.trace.get("passes_run") or 0) + 1
+    passes = int(probe.trace.get("passes_run") or 0)
+    expected = passes + SYNTHESIS_CALLS + bounds.intent_calls
+    asked = "the passes, the intent and the synthesis" if bounds.intent_calls else "the passes and the synthesis"
     if cognition.get("thinker") != SAMPLING or cognition.get("fallback") is not None:
         add("sampling", FAIL, f"the body thought with {cognition.get('thinker')!r} although the client declared "
                               f"sampling: {cognition.get('fallback')}")
     elif not (len(answered) == len(calls) == len(probe.requests) == expected):
         statuses = ", ".join(f"{call.get('status')}" for call in calls)
-        add("sampling", FAIL, f"{len(probe.requests)} sampling requests for {expected - 1} passes and the synthesis; "
-                              f"the trace's calls: {statuses or 'none'}")
+        add("sampling", FAIL, f"{len(probe.requests)} sampling requests for a turn of {passes} passes, not {expected} "
+                              f"({asked}); the trace's calls: {statuses or 'none'}")
     else:
-        add("sampling", OK, f"a turn of {expected - 1} passes sent {len(probe.requests)} sampling requests (the passes "
-                            "and the synthesis), all answered by doctor's own scripted client: the body's side "
-                            "works (no model was asked, nothing spent)")
+        add("sampling", OK, f"a turn of {passes} passes sent {len(probe.requests)} sampling requests ({asked}), all "
+                            "answered by doctor's own scripted client: the body's side works (no model was asked, "
+                            "nothing spent)")
 
 
 def late_server_effect(discovery: float, source: str) -> str:

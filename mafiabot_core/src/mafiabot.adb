@@ -21,6 +21,7 @@ with Client_Channels;
 with Hermes_Protocol;
 with Organs.Identity;
 with Organs.Model_Cognition;
+with Organs.Model_Intender;
 with Organs.Sets;
 with Sampling_Port;
 with Session_Repositories.Memory;
@@ -257,7 +258,7 @@ begin
       use type Body_Config.Soul_Policy;
       Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
-      Chosen   : constant Organs.Sets.Organ_Set :=
+      Thinking : constant Organs.Sets.Organ_Set :=
         (case Settings.Cognition is
             when Body_Config.Stub => Stubs,
             when Body_Config.Sampling =>
@@ -268,6 +269,17 @@ begin
                     Max_Tokens => Settings.Sampling_Max_Tokens)));
       --  --cognition sampling: the stub's cognition asked of the client's
       --  model, the stub's own where the client cannot be asked
+      Chosen   : constant Organs.Sets.Organ_Set :=
+        (case Settings.Intender is
+            when Body_Config.Rules => Thinking,
+            when Body_Config.Model =>
+              (Thinking with delta Intender =>
+                 new Organs.Model_Intender.Organ'
+                   (Fallback   => Stubs.Intender,
+                    Timeout_Ms => Settings.Sampling_Timeout_Ms)));
+      --  --intent model (only with --cognition sampling, Body_Config
+      --  sees to it): the intent asked of the client's model, the rules'
+      --  where its answer names none
       Identity : constant Organs.Identity.Big_Three :=
         Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);

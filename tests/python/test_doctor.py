@@ -286,6 +286,17 @@ def test_doctor_probes_a_sampled_turn_of_the_real_body_with_its_own_scripted_cli
     assert not (home / "SOUL.md").exists(), "doctor's sampled turn must not write SOUL.md"
 
 
+def test_doctor_probes_a_turn_whose_intent_the_model_is_asked_for_and_counts_that_call(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--cognition", "sampling", "--body-arg=--intent", "--body-arg=model"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "ok" and lines_of(out)["sampling"] == "ok"
+    assert ": 6 full turns of 10 calls a minute back to back" in out
+    assert "a turn of 8 passes sent 10 sampling requests (the passes, the intent and the synthesis)" in out
+
+
 def _call(status: str, model: str = SCRIPTED_MODEL) -> dict:
     return {"step": 4, "thinker": "sampling", "status": status, "model": model, "tokens": None, "latency_ms": 1,
             "error": None}

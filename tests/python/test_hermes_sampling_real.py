@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from harness.cli import main
-from harness.hermes_mount.cognition import CALLS_PER_FULL_TURN, DEFAULT_TURNS_PER_MINUTE, PASS_TOTAL
+from harness.hermes_mount.cognition import CALLS_PER_FULL_TURN, DEFAULT_TURNS_PER_MINUTE, INTENT_CALLS, PASS_TOTAL
 from hermes_support import SCRIPTS, StubModel, offline_config, project_hermes, requires_hermes, run_hermes
 
 pytestmark = [*requires_hermes, pytest.mark.usefixtures(project_hermes.__name__)]
@@ -47,19 +47,21 @@ def tool_result_trace(agent_call: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError(f"no structuredContent in the tool result the model received: {text[:500]}")
 
 
-def sampled_chat(tmp_path: Path, replies: list[dict[str, Any]], max_rpm: int | None = None
+def sampled_chat(tmp_path: Path, replies: list[dict[str, Any]], max_rpm: int | None = None,
+                 sampling: list[dict[str, Any]] | None = None, mount_args: tuple[str, ...] = ()
                  ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]], Path]:
-    """One `hermes chat` in a fresh profile mounted with --cognition sampling (its max_rpm then set to `max_rpm`
-    when given); the run, the stub model's logged requests, and HOME."""
+    """One `hermes chat` in a fresh profile mounted with --cognition sampling (and `mount_args`; its max_rpm then set
+    to `max_rpm` when given), the stub model answering sampling calls with `sampling` in order; the run, the stub
+    model's logged requests, and HOME."""
     home, root = tmp_path / "home", tmp_path / "hermes-root"
     home.mkdir()
     profile_home = root / "profiles" / PROFILE
     profile_home.mkdir(parents=True)
-    script = {"model": STUB_MODEL, "replies": replies, "sampling": [{"text": THOUGHT}]}
+    script = {"model": STUB_MODEL, "replies": replies, "sampling": sampling or [{"text": THOUGHT}]}
     with StubModel(script, tmp_path / "model") as model:
         (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
         assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
-                     "--cognition", "sampling"]) == 0
+                     "--cognition", "sampling", *mount_args]) == 0
         if max_rpm is not None:
             config = profile_home / "config.yaml"
             config.write_text(re.sub(r"max_rpm: \d+", f"max_rpm: {max_rpm}", config.read_text(encoding="utf-8")),
@@ -95,6 +97,22 @@ def test_a_full_turn_asks_hermes_s_model_nine_times_and_every_call_is_answered_i
     assert f"stub thought {CALLS_PER_FULL_TURN}" in trace["output"], "the synthesis is not the output"
     assert completed.stdout.startswith("The body said: ")
     assert not (home / ".hermes").exists(), "nothing may land in the real-looking ~/.hermes"
+
+
+def test_with_intent_model_hermes_s_model_names_the_intent_and_the_static_table_routes_it(body_exe, tmp_path):
+    replies = json.loads((SCRIPTS / "turn_then_quote.json").read_text())["replies"]
+    # The passes, then the intent question (the request after the last pass), then the synthesis
+    sampling = [{"text": THOUGHT}] * PASS_TOTAL + [{"text": "Remember."}, {"text": THOUGHT}]
+    _, requests, _ = sampled_chat(tmp_path, replies, sampling=sampling,
+                                  mount_args=("--body-arg=--intent", "--body-arg=model"))
+    sampled, agent = kinds(requests, "sampling"), kinds(requests, "agent")
+    assert len(sampled) == CALLS_PER_FULL_TURN + INTENT_CALLS
+    assert "You are the intent organ" in json.dumps(sampled[PASS_TOTAL]["body"]["messages"])
+    trace = tool_result_trace(agent[1])
+    table = dict(entry.split("->") for entry in trace["steps"][18]["detail"].removeprefix("packed schema ").split("|"))
+    assert trace["route"] == {"intent": "remember", "target": table["remember"]}
+    assert trace["cognition"]["intent"] == {"stated_by": "model", "said": "Remember.", "fallback": None}
+    assert [call["status"] for call in trace["cognition"]["calls"]] == ["answered"] * len(sampled)
 
 
 TWO_TURNS = [{"tool_call": {"name": "mcp__mafiabot__turn", "arguments": {

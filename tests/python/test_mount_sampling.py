@@ -9,6 +9,7 @@ are read from a body, not from the test; mount runs with --no-check (the stand-i
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from harness.hermes_mount.cognition import (
     CALLS_PER_DRAINED_TURN,
     CALLS_PER_FULL_TURN,
     DEFAULT_TURNS_PER_MINUTE,
+    INTENT_CALLS,
     TURNS_PER_MINUTE_RANGE,
     help_defaults,
 )
@@ -169,6 +171,23 @@ def test_a_value_yaml_1_1_reads_otherwise_is_judged_as_hermes_reads_it_and_resta
     read = entry_of(home)["sampling"]["max_rpm"]
     assert read == 0o7777777  # what ruamel read, now spelled so that Hermes reads it too
     assert "Hermes would have read the entry's sampling.max_rpm: '0o7777777'" in capsys.readouterr().out
+
+
+def test_an_entry_whose_body_asks_the_model_for_the_intent_sizes_max_rpm_for_its_longer_turns(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--body-arg=--intent", "--body-arg=model") == 0
+    full = CALLS_PER_FULL_TURN + INTENT_CALLS
+    assert entry_of(home)["sampling"]["max_rpm"] == DEFAULT_TURNS_PER_MINUTE * full
+    [chosen] = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("sampling: max_rpm")]
+    assert f"a full turn is {full} model calls (8 passes + the intent + the synthesis, 3 drained)" in chosen
+    assert f"at least {DEFAULT_TURNS_PER_MINUTE} full turns a minute back to back" in chosen
+    # An own brake that lets a turn of the rules' intent through, but not one that asks the intent too, is raised.
+    config = home / "config.yaml"
+    config.write_text(re.sub(r"max_rpm: \d+", f"max_rpm: {CALLS_PER_FULL_TURN}", config.read_text(encoding="utf-8")),
+                      encoding="utf-8")
+    assert mount(home, body) == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == DEFAULT_TURNS_PER_MINUTE * full
+    assert (f"raised sampling.max_rpm from {CALLS_PER_FULL_TURN} to {DEFAULT_TURNS_PER_MINUTE * full}: below it Hermes "
+            f"refuses calls of the full turns a minute it allows ({full} each)") in capsys.readouterr().out
 
 
 def test_the_entry_s_own_body_bounds_size_the_block_instead_of_the_body_s_defaults(home, body):

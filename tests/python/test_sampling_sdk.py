@@ -140,3 +140,102 @@ def test_in_the_modern_era_the_sdk_is_asked_in_the_input_required_form(body_exe,
     assert len(first["cognition"]["calls"]) == 9 and first["output"] == "model says 9"
     assert len(model.prompts) == 9 + second["passes_run"] + 1
     assert all(c["status"] == "answered" for trace in (first, second) for c in trace["cognition"]["calls"])
+
+
+# -- --intent model: the intent asked of the model, routed by the static table ------------------------
+
+INTENT_ARGS = (*SAMPLING_ARGS, "--intent", "model")
+
+
+def intent_server(body_exe, home, *extra: str) -> StdioServerParameters:
+    argv = BodyOptions(body=body_exe, no_soul=True, extra_args=(*INTENT_ARGS, *extra)).argv()
+    return StdioServerParameters(command=argv[0], args=argv[1:], env={"HERMES_HOME": str(home), "PATH": "/usr/bin:/bin"})
+
+
+class IntentModel(ScriptedModel):
+    """A sampling callback that answers the intent question with the next of `picks` (None: refuses it),
+    and every other request as ScriptedModel does; it tells the two apart by the system prompt alone."""
+
+    def __init__(self, picks: list[str | None]) -> None:
+        super().__init__()
+        self.picks = list(picks)
+        self.intent_prompts: list[str] = []
+
+    async def __call__(self, context: Any, params: mcp_types.CreateMessageRequestParams
+                       ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        if not (params.system_prompt or "").startswith("You are the intent organ"):
+            return await super().__call__(context, params)
+        self.intent_prompts.append(params.messages[0].content.text)  # type: ignore[union-attr]
+        pick = self.picks.pop(0)
+        if pick is None:
+            return mcp_types.ErrorData(code=-1, message="refused the intent question")
+        return mcp_types.CreateMessageResult(role="assistant", model="sdk-scripted",
+                                             content=mcp_types.TextContent(type="text", text=pick),
+                                             stop_reason="endTurn")
+
+
+def packed_table(trace: dict[str, Any]) -> dict[str, str]:
+    """The static table as the turn's own step 19 packed it: intent -> route."""
+    detail = trace["steps"][18]["detail"]
+    assert detail.startswith("packed schema ")
+    return dict(entry.split("->") for entry in detail.removeprefix("packed schema ").split("|"))
+
+
+def test_with_intent_model_the_models_pick_is_routed_by_the_static_table(body_exe, tmp_path):
+    picks = ["remember", "Act.", "  CHAT\n", "ask"]
+    model = IntentModel(picks)
+    traces = anyio.run(turns, intent_server(body_exe, tmp_path), model, len(picks))
+    for pick, trace in zip(picks, traces, strict=True):
+        named = pick.strip().rstrip(".").lower()
+        assert trace["route"] == {"intent": named, "target": packed_table(trace)[named]}
+        assert trace["cognition"]["intent"] == {"stated_by": "model", "said": pick, "fallback": None}
+        calls = trace["cognition"]["calls"]
+        assert len(calls) == trace["passes_run"] + 2, "one request more than the passes and the synthesis"
+        assert [c["step"] for c in calls[-2:]] == [20, 22] and calls[-2]["status"] == "answered"
+        assert trace["steps"][19]["detail"] == f"intent {named} (named by the model)"
+    assert len(model.intent_prompts) == len(picks)
+    offered = model.intent_prompts[0]
+    assert all(f"- {name}: routed to {route}" in offered for name, route in packed_table(traces[0]).items())
+    assert ARGUMENTS["input"] in offered and "model says" not in offered, "the turn, never the passes' thoughts"
+
+
+def test_with_intent_model_an_answer_outside_the_set_falls_back_to_the_rules_said_in_the_trace(body_exe, tmp_path):
+    outside: list[str | None] = ["knowledge.answer", "I would say ask", "ask..", None]
+    model = IntentModel(outside)
+    traces = anyio.run(turns, intent_server(body_exe, tmp_path / "model"), model, len(outside))
+    by_rules = anyio.run(turns, server(body_exe, tmp_path / "rules"), ScriptedModel(), len(outside))
+    for said, trace, rules in zip(outside, traces, by_rules, strict=True):
+        assert trace["route"] == rules["route"], "the rules' intent and route, as without --intent model"
+        statement = trace["cognition"]["intent"]
+        assert statement["stated_by"] == "rules" and statement["said"] == said
+        if said is None:
+            assert "no answer to the intent question (failed: " in statement["fallback"]
+            assert "refused the intent question" in statement["fallback"]
+            assert trace["cognition"]["calls"][-2]["status"] == "failed"
+            assert trace["steps"][19]["detail"].endswith("; the model gave no answer)")
+        else:
+            assert statement["fallback"] == "the model's answer names none of the intents offered"
+            assert trace["steps"][19]["detail"].endswith("; the model named no intent)")
+        assert trace["output"].startswith("model says"), "the turn goes on: the synthesis is the model's"
+
+
+def test_with_intent_model_and_no_sampling_callback_the_rules_state_it_saying_why(body_exe, tmp_path):
+    [trace] = anyio.run(turns, intent_server(body_exe, tmp_path), None, 1)
+    assert trace["cognition"]["calls"] == []
+    assert trace["cognition"]["intent"] == {"stated_by": "rules", "said": None,
+                                            "fallback": trace["cognition"]["fallback"]}
+    assert "capabilities.sampling" in trace["cognition"]["fallback"]
+
+
+def test_with_intent_model_in_the_modern_era_a_full_turn_is_ten_rounds(body_exe, tmp_path):
+    model = IntentModel(["remember"])
+
+    async def one() -> dict[str, Any]:
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with Client(intent_server(body_exe, tmp_path), mode="auto", read_timeout_seconds=READ_TIMEOUT,
+                              sampling_callback=model) as client:
+                assert client.protocol_version == "2026-07-28"
+                return (await client.call_tool("turn", ARGUMENTS)).structured_content  # type: ignore[return-value]
+    trace = anyio.run(one)
+    assert trace["passes_run"] == 8 and len(trace["cognition"]["calls"]) == 10
+    assert trace["route"]["intent"] == "remember" and trace["cognition"]["intent"]["stated_by"] == "model"

@@ -71,6 +71,7 @@ package body Body_Config is
       function Soul_Of is new Choice_Of (Soul_Policy);
       function Text_Block_Of is new Choice_Of (Text_Block_Form);
       function Cognition_Of is new Choice_Of (Cognition_Kind);
+      function Intender_Of is new Choice_Of (Intender_Kind);
       function Durability_Of is new Choice_Of (State_Durability);
    begin
       while Index <= Argument_Count loop
@@ -98,6 +99,8 @@ package body Body_Config is
                Result.Text_Block := Text_Block_Of (Option);
             elsif Option = "--cognition" then
                Result.Cognition := Cognition_Of (Option);
+            elsif Option = "--intent" then
+               Result.Intender := Intender_Of (Option);
             elsif Option = "--sampling-timeout-ms" then
                Result.Sampling_Timeout_Ms := Count_Of (Option, 1, 3_600_000);
             elsif Option = "--turn-deadline-ms" then
@@ -129,6 +132,10 @@ package body Body_Config is
          end;
          Index := Index + 1;
       end loop;
+      if Result.Intender = Model and then Result.Cognition /= Sampling then
+         raise Usage_Error with "--intent model needs --cognition sampling:"
+           & " the intent is asked of the client's model over MCP sampling";
+      end if;
       return Result;
    end From_Command_Line;
 

@@ -55,6 +55,15 @@ package Body_Config is
       --  (MCP sampling/createMessage), where the client declared it can
       --  be asked; else the stub's, said in the result's `cognition`
 
+   type Intender_Kind is
+     (Rules,
+      --  The intent of every turn stated by the fixture's rules
+      Model);
+      --  Asked of the client's model (one more sampling request a turn),
+      --  from the closed set of intents the packed schema names; the rules
+      --  where its answer names none, said in the result's `cognition`.
+      --  Only with --cognition sampling: the model is reached through it
+
    Default_Sampling_Timeout_Ms : constant := 20_000;
    --  Per sampling request: under Hermes's own 30 s, so the body, not the
    --  client, decides when a pass is given up
@@ -87,6 +96,7 @@ package Body_Config is
       --  How long a turn waits for another body's turn on the same store
       State_Sync     : State_Durability := Normal;
       Cognition      : Cognition_Kind := Stub;
+      Intender       : Intender_Kind := Rules;
       Sampling_Timeout_Ms : Positive := Default_Sampling_Timeout_Ms;
       Turn_Deadline_Ms    : Positive := Default_Turn_Deadline_Ms;
       Sampling_Max_Tokens : Positive := Default_Sampling_Max_Tokens;
@@ -161,6 +171,10 @@ private
      & " sampling: each pass" & LF
      & "                         and the synthesis asked of the client's model"
      & " (MCP sampling)" & LF
+     & "  --intent rules|model   rules (default): the fixture's intent rules;"
+     & " model: the intent" & LF
+     & "                         asked of the client's model (needs"
+     & " --cognition sampling)" & LF
      & "  --sampling-timeout-ms N  per sampling request (default 20000)" & LF
      & "  --turn-deadline-ms N   per turn, all its sampling requests (default"
      & " 50000)" & LF

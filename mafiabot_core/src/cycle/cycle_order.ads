@@ -30,6 +30,44 @@ package Cycle_Order is
    with Pre => Phase (Step) in Pass_Phase;
    --  Steps 3-4 are pass 1, ..., steps 17-18 pass 8
 
+   function Runs
+     (Step : Step_Index; Passes : Energy_Gate.Pass_Count) return Boolean is
+     (Phase (Step) not in Pass_Phase
+      or else Natural (Pass_Of (Step)) <= Passes);
+   --  Whether Step runs in a turn of Passes passes: every step outside the
+   --  passes, and the passes within the prefix the energy gate allowed
+
+   --  The model calls a turn plans.  A turn of a model-backed cognition
+   --  asks its model once at each step below that runs, never more: this
+   --  is the one place that count is said (the cycle records exactly these
+   --  calls, Turn_Cycle.Run's postcondition; a budget plans a turn by it).
+
+   function Asks_Model (Step : Step_Index; Intent_Asked : Boolean)
+     return Boolean is
+     (case Phase (Step) is
+         when Reason | Synthesize => True,
+         when Intend => Intent_Asked,
+         when Scope | Sense | Draw | Pack | Route | Cohere => False);
+   --  Whether Step is one question to the model: a pass's reasoning, the
+   --  synthesis, and the intent when the intender asks the model
+   --  (Intent_Asked: --intent model)
+
+   Max_Model_Calls : constant := Energy_Gate.Pass_Total + 2;
+   --  Eight passes, the intent and the synthesis
+
+   subtype Model_Call_Count is Natural range 0 .. Max_Model_Calls;
+
+   function Model_Calls
+     (Passes : Energy_Gate.Pass_Count; Intent_Asked : Boolean)
+      return Model_Call_Count is
+     (Passes + 1 + Boolean'Pos (Intent_Asked));
+   --  How many model calls a turn of Passes passes plans: one per pass,
+   --  one for the synthesis, and one for the intent when Intent_Asked.
+   --  That this closed form is the number of steps that run (Runs) and ask
+   --  (Asks_Model) is a fact of the constant order over 16 inputs, held for
+   --  every one of them by the Ada tests (Model_Intender_Tests) rather than
+   --  recounted over the 23 steps on every turn
+
    function Name (Step : Step_Index) return String;
    --  "scope", "sense", "descent-1-draw", "descent-1-reason", ...,
    --  "ascent-4-reason", "pack", "intend", "route", "synthesize", "cohere"

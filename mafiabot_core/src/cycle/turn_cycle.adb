@@ -141,7 +141,8 @@ package body Turn_Cycle is
          Add ("[");
          Add (Trace.Route);
          Add ("] No thought: the model answered none of the ");
-         Texts.Add_Image (Store, Trace.Call_Last);
+         Texts.Add_Image
+           (Store, Trace.Call_Last - Boolean'Pos (Trace.Intent_Asked));
          Add (" questions of this turn (the first: ");
          Add (Organs.Model_Port.Status_Name (First.Status));
          if Organs.Model_Port.Error_Of (First) /= "" then
@@ -284,12 +285,34 @@ package body Turn_Cycle is
 
             when Cycle_Order.Intend =>
                declare
-                  Basis : Span;
+                  Basis   : Span;
+                  Stated  : Organs.Intender.Statement;
+                  Unasked : Organs.Model_Port.Call_Record;
+                  --  The call of an intender that never asks the model
                begin
+                  Trace.Intent_Asked := Chosen.Intender.Asks_Model;
                   Texts.Start_Part (Store, Organs.Intender.Max_Basis_Bytes);
-                  Chosen.Intender.State_Intent
-                    (Input, Text_Of (Trace, Schema), Trace.Intent, Store);
+                  if Trace.Intent_Asked then
+                     Next_Call (Step);
+                     Chosen.Intender.State_Intent
+                       (Input, Text_Of (Trace, Schema), Port, Stated, Store,
+                        Trace.Calls (Trace.Call_Last).Call);
+                  else
+                     Chosen.Intender.State_Intent
+                       (Input, Text_Of (Trace, Schema), Port, Stated, Store,
+                        Unasked);
+                  end if;
                   Texts.End_Part (Store, Basis);
+                  Trace.Intent := Stated.Intent;
+                  Trace.Intent_Source := Stated.Source;
+                  Trace.Intent_Fallback := Stated.Fallback;
+                  if Stated.Said_Last > 0 then
+                     Texts.Keep
+                       (Store, Organs.Intender.Said_Of (Stated),
+                        Organs.Intender.Max_Said_Bytes, Trace.Intent_Said);
+                  else
+                     Trace.Intent_Said := (others => <>);
+                  end if;
                   Texts.Start_Part (Store, Intend_Bytes);
                   Add ("intent ");
                   Add (Organs.Intent_Name (Trace.Intent).all);

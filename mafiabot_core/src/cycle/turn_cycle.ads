@@ -88,10 +88,12 @@ package Turn_Cycle is
      3 * Key_Part_Bytes + Route_Bytes + Recall_Bytes + Output_Bytes
      + Sampled_Output_Bytes
      + Scope_Bytes + Sense_Bytes + 8 * (Draw_Bytes + Thought_Bytes)
-     + Organs.Intender.Max_Basis_Bytes + Pack_Bytes + Intend_Bytes
+     + Organs.Intender.Max_Basis_Bytes + Organs.Intender.Max_Said_Bytes
+     + Pack_Bytes + Intend_Bytes
      + Route_Step_Bytes + Synthesis_Bytes + Cohere_Bytes;
    --  Every part a turn keeps: the key parts, the route, the recall, the
-   --  output, the intent's basis and the details of the 23 steps
+   --  output, the intent's basis and what the model said of the intent,
+   --  and the details of the 23 steps
 
    pragma Compile_Time_Error
      (Thought_Bytes < Draw_Bytes + Name_Bytes + Focus_Bytes + 16,
@@ -108,13 +110,15 @@ package Turn_Cycle is
 
    type Step_Traces is array (Cycle_Order.Step_Index) of Step_Trace;
 
-   Max_Calls : constant := Energy_Gate.Pass_Total + 1;
-   --  A cognition is asked once per pass and once for the synthesis
+   Max_Calls : constant := Cycle_Order.Max_Model_Calls;
+   --  A cognition is asked once per pass and once for the synthesis, an
+   --  intender that asks the model once for the intent
 
    type Call_Trace is record
       Step : Cycle_Order.Step_Index := 1;
-      --  The reasoning step (or the synthesis) the call was made for
-      Call : Organs.Cognition.Call_Record;
+      --  The reasoning step (or the intent, or the synthesis) the call was
+      --  made for
+      Call : Organs.Model_Port.Call_Record;
    end record;
 
    subtype Call_Count is Natural range 0 .. Max_Calls;
@@ -132,6 +136,15 @@ package Turn_Cycle is
       Passes    : Energy_Gate.Pass_Count := 1;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
+      --  The intent's statement (step 20), when the intender asks the
+      --  model (--intent model): who stated it, why the rules did where
+      --  the model was asked, and what the model answered (empty for none)
+      Intent_Asked    : Boolean := False;
+      Intent_Source   : Organs.Intender.Intent_Source :=
+        Organs.Intender.Rules;
+      Intent_Fallback : Organs.Intender.Model_Fallback :=
+        Organs.Intender.No_Fallback;
+      Intent_Said     : Span;
       Route     : Span;
       Coherence : Organs.Fraction := 0.0;
       Drift     : Organs.Fraction := 0.0;
@@ -141,7 +154,8 @@ package Turn_Cycle is
       Calls     : Call_Traces;
       Call_Last : Call_Count := 0;
       --  Calls (1 .. Call_Last): what the cognition said of each pass that
-      --  ran and of the synthesis, in step order
+      --  ran and of the synthesis, and the intender of the intent when it
+      --  asks the model, in step order
       Texts     : Organs.Texts.Store (Text_Capacity);
       --  Every text of the turn, back to back: a turn allocates nothing
       --  for its trace
@@ -149,11 +163,7 @@ package Turn_Cycle is
 
    function Runs
      (Step : Cycle_Order.Step_Index; Passes : Energy_Gate.Pass_Count)
-      return Boolean is
-     (Cycle_Order.Phase (Step) not in Cycle_Order.Pass_Phase
-      or else Natural (Cycle_Order.Pass_Of (Step)) <= Passes);
-   --  Whether Step runs in a turn of Passes passes: every step outside the
-   --  passes, and the passes within the prefix the energy gate allowed
+      return Boolean renames Cycle_Order.Runs;
 
    function Is_Consistent (Trace : Turn_Trace) return Boolean is
      (for all Step in Cycle_Order.Step_Index =>
@@ -169,6 +179,7 @@ package Turn_Cycle is
       and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Channel)
       and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Server)
       and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Route)
+      and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Intent_Said)
       and then Organs.Texts.Is_Kept (Trace.Texts, Trace.Output));
    --  Every step recorded, and every text of the trace kept in its Texts
 
@@ -176,18 +187,26 @@ package Turn_Cycle is
      (Organs.Texts.Text_Of (Trace.Texts, Part))
    with Pre => Organs.Texts.Is_Kept (Trace.Texts, Part);
 
+   function Is_Thought (Call : Call_Trace) return Boolean is
+     (Call.Call.Asked
+      and then Cycle_Order."/=" (Cycle_Order.Phase (Call.Step),
+                                 Cycle_Order.Intend));
+   --  A question the cognition asked (of a pass or of the synthesis), not
+   --  the intender's
+
    function Got_No_Thought (Trace : Turn_Trace) return Boolean is
      ((for some Index in 1 .. Trace.Call_Last =>
-         Trace.Calls (Index).Call.Asked)
+         Is_Thought (Trace.Calls (Index)))
       and then
         (for all Index in 1 .. Trace.Call_Last =>
-           not Trace.Calls (Index).Call.Asked
+           not Is_Thought (Trace.Calls (Index))
            or else Organs.Model_Port."/="
                      (Trace.Calls (Index).Call.Facts.Status,
                       Organs.Model_Port.Answered)));
    --  Whether the turn's cognition asked its model and got no answer to
    --  any question: the turn's output then says that the model gave no
-   --  thought, and does not stand in for one
+   --  thought, and does not stand in for one (an intent it named is no
+   --  thought)
 
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;
@@ -201,13 +220,18 @@ package Turn_Cycle is
      Pre  => Organs.Sets.Is_Complete (Chosen)
              and then Energy_Gate.Is_Valid (Curve),
      Post => Trace.Turn = Session.Turns and then Is_Complete (Trace)
-             and then Trace.Call_Last = Trace.Passes + 1;
+             and then Trace.Intent_Asked = Chosen.Intender.Asks_Model
+             and then Trace.Call_Last
+                      = Cycle_Order.Model_Calls
+                          (Trace.Passes, Trace.Intent_Asked);
    --  Every step outside the passes runs; a pass runs iff it is within the
    --  prefix the energy gate allowed (law L3).  Session is the record of
    --  the session whose key is Uid, Channel and Server.  Key parts longer
    --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
    --  The cognition asks its model, if it has one, through Port: once per
-   --  pass that runs and once for the synthesis, never more.
+   --  pass that runs and once for the synthesis, and the intender once for
+   --  the intent if it asks the model, never more (Cycle_Order.Model_Calls
+   --  counts them).
 
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;

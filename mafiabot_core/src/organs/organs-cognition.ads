@@ -52,13 +52,8 @@ package Organs.Cognition is
    end record;
    --  What a pass reasons from, each text kept in the store it is given
 
-   type Call_Record is record
-      Asked : Boolean := False;
-      --  A model was asked (whatever came of it); False: the organ thought
-      --  without one
-      Facts : Organs.Model_Port.Answer_Facts;
-      --  What came of it, when Asked
-   end record;
+   subtype Call_Record is Organs.Model_Port.Call_Record;
+   --  Asked False: the organ thought without a model
 
    function Is_Kept_In
      (Store : Organs.Texts.Store; Pass : Pass_Facts) return Boolean is

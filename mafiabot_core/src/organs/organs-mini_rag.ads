@@ -21,4 +21,13 @@ package Organs.Mini_Rag is
    --  Every route of the router's table, in its order:
    --  "ask->knowledge.answer|act->tools.execute|..."
 
+   procedure For_Each_Intent
+     (Packed  : String;
+      Process : not null access procedure
+                  (Intent : Intent_Kind; Route : String));
+   --  Each entry of a packed schema that names one of the router's
+   --  intents, in order, with the route it packs after it: the closed set
+   --  an intender offers its model, read from the schema as packed (an
+   --  entry naming no intent is left out)
+
 end Organs.Mini_Rag;

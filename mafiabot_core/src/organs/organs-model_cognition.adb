@@ -1,6 +1,5 @@
 with Energy_Gate;
 with Monotonic;
-with Utf8;
 
 package body Organs.Model_Cognition is
 
@@ -9,14 +8,8 @@ package body Organs.Model_Cognition is
 
    package Texts renames Organs.Texts;
 
-   --  Input cut to Max_Input_Bytes on a character boundary, visibly
-   function Quoted_Input (Input : String) return String is
-      Kept : constant Natural :=
-        Utf8.Prefix_Length (Input, Max_Input_Bytes);
-   begin
-      return Input (Input'First .. Input'First + Kept - 1)
-        & (if Kept < Input'Length then Texts.Cut_Mark else "");
-   end Quoted_Input;
+   function Quoted_Input (Input : String) return String
+     renames Organs.Model_Port.Quoted_Input;
 
    function Or_Else (Text, Instead : String) return String is
      (if Text = "" then Instead else Text);

@@ -25,7 +25,7 @@ with Organs.Texts;
 
 package Organs.Model_Cognition is
 
-   Max_Input_Bytes : constant := 2048;
+   Max_Input_Bytes : constant := Organs.Model_Port.Max_Quoted_Input_Bytes;
    --  How much of the turn a prompt quotes
 
    subtype Timeout_Millis is Positive range 1 .. 3_600_000;

@@ -22,6 +22,14 @@ package body Organs.Model_Port is
       Room (1 .. Last) := Text (Text'First .. Text'First + Last - 1);
    end Keep_Cut;
 
+   function Quoted_Input (Input : String) return String is
+      Kept : constant Natural :=
+        Utf8.Prefix_Length (Input, Max_Quoted_Input_Bytes);
+   begin
+      return Input (Input'First .. Input'First + Kept - 1)
+        & (if Kept < Input'Length then Organs.Texts.Cut_Mark else "");
+   end Quoted_Input;
+
    procedure Set_Error (Facts : in out Answer_Facts; Error : String) is
    begin
       Keep_Cut (Error, Facts.Error, Facts.Error_Last);

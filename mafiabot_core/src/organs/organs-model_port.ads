@@ -72,6 +72,16 @@ package Organs.Model_Port is
    --  and Error_Last bytes of the two texts are ever read, so the rest is
    --  left as it is: every pass of every turn makes one of these
 
+   type Call_Record is record
+      Asked : Boolean := False;
+      --  A model was asked (whatever came of it); False: the organ answered
+      --  without one
+      Facts : Answer_Facts;
+      --  What came of it, when Asked
+   end record;
+   --  What an organ that may ask a model says of one of its calls: the
+   --  cognition of a pass or of the synthesis, the intender of its intent
+
    procedure Clear (Facts : out Answer_Facts)
    with Post => Facts.Status = Failed and then Facts.Model_Last = 0
                 and then Facts.Error_Last = 0 and then not Facts.Has_Tokens
@@ -89,6 +99,15 @@ package Organs.Model_Port is
 
    procedure Set_Model (Facts : in out Answer_Facts; Model : String);
    --  Model, cut to Max_Model_Bytes on a character boundary
+
+   Max_Quoted_Input_Bytes : constant := 2048;
+   --  How much of the turn a prompt quotes
+
+   function Quoted_Input (Input : String) return String
+   with Post => Quoted_Input'Result'Length
+                <= Max_Quoted_Input_Bytes + Organs.Texts.Cut_Mark'Length;
+   --  The turn as every prompt quotes it: Input, cut to
+   --  Max_Quoted_Input_Bytes on a character boundary, visibly
 
    type Port is limited interface;
 

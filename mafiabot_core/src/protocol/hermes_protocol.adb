@@ -332,7 +332,7 @@ package body Hermes_Protocol is
    procedure Answer_Tools_List
      (Params : Params_Members; Id : String; Modern : Boolean;
       Problem : out Outcome; Json : in out Json_Text.Builder;
-      Sampled : Boolean) is
+      Sampled : Boolean; Intent_Asked : Boolean) is
    begin
       if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
@@ -343,7 +343,7 @@ package body Hermes_Protocol is
       Json.Key ("tools");
       Json.Start_Array;
       Turn_Tool.Write_Definition
-        (Json, Sampled => Sampled);
+        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked);
       Json.End_Array;
       if Modern then
          Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
@@ -572,7 +572,8 @@ package body Hermes_Protocol is
                      when Lifecycle.Tools_List =>
                         Answer_Tools_List
                           (Given, Id, Modern, Problem, Json,
-                           Turn_Tool.Is_Sampled (Self.Identity));
+                           Turn_Tool.Is_Sampled (Self.Identity),
+                           Turn_Tool.Is_Intent_Asked (Self.Identity));
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
                           (Self, X, Line, Given, Id, Modern, Problem);

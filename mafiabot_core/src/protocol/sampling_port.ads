@@ -30,7 +30,7 @@ with Organs.Texts;
 with Turn_Thinkers;
 
 private with Ada.Strings.Unbounded;
-private with Energy_Gate;
+private with Cycle_Order;
 
 package Sampling_Port is
 
@@ -194,7 +194,7 @@ package Sampling_Port is
 
 private
 
-   Max_Replayed_Calls : constant := Energy_Gate.Pass_Total + 1;
+   Max_Replayed_Calls : constant := Cycle_Order.Max_Model_Calls;
 
    type Replayed is record
       Status : Organs.Model_Port.Ask_Status := Organs.Model_Port.Failed;

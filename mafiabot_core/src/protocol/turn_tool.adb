@@ -1,6 +1,7 @@
 with Cycle_Order;
 with Json_Bytes;
 with Organs.Deck;
+with Organs.Intender;
 with Organs.Model_Port;
 with Organs.Texts;
 
@@ -39,7 +40,9 @@ package body Turn_Tool is
      & """additionalProperties"":false}";
 
    procedure Write_Definition
-     (Json : in out Json_Text.Builder; Sampled : Boolean := False) is
+     (Json         : in out Json_Text.Builder;
+      Sampled      : Boolean := False;
+      Intent_Asked : Boolean := False) is
    begin
       Json.Start_Object;
       Json.Text_Field ("name", Name);
@@ -52,7 +55,8 @@ package body Turn_Tool is
          & " share state.");
       Json.Raw_Field ("inputSchema", Input_Schema);
       Json.Key ("outputSchema");
-      Write_Output_Schema (Json, Sampled => Sampled);
+      Write_Output_Schema
+        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked);
       Json.Key ("annotations");
       Json.Start_Object;
       Json.Bool_Field ("readOnlyHint", False);
@@ -211,6 +215,7 @@ package body Turn_Tool is
    --  The result, derived from its members
 
    use type Turn_Cycle.Step_Status;
+   use type Organs.Intender.Intent_Source;
 
    function Status_Name (Status : Turn_Cycle.Step_Status) return String is
      (case Status is
@@ -247,14 +252,77 @@ package body Turn_Tool is
         Status_Word (Organs.Model_Port.Ask_Status'Val (Index - 1))];
 
    type Account_Field is
-     (Requested_Account, Thinker_Account, Fallback_Account, Calls_Account);
+     (Requested_Account, Thinker_Account, Fallback_Account, Calls_Account,
+      Intent_Account);
+   --  Intent_Account: in the results of a body whose intender asks the
+   --  model alone (--intent model)
+
+   subtype Thinking_Field is
+     Account_Field range Requested_Account .. Calls_Account;
+   --  The Account of a body whose intent the rules state
 
    function Account_Field_Name (Field : Account_Field) return String is
      (case Field is
          when Requested_Account => "requested",
          when Thinker_Account => "thinker",
          when Fallback_Account => "fallback",
-         when Calls_Account => "calls");
+         when Calls_Account => "calls",
+         when Intent_Account => "intent");
+
+   ---------------------------------------------------------------------
+   --  The intent's statement (--intent model): who named the intent, what
+   --  the model said, and why the rules named it instead
+
+   type Intent_Field is (Stated_By_Intent, Said_Intent, Fallback_Intent);
+
+   function Intent_Field_Name (Field : Intent_Field) return String is
+     (case Field is
+         when Stated_By_Intent => "stated_by",
+         when Said_Intent => "said",
+         when Fallback_Intent => "fallback");
+
+   function Source_Name (Source : Organs.Intender.Intent_Source)
+     return String is
+     (case Source is
+         when Organs.Intender.Rules => "rules",
+         when Organs.Intender.Model => "model");
+
+   Source_Names : constant Word_List :=
+     [Named (Source_Name (Organs.Intender.Rules)),
+      Named (Source_Name (Organs.Intender.Model))];
+
+   function Intent_Fallback_Reason
+     (Trace : Turn_Cycle.Turn_Trace) return String;
+   --  Why the rules named the turn's intent, "" when the model did
+
+   --  The turn's intent statement: {"stated_by":...,"said":...,
+   --  "fallback":...}
+   procedure Write_Intent_Statement
+     (Json : in out Json_Text.Builder; Trace : Turn_Cycle.Turn_Trace)
+   is
+   begin
+      Json.Start_Object;
+      for Field in Intent_Field loop
+         Json.Key (Intent_Field_Name (Field));
+         case Field is
+            when Stated_By_Intent =>
+               Json.Text (Source_Name (Trace.Intent_Source));
+            when Said_Intent =>
+               if Organs.Texts.Is_Empty (Trace.Intent_Said) then
+                  Json.Raw ("null");
+               else
+                  Json.Text (Turn_Cycle.Text_Of (Trace, Trace.Intent_Said));
+               end if;
+            when Fallback_Intent =>
+               if Trace.Intent_Source = Organs.Intender.Model then
+                  Json.Raw ("null");
+               else
+                  Json.Text (Intent_Fallback_Reason (Trace));
+               end if;
+         end case;
+      end loop;
+      Json.End_Object;
+   end Write_Intent_Statement;
 
    type Call_Field is
      (Step_Call, Thinker_Call, Status_Call, Model_Call, Tokens_Call,
@@ -277,6 +345,42 @@ package body Turn_Tool is
          when Organs.Model_Port.No_Capability =>
            "the client did not declare capabilities.sampling");
 
+   function Intent_Fallback_Reason
+     (Trace : Turn_Cycle.Turn_Trace) return String
+   is
+      --  The intent's call, when it was asked
+      function Intent_Call return Organs.Model_Port.Answer_Facts is
+      begin
+         for Index in 1 .. Trace.Call_Last loop
+            if Cycle_Order."=" (Cycle_Order.Phase (Trace.Calls (Index).Step),
+                                Cycle_Order.Intend)
+            then
+               return Trace.Calls (Index).Call.Facts;
+            end if;
+         end loop;
+         return Facts : Organs.Model_Port.Answer_Facts do
+            Organs.Model_Port.Clear (Facts);
+         end return;
+      end Intent_Call;
+   begin
+      case Trace.Intent_Fallback is
+         when Organs.Intender.No_Fallback =>
+            return "";
+         when Organs.Intender.Unreachable =>
+            return Fallback_Reason (Trace.Reach);
+         when Organs.Intender.Unanswered =>
+            declare
+               Facts : constant Organs.Model_Port.Answer_Facts := Intent_Call;
+            begin
+               return "the model gave no answer to the intent question ("
+                 & Organs.Model_Port.Status_Name (Facts.Status) & ": "
+                 & Organs.Model_Port.Error_Of (Facts) & ")";
+            end;
+         when Organs.Intender.Outside_Set =>
+            return "the model's answer names none of the intents offered";
+      end case;
+   end Intent_Fallback_Reason;
+
    No_Thought_Reason : constant String :=
      "the model answered none of the turn's questions: it gave no thought";
 
@@ -292,6 +396,7 @@ package body Turn_Tool is
    begin
       Json.Start_Object;
       for Field in Account_Field loop
+         exit when Field = Intent_Account and then not Trace.Intent_Asked;
          Json.Key (Account_Field_Name (Field));
          case Field is
             when Requested_Account =>
@@ -314,6 +419,8 @@ package body Turn_Tool is
                   end if;
                end loop;
                Json.End_Array;
+            when Intent_Account =>
+               Write_Intent_Statement (Json, Trace);
          end case;
       end loop;
       Json.End_Object;
@@ -614,8 +721,24 @@ package body Turn_Tool is
    procedure Write_Call_Schema is new Write_Record_Schema
      (Call_Field, Call_Field_Name, Write_Call_Field_Schema);
 
+   procedure Write_Intent_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Intent_Field) is
+   begin
+      case Field is
+         when Stated_By_Intent =>
+            Write_Enum (Json, Source_Names);
+         when Said_Intent | Fallback_Intent =>
+            Write_Nullable (Json, "string");
+      end case;
+   end Write_Intent_Field_Schema;
+
+   procedure Write_Intent_Schema is new Write_Record_Schema
+     (Intent_Field, Intent_Field_Name, Write_Intent_Field_Schema);
+
    procedure Write_Account_Field_Schema
-     (Json : in out Json_Text.Builder; Field : Account_Field) is
+     (Json         : in out Json_Text.Builder;
+      Field        : Account_Field;
+      Intent_Asked : Boolean) is
    begin
       case Field is
          when Requested_Account =>
@@ -627,17 +750,41 @@ package body Turn_Tool is
          when Calls_Account =>
             Json.Start_Object;
             Json.Text_Field ("type", "array");
-            Json.Int_Field ("maxItems", Turn_Cycle.Max_Calls);
+            Json.Int_Field
+              ("maxItems",
+               Long_Long_Integer
+                 (Cycle_Order.Model_Calls
+                    (Energy_Gate.Pass_Total, Intent_Asked)));
             Json.Key ("items");
             Write_Call_Schema (Json);
             Json.End_Object;
+         when Intent_Account =>
+            Write_Intent_Schema (Json);
       end case;
    end Write_Account_Field_Schema;
 
-   procedure Write_Account_Schema is new Write_Record_Schema
-     (Account_Field, Account_Field_Name, Write_Account_Field_Schema);
+   procedure Write_Thinking_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Account_Field) is
+   begin
+      Write_Account_Field_Schema (Json, Field, Intent_Asked => False);
+   end Write_Thinking_Field_Schema;
 
-   procedure Write_Kind_Schema (Json : in out Json_Text.Builder; Kind : Value_Kind)
+   procedure Write_Stating_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Account_Field) is
+   begin
+      Write_Account_Field_Schema (Json, Field, Intent_Asked => True);
+   end Write_Stating_Field_Schema;
+
+   procedure Write_Account_Schema is new Write_Record_Schema
+     (Thinking_Field, Account_Field_Name, Write_Thinking_Field_Schema);
+   --  The Account of a body whose intent the rules state
+
+   procedure Write_Stating_Account_Schema is new Write_Record_Schema
+     (Account_Field, Account_Field_Name, Write_Stating_Field_Schema);
+   --  The Account of a body whose intender asks the model
+
+   procedure Write_Kind_Schema
+     (Json : in out Json_Text.Builder; Kind : Value_Kind; Intent_Asked : Boolean)
    is
       Steps_Count : constant Long_Long_Integer :=
         Long_Long_Integer (Cycle_Order.Step_Index'Last);
@@ -681,7 +828,11 @@ package body Turn_Tool is
             Json.Int_Field ("maxItems", 3);
             Json.End_Object;
          when Account =>
-            Write_Account_Schema (Json);
+            if Intent_Asked then
+               Write_Stating_Account_Schema (Json);
+            else
+               Write_Account_Schema (Json);
+            end if;
       end case;
    end Write_Kind_Schema;
 
@@ -689,7 +840,8 @@ package body Turn_Tool is
    --  group's run within the result is written as an object of its own
    procedure Write_Members_Schema
      (Json : in out Json_Text.Builder; Members : Member_List;
-      First, Last : Positive; Within_Group : Boolean; Sampled : Boolean)
+      First, Last : Positive; Within_Group : Boolean; Sampled : Boolean;
+      Intent_Asked : Boolean)
    is
       procedure Properties (Json : in out Json_Text.Builder) is
          At_Member : Positive := First;
@@ -705,11 +857,12 @@ package body Turn_Tool is
                   null;
                elsif Within_Group or else M.Group = Result then
                   Json.Key (M.Name.all);
-                  Write_Kind_Schema (Json, M.Kind);
+                  Write_Kind_Schema (Json, M.Kind, Intent_Asked);
                else
                   Json.Key (Group_Name (M.Group));
                   Write_Members_Schema
-                    (Json, Members, At_Member, Run, True, Sampled);
+                    (Json, Members, At_Member, Run, True, Sampled,
+                     Intent_Asked);
                end if;
                At_Member := Run + 1;
             end;
@@ -744,14 +897,15 @@ package body Turn_Tool is
    end Write_Members_Schema;
 
    procedure Write_Output_Schema
-     (Json    : in out Json_Text.Builder;
-      Members : Member_List := Result_Members;
-      Sampled : Boolean := False)
+     (Json         : in out Json_Text.Builder;
+      Members      : Member_List := Result_Members;
+      Sampled      : Boolean := False;
+      Intent_Asked : Boolean := False)
    is
    begin
       Write_Members_Schema
         (Json, Members, Members'First, Members'Last, Within_Group => False,
-         Sampled => Sampled);
+         Sampled => Sampled, Intent_Asked => Intent_Asked);
    end Write_Output_Schema;
 
    procedure Set_Identity
@@ -765,6 +919,7 @@ package body Turn_Tool is
          Identity.Cards (Role) :=
            new String'(Chosen.Deck.Name (Drawn (Role)).all);
       end loop;
+      Identity.Intent_Asked := Chosen.Intender.Asks_Model;
    end Set_Identity;
 
    procedure Set_Cognition

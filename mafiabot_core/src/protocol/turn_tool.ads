@@ -33,9 +33,13 @@ package Turn_Tool is
    Max_Key_Part_Bytes : constant := Session_Keys.Max_Part_Bytes;
 
    procedure Write_Definition
-     (Json : in out Json_Text.Builder; Sampled : Boolean := False);
+     (Json         : in out Json_Text.Builder;
+      Sampled      : Boolean := False;
+      Intent_Asked : Boolean := False);
    --  The tool object of tools/list; Sampled: of a body whose cognition is
-   --  --cognition sampling (its outputSchema declares `cognition`)
+   --  --cognition sampling (its outputSchema declares `cognition`);
+   --  Intent_Asked: whose intender asks the model too (--intent model: its
+   --  `cognition` declares `intent`)
 
    type Argument is (Input, Uid, Channel, Server, Key_Origin);
    --  Key_Origin, optional: who set the key (the Level1 Hermes plugin
@@ -163,13 +167,15 @@ package Turn_Tool is
    --  each member read from the trace and one for each step's detail
 
    procedure Write_Output_Schema
-     (Json    : in out Json_Text.Builder;
-      Members : Member_List := Result_Members;
-      Sampled : Boolean := False)
+     (Json         : in out Json_Text.Builder;
+      Members      : Member_List := Result_Members;
+      Sampled      : Boolean := False;
+      Intent_Asked : Boolean := False)
    with Pre => Is_Well_Formed (Members);
    --  The JSON Schema of a result of Members: each object's properties in
    --  the table's order, all of them required but Given_Text ones, nothing
-   --  else allowed; an Account member only when Sampled
+   --  else allowed; an Account member only when Sampled, with its intent
+   --  statement only when Intent_Asked
 
    type Result_Identity is limited private;
    --  What every result carries that is fixed at boot: the identity drawn
@@ -180,7 +186,11 @@ package Turn_Tool is
       Chosen   : Organs.Sets.Organ_Set;
       Drawn    : Organs.Identity.Big_Three)
    with Pre  => Organs.Sets.Is_Complete (Chosen),
-        Post => Has_Identity (Identity);
+        Post => Has_Identity (Identity)
+                and then Is_Intent_Asked (Identity)
+                         = Chosen.Intender.Asks_Model;
+   --  Also whether the chosen intender asks the model: the results of
+   --  such a body state who named each turn's intent (Is_Intent_Asked)
 
    function Has_Identity (Identity : Result_Identity) return Boolean;
 
@@ -190,6 +200,8 @@ package Turn_Tool is
    --  (Sampling) or not (Stub, the default), as Set_Text_Block
 
    function Is_Sampled (Identity : Result_Identity) return Boolean;
+
+   function Is_Intent_Asked (Identity : Result_Identity) return Boolean;
 
    procedure Set_Text_Block
      (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form);
@@ -239,10 +251,14 @@ private
       Cards      : Identity_Names;
       Text_Block : Body_Config.Text_Block_Form := Body_Config.Full;
       Sampled    : Boolean := False;
+      Intent_Asked : Boolean := False;
    end record;
 
    function Is_Sampled (Identity : Result_Identity) return Boolean is
      (Identity.Sampled);
+
+   function Is_Intent_Asked (Identity : Result_Identity) return Boolean is
+     (Identity.Intent_Asked);
 
    function Has_Identity (Identity : Result_Identity) return Boolean is
      ((for all Name of Identity.Roles => Name /= null)

@@ -291,14 +291,31 @@ package body Stub_Organs is
    type Stub_Intender (Stub : not null Fixture_Access) is
      limited new Intender.Organ with null record;
 
+   overriding function Asks_Model (Self : Stub_Intender) return Boolean is
+     (False);
+
    overriding procedure State_Intent
      (Self          : Stub_Intender;
       Input         : String;
       Packed_Schema : String;
-      Intent        : out Intent_Kind;
-      Basis         : in out Texts.Store)
+      Port          : in out Organs.Model_Port.Port'Class;
+      Stated        : out Intender.Statement;
+      Basis         : in out Texts.Store;
+      Call          : out Organs.Model_Port.Call_Record)
    is
-      pragma Unreferenced (Packed_Schema);
+      pragma Unreferenced (Packed_Schema, Port);
+
+      procedure Stated_By_Rule (Intent : Intent_Kind) is
+      begin
+         Stated := (Intent    => Intent,
+                    Source    => Intender.Rules,
+                    Fallback  => Intender.No_Fallback,
+                    Said      => <>,
+                    Said_Last => 0);
+         Call.Asked := False;
+         Organs.Model_Port.Clear (Call.Facts);
+      end Stated_By_Rule;
+
       --  Whether Word stands in Input from From on, Input's bytes folded as
       --  the other organs compare words (ASCII only: Latin-1 folding would
       --  rewrite the lead bytes of UTF-8 characters into other ones)
@@ -365,14 +382,14 @@ package body Stub_Organs is
                     and then Stands_At (Word, Input'Last - Word'Length + 1);
             end case;
             if Hit then
-               Intent := Rule.Intent;
+               Stated_By_Rule (Rule.Intent);
                Texts.Add (Basis, "fixture rule ");
                Texts.Add_Image (Basis, Index);
                return;
             end if;
          end;
       end loop;
-      Intent := Self.Stub.Default_Intent;
+      Stated_By_Rule (Self.Stub.Default_Intent);
       Texts.Add (Basis, "fixture default");
    end State_Intent;
 

@@ -12,6 +12,7 @@ with Turn_Tool_Tests;
 with Soul_Marks_Tests;
 with Lifecycle_Tests;
 with Model_Cognition_Tests;
+with Model_Intender_Tests;
 with Word_Search_Tests;
 with Turn_Service_Tests;
 
@@ -34,6 +35,7 @@ package body Body_Suites is
    Search_Cases : aliased Word_Search_Tests.Test;
    Lifecycle_Cases : aliased Lifecycle_Tests.Test;
    Model_Cases : aliased Model_Cognition_Tests.Test;
+   Intender_Cases : aliased Model_Intender_Tests.Test;
    Service_Cases : aliased Turn_Service_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
@@ -53,6 +55,7 @@ package body Body_Suites is
       Suite.Add_Test (Search_Cases'Access);
       Suite.Add_Test (Lifecycle_Cases'Access);
       Suite.Add_Test (Model_Cases'Access);
+      Suite.Add_Test (Intender_Cases'Access);
       Suite.Add_Test (Service_Cases'Access);
       return Suite'Access;
    end All_Tests;

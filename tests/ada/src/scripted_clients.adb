@@ -1,4 +1,5 @@
 with Ada.Strings.Fixed;
+with Organs.Model_Intender;
 
 package body Scripted_Clients is
 
@@ -26,7 +27,9 @@ package body Scripted_Clients is
               ("{""jsonrpc"":""2.0"",""id"":" & Line (Id_At .. Id_End)
                & ",""result"":{""role"":""assistant"",""model"":""scripted"","
                & """content"":{""type"":""text"",""text"":"""
-               & Answer_Text & """}}}");
+               & (if Holds (Line, Organs.Model_Intender.System_Prompt)
+                  then Ada.Strings.Unbounded.To_String (Self.Intent_Answer)
+                  else Answer_Text) & """}}}");
          end;
       end if;
    end Send;

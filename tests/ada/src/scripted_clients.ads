@@ -4,9 +4,11 @@
 --  answered at once by queueing a text result with its id, after the lines
 --  Before_Answer holds for that request's rank (1 for the first): so a test
 --  can send what a client would while a request waits, and a turn that
---  samples runs in-process.  An empty script times the wait out.
+--  samples runs in-process.  An empty script times the wait out.  The
+--  intent question (--intent model) is answered Intent_Answer instead.
 
 with Ada.Containers.Indefinite_Vectors;
+with Ada.Strings.Unbounded;
 with Client_Channels;
 with Monotonic;
 
@@ -27,6 +29,9 @@ package Scripted_Clients is
       --  Sent before the answer to the first sampling request
       Asked         : Natural := 0;
       --  How many sampling requests the body sent
+      Intent_Answer : Ada.Strings.Unbounded.Unbounded_String :=
+        Ada.Strings.Unbounded.To_Unbounded_String ("chat");
+      --  The text answering the intent question (plain: it is not escaped)
    end record;
 
    overriding procedure Send (Self : in out Client; Message : String);

@@ -83,12 +83,17 @@ package body Test_Organs is
      (Self          : Eager_Intender;
       Input         : String;
       Packed_Schema : String;
-      Intent        : out Organs.Intent_Kind;
-      Basis         : in out Organs.Texts.Store)
+      Port          : in out Organs.Model_Port.Port'Class;
+      Stated        : out Organs.Intender.Statement;
+      Basis         : in out Organs.Texts.Store;
+      Call          : out Organs.Model_Port.Call_Record)
    is
-      pragma Unreferenced (Self, Input);
+      pragma Unreferenced (Self, Input, Port);
    begin
-      Intent := Organs.Act;
+      Stated := (Intent => Organs.Act, Source => Organs.Intender.Rules,
+                 Fallback => Organs.Intender.No_Fallback, Said => <>, Said_Last => 0);
+      Call.Asked := False;
+      Organs.Model_Port.Clear (Call.Facts);
       Organs.Texts.Add (Basis, Packed_Schema);
       Organs.Texts.Add (Basis, Eager_Basis);
    end State_Intent;

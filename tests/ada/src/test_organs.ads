@@ -88,12 +88,16 @@ package Test_Organs is
 
    type Eager_Intender is limited new Organs.Intender.Organ with null record;
 
+   overriding function Asks_Model (Self : Eager_Intender) return Boolean is (False);
+
    overriding procedure State_Intent
      (Self          : Eager_Intender;
       Input         : String;
       Packed_Schema : String;
-      Intent        : out Organs.Intent_Kind;
-      Basis         : in out Organs.Texts.Store);
+      Port          : in out Organs.Model_Port.Port'Class;
+      Stated        : out Organs.Intender.Statement;
+      Basis         : in out Organs.Texts.Store;
+      Call          : out Organs.Model_Port.Call_Record);
    --  Always Act, on Packed_Schema & Eager_Basis
 
    function Second_Set (Energy : Organs.Millis; Thought_Bytes : Positive)

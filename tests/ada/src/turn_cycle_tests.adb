@@ -10,6 +10,7 @@ with Organs.Drive_Box;
 with Organs.Identity;
 with Organs.Intender;
 with Organs.Mini_Rag;
+with Organs.Model_Port;
 with Organs.Morag;
 with Organs.Sets;
 with Organs.Texts;
@@ -24,6 +25,7 @@ package body Turn_Cycle_Tests is
    use type Cycle_Order.Step_Index;
    use type Organs.Fraction;
    use type Organs.Intent_Kind;
+   use type Organs.Intender.Intent_Source;
    use type Organs.Deck.Card_Count;
    use type Organs.Celtic_Cross.Draw_State;
    use type Turn_Cycle.Step_Status;
@@ -120,15 +122,20 @@ package body Turn_Cycle_Tests is
                        = "ask->knowledge.answer|act->tools.execute|remember->memory.store|chat->conversation.reply",
               "the stub packs the router's whole table");
       declare
-         Store  : Organs.Texts.Store (64);
-         Basis  : Organs.Texts.Part;
-         Intent : Organs.Intent_Kind;
+         Store   : Organs.Texts.Store (64);
+         Basis   : Organs.Texts.Part;
+         Stated  : Organs.Intender.Statement;
+         Nowhere : Organs.Model_Port.Unreachable (Organs.Model_Port.No_Capability);
+         Call    : Organs.Model_Port.Call_Record;
       begin
          Organs.Texts.Start_Part (Store, Organs.Intender.Max_Basis_Bytes);
-         Chosen.Intender.State_Intent ("Please run it", Organs.Mini_Rag.Whole_Table, Intent, Store);
+         Chosen.Intender.State_Intent
+           ("Please run it", Organs.Mini_Rag.Whole_Table, Nowhere, Stated, Store, Call);
          Organs.Texts.End_Part (Store, Basis);
-         Assert (Intent = Organs.Act and then Organs.Texts.Text_Of (Store, Basis) = "fixture rule 2",
+         Assert (Stated.Intent = Organs.Act and then Organs.Texts.Text_Of (Store, Basis) = "fixture rule 2",
                  "the intent and its basis: " & Organs.Texts.Text_Of (Store, Basis));
+         Assert (Stated.Source = Organs.Intender.Rules and then not Call.Asked
+                 and then not Chosen.Intender.Asks_Model, "the rules state it, asking nothing");
       end;
       Assert (Chosen.Cognition.Move_Name (Organs.Ascent, 4).all = "commit", "moves are the fixture's");
    end Test_Each_Organ_Through_Its_Seam;

@@ -1,10 +1,12 @@
 with Ada.Strings.Fixed;
+with Ada.Strings.Unbounded;
 with AUnit.Assertions;
 with Body_Config;
 with Client_Channels;
 with Store_Files;
 with Hermes_Protocol;
 with Organs.Model_Cognition;
+with Organs.Model_Intender;
 with Organs.Sets;
 with Sampling_Port;
 with Scripted_Clients;
@@ -26,6 +28,13 @@ package body Turn_Service_Tests is
 
    function Sampling_Set return Organs.Sets.Organ_Set is
      ((Test_Organs.Stub_Set with delta Cognition => Sampled'Access));
+
+   Asking : aliased constant Organs.Model_Intender.Organ :=
+     (Fallback => Test_Organs.Stub_Set.Intender, Timeout_Ms => 1000);
+
+   function Intent_Set return Organs.Sets.Organ_Set is
+     ((Sampling_Set with delta Intender => Asking'Access));
+   --  --cognition sampling --intent model
 
    Path : constant String := "tests/ada/obj/turn-service-test.db";
    --  Beside the test objects (the tests run from the checkout's root)
@@ -69,13 +78,15 @@ package body Turn_Service_Tests is
       Protocol : Hermes_Protocol.Server_Access;
    end record;
 
-   function Start (Sessions : Session_Repositories.Repository_Access) return Sampling_Body is
+   function Start
+     (Sessions : Session_Repositories.Repository_Access;
+      Chosen   : Organs.Sets.Organ_Set := Sampling_Set) return Sampling_Body
+   is
       Client   : constant Scripted_Clients.Client_Access := new Scripted_Clients.Client;
       Channel  : constant Client_Channels.Channel_Access := Client_Channels.Channel_Access (Client);
       Protocol : constant Hermes_Protocol.Server_Access := new Hermes_Protocol.Server;
       Turns    : constant Turn_Service.Service_Access := new Turn_Service.Service;
       Thinker  : constant Sampling_Port.Thinker_Access := new Sampling_Port.Thinker;
-      Chosen   : constant Organs.Sets.Organ_Set := Sampling_Set;
       Settings : Body_Config.Settings;
    begin
       Settings.Cognition := Body_Config.Sampling;
@@ -183,6 +194,34 @@ package body Turn_Service_Tests is
       end;
    end Test_A_Sampled_Turn_On_The_Store;
 
+   --  --intent model: the model's pick routes by the static table, in one
+   --  request more a turn; an answer outside the closed set leaves the
+   --  intent to the rules, and the result says what the model said and why
+   procedure Test_The_Model_States_The_Intent (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Plain : constant Natural := Requests_Of_One_Turn;
+      Under : constant Sampling_Body := Start (In_Memory, Intent_Set);
+   begin
+      Under.Client.Intent_Answer := Ada.Strings.Unbounded.To_Unbounded_String ("Remember.");
+      Serve (Under, Call ("7", "u"));
+      Assert (Under.Client.Asked = Plain + 1, "one request more:" & Under.Client.Asked'Image);
+      Assert (Holds (Last_Sent (Under), """route"":{""intent"":""remember"",""target"":""memory.store""}"),
+              "the model's intent, routed by the static table");
+      Assert (Holds (Last_Sent (Under),
+                     """intent"":{""stated_by"":""model"",""said"":""Remember."",""fallback"":null}"),
+              "the result says the model named it");
+      Assert (Holds (Last_Sent (Under), """step"":20,""thinker"":""sampling"",""status"":""answered"""),
+              "its call is step 20's");
+      Under.Client.Intent_Answer := Ada.Strings.Unbounded.To_Unbounded_String ("memory.store");
+      Serve (Under, Call ("8", "u"));
+      Assert (Holds (Last_Sent (Under), """route"":{""intent"":""ask"",""target"":""knowledge.answer""}"),
+              "a route named is no intent: the rules' intent");
+      Assert (Holds (Last_Sent (Under),
+                     """intent"":{""stated_by"":""rules"",""said"":""memory.store"",""fallback"":"
+                     & """the model's answer names none of the intents offered""}"),
+              "the result says what the model said and why the rules stated it");
+   end Test_The_Model_States_The_Intent;
+
    --  The service over either repository: the same turns, counted the same
    procedure Take_Turns (Sessions : Session_Repositories.Repository_Access; From : Positive) is
       Turns  : Turn_Service.Service;
@@ -227,6 +266,8 @@ package body Turn_Service_Tests is
                         "a call cancelled while queued spends nothing, gets no answer");
       Register_Routine (T, Test_A_Sampled_Turn_On_The_Store'Access, "a sampled turn is kept by the store");
       Register_Routine (T, Test_Both_Repositories'Access, "the service counts turns the same in both repositories");
+      Register_Routine (T, Test_The_Model_States_The_Intent'Access,
+                        "--intent model: the model's pick routes, an answer outside falls back");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
