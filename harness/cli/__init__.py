@@ -9,6 +9,8 @@ Invariants:
 - Results go to stdout, errors to stderr as one line (`mafiabot-harness: error: ...` naming the
   path or field and the cause) with the table's code; OUTPUT_RULE says what `--json` means, and it
   means that in every command that has it.
+- An argument that names a file or a folder is typed so (`hermes_options.FILE`, `DIRECTORY`): a value no system
+  call would take (settings.PATH_RULE) is a usage error naming the argument, whatever its metavar.
 - No traceback reaches a user. A `HarnessError` is an expected failure and gets its status's code; a
   bad option or an argument that is not UTF-8 is a usage error (2, one line). Anything else
   reaching `main` is a bug: one line naming it as an internal error, exit 70. The hostile-input
@@ -26,7 +28,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from harness import settings
 from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
 from harness.cli.output import PROG, print_error
 from harness.errors import HarnessError
@@ -47,9 +48,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.autopilot_commands",
     "harness.cli.serve_commands",
 )
-
-# Metavars of the arguments that name a file or directory: their values meet settings.PATH_RULE.
-PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "A.md", "B.md", "FILE|DIR", "BIN", "DIR"})
 
 OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
                "result as one JSON document (a command that runs several turns prints one per turn, one per\n"
@@ -86,28 +84,6 @@ def subcommands(parser: argparse.ArgumentParser,
                 yield from subcommands(child, (*path, word))
 
 
-def chosen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
-    """The (sub)command the parsed `args` ran, descending through nested subcommands (`autopilot run`)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and action.dest is not None:
-            chosen = action.choices.get(getattr(args, action.dest, None) or "")
-            if chosen is not None:
-                return chosen_command(chosen, args)
-    return parser
-
-
-def path_problems(command: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[str]:
-    """`--option: why` for each path argument no system call would take (settings.PATH_RULE)."""
-    for action in command._actions:
-        if action.metavar not in PATH_METAVARS:
-            continue
-        given = getattr(args, action.dest, None)
-        for value in given if isinstance(given, list) else [given]:
-            problem = settings.path_problem(value) if isinstance(value, str) else None
-            if problem is not None:
-                yield f"{action.option_strings[-1] if action.option_strings else action.metavar}: {problem}"
-
-
 def not_utf8(argv: Sequence[str]) -> int | None:
     """The index of the first argument the OS gave as bytes that are not UTF-8 (decoded as lone surrogates)."""
     for index, arg in enumerate(argv):
@@ -135,10 +111,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(words)
     except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
         return done.code if isinstance(done.code, int) else code_for("usage")
-    command = chosen_command(parser, args)
-    for problem in path_problems(command, args):
-        print_error(f"error: {problem}", command.prog)
-        return code_for("usage")
     cancellation.install()
     try:
         status = args.handler(args, sys.stdout)

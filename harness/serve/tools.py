@@ -22,7 +22,6 @@ Invariants:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import threading
 from collections.abc import Callable
@@ -33,22 +32,23 @@ from typing import Annotated, Any
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from harness import resolve
 from harness.answers import DEFAULT_MAX_CHARS, bounded, cut, cut_items
 from harness.autobot import AutobotSettings, delegate
-from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, invalid_intent, new_intent_id
 from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
-from harness.autopilot import PlanInvalid, load_plan, run_plan
-from harness.autopilot.plan import ALIASES, MODES
-from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.autobot_commands import invalid, queue_of
-from harness.cli.autopilot_commands import BANDS, settings_for
-from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
+from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
+from harness.autopilot.bands import BAND_NAMES
+from harness.autopilot.plan import ALIASES, MODES, Plan
+from harness.autopilot.report import check_envelope
+from harness.autopilot.selection import check_agents
+from harness.dispatch import DispatchSettings, RegistryError, dispatch
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
 from harness.hermes import TransportSettings
-from harness.ledger import Ledger, LedgerError, default_ledger_path
+from harness.ledger import Ledger, LedgerError
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
-from harness.resolve import OutsideRoots, ReadRoots
+from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
@@ -81,17 +81,14 @@ class ServeContext:
     def readable(self) -> ReadRoots:
         return self.read_roots or ReadRoots.of(self.project_root)
 
-    def cli_args(self, **values: Any) -> argparse.Namespace:
-        """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
-        the queue, registry, sentinel and ledger exactly as the matching command does."""
-        base = {"project_root": str(self.project_root), "queue": None, "ledger": None, "registry": None,
-                "sentinel": None, "report": None, "hermes": self._text(self.transport.hermes_bin),
-                "hermes_home": self._text(self.transport.hermes_home)}
-        return argparse.Namespace(**{**base, **values})
+    @classmethod
+    def of(cls, served: ServeSettings, jobs: JobRunner) -> ServeContext:
+        return cls(served.project_root, served.transport, jobs, served.read_roots)
 
-    @staticmethod
-    def _text(path: Path | None) -> str | None:
-        return None if path is None else str(path)
+    def plan_choices(self) -> PlanChoices:
+        """A tool names no ledger, registry or sentinel: the variables, else the defaults, decide, exactly as
+        for the matching command run without those flags."""
+        return PlanChoices(self.project_root, self.transport)
 
 
 # -- inputs -----------------------------------------------------------------------------------------
@@ -217,12 +214,12 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
                                    intent_id=intent_id)
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
-        return invalid(exc).to_dict()
+        return invalid_intent(exc).to_dict()
 
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
+    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id)
     return Started(job, args.wait_seconds)
 
 
@@ -243,10 +240,10 @@ def confined_intent(ctx: ServeContext, document: dict[str, Any]) -> Intent:
 
 def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str, Any]:
     try:
-        registry = load_registry(None)
+        registry = resolve.registry()
     except RegistryError as exc:
         raise ToolFailure(f"the agent registry is unusable: {exc}") from None
-    ledger = default_ledger_path(ctx.project_root)
+    ledger = resolve.ledger_path(None, ctx.project_root)
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
@@ -295,13 +292,13 @@ def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[
         raise ToolFailure(str(exc)) from None
 
 
-def _plan(ctx: ServeContext, args: PlanArgs) -> Any:
+def _plan(ctx: ServeContext, args: PlanArgs) -> tuple[Plan, KernelSettings]:
     try:
         path = ctx.readable.confine(args.plan_file, "plan_file")
         plan = load_plan(path, mode=args.mode, band=args.band)
         if plan.registry is not None:
             ctx.readable.confine(str(plan.registry), "registry")
-        settings = settings_for(ctx.cli_args(), plan)
+        settings = ctx.plan_choices().kernel_settings(plan)
         check_agents(plan, settings.registry)
     except PlanInvalid as exc:
         raise ToolFailure(f"invalid plan: {exc.field}: {exc.message}") from None
@@ -353,11 +350,9 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     try:
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
-        return invalid(exc).to_dict()
-    queue = queue_of(ctx.cli_args(), intent.project_root)
-    item = queue.enqueue(intent)
-    return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-            "queue": str(queue.root)}
+        return invalid_intent(exc).to_dict()
+    queue = resolve.queue(None, intent.project_root)
+    return queue.receipt(queue.enqueue(intent))
 
 
 def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
@@ -375,21 +370,17 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
 
 
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(named_root(ctx, args)))).inspect()
+    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args)).inspect()
     return state
 
 
 def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
     plan, settings = _plan(ctx, args)
-    picks = select_agents(plan, settings.registry, ())
-    return {"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
-            "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
-            "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
-            "selection": [p.to_dict() for p in picks]}
+    return check_envelope(plan, settings)
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    ledger = Ledger(default_ledger_path(named_root(ctx, args)))
+    ledger = Ledger(resolve.ledger_path(None, named_root(ctx, args)))
     try:
         settle_orphans(ledger)
         summary = summarize_ledger(ledger).to_dict()
@@ -455,7 +446,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              DispatchArgs, _either(DISPATCH_SCHEMA), _hints(read_only=False, open_world=True), start_dispatch),
     ToolSpec("autopilot_check",
              f"Validate an auto-pilot plan file and show which agent each sub-task gets (modes: "
-             f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BANDS)}). Spawns nothing.",
+             f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BAND_NAMES)}). Spawns nothing.",
              PlanArgs, CHECK_SCHEMA, _hints(read_only=True, idempotent=True), autopilot_check),
     ToolSpec("autopilot_run",
              "Run an auto-pilot plan file; returns a job handle (or the envelope if it settles within wait_seconds, "
