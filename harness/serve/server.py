@@ -115,7 +115,7 @@ class CancelReasons:
 
 def tool_list() -> list[types.Tool]:
     return [types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema(),
-                       output_schema=spec.output_schema, annotations=spec.annotations) for spec in TOOLS]
+                       output_schema=spec.output_schema(), annotations=spec.annotations) for spec in TOOLS]
 
 
 def build_server(context: ServeContext) -> Server[Any]:

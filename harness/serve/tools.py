@@ -1,8 +1,9 @@
 """The tools `serve` offers host agents: names, schemas, annotations and what each one does, declared once.
 
 Every tool is one `ToolSpec` in TOOLS: its input model (a `StrictModel`, so the inputSchema is the
-model's JSON Schema and a bad argument is the model's one-line field error), its outputSchema, its
-annotations, and its handler. `tools/list`, `tools/call` and the skills' test all read this table.
+model's JSON Schema and a bad argument is the model's one-line field error), the models of what it
+answers (`harness.serve.results`, whose JSON Schema is its outputSchema), its annotations, and its
+handler. `tools/list`, `tools/call` and the skills' test all read this table.
 
 Invariants:
 - The structured results are the seeds' envelopes (autobot, agent-dispatch, auto-pilot) with
@@ -50,6 +51,20 @@ from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
 from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
+from harness.serve.results import (
+    Answer,
+    Autopilot,
+    Delegation,
+    Delivered,
+    DispatchFailed,
+    Handle,
+    JobView,
+    LedgerTotals,
+    PlanChecked,
+    Queued,
+    QueueState,
+    output_schema,
+)
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
@@ -136,55 +151,6 @@ class PlanArgs(StrictModel):
 class RunPlanArgs(PlanArgs):
     wait_seconds: WaitSeconds = 0.0
     max_chars: MaxChars = DEFAULT_MAX_CHARS
-
-
-# -- outputs ----------------------------------------------------------------------------------------
-
-# Nullable as anyOf branches of one type each, not `type: [string, null]`: hosts that map tool schemas onto a
-# single-type dialect (Gemini's function declarations) reject or drop the array form.
-_TEXT_OR_NULL: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-_JOB = {"job_id": {"type": "string"}}
-HANDLE_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status", "job_id", "state", "tool"],
-    "properties": {"status": {"const": "pending"}, "job_id": {"type": "string"}, "state": {"const": "running"},
-                   "tool": {"type": "string"}, "created_at": {"type": "string"}, "next": {"type": "string"}}}
-DELEGATION_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status", "degraded_reason", "intent_id"],
-    "properties": {"status": {"enum": ["ok", "degraded"]}, "degraded_reason": _TEXT_OR_NULL,
-                   "intent_id": _TEXT_OR_NULL, "duration_ms": {"type": "integer"},
-                   "wrote_to": _TEXT_OR_NULL, "ledger_entry": _TEXT_OR_NULL,
-                   "retryable": {"type": "boolean"}, **_JOB}}
-DISPATCH_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["delivered", "error"]}, "code": {"type": "string"}, **_JOB}}
-AUTOPILOT_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"autopilot": {"type": "integer"}, "status": {"type": "string"}, "exit_code": {"type": "integer"},
-                   **_JOB}}
-ANY_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "anyOf": [HANDLE_SCHEMA, DELEGATION_SCHEMA, DISPATCH_SCHEMA, AUTOPILOT_SCHEMA]}
-JOB_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["job_id", "tool", "state", "created_at"],
-    "properties": {"job_id": {"type": "string"}, "tool": {"type": "string"}, "state": {"enum": ["running", "settled"]},
-                   "created_at": {"type": "string"}, "settled_at": _TEXT_OR_NULL,
-                   "status": _TEXT_OR_NULL, "served_here": {"type": "boolean"},
-                   "intent_id": _TEXT_OR_NULL}}
-QUEUED_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["queued", "degraded"]}, "item_id": {"type": "string"},
-                   "intent_hash": {"type": "string"}, "queue": {"type": "string"}}}
-QUEUE_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["queue", "counts", "items"],
-    "properties": {"queue": {"type": "string"}, "counts": {"type": "object"}, "items": {"type": "array"}}}
-LEDGER_SCHEMA: dict[str, Any] = {"type": "object", "required": ["ledger"], "properties": {"ledger": {"type": "string"}}}
-CHECK_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["valid", "invalid"]}, "selection": {"type": "array"}}}
-
-
-def _either(envelope: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "required": ["status"], "anyOf": [envelope, HANDLE_SCHEMA]}
 
 
 # -- handlers ---------------------------------------------------------------------------------------
@@ -396,7 +362,7 @@ class ToolSpec:
     name: str
     description: str
     arguments: type[StrictModel]
-    output_schema: dict[str, Any]
+    answers: tuple[type[Answer], ...]
     annotations: ToolAnnotations
     handler: Callable[[ServeContext, Any], Started | dict[str, Any]]
 
@@ -409,6 +375,9 @@ class ToolSpec:
                 schema["properties"][name] = nested
         return schema
 
+    def output_schema(self) -> dict[str, Any]:
+        return output_schema(*self.answers)
+
     def parse(self, arguments: dict[str, Any] | None) -> Any:
         return validate(self.arguments, arguments or {}, lambda field, message: ToolFailure(
             f"invalid arguments: {field}: {message}"), root="(arguments)")
@@ -420,40 +389,42 @@ def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = Fal
                            open_world_hint=open_world)
 
 
+# What a job's result or its cancel answers: the envelope of whichever tool started it, or its handle.
+EVERY_JOB_ANSWER: tuple[type[Answer], ...] = (Delegation, Delivered, DispatchFailed, Autopilot, Handle)
 _WAIT = f"answers within wait_seconds (default {DEFAULT_WAIT_S:g}, at most {MAX_WAIT_S:g})"
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("autobot_delegate",
              "Delegate one bounded task (the autobot intent: intent, project_root, target_paths, payload) to a "
              f"Hermes sub-agent; {_WAIT} with the autobot envelope, else returns a job handle.",
-             DelegateArgs, _either(DELEGATION_SCHEMA),
+             DelegateArgs, (Delegation, Handle),
              _hints(read_only=False, destructive=True, open_world=True), start_delegation),
     ToolSpec("delegation_status", "Where a job stands (running or settled), without waiting.",
-             JobArgs, JOB_SCHEMA, _hints(read_only=True, idempotent=True), delegation_status),
+             JobArgs, (JobView,), _hints(read_only=True, idempotent=True), delegation_status),
     ToolSpec("delegation_result",
              "A job's envelope once settled; waits up to wait_seconds (default 0) and otherwise returns the handle.",
-             ResultArgs, ANY_RESULT_SCHEMA, _hints(read_only=True, idempotent=True), delegation_result),
+             ResultArgs, EVERY_JOB_ANSWER, _hints(read_only=True, idempotent=True), delegation_result),
     ToolSpec("delegation_cancel",
              "Stop a running delegation or dispatch: its Hermes tree is killed and the run ledgered cancelled.",
-             JobArgs, ANY_RESULT_SCHEMA, _hints(read_only=False, destructive=True, idempotent=True),
+             JobArgs, EVERY_JOB_ANSWER, _hints(read_only=False, destructive=True, idempotent=True),
              delegation_cancel),
     ToolSpec("autobot_enqueue", "Validate an autobot intent and queue it for a later drain.",
-             EnqueueArgs, QUEUED_SCHEMA, _hints(read_only=False), autobot_enqueue),
+             EnqueueArgs, (Queued, Delegation), _hints(read_only=False), autobot_enqueue),
     ToolSpec("queue_status", "The autobot queue's items and their states.",
-             ProjectArgs, QUEUE_SCHEMA, _hints(read_only=True, idempotent=True), queue_status),
+             ProjectArgs, (QueueState,), _hints(read_only=True, idempotent=True), queue_status),
     ToolSpec("agent_dispatch",
              "Deliver a task to a named agent (agent-dispatch inputs: target, task_source, context, reference_id); "
              f"{_WAIT} with the delivered/error envelope, else returns a job handle.",
-             DispatchArgs, _either(DISPATCH_SCHEMA), _hints(read_only=False, open_world=True), start_dispatch),
+             DispatchArgs, (Delivered, DispatchFailed, Handle), _hints(read_only=False, open_world=True), start_dispatch),
     ToolSpec("autopilot_check",
              f"Validate an auto-pilot plan file and show which agent each sub-task gets (modes: "
              f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BAND_NAMES)}). Spawns nothing.",
-             PlanArgs, CHECK_SCHEMA, _hints(read_only=True, idempotent=True), autopilot_check),
+             PlanArgs, (PlanChecked,), _hints(read_only=True, idempotent=True), autopilot_check),
     ToolSpec("autopilot_run",
              "Run an auto-pilot plan file; returns a job handle (or the envelope if it settles within wait_seconds, "
              "default 0).",
-             RunPlanArgs, _either(AUTOPILOT_SCHEMA), _hints(read_only=False, destructive=True, open_world=True),
+             RunPlanArgs, (Autopilot, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
     ToolSpec("ledger_summary", "Totals of the cost ledger by day, profile, model, tag and status.",
-             ProjectArgs, LEDGER_SCHEMA, _hints(read_only=True, idempotent=True), ledger_summary),
+             ProjectArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}
