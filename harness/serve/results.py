@@ -99,6 +99,16 @@ class Autopilot(Answer):
     job_id: JobId = ""
 
 
+class SettledWithoutAnswer(Answer):
+    """A job that settled without its work's own envelope (`harness.serve.jobs`): the work failed
+    (`harness_error`), or the server that ran it stopped first (the ledger's settlement, or `runner_gone`)."""
+
+    status: Literal["ok", "degraded"]
+    degraded_reason: str | None
+    detail: str
+    job_id: JobId = ""
+
+
 class JobView(Answer):
     """Where a job stands, without waiting."""
 

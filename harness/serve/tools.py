@@ -63,6 +63,7 @@ from harness.serve.results import (
     PlanChecked,
     Queued,
     QueueState,
+    SettledWithoutAnswer,
     output_schema,
 )
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
@@ -390,13 +391,14 @@ def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = Fal
 
 
 # What a job's result or its cancel answers: the envelope of whichever tool started it, or its handle.
-EVERY_JOB_ANSWER: tuple[type[Answer], ...] = (Delegation, Delivered, DispatchFailed, Autopilot, Handle)
+EVERY_JOB_ANSWER: tuple[type[Answer], ...] = (Delegation, Delivered, DispatchFailed, Autopilot, SettledWithoutAnswer,
+                                              Handle)
 _WAIT = f"answers within wait_seconds (default {DEFAULT_WAIT_S:g}, at most {MAX_WAIT_S:g})"
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("autobot_delegate",
              "Delegate one bounded task (the autobot intent: intent, project_root, target_paths, payload) to a "
              f"Hermes sub-agent; {_WAIT} with the autobot envelope, else returns a job handle.",
-             DelegateArgs, (Delegation, Handle),
+             DelegateArgs, (Delegation, SettledWithoutAnswer, Handle),
              _hints(read_only=False, destructive=True, open_world=True), start_delegation),
     ToolSpec("delegation_status", "Where a job stands (running or settled), without waiting.",
              JobArgs, (JobView,), _hints(read_only=True, idempotent=True), delegation_status),
@@ -414,7 +416,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("agent_dispatch",
              "Deliver a task to a named agent (agent-dispatch inputs: target, task_source, context, reference_id); "
              f"{_WAIT} with the delivered/error envelope, else returns a job handle.",
-             DispatchArgs, (Delivered, DispatchFailed, Handle), _hints(read_only=False, open_world=True), start_dispatch),
+             DispatchArgs, (Delivered, DispatchFailed, SettledWithoutAnswer, Handle),
+             _hints(read_only=False, open_world=True), start_dispatch),
     ToolSpec("autopilot_check",
              f"Validate an auto-pilot plan file and show which agent each sub-task gets (modes: "
              f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BAND_NAMES)}). Spawns nothing.",
@@ -422,7 +425,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("autopilot_run",
              "Run an auto-pilot plan file; returns a job handle (or the envelope if it settles within wait_seconds, "
              "default 0).",
-             RunPlanArgs, (Autopilot, Handle), _hints(read_only=False, destructive=True, open_world=True),
+             RunPlanArgs, (Autopilot, SettledWithoutAnswer, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
     ToolSpec("ledger_summary", "Totals of the cost ledger by day, profile, model, tag and status.",
              ProjectArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
