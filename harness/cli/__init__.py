@@ -1,5 +1,7 @@
 """`mafiabot-harness`: the command line of the harness, and the only place exit codes are decided.
 
+`harness.program` is the program: these command groups, and `serve` (the MCP server's launcher) after them.
+
 Each command group lives in its own module with a `register(commands)` function that adds its
 subcommands; a subcommand's handler takes `(args, out)` and returns a status of the exit-code table
 (`harness.cli.exit_codes.EXIT_TABLE`), never a number. `main` alone turns statuses and the
@@ -37,7 +39,8 @@ from harness.version import version
 # How a command that a cancelling signal stopped exits (harness.hermes.cancellation), as a shell reports it.
 CANCELLED_STATUSES = {signal.SIGHUP: "hung_up", signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
-# Command groups, in the order `--help` lists them.
+# Command groups, in the order `--help` lists them; `harness.program` adds `serve` (the MCP server's launcher)
+# after them, so the command line never imports the server.
 COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.body_commands",
     "harness.cli.replay_commands",
@@ -46,7 +49,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.dispatch_commands",
     "harness.cli.ledger_commands",
     "harness.cli.autopilot_commands",
-    "harness.cli.serve_commands",
+    "harness.cli.converge_commands",
 )
 
 OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
@@ -61,12 +64,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(ExitCode.INVALID_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The parser of the command groups `groups` (module names, each with a `register(commands)`)."""
     parser = Parser(prog=PROG, description="Drive the mafiabot body and the agents around it.",
                     epilog=f"{epilog()}\n\n{OUTPUT_RULE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
+    for name in groups:
         importlib.import_module(name).register(commands)
     for _, command in subcommands(parser):
         command.epilog = f"{command.epilog}\n\n{parser.epilog}" if command.epilog else parser.epilog
@@ -100,13 +104,13 @@ def cancelled_status() -> str | None:
     return None if signum is None else CANCELLED_STATUSES.get(signal.Signals(signum), "terminated")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, groups: Sequence[str] = COMMAND_MODULES) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     bad = not_utf8(words)
     if bad is not None:
         print_error(f"error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}")
         return ExitCode.INVALID_INPUT
-    parser = build_parser()
+    parser = build_parser(groups)
     try:
         args = parser.parse_args(words)
     except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
@@ -130,6 +134,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
         return code_for("internal_error")
 
-
-if __name__ == "__main__":
-    sys.exit(main())

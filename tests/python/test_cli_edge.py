@@ -35,7 +35,7 @@ import stat
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -44,11 +44,12 @@ import pytest
 
 from harness import cli, settings, strict_json
 from harness.autopilot.report import STATUSES
-from harness.cli import OUTPUT_RULE, build_parser, main, subcommands
+from harness.cli import OUTPUT_RULE, subcommands
 from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
 from harness.cli.hermes_options import PathArgument
 from harness.cli.output import PROG
 from harness.hermes.locate import HERMES_HOME_ENV
+from harness.program import build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
 # A case that has not ended by then is wedged (the slowest, `demo`, ends in well under a second).
@@ -353,7 +354,7 @@ class RecordedEnvironment(Mapping[str, str]):
         return len(self.inner)
 
 
-def recording_parser(seen: set[str]) -> Callable[[], argparse.ArgumentParser]:
+def recording_parser(seen: set[str]) -> Callable[[Sequence[str]], argparse.ArgumentParser]:
     """`build_parser`, each leaf handler given a namespace that notes every attribute it reads."""
     class RecordedArgs(argparse.Namespace):
         def __getattribute__(self, name: str) -> object:
@@ -361,8 +362,10 @@ def recording_parser(seen: set[str]) -> Callable[[], argparse.ArgumentParser]:
                 seen.add(name)
             return super().__getattribute__(name)
 
-    def build() -> argparse.ArgumentParser:
-        parser = build_parser()
+    real_build = cli.build_parser
+
+    def build(groups: Sequence[str] = cli.COMMAND_MODULES) -> argparse.ArgumentParser:
+        parser = real_build(groups)
         for _, command in subcommands(parser):
             handler = command.get_default("handler")
             if handler is not None:

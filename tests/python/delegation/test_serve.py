@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from harness.cli import main
+from harness.program import main
 from harness.serve.tools import TOOLS
 
 from .delegation_support import (
