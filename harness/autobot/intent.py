@@ -31,7 +31,8 @@ from pydantic import Field
 
 from harness import strict_json
 from harness.errors import FieldError
-from harness.typed_inputs import Items, PathText, ProfileName, StrictModel, block, line, matching, validate
+from harness.hermes.locate import ProfileName
+from harness.typed_inputs import Items, PathText, StrictModel, block, line, matching, validate
 
 # The seed (autobot's delegate.py) sends every delegation with `--provider=minimax`: an intent that names no provider
 # is sent with it, one that names a provider with exactly that one; the transport refuses an answer from any other

@@ -33,9 +33,10 @@ from pydantic import AfterValidator, Field, model_validator
 
 from harness import settings, strict_yaml
 from harness.errors import HarnessError
+from harness.hermes.locate import ProfileName
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.strict_json import InputRejected
-from harness.typed_inputs import Items, ProfileName, StrictModel, line, validate
+from harness.typed_inputs import Items, StrictModel, line, validate
 
 AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"

@@ -28,11 +28,12 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from harness import settings
 from harness.hermes.config_yaml import read_config
 from harness.settings import HERMES_BIN_ENV
+from harness.typed_inputs import matching
 
 HERMES_HOME_ENV = "HERMES_HOME"
 PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -42,9 +43,13 @@ PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
 # For --help texts: the order of `find_executable` after the explicit option.
 LOOKUP_ORDER = f"${HERMES_BIN_ENV}, else the checkout's {PROJECT_HERMES}, else `hermes` on PATH"
 
-__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE",
+__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE", "ProfileName",
            "Route", "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
            "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
+
+
+ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
+"""A Hermes profile's name, as `hermes -p NAME` accepts it (the typed inputs' field for it)."""
 
 
 def is_profile_name(name: object) -> bool:

@@ -4,6 +4,9 @@ Invariants:
 - No module of harness/serve (the MCP server) reaches a module of harness/cli (the command line), and no module of
   harness/cli reaches one of harness/serve: both resolve their settings below them (`harness.resolve`), and they
   meet only in `harness.program`, which adds the `serve` command to the command line's groups.
+- The input readers every layer shares (PRIMITIVES: settings, errors, strict_json, strict_yaml, typed_inputs,
+  durable) reach nothing of the harness but each other: a rule of Hermes (its profile names) is the Hermes
+  layer's, typed there with the primitives' tools, never imported by them.
 
 A module depends on what it imports, wherever the import stands (a function's lazy import counts), on each parent
 package of what it imports (importing `a.b.c` runs `a/__init__` and `a/b/__init__`), on its own parents, and on
@@ -71,6 +74,8 @@ def _prefixes(module: str) -> list[str]:
 
 MODULES = Modules(PACKAGE)
 CLI, SERVE = MODULES.in_package("harness.cli"), MODULES.in_package("harness.serve")
+PRIMITIVES = {f"harness.{name}" for name in ("settings", "errors", "strict_json", "strict_yaml", "typed_inputs",
+                                             "durable")}
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Modules:
@@ -116,3 +121,10 @@ def test_the_edges_meet_in_the_program_alone() -> None:
     assert "harness.cli.converge_commands" in reached and "harness.serve.server" in reached
     others = set(MODULES.direct) - {"harness.program", "harness.__main__"}
     assert MODULES.chains(others, {"harness.program"}) == []
+
+
+def test_the_shared_readers_reach_nothing_but_each_other() -> None:
+    """`harness` itself (the package's `__init__`) re-exports errors alone, so it is no way out either."""
+    assert set(MODULES.direct) >= PRIMITIVES
+    assert MODULES.chains(PRIMITIVES, set(MODULES.direct) - PRIMITIVES - {"harness"}) == []
+    assert MODULES.direct["harness"] <= PRIMITIVES
