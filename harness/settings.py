@@ -129,9 +129,13 @@ class Given:
 
     text: str
     source: str
+    from_variable: bool
 
     def path(self) -> Path:
-        """The value as a path, expanded (`~`) and absolute, symlinks left as they are."""
+        """The value as a path, symlinks left as they are: an option's as given (it means its caller's current
+        directory), a variable's checked, expanded (`~`) and absolute."""
+        if not self.from_variable:
+            return Path(self.text)
         return checked_path(self.text, self.source).expanduser().absolute()
 
     def resolved(self) -> Path:
@@ -144,9 +148,9 @@ def given(explicit: str | os.PathLike[str] | None, option: str, variable: str | 
     """The explicit value (an option, a tool's argument) named `option`, else the variable, else None, where the
     caller's own default applies: the one spelling of "flag, else variable, else default". An empty value is unset."""
     if explicit is not None and os.fspath(explicit) != "":
-        return Given(os.fspath(explicit), option)
+        return Given(os.fspath(explicit), option, from_variable=False)
     named = env_value(variable, environ) if variable is not None else None
-    return Given(named, f"${variable}") if named is not None else None
+    return Given(named, f"${variable}", from_variable=True) if named is not None else None
 
 
 def project_root(explicit: str | os.PathLike[str] | None = None,

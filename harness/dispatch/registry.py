@@ -116,10 +116,10 @@ def default_registry() -> Registry:
 
 def load_registry(path: Path | None = None) -> Registry:
     """The registry at `path`, else at `$MAFIABOT_AGENT_REGISTRY`, else the defaults."""
-    if path is None:
-        path = settings.env_path(REGISTRY_ENV)
-        if path is None:
-            return default_registry()
+    chosen = settings.given(path, "--registry", REGISTRY_ENV)
+    if chosen is None:
+        return default_registry()
+    path = chosen.path()
     try:
         document = strict_yaml.load_file(path)
     except InputRejected as exc:

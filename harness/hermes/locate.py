@@ -68,9 +68,9 @@ def _runnable(path: Path) -> bool:
 def find_executable(explicit: str | os.PathLike[str] | None = None,
                     environ: Mapping[str, str] | None = None) -> Path | None:
     """The Hermes executable, or None when there is none to run."""
-    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    named = settings.given(explicit, "--hermes", HERMES_BIN_ENV, environ)
     if named is not None:
-        path = settings.checked_path(os.fspath(named), "the Hermes executable").expanduser().absolute()
+        path = settings.checked_path(named.text, named.source).expanduser().absolute()
         return path if _runnable(path) else None
     project = project_hermes(environ)
     if project is not None and _runnable(project):
@@ -82,9 +82,9 @@ def find_executable(explicit: str | os.PathLike[str] | None = None,
 def not_found_detail(explicit: str | os.PathLike[str] | None = None,
                      environ: Mapping[str, str] | None = None) -> str:
     """Why `find_executable` found nothing, in one line saying what to do."""
-    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    named = settings.given(explicit, "--hermes", HERMES_BIN_ENV, environ)
     if named is not None:
-        return f"the Hermes executable {named} does not exist or is not executable"
+        return f"the Hermes executable {named.text} does not exist or is not executable"
     project = project_hermes(environ)
     looked = f"{project} does not exist" if project is not None else settings.no_checkout_hint()
     return (f"Hermes not found: {looked} and there is no `hermes` on PATH; run `make hermes` in the checkout, "
