@@ -54,7 +54,7 @@ from harness.hermes_mount.mount import (
     STATE_FILE,
     STATE_FOLDER,
     STATE_OFF,
-    Plan,
+    MountPlan,
     apply_mount,
     apply_plan,
     build_spec,
@@ -82,7 +82,7 @@ def _profile_flag(home: HermesHome) -> str:
     return f" --profile {home.profile}" if home.profile else ""
 
 
-def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
+def check_entry_as_hermes_would(plan: MountPlan, out: Any) -> float:
     """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
     cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
@@ -102,7 +102,7 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
     return result.startup_seconds
 
 
-def discovery_advice(plan: Plan, startup: float | None) -> str:
+def discovery_advice(plan: MountPlan, startup: float | None) -> str:
     seconds, explicit = discovery_timeout(plan.doc.data)
     source = "as set in config.yaml" if explicit else "Hermes's default"
     measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
@@ -193,7 +193,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
-def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
+def _print_plugin_changes(plan: MountPlan, out: Any, mood: str = "") -> None:
     if plan.plugin is not None:
         for change in plan.plugin.describe():
             print(f"Level1: {mood}{change}", file=out)
@@ -251,7 +251,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
-def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
+def _print_folders_removed(plan: MountPlan, name: str, out: Any) -> None:
     """Last, once SOUL.md is put back: the folders mount made go only when nothing is left in them."""
     for folder in finish_unmount(plan, name):
         print(f"removed the empty folder {folder}, which mount made", file=out)
