@@ -20,6 +20,9 @@ Invariants:
 - Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
   that prepares a child's environment resolves exactly what the child will.
 - An empty variable counts as unset. Paths from variables are expanded (`~`) and made absolute.
+- Where an option (a flag, a tool's argument) can override a variable, the option wins, else the variable, else
+  the caller's default: `given`, the one spelling of that rule, which every reader below and `harness.resolve`
+  (the layer both edges call) go through.
 - A path that cannot be made absolute (a symlink loop, a name past the system's limit) is a
   `ConfigError` naming what it is for (`resolved`), never a `RuntimeError` or `OSError`. A path
   longer than any the system takes (PATH_RULE) is refused before any system call sees it
