@@ -29,12 +29,8 @@ ORGANS_HELP = f"organ fixture JSON (default: the checkout's {SHIPPED_ORGANS})"
 
 def body_path(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The body executable to run, whether or not it exists yet; None when nothing says where it is."""
-    if explicit is not None:
-        return Path(explicit)
-    from_env = settings.env_value(BODY_ENV_VAR)
-    if from_env:
-        return settings.checked_path(from_env, f"${BODY_ENV_VAR}")
-    return settings.checkout_file(BUILT_BODY)
+    chosen = settings.given(explicit, "--body", BODY_ENV_VAR)
+    return chosen.path() if chosen is not None else settings.checkout_file(BUILT_BODY)
 
 
 def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:

@@ -64,6 +64,16 @@ class ToolError(HarnessError):
         super().__init__(f"tool error: {text}")
 
 
+class FieldError(HarnessError):
+    """Base of the input errors of each layer (an intent, a plan, a run request): `.field` names the bad field,
+    `.message` says why."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        self.field = field_name
+        self.message = message
+        super().__init__(f"{field_name}: {message}")
+
+
 class ConfigError(HarnessError):
     """A session file or command-line input the harness cannot use."""
 

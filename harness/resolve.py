@@ -1,13 +1,14 @@
-"""Settings resolved below both edges (the command line and `serve`): the delegation's provider and the folders a
-host may name files under.
+"""Settings resolved below both edges: what a caller named, the variables and the defaults, turned into the typed,
+frozen settings the features take.
 
-Both edges call these; neither builds the other's argument objects (the harness-seam issue moves the rest of the
-resolution here).
+The command line passes its flags, `serve` its start-up options and a tool's arguments; both call the same
+resolvers, so a tool finds the queue, the registry, the sentinel config and the ledger exactly as the matching
+command does, and neither edge builds the other's argument objects. What a caller named is always a value or
+None (not named); the precedence, "named, else the variable, else the default", is `settings.given`, written once.
 
 Invariants:
-- DEFAULT_PROVIDER is the seed's provider: an intent that names none is sent with it, and an intent that names one
-  is sent with exactly that one; the transport refuses an answer from any other (`provider_fallback`), so there is
-  no silent fallback either way.
+- Every path a caller or a variable names is resolved here once, and an unusable one is a `ConfigError` naming
+  where it came from (`--queue`, `$MAFIABOT_AUTOBOT_QUEUE`), never the value of another source.
 - `ReadRoots.confine` is the one check of a file a host names through `serve` (a plan, an intent's project root):
   the path is resolved (symlinks followed, `..` collapsed) BEFORE it is compared, and it must then lie under the
   project root or under a folder the operator named at start-up (`serve --allow-dir DIR`). Its refusal names the
@@ -17,20 +18,26 @@ Invariants:
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import settings
+from harness.autobot.queue import Queue
+from harness.autopilot.config import load_sentinel
+from harness.autopilot.kernel import KernelSettings
+from harness.autopilot.plan import Plan
+from harness.dispatch.registry import Registry, load_registry
 from harness.errors import ConfigError
+from harness.hermes import TransportSettings
 from harness.hermes.locate import HERMES_HOME_ENV
+from harness.ledger import default_ledger_path
 
-# The seed (autobot's delegate.py) sends every delegation with `--provider=minimax`.
-DEFAULT_PROVIDER = "minimax"
-# Hermes's provider ids (minimax, openrouter, custom, openai-codex, ...): lower-case words joined by '-', '_' or '.'.
-PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-PROVIDER_RULE = "a Hermes provider id: lower-case letters, digits and '_.-', at most 64"
+# What a caller may name a path as; None (or an empty text) is "not named".
+Named = str | os.PathLike[str] | None
+# A project root that decides only when nothing else is named: resolved then (a callable), so that a project root
+# that cannot be resolved does not stop a command whose queue or ledger is named.
+Project = Path | Callable[[], Path]
 
 
 class OutsideRoots(ConfigError):
@@ -70,11 +77,83 @@ class ReadRoots:
                            f"the operator can add one with `serve --allow-dir DIR`")
 
 
-def named_hermes_home(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
-                      ) -> Path | None:
+def named_hermes_home(explicit: Named, environ: Mapping[str, str] | None = None) -> Path | None:
     """The Hermes home the operator named (`--hermes-home`, else an exported $HERMES_HOME), absolute; None when
     neither is set, so a configuration written from it leaves Hermes's own default to Hermes."""
+    chosen = settings.given(explicit, "--hermes-home", HERMES_HOME_ENV, environ)
+    return chosen.resolved() if chosen is not None else None
+
+
+def transport(hermes: Named = None, hermes_home: Named = None) -> TransportSettings:
+    """Where Hermes and its home are, as named (`--hermes`, `--hermes-home`); what is not named is looked up
+    in the environment when a run starts (`harness.hermes.locate`)."""
+    return TransportSettings(hermes_bin=Path(hermes) if hermes else None,
+                             hermes_home=Path(hermes_home) if hermes_home else None)
+
+
+def project_root(explicit: Named = None, environ: Mapping[str, str] | None = None) -> Path:
+    """The worktree a command acts on: `--project-root`, else $MAFIABOT_PROJECT_ROOT, else the current directory."""
+    return settings.project_root(explicit, environ)
+
+
+def queue(explicit: Named, project: Project, environ: Mapping[str, str] | None = None) -> Queue:
+    """`--queue`, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (an intent's own root when enqueueing,
+    so the item and its ledger share one root; else the project root)."""
+    chosen = settings.given(explicit, "--queue", settings.AUTOBOT_QUEUE_ENV, environ)
+    return Queue(chosen.resolved()) if chosen is not None else Queue.for_project(_project(project))
+
+
+def ledger_path(explicit: Named, project: Project, variable: str | None = None,
+                environ: Mapping[str, str] | None = None) -> Path:
+    """`--ledger`, else `variable` (auto-pilot's, which a parent kernel sets for its children), else the
+    project's ledger."""
+    chosen = settings.given(explicit, "--ledger", variable, environ)
+    return chosen.resolved() if chosen is not None else default_ledger_path(_project(project))
+
+
+def _project(project: Project) -> Path:
+    return project if isinstance(project, Path) else project()
+
+
+def registry(explicit: Named = None, plan: Plan | None = None) -> Registry:
+    """`--registry`, else the plan's `registry:`, else $MAFIABOT_AGENT_REGISTRY, else dispatch's defaults."""
     if explicit:
-        return settings.resolved(explicit, "--hermes-home")
-    named = settings.env_value(HERMES_HOME_ENV, environ)
-    return settings.resolved(named, f"${HERMES_HOME_ENV}") if named else None
+        return load_registry(Path(explicit))
+    return load_registry(plan.registry if plan is not None else None)
+
+
+@dataclass(frozen=True)
+class PlanChoices:
+    """What a caller named for checking or running a plan (None: not named, so the variable, else the default,
+    decides), and the project it acts on."""
+
+    project_root: Path
+    transport: TransportSettings = field(default_factory=TransportSettings)
+    ledger: Named = None
+    registry: Named = None
+    sentinel: Named = None
+    report: Named = None
+
+    def kernel_settings(self, plan: Plan) -> KernelSettings:
+        """The kernel's settings for `plan`; PlanInvalid (sentinel) or RegistryError when a named file is unusable."""
+        return KernelSettings(project_root=self.project_root,
+                              ledger_path=ledger_path(self.ledger, self.project_root, settings.AUTOPILOT_LEDGER_ENV),
+                              registry=registry(self.registry, plan),
+                              sentinel=load_sentinel(Path(self.sentinel) if self.sentinel else None),
+                              transport=self.transport,
+                              report_path=settings.resolved(self.report, "--report") if self.report else None)
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What `serve` runs with: its project root, where Hermes is, and the folders a host may name files under."""
+
+    project_root: Path
+    transport: TransportSettings
+    read_roots: ReadRoots
+
+    @classmethod
+    def of(cls, project: Named = None, allowed: Iterable[str | os.PathLike[str]] = (), hermes: Named = None,
+           hermes_home: Named = None) -> ServeSettings:
+        root = project_root(project)
+        return cls(root, transport(hermes, hermes_home), ReadRoots.of(root, allowed))

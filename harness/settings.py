@@ -20,6 +20,9 @@ Invariants:
 - Every lookup takes an optional `environ` (default `os.environ`), read at call time, so a caller
   that prepares a child's environment resolves exactly what the child will.
 - An empty variable counts as unset. Paths from variables are expanded (`~`) and made absolute.
+- Where an option (a flag, a tool's argument) can override a variable, the option wins, else the variable, else
+  the caller's default: `given`, the one spelling of that rule, which every reader below and `harness.resolve`
+  (the layer both edges call) go through.
 - A path that cannot be made absolute (a symlink loop, a name past the system's limit) is a
   `ConfigError` naming what it is for (`resolved`), never a `RuntimeError` or `OSError`. A path
   longer than any the system takes (PATH_RULE) is refused before any system call sees it
@@ -34,6 +37,7 @@ import os
 import pwd
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ConfigError
@@ -80,8 +84,9 @@ def env_value(name: str, environ: Mapping[str, str] | None = None) -> str | None
 
 
 def env_path(name: str, environ: Mapping[str, str] | None = None) -> Path | None:
-    value = env_value(name, environ)
-    return checked_path(value, f"${name}").expanduser().absolute() if value is not None else None
+    """The variable as a path (`Given.path`), None when unset or empty."""
+    chosen = given(None, name, name, environ)
+    return chosen.path() if chosen is not None else None
 
 
 # Linux's PATH_MAX and NAME_MAX: a longer path or name fails every system call with ENAMETOOLONG.
@@ -120,13 +125,42 @@ def user_home(environ: Mapping[str, str] | None = None) -> Path:
     return Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 
+@dataclass(frozen=True)
+class Given:
+    """A setting's value as a caller or the environment gave it, with the name of where it came from (`--ledger`,
+    `$MAFIABOT_AUTOPILOT_LEDGER`), which every error about it quotes."""
+
+    text: str
+    source: str
+    from_variable: bool
+
+    def path(self) -> Path:
+        """The value as a path, symlinks left as they are: an option's as given (it means its caller's current
+        directory), a variable's checked, expanded (`~`) and absolute."""
+        if not self.from_variable:
+            return Path(self.text)
+        return checked_path(self.text, self.source).expanduser().absolute()
+
+    def resolved(self) -> Path:
+        """The value as a path, expanded (`~`), absolute and its symlinks followed."""
+        return resolved(self.text, self.source)
+
+
+def given(explicit: str | os.PathLike[str] | None, option: str, variable: str | None = None,
+          environ: Mapping[str, str] | None = None) -> Given | None:
+    """The explicit value (an option, a tool's argument) named `option`, else the variable, else None, where the
+    caller's own default applies: the one spelling of "flag, else variable, else default". An empty value is unset."""
+    if explicit is not None and os.fspath(explicit) != "":
+        return Given(os.fspath(explicit), option, from_variable=False)
+    named = env_value(variable, environ) if variable is not None else None
+    return Given(named, f"${variable}", from_variable=True) if named is not None else None
+
+
 def project_root(explicit: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> Path:
     """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd."""
-    if explicit:
-        return resolved(explicit, "--project-root")
-    named = env_value(PROJECT_ROOT_ENV, environ)
-    return resolved(named, f"${PROJECT_ROOT_ENV}") if named else resolved(os.getcwd(), "the current directory")
+    chosen = given(explicit, "--project-root", PROJECT_ROOT_ENV, environ)
+    return chosen.resolved() if chosen is not None else resolved(os.getcwd(), "the current directory")
 
 
 def resolved(path: str | os.PathLike[str], what: str) -> Path:

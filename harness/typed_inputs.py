@@ -9,8 +9,8 @@ Invariants:
   control characters, at most n characters), `block(n)` (the same, line breaks allowed), `PathText`
   (one line, no NUL, at most MAX_PATH_CHARS, each component at most MAX_NAME_BYTES in UTF-8, the
   filesystem's own limits, so an over-long name is a field error rather than an OSError later) and
-  `matching(pattern, what)` (a line that is a name of some kind, `ProfileName` among them). Each strips surrounding
-  whitespace when asked, and no other kind of text check exists in the harness's input models.
+  `matching(pattern, what)` (a line that is a name of some kind: `harness.hermes.locate.ProfileName` is one).
+  Each strips surrounding whitespace when asked, and no other kind of text check exists in the harness's input models.
 - `validate` is the only reader of a `ValidationError`: the first error (in field order) becomes
   `error(field, message)`, `field` dotted the way the project always wrote it (`payload.tags[1]`,
   `subtasks[0].uses`, `agents.andy.profile`), the message one line in the project's words: what was
@@ -30,7 +30,6 @@ from typing import Annotated, Any, TypeVar, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from harness import settings
-from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
 
 MAX_PATH_CHARS = settings.MAX_PATH_CHARS
 MAX_NAME_BYTES = settings.MAX_NAME_BYTES
@@ -95,10 +94,6 @@ def _path_check(value: str) -> str:
 
 PathText = Annotated[str, AfterValidator(_path_check)]
 """A path as the operator wrote it (relative or absolute); where it may point is the caller's policy."""
-
-
-ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
-"""A Hermes profile's name, as `hermes -p NAME` accepts it."""
 
 
 def describe(value: Any) -> str:

@@ -137,6 +137,11 @@ def new_intent_id() -> str:
     return f"intent-{datetime.now(UTC):%Y-%m-%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
+def invalid_intent(exc: IntentError) -> Envelope:
+    """The envelope of an intent (or a setting of its delegation) that cannot be used: nothing ran."""
+    return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
+
+
 def delegate(document: Any, *, settings: AutobotSettings | None = None,
              transport: Transport | None = None) -> Envelope:
     """Run one delegation (a raw intent document or a parsed `Intent`) and return its envelope."""

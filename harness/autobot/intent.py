@@ -30,10 +30,17 @@ from typing import Annotated, Any, BinaryIO, Literal
 from pydantic import Field
 
 from harness import strict_json
-from harness.hermes.outcome import FieldError
-from harness.resolve import DEFAULT_PROVIDER, PROVIDER_NAME, PROVIDER_RULE
-from harness.typed_inputs import Items, PathText, ProfileName, StrictModel, block, line, matching, validate
+from harness.errors import FieldError
+from harness.hermes.locate import ProfileName
+from harness.typed_inputs import Items, PathText, StrictModel, block, line, matching, validate
 
+# The seed (autobot's delegate.py) sends every delegation with `--provider=minimax`: an intent that names no provider
+# is sent with it, one that names a provider with exactly that one; the transport refuses an answer from any other
+# (`provider_fallback`), so there is no silent fallback either way.
+DEFAULT_PROVIDER = "minimax"
+# Hermes's provider ids (minimax, openrouter, custom, openai-codex, ...): lower-case words joined by '-', '_' or '.'.
+PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PROVIDER_RULE = "a Hermes provider id: lower-case letters, digits and '_.-', at most 64"
 TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")
 MAX_INTENT_CHARS = 16_000
 MAX_TARGET_PATHS = 64

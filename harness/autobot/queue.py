@@ -112,6 +112,11 @@ class Queue:
         atomic_write_json(self.folder("pending") / f"{item_id}.json", item)
         return item
 
+    def receipt(self, item: dict[str, Any]) -> dict[str, Any]:
+        """What an enqueue answers (the command and serve's autobot_enqueue): the item and where it waits."""
+        return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
+                "queue": str(self.root)}
+
     def drain(self, max_items: int, runner: Runner, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
               backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
         report = DrainReport()

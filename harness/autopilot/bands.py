@@ -46,6 +46,8 @@ class Band(str, Enum):
 
 
 DEFAULT_BAND = Band.L2
+# What a plan or an override may spell a band as: each band's short name, then its full one.
+BAND_NAMES: tuple[str, ...] = (*(band.short for band in Band), *(band.value for band in Band))
 WORKTREE_TOOLSETS = frozenset({"file", "terminal", "code_execution"})
 EXTENDED_TOOLSETS = frozenset({"memory", "skills", "browser", "image_gen", "tts"})
 FALLBACK_TOOLSETS = ("todo",)
@@ -66,7 +68,8 @@ def parse_band(text: str, field_name: str = "band") -> Band:
     for band in Band:
         if cleaned.casefold() in (band.value.casefold(), band.short.casefold()):
             return band
-    raise PlanInvalid(field_name, "not a band (L1, L2, L3 or L1-cautious, L2-bounded, L3-extended)")
+    short, full = BAND_NAMES[:len(Band)], BAND_NAMES[len(Band):]
+    raise PlanInvalid(field_name, f"not a band ({', '.join(short)} or {', '.join(full)})")
 
 
 def narrower(a: Band, b: Band) -> Band:

@@ -78,11 +78,10 @@ class SentinelFile(StrictModel):
 
 def load_sentinel(path: Path | None = None, environ: Mapping[str, str] | None = None) -> SentinelConfig:
     """The config at `path`, else at `$MAFIABOT_AUTOPILOT_SENTINEL`, else the contract's defaults."""
-    if path is None:
-        named = settings.env_value(SENTINEL_ENV, environ)
-        if not named:
-            return SentinelConfig()
-        path = Path(named)
+    chosen = settings.given(path, "--sentinel", SENTINEL_ENV, environ)
+    if chosen is None:
+        return SentinelConfig()
+    path = chosen.path()
     document = read_yaml(path, "sentinel")
     return parse_sentinel(document if document is not None else {}, str(path.resolve()))
 

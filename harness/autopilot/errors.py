@@ -10,8 +10,7 @@
 
 from __future__ import annotations
 
-from harness.errors import HarnessError
-from harness.hermes.outcome import FieldError
+from harness.errors import FieldError, HarnessError
 
 
 class PlanInvalid(FieldError):

@@ -19,8 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from harness.autopilot.findings import Finding
-from harness.autopilot.kernel import Kernel
-from harness.autopilot.selection import Pick
+from harness.autopilot.kernel import Kernel, KernelSettings
+from harness.autopilot.plan import Plan
+from harness.autopilot.selection import Pick, select_agents
 from harness.autopilot.tree import scan, subtree, totals_of
 
 STATUSES = ("completed", "partial", "failed", "stopped", "no-convergence-possible", "escalate", "refused")
@@ -106,6 +107,21 @@ def refused_envelope(run_id: str, reason: str, detail: str, started_at: str, con
     return {"autopilot": 1, "status": "refused", "run_id": run_id,
             "reason": reason, "detail": detail, "children": [], "rules_fired": [], "started_at": started_at,
             **context}
+
+
+def check_envelope(plan: Plan, settings: KernelSettings) -> dict[str, Any]:
+    """What a check of a plan answers (`autopilot check`, serve's autopilot_check): the plan as read and the agent
+    each sub-task would get; nothing is spawned."""
+    picks = select_agents(plan, settings.registry, ())
+    return {"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
+            "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
+            "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
+            "selection": [p.to_dict() for p in picks]}
+
+
+def invalid_envelope(field_name: str, message: str) -> dict[str, Any]:
+    """The envelope of a plan, registry or sentinel config that cannot be used (nothing ran)."""
+    return {"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}
 
 
 # -- markdown ------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """`mafiabot-harness`: the command line of the harness, and the only place exit codes are decided.
 
+`harness.program` is the program: these command groups, and `serve` (the MCP server's launcher) after them.
+
 Each command group lives in its own module with a `register(commands)` function that adds its
 subcommands; a subcommand's handler takes `(args, out)` and returns a status of the exit-code table
 (`harness.cli.exit_codes.EXIT_TABLE`), never a number. `main` alone turns statuses and the
@@ -9,6 +11,8 @@ Invariants:
 - Results go to stdout, errors to stderr as one line (`mafiabot-harness: error: ...` naming the
   path or field and the cause) with the table's code; OUTPUT_RULE says what `--json` means, and it
   means that in every command that has it.
+- An argument that names a file or a folder is typed so (`hermes_options.FILE`, `DIRECTORY`): a value no system
+  call would take (settings.PATH_RULE) is a usage error naming the argument, whatever its metavar.
 - No traceback reaches a user. A `HarnessError` is an expected failure and gets its status's code; a
   bad option or an argument that is not UTF-8 is a usage error (2, one line). Anything else
   reaching `main` is a bug: one line naming it as an internal error, exit 70. The hostile-input
@@ -26,7 +30,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from harness import settings
 from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
 from harness.cli.output import PROG, print_error
 from harness.errors import HarnessError
@@ -36,7 +39,8 @@ from harness.version import version
 # How a command that a cancelling signal stopped exits (harness.hermes.cancellation), as a shell reports it.
 CANCELLED_STATUSES = {signal.SIGHUP: "hung_up", signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
-# Command groups, in the order `--help` lists them.
+# Command groups, in the order `--help` lists them; `harness.program` adds `serve` (the MCP server's launcher)
+# after them, so the command line never imports the server.
 COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.body_commands",
     "harness.cli.replay_commands",
@@ -45,11 +49,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "harness.cli.dispatch_commands",
     "harness.cli.ledger_commands",
     "harness.cli.autopilot_commands",
-    "harness.cli.serve_commands",
+    "harness.cli.converge_commands",
 )
-
-# Metavars of the arguments that name a file or directory: their values meet settings.PATH_RULE.
-PATH_METAVARS = frozenset({"FILE", "FILE.yaml", "PLAN.yaml", "A.md", "B.md", "FILE|DIR", "BIN", "DIR"})
 
 OUTPUT_RULE = ("output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the\n"
                "result as one JSON document (a command that runs several turns prints one per turn, one per\n"
@@ -63,12 +64,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(ExitCode.INVALID_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(groups: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The parser of the command groups `groups` (module names, each with a `register(commands)`)."""
     parser = Parser(prog=PROG, description="Drive the mafiabot body and the agents around it.",
                     epilog=f"{epilog()}\n\n{OUTPUT_RULE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
+    for name in groups:
         importlib.import_module(name).register(commands)
     for _, command in subcommands(parser):
         command.epilog = f"{command.epilog}\n\n{parser.epilog}" if command.epilog else parser.epilog
@@ -84,28 +86,6 @@ def subcommands(parser: argparse.ArgumentParser,
             for word, child in action.choices.items():
                 yield (*path, word), child
                 yield from subcommands(child, (*path, word))
-
-
-def chosen_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
-    """The (sub)command the parsed `args` ran, descending through nested subcommands (`autopilot run`)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and action.dest is not None:
-            chosen = action.choices.get(getattr(args, action.dest, None) or "")
-            if chosen is not None:
-                return chosen_command(chosen, args)
-    return parser
-
-
-def path_problems(command: argparse.ArgumentParser, args: argparse.Namespace) -> Iterator[str]:
-    """`--option: why` for each path argument no system call would take (settings.PATH_RULE)."""
-    for action in command._actions:
-        if action.metavar not in PATH_METAVARS:
-            continue
-        given = getattr(args, action.dest, None)
-        for value in given if isinstance(given, list) else [given]:
-            problem = settings.path_problem(value) if isinstance(value, str) else None
-            if problem is not None:
-                yield f"{action.option_strings[-1] if action.option_strings else action.metavar}: {problem}"
 
 
 def not_utf8(argv: Sequence[str]) -> int | None:
@@ -124,21 +104,17 @@ def cancelled_status() -> str | None:
     return None if signum is None else CANCELLED_STATUSES.get(signal.Signals(signum), "terminated")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, groups: Sequence[str] = COMMAND_MODULES) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     bad = not_utf8(words)
     if bad is not None:
         print_error(f"error: argument {bad + 1} is not valid UTF-8: {words[bad]!r}")
         return ExitCode.INVALID_INPUT
-    parser = build_parser()
+    parser = build_parser(groups)
     try:
         args = parser.parse_args(words)
     except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
         return done.code if isinstance(done.code, int) else code_for("usage")
-    command = chosen_command(parser, args)
-    for problem in path_problems(command, args):
-        print_error(f"error: {problem}", command.prog)
-        return code_for("usage")
     cancellation.install()
     try:
         status = args.handler(args, sys.stdout)
@@ -158,6 +134,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
         return code_for("internal_error")
 
-
-if __name__ == "__main__":
-    sys.exit(main())

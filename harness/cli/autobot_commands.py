@@ -14,12 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import settings
+from harness import resolve
 from harness.autobot import AutobotSettings, Envelope, delegate
-from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, invalid_intent
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue, refuse_if_nested
 from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
     hermes_parent,
     json_parent,
     positive_int,
@@ -45,10 +47,6 @@ def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
                            transport=transport_settings(args))
 
 
-def invalid(exc: IntentError) -> Envelope:
-    return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
-
-
 def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
@@ -62,30 +60,23 @@ def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
         options = autobot_settings(args)
         intent = read_intent(args.intent_file)
     except IntentError as exc:
-        return emit(invalid(exc), args, out)
+        return emit(invalid_intent(exc), args, out)
     return emit(delegate(intent, settings=options), args, out)
 
 
 def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
-    """--queue, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (the intent's own root when
-    enqueueing, so the item and its ledger share one root), else of --project-root."""
-    if args.queue:
-        return Queue(settings.resolved(args.queue, "--queue"))
-    named = settings.env_path(QUEUE_ENV)
-    if named is not None:
-        return Queue(settings.resolved(named, f"${QUEUE_ENV}"))
-    return Queue.for_project(project or project_root(args))
+    """The queue (`resolve.queue`): of `project` when given (the intent's own root when enqueueing), else of
+    the project root."""
+    return resolve.queue(args.queue, project or (lambda: project_root(args)))
 
 
 def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
     try:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
-        return emit(invalid(exc), args, out)
+        return emit(invalid_intent(exc), args, out)
     queue = queue_of(args, intent.project_root)
-    item = queue.enqueue(intent)
-    print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-                "queue": str(queue.root)}, args, out)
+    print_json(queue.receipt(queue.enqueue(intent)), args, out)
     return "done"
 
 
@@ -94,7 +85,7 @@ def cmd_drain(args: argparse.Namespace, out: Any) -> str:
     try:
         options = autobot_settings(args)
     except IntentError as exc:
-        return emit(invalid(exc), args, out)
+        return emit(invalid_intent(exc), args, out)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
         return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))
@@ -133,18 +124,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="allow write_to to name a config, secret, identity or cron file")
     queue_opts = argparse.ArgumentParser(add_help=False)
     where = queue_opts.add_argument_group("queue")
-    where.add_argument("--queue", metavar="DIR", help=f"the queue folder (default: ${QUEUE_ENV}, else "
+    where.add_argument("--queue", metavar="DIR", type=DIRECTORY, help=f"the queue folder (default: ${QUEUE_ENV}, else "
                                                       f"<project root>/{QUEUE_DIR})")
-    where.add_argument("--project-root", metavar="DIR", help="default: $MAFIABOT_PROJECT_ROOT, else the current "
+    where.add_argument("--project-root", metavar="DIR", type=DIRECTORY, help="default: $MAFIABOT_PROJECT_ROOT, else the current "
                                                              "directory")
 
     delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, as_json],
                                        help="delegate one bounded task to a Hermes sub-agent (autobot)")
-    delegate_cmd.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
+    delegate_cmd.add_argument("--intent-file", required=True, metavar="FILE", type=FILE, help="the intent JSON ('-': stdin)")
     delegate_cmd.set_defaults(handler=cmd_delegate)
 
     enqueue = commands.add_parser("enqueue", parents=[queue_opts, as_json], help="validate an intent and queue it")
-    enqueue.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
+    enqueue.add_argument("--intent-file", required=True, metavar="FILE", type=FILE, help="the intent JSON ('-': stdin)")
     enqueue.set_defaults(handler=cmd_enqueue)
 
     drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, as_json], help="run due queued intents")

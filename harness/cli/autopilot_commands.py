@@ -18,44 +18,37 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness import settings
-from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
-from harness.autopilot.config import load_sentinel
-from harness.autopilot.plan import ALIASES, MODES, Plan
-from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
+from harness.autopilot import PlanInvalid, load_plan, run_plan
+from harness.autopilot.bands import BAND_NAMES
+from harness.autopilot.plan import ALIASES, MODES
+from harness.autopilot.report import check_envelope, invalid_envelope
+from harness.autopilot.selection import check_agents
+from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
+    hermes_parent,
+    json_parent,
+    print_json,
+    project_root,
+    transport_settings,
+)
 from harness.cli.output import print_error
-from harness.dispatch.registry import Registry, RegistryError, load_registry
-from harness.ledger import default_ledger_path
+from harness.dispatch.registry import RegistryError
+from harness.resolve import PlanChoices
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
 from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 
-BANDS = ("L1", "L2", "L3", "L1-cautious", "L2-bounded", "L3-extended")
+
+def plan_choices(args: argparse.Namespace) -> PlanChoices:
+    """What the command line named for a plan (`autopilot run`, `autopilot check`, `converge`)."""
+    return PlanChoices(project_root(args), transport_settings(args), ledger=args.ledger, registry=args.registry,
+                       sentinel=args.sentinel, report=getattr(args, "report", None))
 
 
-def registry_for(args: argparse.Namespace, plan: Plan) -> Registry:
-    if args.registry:
-        return load_registry(Path(args.registry))
-    if plan.registry is not None:
-        return load_registry(plan.registry)
-    return load_registry(None)
-
-
-def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
-    root = project_root(args)
-    ledger = args.ledger or settings.env_value(LEDGER_ENV)
-    return KernelSettings(project_root=root,
-                          ledger_path=settings.resolved(ledger, "--ledger") if ledger else default_ledger_path(root),
-                          registry=registry_for(args, plan),
-                          sentinel=load_sentinel(Path(args.sentinel) if args.sentinel else None),
-                          transport=transport_settings(args),
-                          report_path=settings.resolved(args.report, "--report") if getattr(args, "report", None)
-                          else None)
-
-
-def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
-    print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
+def plan_invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
+    """The invalid envelope on stdout and its one line on stderr: a plan, registry or sentinel that cannot be used."""
+    print_json(invalid_envelope(field_name, message), args, out)
     print_error(f"invalid plan: {field_name}: {message}")
     return "autopilot:invalid"
 
@@ -63,12 +56,11 @@ def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -
 def cmd_run(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
-        settings = settings_for(args, plan)
-        result = run_plan(plan, settings)
+        result = run_plan(plan, plan_choices(args).kernel_settings(plan))
     except PlanInvalid as exc:
-        return invalid(exc.field, exc.message, args, out)
+        return plan_invalid(exc.field, exc.message, args, out)
     except RegistryError as exc:
-        return invalid("registry", str(exc), args, out)
+        return plan_invalid("registry", str(exc), args, out)
     if args.markdown:
         print(result.markdown, file=out, end="")
     else:
@@ -79,31 +71,27 @@ def cmd_run(args: argparse.Namespace, out: Any) -> str:
 def cmd_check(args: argparse.Namespace, out: Any) -> str:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
-        settings = settings_for(args, plan)
+        settings = plan_choices(args).kernel_settings(plan)
         check_agents(plan, settings.registry)
     except PlanInvalid as exc:
-        return invalid(exc.field, exc.message, args, out)
+        return plan_invalid(exc.field, exc.message, args, out)
     except RegistryError as exc:
-        return invalid("registry", str(exc), args, out)
-    picks = select_agents(plan, settings.registry, ())
-    print_json({"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
-                "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
-                "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
-                "selection": [p.to_dict() for p in picks]}, args, out)
+        return plan_invalid("registry", str(exc), args, out)
+    print_json(check_envelope(plan, settings), args, out)
     return "autopilot:valid"
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("plan", metavar="PLAN.yaml", help="the plan (goal, mode, band, subtasks, limits)")
+    parser.add_argument("plan", metavar="PLAN.yaml", type=FILE, help="the plan (goal, mode, band, subtasks, limits)")
     parser.add_argument("--mode", choices=(*MODES, *ALIASES), help="override the plan's mode")
-    parser.add_argument("--band", choices=BANDS, help="override the plan's band (a child never widens its parent's)")
-    parser.add_argument("--registry", metavar="FILE", help=f"agent registry YAML (default: the plan's registry:, "
+    parser.add_argument("--band", choices=BAND_NAMES, help="override the plan's band (a child never widens its parent's)")
+    parser.add_argument("--registry", metavar="FILE", type=FILE, help=f"agent registry YAML (default: the plan's registry:, "
                                                             f"else ${REGISTRY_ENV}, else dispatch's defaults)")
-    parser.add_argument("--sentinel", metavar="FILE", help=f"sentinel thresholds YAML/JSON (default: ${SENTINEL_ENV},"
+    parser.add_argument("--sentinel", metavar="FILE", type=FILE, help=f"sentinel thresholds YAML/JSON (default: ${SENTINEL_ENV},"
                                                             f" else the contract's defaults)")
-    parser.add_argument("--project-root", metavar="DIR",
+    parser.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                         help="the worktree: writes stay under it (default: $MAFIABOT_PROJECT_ROOT, else the cwd)")
-    parser.add_argument("--ledger", metavar="FILE", help=f"the cost ledger (default: ${LEDGER_ENV}, else <project "
+    parser.add_argument("--ledger", metavar="FILE", type=FILE, help=f"the cost ledger (default: ${LEDGER_ENV}, else <project "
                                                           f"root>/.agents/state/autobot-cost-ledger.jsonl)")
 
 
@@ -113,7 +101,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     actions = parser.add_subparsers(dest="autopilot_action", required=True)
     run = actions.add_parser("run", parents=[hermes_parent(), json_parent()], help="run a plan")
     _plan_options(run)
-    run.add_argument("--report", metavar="FILE", help="write the markdown report here (default: the run directory)")
+    run.add_argument("--report", metavar="FILE", type=FILE, help="write the markdown report here (default: the run directory)")
     run.add_argument("--markdown", action="store_true", help="print the markdown report instead of the envelope")
     run.set_defaults(handler=cmd_run)
     check = actions.add_parser("check", parents=[hermes_parent(), json_parent()],

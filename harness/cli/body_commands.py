@@ -19,6 +19,7 @@ from pydantic import Field
 
 from harness import strict_yaml
 from harness.body import BODY_HELP, ORGANS_HELP, BodyOptions
+from harness.cli.hermes_options import DIRECTORY, FILE
 from harness.client import BodyClient
 from harness.errors import ConfigError
 from harness.strict_json import InputRejected
@@ -172,9 +173,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `turn`, `session` and `demo` to the top-level parser's subcommands."""
     body = argparse.ArgumentParser(add_help=False)
     group = body.add_argument_group("body")
-    group.add_argument("--body", metavar="BIN", help=BODY_HELP)
-    group.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
-    group.add_argument("--hermes-home", metavar="DIR", help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
+    group.add_argument("--body", metavar="BIN", type=FILE, help=BODY_HELP)
+    group.add_argument("--organs", metavar="FILE", type=FILE, help=ORGANS_HELP)
+    group.add_argument("--hermes-home", metavar="DIR", type=DIRECTORY,
+                       help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
     group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
 
@@ -187,7 +189,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     session = commands.add_parser("session", parents=[body],
                                   help="run the turns of a YAML file through one body")
-    session.add_argument("file", metavar="FILE.yaml",
+    session.add_argument("file", metavar="FILE.yaml", type=FILE,
                          help="YAML: {uid?, channel?, server?, turns: [{input, uid?, channel?, server?}]}")
     session.set_defaults(handler=cmd_session)
 

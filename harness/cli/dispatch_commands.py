@@ -10,12 +10,20 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness import settings, strict_json
-from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
+from harness import resolve, strict_json
+from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
+    hermes_parent,
+    json_parent,
+    positive_seconds,
+    print_json,
+    project_root,
+    transport_settings,
+)
 from harness.cli.output import print_error
-from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
+from harness.dispatch import DispatchSettings, RegistryError, dispatch, parse_context
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult, error_envelope
-from harness.ledger import default_ledger_path
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 
 FLAG_FIELDS = (("target", "target"), ("task_source", "task_source"), ("context", "context"),
@@ -52,7 +60,7 @@ def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> str:
 def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
     echo = {"target": args.target, "task_source": args.task_source, "reference_id": args.reference_id}
     try:
-        registry = load_registry(Path(args.registry) if args.registry else None)
+        registry = resolve.registry(args.registry)
         raw = gather_inputs(args)
     except RegistryError as exc:
         return emit(DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": "registry"},
@@ -60,7 +68,7 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
     except DispatchInputError as exc:
         return emit(DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": exc.field}, echo)),
                     args, out)
-    ledger = settings.resolved(args.ledger, "--ledger") if args.ledger else default_ledger_path(project_root(args))
+    ledger = resolve.ledger_path(args.ledger, lambda: project_root(args))
     chosen = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
                               transport=transport_settings(args))
     return emit(dispatch(raw, chosen), args, out)
@@ -74,13 +82,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument("--task-source", help="where the task comes from (e.g. email-triage)")
     parser.add_argument("--context", help="a short summary, or a small JSON object")
     parser.add_argument("--reference-id", help="the id the target fetches the full artifact by")
-    parser.add_argument("--input-file", metavar="FILE", help="the inputs as JSON (flags override its fields)")
-    parser.add_argument("--registry", metavar="FILE", help=f"agent registry YAML (default: ${REGISTRY_ENV}, "
+    parser.add_argument("--input-file", metavar="FILE", type=FILE, help="the inputs as JSON (flags override its fields)")
+    parser.add_argument("--registry", metavar="FILE", type=FILE, help=f"agent registry YAML (default: ${REGISTRY_ENV}, "
                                                             f"else andy → career-manager, cooper → health-coach)")
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds before the Hermes query is killed (default: {DEFAULT_TIMEOUT_S:g})")
-    parser.add_argument("--ledger", metavar="FILE", help="the cost ledger (default: <project root>/"
+    parser.add_argument("--ledger", metavar="FILE", type=FILE, help="the cost ledger (default: <project root>/"
                                                           ".agents/state/autobot-cost-ledger.jsonl)")
-    parser.add_argument("--project-root", metavar="DIR",
+    parser.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                         help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
     parser.set_defaults(handler=cmd_dispatch)

@@ -19,8 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ConfigError, HarnessError, ProtocolViolation, RpcError, ToolError
-from harness.hermes.outcome import FieldError
+from harness.errors import (
+    BodyDied,
+    BodyNotFound,
+    BodyTimeout,
+    ConfigError,
+    FieldError,
+    HarnessError,
+    ProtocolViolation,
+    RpcError,
+    ToolError,
+)
 from harness.strict_json import InputRejected
 
 

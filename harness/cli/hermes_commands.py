@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
+from harness.cli.hermes_options import DIRECTORY, FILE
 from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.cognition import (
@@ -52,7 +53,8 @@ from harness.hermes_mount.mount import (
     IN_MEMORY,
     STATE_FILE,
     STATE_FOLDER,
-    Plan,
+    STATE_OFF,
+    MountPlan,
     apply_mount,
     apply_plan,
     build_spec,
@@ -80,7 +82,7 @@ def _profile_flag(home: HermesHome) -> str:
     return f" --profile {home.profile}" if home.profile else ""
 
 
-def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
+def check_entry_as_hermes_would(plan: MountPlan, out: Any) -> float:
     """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
     cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
@@ -100,7 +102,7 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
     return result.startup_seconds
 
 
-def discovery_advice(plan: Plan, startup: float | None) -> str:
+def discovery_advice(plan: MountPlan, startup: float | None) -> str:
     seconds, explicit = discovery_timeout(plan.doc.data)
     source = "as set in config.yaml" if explicit else "Hermes's default"
     measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
@@ -191,7 +193,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
-def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
+def _print_plugin_changes(plan: MountPlan, out: Any, mood: str = "") -> None:
     if plan.plugin is not None:
         for change in plan.plugin.describe():
             print(f"Level1: {mood}{change}", file=out)
@@ -249,7 +251,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
     return "done"
 
 
-def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
+def _print_folders_removed(plan: MountPlan, name: str, out: Any) -> None:
     """Last, once SOUL.md is put back: the folders mount made go only when nothing is left in them."""
     for folder in finish_unmount(plan, name):
         print(f"removed the empty folder {folder}, which mount made", file=out)
@@ -277,15 +279,16 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `mount`, `unmount` and `doctor`."""
     where = argparse.ArgumentParser(add_help=False)
     group = where.add_argument_group("Hermes home")
-    group.add_argument("--hermes-home", metavar="DIR", help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
+    group.add_argument("--hermes-home", metavar="DIR", type=DIRECTORY,
+                       help="Hermes's home (default: $HERMES_HOME, else ~/.hermes)")
     group.add_argument("--profile", metavar="NAME", help="a Hermes profile: <home>/profiles/NAME (created by mount if missing)")
     group.add_argument("--name", default=DEFAULT_NAME, help=f"the mcp_servers entry (default: {DEFAULT_NAME})")
 
     mount = commands.add_parser("mount", parents=[where], help="add or update the body's entry in Hermes's config",
                                 description="Add or update mcp_servers.NAME in Hermes's config.yaml, keeping "
                                             "the rest of the file (comments included) and a backup.")
-    mount.add_argument("--body", metavar="BIN", help=BODY_HELP)
-    mount.add_argument("--organs", metavar="FILE", help=ORGANS_HELP)
+    mount.add_argument("--body", metavar="BIN", type=FILE, help=BODY_HELP)
+    mount.add_argument("--organs", metavar="FILE", type=FILE, help=ORGANS_HELP)
     mount.add_argument("--timeout", type=int,
                        help=f"seconds Hermes waits for one turn (default: the entry's own, else {DEFAULT_TIMEOUT})")
     mount.add_argument("--connect-timeout", type=int,
@@ -298,7 +301,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help="an argument for the body after the ones mount writes (repeatable, e.g. "
                             "--body-arg=--max-sessions --body-arg=50); given, they replace the entry's own, "
                             "which are otherwise kept")
-    mount.add_argument("--record", metavar="FILE",
+    mount.add_argument("--record", metavar="FILE", type=FILE,
                        help="run the body through the recording relay: each Hermes session becomes a transcript")
     mount.add_argument("--soul", choices=SOUL_POLICIES,
                        help="the body's --soul: keep (its default) writes SOUL.md only where it is missing, "
@@ -307,7 +310,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
-    mount.add_argument("--state", metavar="FILE|off",
+    mount.add_argument("--state", metavar="FILE|off", type=FILE.also({STATE_OFF}),
                        help=f"the body's session store (default: the entry's own on a remount; for a new entry "
                             f"<home>/{STATE_FOLDER}/{STATE_FILE}, shared by the home's CLI chats and gateway, or none "
                             "with --no-level1, where the model chooses the key); off: none, sessions last as long as "
@@ -336,7 +339,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
     doctor = commands.add_parser("doctor", parents=[where], help="check the body, its entry, and Hermes's view of it",
                                  description="Exit 0 when no check failed, 1 otherwise (the table below).")
-    doctor.add_argument("--body", metavar="BIN", help="check this body executable instead of the mounted entry's")
-    doctor.add_argument("--hermes", metavar="BIN", help=f"the hermes executable (default: {LOOKUP_ORDER})")
+    doctor.add_argument("--body", metavar="BIN", type=FILE, help="check this body executable instead of the mounted entry's")
+    doctor.add_argument("--hermes", metavar="BIN", type=FILE, help=f"the hermes executable (default: {LOOKUP_ORDER})")
     doctor.add_argument("--no-hermes", action="store_true", help="skip `hermes mcp test`")
     doctor.set_defaults(handler=cmd_doctor)

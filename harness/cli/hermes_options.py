@@ -1,19 +1,49 @@
-"""Command-line options shared by the commands that call Hermes (delegate, drain, dispatch).
+"""Command-line options shared by the command groups: the Hermes options, `--json`, the number and path types.
 
-Not a command group (it registers nothing): it builds the parent parser those groups share and
-turns the parsed options into `TransportSettings`, so every such command finds Hermes the same way.
+Not a command group (it registers nothing): it builds the parent parsers those groups share and hands the
+parsed options to the resolvers below both edges (`harness.resolve`), so every command finds Hermes and the
+project the same way, and as `serve` does.
+
+Every argument that names a file or a folder has `type=FILE` or `type=DIRECTORY` (a `PathArgument`): its value
+meets settings.PATH_RULE or is a usage error naming the option, and the hostile-input tests find it by its type
+whatever its metavar.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from harness import settings
+from harness import resolve, settings
 from harness.hermes import TransportSettings
 from harness.hermes.locate import LOOKUP_ORDER
+
+
+@dataclass(frozen=True)
+class PathArgument:
+    """argparse's `type=` for an argument naming a file or a folder: the text as given, or a usage error when no
+    system call would take it (settings.PATH_RULE). `kind` says which it names; `words` are values the option
+    takes besides a path (`--state off`)."""
+
+    kind: Literal["file", "dir"]
+    words: frozenset[str] = frozenset()
+
+    def __call__(self, text: str) -> str:
+        problem = None if text in self.words else settings.path_problem(text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return text
+
+    def also(self, words: Iterable[str]) -> PathArgument:
+        return PathArgument(self.kind, frozenset(words))
+
+
+FILE = PathArgument("file")
+DIRECTORY = PathArgument("dir")
 
 
 def positive_int(text: str) -> int:
@@ -39,9 +69,9 @@ def positive_seconds(text: str) -> float:
 def hermes_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("hermes")
-    group.add_argument("--hermes", metavar="BIN",
+    group.add_argument("--hermes", metavar="BIN", type=FILE,
                        help=f"the hermes executable (default: {LOOKUP_ORDER})")
-    group.add_argument("--hermes-home", metavar="DIR",
+    group.add_argument("--hermes-home", metavar="DIR", type=DIRECTORY,
                        help="Hermes's home, whose root (derived as Hermes derives it) holds profiles/ "
                             "(default: $HERMES_HOME, else ~/.hermes)")
     return parent
@@ -62,13 +92,12 @@ def json_parent(*, always_json: bool = True) -> argparse.ArgumentParser:
 
 
 def transport_settings(args: argparse.Namespace) -> TransportSettings:
-    return TransportSettings(hermes_bin=Path(args.hermes) if args.hermes else None,
-                             hermes_home=Path(args.hermes_home) if args.hermes_home else None)
+    return resolve.transport(args.hermes, args.hermes_home)
 
 
 def project_root(args: argparse.Namespace) -> Path:
     """--project-root, else $MAFIABOT_PROJECT_ROOT, else the current directory."""
-    return settings.project_root(getattr(args, "project_root", None))
+    return resolve.project_root(getattr(args, "project_root", None))
 
 
 def print_json(document: Any, args: argparse.Namespace, out: Any) -> None:

@@ -13,17 +13,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from harness import settings
-from harness.cli.hermes_options import json_parent, print_json, project_root
-from harness.ledger import Ledger, default_ledger_path
+from harness import resolve
+from harness.cli.hermes_options import DIRECTORY, FILE, json_parent, print_json, project_root
+from harness.ledger import Ledger
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.report import reconcile, render_text, summarize_ledger
 
 
 def ledger_of(args: argparse.Namespace) -> Ledger:
-    if args.ledger:
-        return Ledger(settings.resolved(args.ledger, "--ledger"))
-    return Ledger(default_ledger_path(project_root(args)))
+    return Ledger(resolve.ledger_path(args.ledger, lambda: project_root(args)))
 
 
 def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
@@ -72,9 +70,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")
-    parser.add_argument("--ledger", metavar="FILE", help="the ledger file (default: <project root>/"
+    parser.add_argument("--ledger", metavar="FILE", type=FILE, help="the ledger file (default: <project root>/"
                                                           ".agents/state/autobot-cost-ledger.jsonl)")
-    parser.add_argument("--project-root", metavar="DIR",
+    parser.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                         help="default: $MAFIABOT_PROJECT_ROOT, else the current directory")
-    parser.add_argument("--png", metavar="FILE", help="also draw spend and calls per day into this PNG")
+    parser.add_argument("--png", metavar="FILE", type=FILE, help="also draw spend and calls per day into this PNG")
     parser.set_defaults(handler=cmd_ledger)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.cli.hermes_options import positive_seconds
+from harness.cli.hermes_options import FILE, positive_seconds
 from harness.cli.output import print_error
 from harness.errors import ConfigError
 from harness.replay.bodies import KNOWN_BODIES, BodyCommand, resolve_body
@@ -144,17 +144,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     replay = commands.add_parser("replay", help="run transcripts against a body and report mismatches",
                                  description="Run JSON-lines transcripts (docs/replays.md) against a fresh body "
                                              "each; exit 1 if any failed.")
-    replay.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcripts, or directories of *.jsonl")
-    replay.add_argument("--body", metavar="BODY", help=body_help)
+    replay.add_argument("paths", nargs="+", metavar="FILE|DIR", type=FILE, help="transcripts, or directories of *.jsonl")
+    replay.add_argument("--body", metavar="BODY", type=FILE, help=body_help)
     replay.set_defaults(handler=cmd_replay)
 
     record = commands.add_parser(
         "record", help="sit between a stdio MCP client and the body, writing a transcript",
         description="Record a session as a transcript. Put {body} in the client's command where it expects "
                     "the server's command; without {body} the client's own stdio is wired to the body.")
-    record.add_argument("--out", "-o", required=True, metavar="FILE", help="transcript to write (an existing file is never "
-                                                           "overwritten: FILE-2.jsonl, ... are used instead)")
-    record.add_argument("--body", metavar="BODY", help=body_help)
+    record.add_argument("--out", "-o", required=True, metavar="FILE", type=FILE,
+                        help="transcript to write (an existing file is never overwritten: FILE-2.jsonl, ... are "
+                             "used instead)")
+    record.add_argument("--body", metavar="BODY", type=FILE, help=body_help)
     record.add_argument("--title", help="the transcript's title (default: the client's command)")
     record.add_argument("--max-seconds", type=positive_seconds, default=DEFAULT_MAX_SECONDS,
                         help=f"end the session after this long (default {DEFAULT_MAX_SECONDS:g})")

@@ -32,6 +32,7 @@ from pydantic import AfterValidator
 from harness import strict_json
 from harness.answers import DEFAULT_MAX_CHARS, bounded
 from harness.dispatch.registry import Registry, default_registry, normalize
+from harness.errors import FieldError
 from harness.hermes import (
     DELEGATED_ENV,
     HermesTransport,
@@ -43,7 +44,6 @@ from harness.hermes import (
     delegated_marker,
 )
 from harness.hermes import outcome as reasons
-from harness.hermes.outcome import FieldError
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerError

@@ -33,9 +33,10 @@ from pydantic import AfterValidator, Field, model_validator
 
 from harness import settings, strict_yaml
 from harness.errors import HarnessError
+from harness.hermes.locate import ProfileName
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.strict_json import InputRejected
-from harness.typed_inputs import Items, ProfileName, StrictModel, line, validate
+from harness.typed_inputs import Items, StrictModel, line, validate
 
 AGENT_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DEFAULT_SENDER = "MARS"
@@ -115,10 +116,10 @@ def default_registry() -> Registry:
 
 def load_registry(path: Path | None = None) -> Registry:
     """The registry at `path`, else at `$MAFIABOT_AGENT_REGISTRY`, else the defaults."""
-    if path is None:
-        path = settings.env_path(REGISTRY_ENV)
-        if path is None:
-            return default_registry()
+    chosen = settings.given(path, "--registry", REGISTRY_ENV)
+    if chosen is None:
+        return default_registry()
+    path = chosen.path()
     try:
         document = strict_yaml.load_file(path)
     except InputRejected as exc:

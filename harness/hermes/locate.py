@@ -28,11 +28,12 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from harness import settings
 from harness.hermes.config_yaml import read_config
 from harness.settings import HERMES_BIN_ENV
+from harness.typed_inputs import matching
 
 HERMES_HOME_ENV = "HERMES_HOME"
 PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -42,9 +43,13 @@ PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
 # For --help texts: the order of `find_executable` after the explicit option.
 LOOKUP_ORDER = f"${HERMES_BIN_ENV}, else the checkout's {PROJECT_HERMES}, else `hermes` on PATH"
 
-__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE",
+__all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE", "ProfileName",
            "Route", "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
            "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
+
+
+ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
+"""A Hermes profile's name, as `hermes -p NAME` accepts it (the typed inputs' field for it)."""
 
 
 def is_profile_name(name: object) -> bool:
@@ -63,9 +68,9 @@ def _runnable(path: Path) -> bool:
 def find_executable(explicit: str | os.PathLike[str] | None = None,
                     environ: Mapping[str, str] | None = None) -> Path | None:
     """The Hermes executable, or None when there is none to run."""
-    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    named = settings.given(explicit, "--hermes", HERMES_BIN_ENV, environ)
     if named is not None:
-        path = settings.checked_path(os.fspath(named), "the Hermes executable").expanduser().absolute()
+        path = settings.checked_path(named.text, named.source).expanduser().absolute()
         return path if _runnable(path) else None
     project = project_hermes(environ)
     if project is not None and _runnable(project):
@@ -77,9 +82,9 @@ def find_executable(explicit: str | os.PathLike[str] | None = None,
 def not_found_detail(explicit: str | os.PathLike[str] | None = None,
                      environ: Mapping[str, str] | None = None) -> str:
     """Why `find_executable` found nothing, in one line saying what to do."""
-    named = explicit if explicit is not None else settings.env_value(HERMES_BIN_ENV, environ)
+    named = settings.given(explicit, "--hermes", HERMES_BIN_ENV, environ)
     if named is not None:
-        return f"the Hermes executable {named} does not exist or is not executable"
+        return f"the Hermes executable {named.text} does not exist or is not executable"
     project = project_hermes(environ)
     looked = f"{project} does not exist" if project is not None else settings.no_checkout_hint()
     return (f"Hermes not found: {looked} and there is no `hermes` on PATH; run `make hermes` in the checkout, "

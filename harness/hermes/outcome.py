@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, Protocol
 
-from harness.errors import HarnessError
+from harness.errors import FieldError
 from harness.hermes.locate import is_profile_name
 
 # -- reasons (stable strings: ledgers, queues and callers match on them) ----------------------
@@ -69,15 +69,6 @@ def is_auth(reason: str | None) -> bool:
 TOOLSET_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Mode = Literal["chat", "oneshot"]
-
-
-class FieldError(HarnessError):
-    """Base of the input errors of each layer: `.field` names the bad field, `.message` says why."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        self.field = field_name
-        self.message = message
-        super().__init__(f"{field_name}: {message}")
 
 
 class InvalidRunRequest(FieldError):

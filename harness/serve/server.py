@@ -32,7 +32,6 @@ import contextlib
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -42,8 +41,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from harness.errors import HarnessError
-from harness.hermes import TransportSettings, cancellation
-from harness.resolve import ReadRoots
+from harness.hermes import cancellation
+from harness.resolve import ServeSettings
 from harness.serve.jobs import RECOVERY_POLL_S, JobRunner
 from harness.serve.tools import (
     CANCEL_WAIT_S,
@@ -116,7 +115,7 @@ class CancelReasons:
 
 def tool_list() -> list[types.Tool]:
     return [types.Tool(name=spec.name, description=spec.description, input_schema=spec.input_schema(),
-                       output_schema=spec.output_schema, annotations=spec.annotations) for spec in TOOLS]
+                       output_schema=spec.output_schema(), annotations=spec.annotations) for spec in TOOLS]
 
 
 def build_server(context: ServeContext) -> Server[Any]:
@@ -206,12 +205,11 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
     return delegation_envelope(job)
 
 
-def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoots | None = None) -> list[str]:
+def serve(served: ServeSettings) -> list[str]:
     """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
-    the end (their runs are then stopped by their supervisors and settled by the next reader).
-    `read_roots`: where a host may name files (default: the project root alone)."""
-    jobs = JobRunner(project_root)
-    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs, read_roots=read_roots)
+    the end (their runs are then stopped by their supervisors and settled by the next reader)."""
+    jobs = JobRunner(served.project_root)
+    context = ServeContext.of(served, jobs)
     server = build_server(context)
 
     async def run() -> None:

@@ -1,8 +1,9 @@
 """The tools `serve` offers host agents: names, schemas, annotations and what each one does, declared once.
 
 Every tool is one `ToolSpec` in TOOLS: its input model (a `StrictModel`, so the inputSchema is the
-model's JSON Schema and a bad argument is the model's one-line field error), its outputSchema, its
-annotations, and its handler. `tools/list`, `tools/call` and the skills' test all read this table.
+model's JSON Schema and a bad argument is the model's one-line field error), the models of what it
+answers (`harness.serve.results`, whose JSON Schema is its outputSchema), its annotations, and its
+handler. `tools/list`, `tools/call` and the skills' test all read this table.
 
 Invariants:
 - The structured results are the seeds' envelopes (autobot, agent-dispatch, auto-pilot) with
@@ -22,7 +23,6 @@ Invariants:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import threading
 from collections.abc import Callable
@@ -33,23 +33,39 @@ from typing import Annotated, Any
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from harness import resolve
 from harness.answers import DEFAULT_MAX_CHARS, bounded, cut, cut_items
 from harness.autobot import AutobotSettings, delegate
-from harness.autobot.delegate import DEFAULT_MAX_TURNS, new_intent_id
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, invalid_intent, new_intent_id
 from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
-from harness.autopilot import PlanInvalid, load_plan, run_plan
-from harness.autopilot.plan import ALIASES, MODES
-from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.autobot_commands import invalid, queue_of
-from harness.cli.autopilot_commands import BANDS, settings_for
-from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
+from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
+from harness.autopilot.bands import BAND_NAMES
+from harness.autopilot.plan import ALIASES, MODES, Plan
+from harness.autopilot.report import check_envelope
+from harness.autopilot.selection import check_agents
+from harness.dispatch import DispatchSettings, RegistryError, dispatch
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
 from harness.hermes import TransportSettings
-from harness.ledger import Ledger, LedgerError, default_ledger_path
+from harness.ledger import Ledger, LedgerError
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
-from harness.resolve import OutsideRoots, ReadRoots
+from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
+from harness.serve.results import (
+    Answer,
+    Autopilot,
+    Delegation,
+    Delivered,
+    DispatchFailed,
+    Handle,
+    JobView,
+    LedgerTotals,
+    PlanChecked,
+    Queued,
+    QueueState,
+    SettledWithoutAnswer,
+    output_schema,
+)
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
@@ -81,17 +97,14 @@ class ServeContext:
     def readable(self) -> ReadRoots:
         return self.read_roots or ReadRoots.of(self.project_root)
 
-    def cli_args(self, **values: Any) -> argparse.Namespace:
-        """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
-        the queue, registry, sentinel and ledger exactly as the matching command does."""
-        base = {"project_root": str(self.project_root), "queue": None, "ledger": None, "registry": None,
-                "sentinel": None, "report": None, "hermes": self._text(self.transport.hermes_bin),
-                "hermes_home": self._text(self.transport.hermes_home)}
-        return argparse.Namespace(**{**base, **values})
+    @classmethod
+    def of(cls, served: ServeSettings, jobs: JobRunner) -> ServeContext:
+        return cls(served.project_root, served.transport, jobs, served.read_roots)
 
-    @staticmethod
-    def _text(path: Path | None) -> str | None:
-        return None if path is None else str(path)
+    def plan_choices(self) -> PlanChoices:
+        """A tool names no ledger, registry or sentinel: the variables, else the defaults, decide, exactly as
+        for the matching command run without those flags."""
+        return PlanChoices(self.project_root, self.transport)
 
 
 # -- inputs -----------------------------------------------------------------------------------------
@@ -141,55 +154,6 @@ class RunPlanArgs(PlanArgs):
     max_chars: MaxChars = DEFAULT_MAX_CHARS
 
 
-# -- outputs ----------------------------------------------------------------------------------------
-
-# Nullable as anyOf branches of one type each, not `type: [string, null]`: hosts that map tool schemas onto a
-# single-type dialect (Gemini's function declarations) reject or drop the array form.
-_TEXT_OR_NULL: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-_JOB = {"job_id": {"type": "string"}}
-HANDLE_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status", "job_id", "state", "tool"],
-    "properties": {"status": {"const": "pending"}, "job_id": {"type": "string"}, "state": {"const": "running"},
-                   "tool": {"type": "string"}, "created_at": {"type": "string"}, "next": {"type": "string"}}}
-DELEGATION_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status", "degraded_reason", "intent_id"],
-    "properties": {"status": {"enum": ["ok", "degraded"]}, "degraded_reason": _TEXT_OR_NULL,
-                   "intent_id": _TEXT_OR_NULL, "duration_ms": {"type": "integer"},
-                   "wrote_to": _TEXT_OR_NULL, "ledger_entry": _TEXT_OR_NULL,
-                   "retryable": {"type": "boolean"}, **_JOB}}
-DISPATCH_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["delivered", "error"]}, "code": {"type": "string"}, **_JOB}}
-AUTOPILOT_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"autopilot": {"type": "integer"}, "status": {"type": "string"}, "exit_code": {"type": "integer"},
-                   **_JOB}}
-ANY_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "anyOf": [HANDLE_SCHEMA, DELEGATION_SCHEMA, DISPATCH_SCHEMA, AUTOPILOT_SCHEMA]}
-JOB_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["job_id", "tool", "state", "created_at"],
-    "properties": {"job_id": {"type": "string"}, "tool": {"type": "string"}, "state": {"enum": ["running", "settled"]},
-                   "created_at": {"type": "string"}, "settled_at": _TEXT_OR_NULL,
-                   "status": _TEXT_OR_NULL, "served_here": {"type": "boolean"},
-                   "intent_id": _TEXT_OR_NULL}}
-QUEUED_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["queued", "degraded"]}, "item_id": {"type": "string"},
-                   "intent_hash": {"type": "string"}, "queue": {"type": "string"}}}
-QUEUE_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["queue", "counts", "items"],
-    "properties": {"queue": {"type": "string"}, "counts": {"type": "object"}, "items": {"type": "array"}}}
-LEDGER_SCHEMA: dict[str, Any] = {"type": "object", "required": ["ledger"], "properties": {"ledger": {"type": "string"}}}
-CHECK_SCHEMA: dict[str, Any] = {
-    "type": "object", "required": ["status"],
-    "properties": {"status": {"enum": ["valid", "invalid"]}, "selection": {"type": "array"}}}
-
-
-def _either(envelope: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "required": ["status"], "anyOf": [envelope, HANDLE_SCHEMA]}
-
-
 # -- handlers ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -217,12 +181,12 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
                                    intent_id=intent_id)
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
-        return invalid(exc).to_dict()
+        return invalid_intent(exc).to_dict()
 
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
+    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id)
     return Started(job, args.wait_seconds)
 
 
@@ -243,10 +207,10 @@ def confined_intent(ctx: ServeContext, document: dict[str, Any]) -> Intent:
 
 def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str, Any]:
     try:
-        registry = load_registry(None)
+        registry = resolve.registry()
     except RegistryError as exc:
         raise ToolFailure(f"the agent registry is unusable: {exc}") from None
-    ledger = default_ledger_path(ctx.project_root)
+    ledger = resolve.ledger_path(None, ctx.project_root)
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
@@ -295,13 +259,13 @@ def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[
         raise ToolFailure(str(exc)) from None
 
 
-def _plan(ctx: ServeContext, args: PlanArgs) -> Any:
+def _plan(ctx: ServeContext, args: PlanArgs) -> tuple[Plan, KernelSettings]:
     try:
         path = ctx.readable.confine(args.plan_file, "plan_file")
         plan = load_plan(path, mode=args.mode, band=args.band)
         if plan.registry is not None:
             ctx.readable.confine(str(plan.registry), "registry")
-        settings = settings_for(ctx.cli_args(), plan)
+        settings = ctx.plan_choices().kernel_settings(plan)
         check_agents(plan, settings.registry)
     except PlanInvalid as exc:
         raise ToolFailure(f"invalid plan: {exc.field}: {exc.message}") from None
@@ -353,11 +317,9 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     try:
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
-        return invalid(exc).to_dict()
-    queue = queue_of(ctx.cli_args(), intent.project_root)
-    item = queue.enqueue(intent)
-    return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-            "queue": str(queue.root)}
+        return invalid_intent(exc).to_dict()
+    queue = resolve.queue(None, intent.project_root)
+    return queue.receipt(queue.enqueue(intent))
 
 
 def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
@@ -375,21 +337,17 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
 
 
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = queue_of(ctx.cli_args(project_root=str(named_root(ctx, args)))).inspect()
+    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args)).inspect()
     return state
 
 
 def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
     plan, settings = _plan(ctx, args)
-    picks = select_agents(plan, settings.registry, ())
-    return {"autopilot": 1, "status": "valid", "goal": plan.goal, "mode": plan.mode,
-            "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
-            "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
-            "selection": [p.to_dict() for p in picks]}
+    return check_envelope(plan, settings)
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    ledger = Ledger(default_ledger_path(named_root(ctx, args)))
+    ledger = Ledger(resolve.ledger_path(None, named_root(ctx, args)))
     try:
         settle_orphans(ledger)
         summary = summarize_ledger(ledger).to_dict()
@@ -405,7 +363,7 @@ class ToolSpec:
     name: str
     description: str
     arguments: type[StrictModel]
-    output_schema: dict[str, Any]
+    answers: tuple[type[Answer], ...]
     annotations: ToolAnnotations
     handler: Callable[[ServeContext, Any], Started | dict[str, Any]]
 
@@ -418,6 +376,9 @@ class ToolSpec:
                 schema["properties"][name] = nested
         return schema
 
+    def output_schema(self) -> dict[str, Any]:
+        return output_schema(*self.answers)
+
     def parse(self, arguments: dict[str, Any] | None) -> Any:
         return validate(self.arguments, arguments or {}, lambda field, message: ToolFailure(
             f"invalid arguments: {field}: {message}"), root="(arguments)")
@@ -429,40 +390,44 @@ def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = Fal
                            open_world_hint=open_world)
 
 
+# What a job's result or its cancel answers: the envelope of whichever tool started it, or its handle.
+EVERY_JOB_ANSWER: tuple[type[Answer], ...] = (Delegation, Delivered, DispatchFailed, Autopilot, SettledWithoutAnswer,
+                                              Handle)
 _WAIT = f"answers within wait_seconds (default {DEFAULT_WAIT_S:g}, at most {MAX_WAIT_S:g})"
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("autobot_delegate",
              "Delegate one bounded task (the autobot intent: intent, project_root, target_paths, payload) to a "
              f"Hermes sub-agent; {_WAIT} with the autobot envelope, else returns a job handle.",
-             DelegateArgs, _either(DELEGATION_SCHEMA),
+             DelegateArgs, (Delegation, SettledWithoutAnswer, Handle),
              _hints(read_only=False, destructive=True, open_world=True), start_delegation),
     ToolSpec("delegation_status", "Where a job stands (running or settled), without waiting.",
-             JobArgs, JOB_SCHEMA, _hints(read_only=True, idempotent=True), delegation_status),
+             JobArgs, (JobView,), _hints(read_only=True, idempotent=True), delegation_status),
     ToolSpec("delegation_result",
              "A job's envelope once settled; waits up to wait_seconds (default 0) and otherwise returns the handle.",
-             ResultArgs, ANY_RESULT_SCHEMA, _hints(read_only=True, idempotent=True), delegation_result),
+             ResultArgs, EVERY_JOB_ANSWER, _hints(read_only=True, idempotent=True), delegation_result),
     ToolSpec("delegation_cancel",
              "Stop a running delegation or dispatch: its Hermes tree is killed and the run ledgered cancelled.",
-             JobArgs, ANY_RESULT_SCHEMA, _hints(read_only=False, destructive=True, idempotent=True),
+             JobArgs, EVERY_JOB_ANSWER, _hints(read_only=False, destructive=True, idempotent=True),
              delegation_cancel),
     ToolSpec("autobot_enqueue", "Validate an autobot intent and queue it for a later drain.",
-             EnqueueArgs, QUEUED_SCHEMA, _hints(read_only=False), autobot_enqueue),
+             EnqueueArgs, (Queued, Delegation), _hints(read_only=False), autobot_enqueue),
     ToolSpec("queue_status", "The autobot queue's items and their states.",
-             ProjectArgs, QUEUE_SCHEMA, _hints(read_only=True, idempotent=True), queue_status),
+             ProjectArgs, (QueueState,), _hints(read_only=True, idempotent=True), queue_status),
     ToolSpec("agent_dispatch",
              "Deliver a task to a named agent (agent-dispatch inputs: target, task_source, context, reference_id); "
              f"{_WAIT} with the delivered/error envelope, else returns a job handle.",
-             DispatchArgs, _either(DISPATCH_SCHEMA), _hints(read_only=False, open_world=True), start_dispatch),
+             DispatchArgs, (Delivered, DispatchFailed, SettledWithoutAnswer, Handle),
+             _hints(read_only=False, open_world=True), start_dispatch),
     ToolSpec("autopilot_check",
              f"Validate an auto-pilot plan file and show which agent each sub-task gets (modes: "
-             f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BANDS)}). Spawns nothing.",
-             PlanArgs, CHECK_SCHEMA, _hints(read_only=True, idempotent=True), autopilot_check),
+             f"{', '.join([*MODES, *ALIASES])}; bands: {', '.join(BAND_NAMES)}). Spawns nothing.",
+             PlanArgs, (PlanChecked,), _hints(read_only=True, idempotent=True), autopilot_check),
     ToolSpec("autopilot_run",
              "Run an auto-pilot plan file; returns a job handle (or the envelope if it settles within wait_seconds, "
              "default 0).",
-             RunPlanArgs, _either(AUTOPILOT_SCHEMA), _hints(read_only=False, destructive=True, open_world=True),
+             RunPlanArgs, (Autopilot, SettledWithoutAnswer, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
     ToolSpec("ledger_summary", "Totals of the cost ledger by day, profile, model, tag and status.",
-             ProjectArgs, LEDGER_SCHEMA, _hints(read_only=True, idempotent=True), ledger_summary),
+             ProjectArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

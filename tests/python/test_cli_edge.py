@@ -1,9 +1,9 @@
 """The CLI's edge: every command, fed hostile input, ends in one line and a code of the one table.
 
 Every leaf command is found by walking the parser (`harness.cli.subcommands`), and its input slots
-by reading its arguments: an option or positional whose metavar names a file (FILE, FILE.yaml,
-PLAN.yaml, FILE|DIR, BODY, BIN) or a directory (DIR), a free text argument, and the variables
-(`settings.ENV_VARS`, HERMES_HOME). A new command or option is covered without a line here, except
+by reading its arguments: an option or positional typed as a file or a directory (its `type=` is a
+`PathArgument`, whatever its metavar), a free text argument, and the variables (`settings.ENV_VARS`,
+HERMES_HOME). A new command or option is covered without a line here, except
 its baseline (BASELINES), whose absence fails `test_every_command_has_a_baseline`.
 
 Two tiers:
@@ -35,7 +35,7 @@ import stat
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -44,10 +44,12 @@ import pytest
 
 from harness import cli, settings, strict_json
 from harness.autopilot.report import STATUSES
-from harness.cli import OUTPUT_RULE, PATH_METAVARS, build_parser, main, subcommands
+from harness.cli import OUTPUT_RULE, subcommands
 from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
+from harness.cli.hermes_options import PathArgument
 from harness.cli.output import PROG
 from harness.hermes.locate import HERMES_HOME_ENV
+from harness.program import build_parser, main
 
 REPO = Path(__file__).resolve().parents[2]
 # A case that has not ended by then is wedged (the slowest, `demo`, ends in well under a second).
@@ -58,8 +60,6 @@ TABLE_CODES = frozenset(row.code for row in EXIT_TABLE) - {ExitCode.INTERNAL_ERR
 RESULT_CODES = frozenset({ExitCode.OK, ExitCode.NOT_DONE, ExitCode.ESCALATE, ExitCode.REFUSED})
 # `record` wires the body's stderr to its own: the body's warnings (SOUL.md not written) pass through.
 BODY_PREFIX = "mafiabot: "
-# A body is a command line or a path: it gets the hostile paths as a file argument would.
-FILE_METAVARS = (PATH_METAVARS - {"DIR"}) | {"BODY"}
 
 # A valid command line for every leaf command; `{dest}` is the value of that positional, and
 # `{tmp}` the case's scratch directory. Commands that would reach Hermes find none
@@ -69,7 +69,7 @@ BASELINES: dict[tuple[str, ...], list[str]] = {
     ("session",): ["{file}"],
     ("demo",): [],
     ("replay",): ["{paths}"],
-    ("record",): ["--out", "{tmp}/recorded.jsonl", "--", sys.executable, "-c", "pass"],
+    ("record",): ["-o", "{tmp}/recorded.jsonl", "--", sys.executable, "-c", "pass"],
     ("mount",): [],
     ("unmount",): [],
     ("doctor",): ["--no-hermes"],
@@ -199,10 +199,8 @@ def leaf_commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
 def slot_kind(action: argparse.Action) -> str | None:
     if isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction, argparse._VersionAction)):
         return None
-    if action.metavar in FILE_METAVARS:
-        return "file"
-    if action.metavar == "DIR":
-        return "dir"
+    if isinstance(action.type, PathArgument):
+        return action.type.kind
     if action.choices is not None or action.nargs == argparse.REMAINDER:
         return None
     return "text"
@@ -356,7 +354,7 @@ class RecordedEnvironment(Mapping[str, str]):
         return len(self.inner)
 
 
-def recording_parser(seen: set[str]) -> Callable[[], argparse.ArgumentParser]:
+def recording_parser(seen: set[str]) -> Callable[[Sequence[str]], argparse.ArgumentParser]:
     """`build_parser`, each leaf handler given a namespace that notes every attribute it reads."""
     class RecordedArgs(argparse.Namespace):
         def __getattribute__(self, name: str) -> object:
@@ -364,8 +362,10 @@ def recording_parser(seen: set[str]) -> Callable[[], argparse.ArgumentParser]:
                 seen.add(name)
             return super().__getattribute__(name)
 
-    def build() -> argparse.ArgumentParser:
-        parser = build_parser()
+    real_build = cli.build_parser
+
+    def build(groups: Sequence[str] = cli.COMMAND_MODULES) -> argparse.ArgumentParser:
+        parser = real_build(groups)
         for _, command in subcommands(parser):
             handler = command.get_default("handler")
             if handler is not None:
@@ -421,8 +421,11 @@ _ACCEPTED_GROUPS: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
     (("turn", "session", "demo", "replay", "record", "mount"), settings.PROJECT_ROOT_ENV,
      ("fifo", "symlink_loop", "deep_json_file"),
      "read as the checkout, for a body and organs the scene names itself ($MAFIABOT_BODY): never opened"),
-    (("record",), "-o", ALL_PATHS, "an existing name is never written: FILE-2.jsonl, ... are used (--help says so)"),
+    (("record",), "-o", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
+     "an existing name is never written: FILE-2.jsonl, ... are used (--help says so)"),
     (("mount",), "--record", ("fifo", "dev_zero", "symlink_loop", "content:deep_json"),
+     "written into the entry for the body to open when Hermes starts it; mount does not open it"),
+    (("mount",), "--state", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
      "written into the entry for the body to open when Hermes starts it; mount does not open it"),
     (("autopilot check", "drain", "serve"), "--hermes", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
      "not refused yet: Hermes is looked up when a run starts, and check, an empty queue and an idle server start none"),

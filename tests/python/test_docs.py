@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import build_parser
+from harness.program import build_parser
 from hermes_support import requires_hermes
 from support import REPO
 

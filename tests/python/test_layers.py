@@ -17,8 +17,9 @@ new `with` that crosses a layer, however far down a chain, fails here before a r
 from __future__ import annotations
 
 import re
-from collections import deque
 from pathlib import Path
+
+from graph_support import shortest_chains
 
 SOURCES = Path(__file__).resolve().parents[2] / "mafiabot_core" / "src"
 RUNTIME_ROOTS = {"ada", "interfaces", "system", "gnat"}
@@ -50,23 +51,7 @@ class Units:
 
     def paths_to(self, start: str, targets: set[str]) -> list[list[str]]:
         """A shortest chain of dependencies from start to each target it reaches, breadth first."""
-        came_from: dict[str, str | None] = {start: None}
-        queue = deque([start])
-        while queue:
-            unit = queue.popleft()
-            for next_unit in sorted(self.direct[unit]):
-                if next_unit not in came_from:
-                    came_from[next_unit] = unit
-                    queue.append(next_unit)
-        chains = []
-        for target in sorted(targets & set(came_from) - {start}):
-            chain: list[str] = []
-            step: str | None = target
-            while step is not None:
-                chain.append(step)
-                step = came_from[step]
-            chains.append(chain[::-1])
-        return chains
+        return shortest_chains(self.direct, start, targets)
 
     def reaches(self, folders: list[str], forbidden: set[str]) -> list[str]:
         """Every chain from a unit of folders to a forbidden unit, spelled `a -> b -> c`."""

@@ -10,18 +10,23 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from harness import settings
+from harness import body, resolve, settings
+from harness.autobot.queue import QUEUE_DIR
+from harness.autopilot.config import load_sentinel
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.hermes import RunRequest, locate
 from harness.hermes.config_yaml import hermes_bool, load_as_hermes, server_enabled
 from harness.hermes_mount.entry import EntrySpec, hermes_mismatches
 from harness.hermes_mount.home import resolve_home
+from harness.ledger import default_ledger_path
 
 HARNESS = Path(settings.__file__).resolve().parent
 SETTINGS_PREFIX = "MAFIABOT_"
@@ -274,3 +279,93 @@ def test_doctor_judges_enabled_as_hermes_reads_it(spelled: str, disabled: bool, 
     run = run_doctor(resolve_home(home), "mafiabot", use_hermes=False)
     failed = [check.name for check in run.checks if check.status == FAIL]
     assert failed == (["enabled"] if disabled else [])
+
+
+# --- every variable: the option, else the variable, else the default ----------------------------------
+
+def executable(path: Path) -> Path:
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def yaml_file(text: str) -> Callable[[Path], Path]:
+    def write(path: Path) -> Path:
+        path.write_text(text, encoding="utf-8")
+        return path
+    return write
+
+
+def folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How one variable is read: `make` builds a usable value at a path; `read(option, environ, project)` is what
+    the setting resolves to (the option None: not given); `default` what it is when neither is set."""
+
+    make: Callable[[Path], Path]
+    read: Callable[[Path | None, dict[str, str], Path], object]
+    default: Callable[[Path], object]
+
+
+REGISTRY = "agents: {scout: {profile: tester}}\n"
+# Each variable that an option can override, with the resolver both edges call (harness.resolve) or the reader
+# below it; a variable that no option overrides is in NOT_OVERRIDDEN with why.
+SETTINGS: dict[str, Setting] = {
+    settings.PROJECT_ROOT_ENV: Setting(folder, lambda given, env, project: resolve.project_root(given, env),
+                                       lambda project: project),
+    settings.AUTOBOT_QUEUE_ENV: Setting(folder, lambda given, env, project: resolve.queue(given, project, env).root,
+                                        lambda project: project / QUEUE_DIR),
+    settings.AUTOPILOT_LEDGER_ENV: Setting(
+        yaml_file(""), lambda given, env, project: resolve.ledger_path(given, project, settings.AUTOPILOT_LEDGER_ENV,
+                                                                       env),
+        default_ledger_path),
+    settings.AGENT_REGISTRY_ENV: Setting(yaml_file(REGISTRY), lambda given, env, project: resolve.registry(given).source,
+                                         lambda project: "built-in defaults"),
+    settings.AUTOPILOT_SENTINEL_ENV: Setting(
+        yaml_file("{}\n"), lambda given, env, project: load_sentinel(given, env).source, lambda project: "built-in defaults"),
+    settings.HERMES_BIN_ENV: Setting(executable, lambda given, env, project: locate.find_executable(given, env),
+                                     lambda project: None),
+    settings.BODY_ENV: Setting(executable, lambda given, env, project: body.body_path(given), lambda project: None),
+}
+NOT_OVERRIDDEN = {
+    settings.CHECKOUT_ENV: "the checkout has no option: tested above with the old variable's deprecation",
+    settings.AUTOPILOT_DNA_ENV: "set by a parent kernel for its children, never by a person (tests/python/autopilot)",
+}
+
+
+def test_every_variable_is_read_here_with_its_option_or_said_why_not() -> None:
+    assert set(SETTINGS) | set(NOT_OVERRIDDEN) == set(settings.ENV_VARS)
+    assert not set(SETTINGS) & set(NOT_OVERRIDDEN)
+
+
+def _comparable(value: object) -> object:
+    return str(Path(value).resolve()) if isinstance(value, (str, Path)) and str(value).startswith("/") else value
+
+
+@pytest.mark.parametrize("variable", sorted(SETTINGS))
+def test_the_option_wins_over_the_variable_which_wins_over_the_default(
+        variable: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    setting = SETTINGS[variable]
+    project = folder(tmp_path / "project")
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(settings, "PACKAGE_CHECKOUT", None)  # no checkout's Hermes or body as a default
+    named, given = setting.make(tmp_path / "from-variable"), setting.make(tmp_path / "from-option")
+
+    def read(option: Path | None, value: str | None) -> object:
+        env = {"PATH": ""} if value is None else {"PATH": "", variable: value}
+        for name, text in env.items():  # the readers that take no environment read the process's
+            monkeypatch.setenv(name, text)
+        if value is None:
+            monkeypatch.delenv(variable, raising=False)
+        return _comparable(setting.read(option, env, project))
+
+    expected = _comparable(setting.default(project))
+    assert read(None, None) == expected, "neither set: the default"
+    assert read(None, "") == expected, "an empty variable is unset"
+    assert read(None, str(named)) == _comparable(named), "the variable"
+    assert read(given, str(named)) == _comparable(given), "the option wins over the variable"
+    assert read(given, None) == _comparable(given)

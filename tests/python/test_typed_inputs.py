@@ -15,8 +15,7 @@ import pytest
 from harness.autopilot import PlanInvalid, parse_plan
 from harness.cli import main
 from harness.cli.body_commands import Turn, parse_session
-from harness.errors import ConfigError
-from harness.hermes.outcome import FieldError
+from harness.errors import ConfigError, FieldError
 from harness.typed_inputs import MAX_NAME_BYTES, MAX_PATH_CHARS, Items, PathText, StrictModel, block, dotted, line, validate
 
 

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 from harness.cli import main
+from harness.cli.converge_commands import MAX_PROPOSAL_CHARS
 from harness.cli.exit_codes import ExitCode
-from harness.cli.serve_commands import MAX_PROPOSAL_CHARS
 
 RELEASE_FIRST, FEATURES_FIRST = "Ship on Monday, fix later.", "Hold the release until search works."
 

@@ -24,10 +24,11 @@ from typing import Any
 
 import anyio
 import pytest
+from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from harness.cli import main
+from harness.program import main
 from harness.serve.tools import TOOLS
 
 from .delegation_support import (
@@ -109,6 +110,62 @@ def test_every_tool_of_the_brief_is_listed_with_schemas_and_honest_annotations(f
             assert tool.annotations.read_only_hint is (tool.name in READ_ONLY), tool.name
         delegate_tool = next(t for t in listed if t.name == "autobot_delegate")
         assert set(delegate_tool.input_schema["properties"]["intent"]["required"]) >= {"intent", "project_root"}
+    scenario(body)
+
+
+GATED = "Wait at the gate."
+PLAN = ("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+        "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
+
+
+def test_every_tool_answers_what_its_advertised_output_schema_describes(fake_hermes, project, make_intent,
+                                                                         tmp_path) -> None:
+    """Every kind of answer of every tool (envelopes, handles, job views, refusals made before any job) is held to
+    the outputSchema the tool lists, by jsonschema beside the SDK client's own check; no schema takes `{}`."""
+    started, release = make_fifo(tmp_path / "started"), make_fifo(tmp_path / "release")
+    fake_hermes.script({"by_prompt": [{"match": GATED, "steps": [
+        {"usage": USAGE, "gate": {"started": str(started), "release": str(release)}}]}], "steps": [{"usage": USAGE}]})
+    (project / "plan.yaml").write_text(PLAN)
+    answers: dict[str, list[dict[str, Any]]] = {}
+
+    async def body() -> None:
+        async with served() as session:
+            schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
+
+            async def answer(name: str, **arguments: Any) -> dict[str, Any]:
+                document = await call(session, name, **arguments)
+                answers.setdefault(name, []).append(document)
+                return document
+
+            await answer("autobot_delegate", intent=make_intent())
+            await answer("autobot_delegate", intent={"intent": "no project root"})
+            handle = await answer("autobot_delegate", intent=make_intent(GATED), wait_seconds=0)
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            await answer("delegation_status", job_id=handle["job_id"])
+            await answer("delegation_result", job_id=handle["job_id"])
+            await answer("delegation_cancel", job_id=handle["job_id"])
+            await answer("delegation_result", job_id=handle["job_id"])
+            await answer("autobot_enqueue", intent=make_intent())
+            await answer("autobot_enqueue", intent={"intent": "no project root"})
+            await answer("queue_status")
+            inputs = {"target": "andy", "task_source": "s", "context": "c", "reference_id": "r"}
+            await answer("agent_dispatch", inputs=inputs)
+            await answer("agent_dispatch", inputs={**inputs, "target": "nobody"})
+            await answer("autopilot_check", plan_file="plan.yaml")
+            run = await answer("autopilot_run", plan_file="plan.yaml")
+            await answer("delegation_result", job_id=run["job_id"], wait_seconds=45)
+            await answer("ledger_summary")
+        assert set(answers) == set(schemas) == {spec.name for spec in TOOLS}
+        kinds = {(name, document.get("status")) for name, documents in answers.items() for document in documents}
+        assert {("autobot_delegate", "ok"), ("autobot_delegate", "degraded"), ("autobot_delegate", "pending"),
+                ("delegation_result", "pending"), ("delegation_result", "completed"), ("autobot_enqueue", "queued"),
+                ("autobot_enqueue", "degraded"), ("agent_dispatch", "delivered"), ("agent_dispatch", "error"),
+                ("autopilot_run", "pending")} <= kinds
+        for name, documents in answers.items():
+            validator = Draft202012Validator(schemas[name])
+            for document in documents:
+                assert not list(validator.iter_errors(document)), (name, document)
+            assert not validator.is_valid({}), name
     scenario(body)
 
 

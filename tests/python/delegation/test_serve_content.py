@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from harness.cli import main
+from harness.program import main
 
 from .test_serve import call, scenario
 

@@ -1,9 +1,4 @@
-"""`serve` (the MCP server for host agents) and `converge A.md B.md --output FILE` (auto-pilot's converge protocol).
-
-`serve` speaks MCP on stdin/stdout until stdin closes (see `harness.serve.server`); with
-`--print-config CLIENT` it prints that host's configuration instead and starts nothing. It returns 0
-(the jobs it left running, if any, are named on stderr: their supervisors stop them, the next reader
-settles them).
+"""`converge A.md B.md --output FILE` (auto-pilot's converge protocol).
 
 `converge` runs the debate-converge protocol of auto-pilot over Hermes on two proposals given as
 files: each proposal is defended and revised by its own agent, a consolidator gives a verdict per
@@ -15,26 +10,23 @@ converged, 1 `no-convergence-possible` (or failed), 2 an unusable input, 4 refus
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from harness import settings
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
-from harness.cli.autopilot_commands import invalid, settings_for
+from harness.cli.autopilot_commands import plan_choices, plan_invalid
 from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
     hermes_parent,
     json_parent,
     positive_int,
     print_json,
     project_root,
-    transport_settings,
 )
 from harness.dispatch.registry import RegistryError
-from harness.errors import ConfigError
-from harness.resolve import ReadRoots, named_hermes_home
-from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.settings import AGENT_REGISTRY_ENV
 from harness.strict_json import InputRejected, decode_utf8, read_bounded
 
@@ -45,29 +37,6 @@ MAX_PROPOSAL_CHARS = MAX_TASK_CHARS - len(PROPOSAL_PREAMBLE) - 256
 # UTF-8 spends at most 4 bytes on a character: a longer file cannot fit MAX_PROPOSAL_CHARS.
 MAX_PROPOSAL_BYTES = 4 * MAX_PROPOSAL_CHARS
 DEFAULT_GOAL = "Reach one decision from the two proposals"
-
-
-def cmd_serve(args: argparse.Namespace, out: Any) -> str:
-    root = project_root(args)
-    if args.print_config:
-        roots = ReadRoots.of(root, args.allow_dir)
-        entry = ServerEntry.for_project(root, named_hermes_home(args.hermes_home), roots.roots[1:])
-        rendered = render(args.print_config, entry)
-        print(rendered.text, file=out, end="")
-        print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
-              file=sys.stderr)
-        return "done"
-    try:
-        from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone
-    except ImportError as exc:
-        raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
-                          f"'mafiabot-harness[serve]'") from None
-
-    left = serve(root, transport_settings(args), ReadRoots.of(root, args.allow_dir))
-    if left:
-        print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
-              f"supervisors stop them and the next reader settles them", file=sys.stderr)
-    return "done"
 
 
 def proposal_task(label: str, path: Path) -> str:
@@ -93,44 +62,32 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> str:
                     "subtasks": [{"id": "a", "task": proposal_task("A", Path(args.a))},
                                  {"id": "b", "task": proposal_task("B", Path(args.b))}]}
         plan = parse_plan(document, root, source=f"converge {args.a} {args.b}")
-        result = run_plan(plan, settings_for(args, plan))
+        result = run_plan(plan, plan_choices(args).kernel_settings(plan))
     except PlanInvalid as exc:
-        return invalid(exc.field, exc.message, args, out)
+        return plan_invalid(exc.field, exc.message, args, out)
     except RegistryError as exc:
-        return invalid("registry", str(exc), args, out)
+        return plan_invalid("registry", str(exc), args, out)
     print_json(result.envelope, args, out)
     return f"autopilot:{result.status}"
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `serve` and `converge`."""
-    serve = commands.add_parser("serve", parents=[hermes_parent()],
-                                help="an MCP server (stdio) for host agents: delegation, dispatch, auto-pilot, jobs")
-    serve.add_argument("--project-root", metavar="DIR",
-                       help="where jobs and the ledger live (default: $MAFIABOT_PROJECT_ROOT, else the current "
-                            "directory)")
-    serve.add_argument("--allow-dir", metavar="DIR", action="append", default=[],
-                       help="a folder, besides the project root, under which hosts may name plan files and "
-                            "intents' project roots (repeatable; symlinks are resolved before the check)")
-    serve.add_argument("--print-config", metavar="CLIENT", choices=CLIENTS,
-                       help=f"print the configuration for a host ({', '.join(CLIENTS)}) and exit")
-    serve.set_defaults(handler=cmd_serve)
-
+    """Add `converge`."""
     converge = commands.add_parser("converge", parents=[hermes_parent(), json_parent()],
                                    help="converge two proposals over Hermes (auto-pilot's debate-converge protocol)")
-    converge.add_argument("a", metavar="A.md", help="the first proposal")
-    converge.add_argument("b", metavar="B.md", help="the second proposal")
-    converge.add_argument("--output", required=True, metavar="FILE",
+    converge.add_argument("a", metavar="A.md", type=FILE, help="the first proposal")
+    converge.add_argument("b", metavar="B.md", type=FILE, help="the second proposal")
+    converge.add_argument("--output", required=True, metavar="FILE", type=FILE,
                           help="where the merged text is written when they converge (inside the project root)")
     converge.add_argument("--goal", default=DEFAULT_GOAL, help=f"the decision to reach (default: {DEFAULT_GOAL!r})")
     converge.add_argument("--max-rounds", type=positive_int, default=HARD_MAX_ROUNDS,
                           help=f"consolidator rounds before no-convergence-possible (at most {HARD_MAX_ROUNDS})")
     converge.add_argument("--band", choices=("L2", "L3"), default="L2",
                           help="autonomy band (L1 pauses every write, so it cannot write --output; default: L2)")
-    converge.add_argument("--registry", metavar="FILE",
+    converge.add_argument("--registry", metavar="FILE", type=FILE,
                           help=f"agent registry YAML (default: ${AGENT_REGISTRY_ENV}, else dispatch's defaults)")
-    converge.add_argument("--sentinel", metavar="FILE", help="sentinel thresholds YAML/JSON")
-    converge.add_argument("--project-root", metavar="DIR",
+    converge.add_argument("--sentinel", metavar="FILE", type=FILE, help="sentinel thresholds YAML/JSON")
+    converge.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                           help="the worktree: --output stays under it (default: $MAFIABOT_PROJECT_ROOT, else the cwd)")
-    converge.add_argument("--ledger", metavar="FILE", help="the cost ledger (default: the project's)")
+    converge.add_argument("--ledger", metavar="FILE", type=FILE, help="the cost ledger (default: the project's)")
     converge.set_defaults(handler=cmd_converge)
