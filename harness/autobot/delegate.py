@@ -46,6 +46,7 @@ from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
 from harness.autobot.writer import AnswerTooLong, WriteCap, WriteTarget, resolve_write_target, write_artifact
+from harness.database import INTENT_LOCK, Database, SessionLock, connect
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.hermes import (
     DELEGATED_ENV,
@@ -60,8 +61,9 @@ from harness.hermes import (
 from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import CANCELLED, LEDGER_UNWRITABLE, NESTED_DELEGATION, is_transient
 from harness.ledger.journal import RunJournal
+from harness.ledger.pg_store import PgLedger
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
+from harness.ledger.store import Ledger, LedgerEntry, LedgerError, LedgerStore, utc_now
 from harness.settings import state_dir
 
 INVALID_INTENT = "invalid_intent"
@@ -94,6 +96,8 @@ class AutobotSettings:
     intent_id: str | None = None
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
     stop: threading.Event | None = field(default=None, compare=False)
+    # A libpq URL: the ledger and the intent lock live in that database (harness.database), not the project's files.
+    database: str | None = None
 
     def __post_init__(self) -> None:
         bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
@@ -154,16 +158,22 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
     except IntentError as exc:
         return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
                         extra={"detail": str(exc), "field": exc.field})
-    run = _Delegation(intent, intent_id, target, settings, transport or HermesTransport(settings.transport), t0)
-    return run.execute(env)
+    chosen = transport or HermesTransport(settings.transport)
+    if settings.database is None:
+        return _Delegation(intent, intent_id, target, settings, chosen, t0, Ledger.for_project(intent.project_root),
+                           None).execute(env)
+    with connect(settings.database) as database:
+        ledger = PgLedger(database, state_dir(intent.project_root))
+        return _Delegation(intent, intent_id, target, settings, chosen, t0, ledger, database).execute(env)
 
 
 class _Delegation:
     def __init__(self, intent: Intent, intent_id: str, target: WriteTarget | None, settings: AutobotSettings,
-                 transport: Transport, t0: float) -> None:
+                 transport: Transport, t0: float, ledger: LedgerStore, database: Database | None) -> None:
         self.intent, self.intent_id, self.target = intent, intent_id, target
         self.settings, self.transport, self.t0 = settings, transport, t0
-        self.ledger = Ledger.for_project(intent.project_root)
+        self.ledger = ledger
+        self.database = database
         self.state = state_dir(intent.project_root)
         self.journal: RunJournal | None = None
 
@@ -172,7 +182,9 @@ class _Delegation:
         if marker is not None:
             return self._refused(NESTED_DELEGATION, f"{DELEGATED_ENV}={marker}: this process runs inside a "
                                                     f"delegated sub-agent, and delegations do not nest")
-        lock = HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id)
+        lock: HolderLock | SessionLock = (
+            HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id) if self.database is None
+            else SessionLock(self.database, INTENT_LOCK, f"intent {self.intent.hash}", label=self.intent_id))
         try:
             lock.acquire(utc_now())
         except LockHeld as exc:
@@ -182,7 +194,7 @@ class _Delegation:
         with lock:
             return self._run(lock)
 
-    def _run(self, lock: HolderLock) -> Envelope:
+    def _run(self, lock: HolderLock | SessionLock) -> Envelope:
         intent = self.intent
         materials = read_materials(intent.target_paths, intent.project_root)
         prompt = build_prompt(intent, materials, new_nonce(materials))

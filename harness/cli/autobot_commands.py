@@ -18,8 +18,17 @@ from harness import settings
 from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
-from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue, refuse_if_nested
+from harness.autobot.queue import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_MAX_ATTEMPTS,
+    QUEUE_DIR,
+    Queue,
+    QueueStore,
+    refuse_if_nested,
+)
 from harness.cli.hermes_options import (
+    database_parent,
+    database_url,
     hermes_parent,
     json_parent,
     positive_int,
@@ -42,7 +51,7 @@ def read_intent(path_text: str) -> Any:
 def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
     return AutobotSettings(toolsets=tuple(t.strip() for t in args.toolsets.split(",") if t.strip()),
                            max_turns=args.max_turns, approve_sensitive_write=args.approve_sensitive_write,
-                           transport=transport_settings(args))
+                           transport=transport_settings(args), database=database_url(args))
 
 
 def invalid(exc: IntentError) -> Envelope:
@@ -66,9 +75,14 @@ def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
     return emit(delegate(intent, settings=options), args, out)
 
 
-def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
-    """--queue, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (the intent's own root when
-    enqueueing, so the item and its ledger share one root), else of --project-root."""
+def queue_of(args: argparse.Namespace, project: Path | None = None) -> QueueStore:
+    """--database (or $MAFIABOT_DATABASE_URL): the database's queue; else --queue, else $MAFIABOT_AUTOBOT_QUEUE,
+    else the queue of `project` (the intent's own root when enqueueing, so the item and its ledger share one
+    root), else of --project-root."""
+    url = database_url(args)
+    if url is not None:
+        from harness.autobot.pg_queue import PgQueue  # noqa: PLC0415 (its driver is optional)
+        return PgQueue(url)
     if args.queue:
         return Queue(settings.resolved(args.queue, "--queue"))
     named = settings.env_path(QUEUE_ENV)
@@ -85,7 +99,7 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
     queue = queue_of(args, intent.project_root)
     item = queue.enqueue(intent)
     print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-                "queue": str(queue.root)}, args, out)
+                "queue": queue.where}, args, out)
     return "done"
 
 
@@ -137,17 +151,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                                       f"<project root>/{QUEUE_DIR})")
     where.add_argument("--project-root", metavar="DIR", help="default: $MAFIABOT_PROJECT_ROOT, else the current "
                                                              "directory")
+    database = database_parent()
 
-    delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, as_json],
+    delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, database, as_json],
                                        help="delegate one bounded task to a Hermes sub-agent (autobot)")
     delegate_cmd.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
     delegate_cmd.set_defaults(handler=cmd_delegate)
 
-    enqueue = commands.add_parser("enqueue", parents=[queue_opts, as_json], help="validate an intent and queue it")
+    enqueue = commands.add_parser("enqueue", parents=[queue_opts, database, as_json], help="validate an intent and queue it")
     enqueue.add_argument("--intent-file", required=True, metavar="FILE", help="the intent JSON ('-': stdin)")
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, as_json], help="run due queued intents")
+    drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, database, as_json], help="run due queued intents")
     drain.add_argument("--max", type=positive_int, default=10, help="run at most this many items (default: 10)")
     drain.add_argument("--max-attempts", type=positive_int, default=DEFAULT_MAX_ATTEMPTS,
                        help=f"runs per item before dead-lettering (default: {DEFAULT_MAX_ATTEMPTS})")
@@ -155,6 +170,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help=f"seconds before the first retry, doubled each time (default: {DEFAULT_BACKOFF_BASE_S:g})")
     drain.set_defaults(handler=cmd_drain)
 
-    inspect = commands.add_parser("queue", parents=[queue_opts, json_parent(always_json=False)],
+    inspect = commands.add_parser("queue", parents=[queue_opts, database, json_parent(always_json=False)],
                                   help="show the queue's items and their states")
     inspect.set_defaults(handler=cmd_queue)

@@ -10,24 +10,42 @@ problem). A missing ledger is an empty one.
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from harness import settings
-from harness.cli.hermes_options import json_parent, print_json, project_root
+from harness.cli.hermes_options import database_parent, database_url, json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.report import reconcile, render_text, summarize_ledger
+from harness.ledger.store import LedgerStore
 
 
-def ledger_of(args: argparse.Namespace) -> Ledger:
+@contextlib.contextmanager
+def ledger_of(args: argparse.Namespace) -> Iterator[LedgerStore]:
+    """--database (or $MAFIABOT_DATABASE_URL): the database's ledger, its run journals in the project's state
+    folder; else --ledger, else the project's ledger file."""
+    url = database_url(args)
+    if url is not None:
+        from harness.database import connect  # noqa: PLC0415 (its driver is optional)
+        from harness.ledger.pg_store import PgLedger  # noqa: PLC0415
+        with connect(url) as database:
+            yield PgLedger(database, settings.state_dir(project_root(args)))
+        return
     if args.ledger:
-        return Ledger(settings.resolved(args.ledger, "--ledger"))
-    return Ledger(default_ledger_path(project_root(args)))
+        yield Ledger(settings.resolved(args.ledger, "--ledger"))
+        return
+    yield Ledger(default_ledger_path(project_root(args)))
 
 
 def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
-    ledger = ledger_of(args)
+    with ledger_of(args) as ledger:
+        return report(ledger, args, out)
+
+
+def report(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
     settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
@@ -36,26 +54,26 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
         from harness.ledger.chart import draw  # noqa: PLC0415 (matplotlib is optional: imported when a chart is asked)
         draw(summary, Path(args.png))
     if args.json:
-        print_json({"ledger": str(ledger.path), **summary.to_dict()}, args, out)
+        print_json({"ledger": ledger.where, **summary.to_dict()}, args, out)
     else:
-        print(f"ledger {ledger.path}", file=out)
+        print(f"ledger {ledger.where}", file=out)
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
     return "done"
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
+def verify(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())
     run_problems = runs.problems(flying)
     if args.json:
-        print_json({"ledger": str(ledger.path), "lines": result.lines, "good": result.good,
+        print_json({"ledger": ledger.where, "lines": result.lines, "good": result.good,
                     "problems": [{"line": n, "problem": p} for n, p in result.problems],
                     "runs": {**runs.to_dict(), "in_flight": sorted(flying), "problems": run_problems}}, args, out)
     else:
-        print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good; {runs.started} run(s) started, "
+        print(f"ledger {ledger.where}: {result.lines} line(s), {result.good} good; {runs.started} run(s) started, "
               f"{runs.settled} settled, {len(flying)} in flight", file=out)
         for number, problem in result.problems:
             print(f"  line {number}: {problem}", file=out)
@@ -68,7 +86,7 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
-    parser = commands.add_parser("ledger", parents=[json_parent(always_json=False)],
+    parser = commands.add_parser("ledger", parents=[database_parent(), json_parent(always_json=False)],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")

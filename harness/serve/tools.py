@@ -357,7 +357,7 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
     queue = queue_of(ctx.cli_args(), intent.project_root)
     item = queue.enqueue(intent)
     return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-            "queue": str(queue.root)}
+            "queue": queue.where}
 
 
 def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
