@@ -169,3 +169,9 @@ class Backend:
 def backend(request: pytest.FixtureRequest, project: Path) -> Backend:
     url = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
     return Backend(request.param, project, url)
+
+
+@pytest.fixture
+def backend_pg(project: Path, pg_url: str) -> Backend:
+    """The PostgreSQL store alone, for what only it has."""
+    return Backend("postgresql", project, pg_url)
