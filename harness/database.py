@@ -197,6 +197,10 @@ def _parses(url: str) -> bool:
 
 def migrate(database: Database) -> int:
     """Apply the migrations this database lacks (once, however many sessions start at once); its version."""
+    if database.execute("SELECT to_regclass('mafiabot_schema') IS NOT NULL")[0][0]:
+        current = int(database.execute("SELECT coalesce(max(version), 0) FROM mafiabot_schema")[0][0])
+        if current == SCHEMA_VERSION:
+            return current  # the common case, without the lock every starting drainer would queue on
     with database.transaction():
         database.execute("SELECT pg_advisory_xact_lock(%s, 0)", (MIGRATION_LOCK,))
         database.execute("CREATE TABLE IF NOT EXISTS mafiabot_schema (version integer PRIMARY KEY, name text NOT "
