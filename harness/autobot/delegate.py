@@ -46,7 +46,7 @@ from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
 from harness.autobot.writer import AnswerTooLong, WriteCap, WriteTarget, resolve_write_target, write_artifact
-from harness.database import INTENT_LOCK, Database, SessionLock, connect
+from harness.database import INTENT_LOCK, SessionLock
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.hermes import (
     DELEGATED_ENV,
@@ -63,7 +63,8 @@ from harness.hermes.outcome import CANCELLED, LEDGER_UNWRITABLE, NESTED_DELEGATI
 from harness.ledger.journal import RunJournal
 from harness.ledger.pg_store import PgLedger
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerEntry, LedgerError, LedgerStore, utc_now
+from harness.ledger.store import LedgerEntry, LedgerError, LedgerStore, default_ledger_path, utc_now
+from harness.ledger.stores import opened_ledger
 from harness.settings import state_dir
 
 INVALID_INTENT = "invalid_intent"
@@ -159,21 +160,16 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
         return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
                         extra={"detail": str(exc), "field": exc.field})
     chosen = transport or HermesTransport(settings.transport)
-    if settings.database is None:
-        return _Delegation(intent, intent_id, target, settings, chosen, t0, Ledger.for_project(intent.project_root),
-                           None).execute(env)
-    with connect(settings.database) as database:
-        ledger = PgLedger(database, state_dir(intent.project_root))
-        return _Delegation(intent, intent_id, target, settings, chosen, t0, ledger, database).execute(env)
+    with opened_ledger(default_ledger_path(intent.project_root), settings.database) as ledger:
+        return _Delegation(intent, intent_id, target, settings, chosen, t0, ledger).execute(env)
 
 
 class _Delegation:
     def __init__(self, intent: Intent, intent_id: str, target: WriteTarget | None, settings: AutobotSettings,
-                 transport: Transport, t0: float, ledger: LedgerStore, database: Database | None) -> None:
+                 transport: Transport, t0: float, ledger: LedgerStore) -> None:
         self.intent, self.intent_id, self.target = intent, intent_id, target
         self.settings, self.transport, self.t0 = settings, transport, t0
         self.ledger = ledger
-        self.database = database
         self.state = state_dir(intent.project_root)
         self.journal: RunJournal | None = None
 
@@ -182,9 +178,11 @@ class _Delegation:
         if marker is not None:
             return self._refused(NESTED_DELEGATION, f"{DELEGATED_ENV}={marker}: this process runs inside a "
                                                     f"delegated sub-agent, and delegations do not nest")
+        # The intent lock lives where the ledger does: a file on this machine, or the database's session lock.
         lock: HolderLock | SessionLock = (
-            HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id) if self.database is None
-            else SessionLock(self.database, INTENT_LOCK, f"intent {self.intent.hash}", label=self.intent_id))
+            SessionLock(self.ledger.database, INTENT_LOCK, f"intent {self.intent.hash}", label=self.intent_id)
+            if isinstance(self.ledger, PgLedger)
+            else HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id))
         try:
             lock.acquire(utc_now())
         except LockHeld as exc:

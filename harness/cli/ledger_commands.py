@@ -10,38 +10,27 @@ problem). A missing ledger is an empty one.
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from harness import settings
 from harness.cli.hermes_options import database_parent, database_url, json_parent, print_json, project_root
-from harness.ledger import Ledger, default_ledger_path
+from harness.ledger import default_ledger_path
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.report import reconcile, render_text, summarize_ledger
 from harness.ledger.store import LedgerStore
+from harness.ledger.stores import opened_ledger
 
 
-@contextlib.contextmanager
-def ledger_of(args: argparse.Namespace) -> Iterator[LedgerStore]:
-    """--database (or $MAFIABOT_DATABASE_URL): the database's ledger, its run journals in the project's state
-    folder; else --ledger, else the project's ledger file."""
-    url = database_url(args)
-    if url is not None:
-        from harness.database import connect  # noqa: PLC0415 (its driver is optional)
-        from harness.ledger.pg_store import PgLedger  # noqa: PLC0415
-        with connect(url) as database:
-            yield PgLedger(database, settings.state_dir(project_root(args)))
-        return
+def ledger_path(args: argparse.Namespace) -> Path:
+    """--ledger, else the project's ledger file (with --database, where its run journals sit)."""
     if args.ledger:
-        yield Ledger(settings.resolved(args.ledger, "--ledger"))
-        return
-    yield Ledger(default_ledger_path(project_root(args)))
+        return settings.resolved(args.ledger, "--ledger")
+    return default_ledger_path(project_root(args))
 
 
 def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
-    with ledger_of(args) as ledger:
+    with opened_ledger(ledger_path(args), database_url(args)) as ledger:
         return report(ledger, args, out)
 
 

@@ -24,6 +24,8 @@ from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import invalid, settings_for
 from harness.cli.hermes_options import (
+    database_parent,
+    database_url,
     hermes_parent,
     json_parent,
     positive_int,
@@ -63,7 +65,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    left = serve(root, transport_settings(args), ReadRoots.of(root, args.allow_dir))
+    left = serve(root, transport_settings(args), ReadRoots.of(root, args.allow_dir), database_url(args))
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
@@ -104,7 +106,7 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `serve` and `converge`."""
-    serve = commands.add_parser("serve", parents=[hermes_parent()],
+    serve = commands.add_parser("serve", parents=[hermes_parent(), database_parent()],
                                 help="an MCP server (stdio) for host agents: delegation, dispatch, auto-pilot, jobs")
     serve.add_argument("--project-root", metavar="DIR",
                        help="where jobs and the ledger live (default: $MAFIABOT_PROJECT_ROOT, else the current "

@@ -2,7 +2,9 @@
 
 A job is a JSON file `<state dir>/serve-jobs/<job id>.json` (the server's project root), written
 atomically: `{"job": 1, "job_id", "tool", "state": "running" | "settled", "runner", "created_at",
-"settled_at", "intent_id", "ledger", "envelope"}`. `envelope` is the seed's envelope once settled.
+"settled_at", "intent_id", "ledger", "envelope"}`. `envelope` is the seed's envelope once settled. A job
+whose runs are ledgered in serve's `--database` names that database (without its password) as `ledger`
+and the folder of its run journals, on this machine, as `journal`; the URL itself stays in memory.
 
 Invariants:
 - A job is written `running` before its work starts and `settled` (with its envelope) once, after the
@@ -45,11 +47,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.database import shown_url
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
 from harness.hermes import cancellation
 from harness.ledger.journal import in_flight, settle_orphans
-from harness.ledger.store import Ledger, LedgerError, is_started, utc_now
+from harness.ledger.store import LedgerError, LedgerStore, is_started, utc_now
+from harness.ledger.stores import opened_ledger
 from harness.settings import state_dir
 
 JOBS_DIR = "serve-jobs"
@@ -96,6 +100,8 @@ class JobRunner:
     """The jobs of one server process (see the module invariants)."""
 
     project_root: Path
+    # serve's --database: the runs' ledger is that database's (the jobs themselves stay this server's files).
+    database: str | None = None
     runner_id: str = field(default_factory=lambda: "runner-" + secrets.token_hex(8))
     _live: dict[str, _Live] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -137,7 +143,8 @@ class JobRunner:
 
     # -- starting and running -------------------------------------------------------------------------
 
-    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
+    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None,
+              ledger_in_database: bool = False) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
         with self._lock:
             if self._runner_fd is None:
@@ -153,6 +160,8 @@ class JobRunner:
             job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
                    "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
                    "envelope": None}
+            if ledger_in_database and self.database is not None:  # its run journals stay beside `ledger`
+                job.update(ledger=shown_url(self.database), journal=str(ledger))
             try:
                 atomic_write_json(self._path(job_id), job, sync=False)
             except DurableWriteError as exc:
@@ -271,7 +280,14 @@ class JobRunner:
         return is_flocked(self.root / RUNNERS_DIR / f"{runner_id}.lock", missing=False)
 
     def _recover(self, job: dict[str, Any]) -> dict[str, Any]:
-        ledger = Ledger(Path(job["ledger"]))
+        journal = job.get("journal")
+        if isinstance(journal, str) and self.database is not None:
+            with opened_ledger(Path(journal), self.database) as ledger:
+                return self._recover_from(job, ledger)
+        with opened_ledger(Path(job["ledger"]), None) as ledger:
+            return self._recover_from(job, ledger)
+
+    def _recover_from(self, job: dict[str, Any], ledger: LedgerStore) -> dict[str, Any]:
         try:
             settle_orphans(ledger)
             records = list(ledger.all_records())

@@ -206,12 +206,14 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
     return delegation_envelope(job)
 
 
-def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoots | None = None) -> list[str]:
+def serve(project_root: Path, transport: TransportSettings, read_roots: ReadRoots | None = None,
+          database: str | None = None) -> list[str]:
     """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
     the end (their runs are then stopped by their supervisors and settled by the next reader).
     `read_roots`: where a host may name files (default: the project root alone)."""
-    jobs = JobRunner(project_root)
-    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs, read_roots=read_roots)
+    jobs = JobRunner(project_root, database=database)
+    context = ServeContext(project_root=project_root, transport=transport, jobs=jobs, read_roots=read_roots,
+                           database=database)
     server = build_server(context)
 
     async def run() -> None:

@@ -45,9 +45,10 @@ from harness.cli.autopilot_commands import BANDS, settings_for
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
 from harness.hermes import TransportSettings
-from harness.ledger import Ledger, LedgerError, default_ledger_path
+from harness.ledger import LedgerError, default_ledger_path
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
+from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, ReadRoots
 from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
@@ -76,6 +77,8 @@ class ServeContext:
     transport: TransportSettings
     jobs: JobRunner
     read_roots: ReadRoots | None = None
+    # serve's --database: the queue and the ledger in that PostgreSQL database (jobs stay this server's files).
+    database: str | None = None
 
     @property
     def readable(self) -> ReadRoots:
@@ -84,7 +87,8 @@ class ServeContext:
     def cli_args(self, **values: Any) -> argparse.Namespace:
         """The arguments the command line's own resolvers read (queue, plan settings), so a tool finds
         the queue, registry, sentinel and ledger exactly as the matching command does."""
-        base = {"project_root": str(self.project_root), "queue": None, "ledger": None, "registry": None,
+        base = {"project_root": str(self.project_root), "queue": None, "ledger": None, "database": self.database,
+                "registry": None,
                 "sentinel": None, "report": None, "hermes": self._text(self.transport.hermes_bin),
                 "hermes_home": self._text(self.transport.hermes_home)}
         return argparse.Namespace(**{**base, **values})
@@ -214,7 +218,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     intent_id = new_intent_id()
     try:
         settings = AutobotSettings(toolsets=args.toolsets, max_turns=args.max_turns, transport=ctx.transport,
-                                   intent_id=intent_id)
+                                   intent_id=intent_id, database=ctx.database)
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid(exc).to_dict()
@@ -222,7 +226,8 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id)
+    job = _start(ctx, "autobot_delegate", work, default_ledger_path(intent.project_root), intent_id,
+                 ledger_in_database=ctx.database is not None)
     return Started(job, args.wait_seconds)
 
 
@@ -288,9 +293,9 @@ def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
-           intent_id: str | None) -> dict[str, Any]:
+           intent_id: str | None, *, ledger_in_database: bool = False) -> dict[str, Any]:
     try:
-        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id)
+        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id, ledger_in_database=ledger_in_database)
     except JobRefused as exc:
         raise ToolFailure(str(exc)) from None
 
@@ -389,13 +394,13 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    ledger = Ledger(default_ledger_path(named_root(ctx, args)))
-    try:
-        settle_orphans(ledger)
-        summary = summarize_ledger(ledger).to_dict()
-    except LedgerError as exc:  # e.g. its state folder is a file or unreadable
-        raise ToolFailure(f"the ledger cannot be read: {exc}") from None
-    return {"ledger": str(ledger.path), **summary}
+    with opened_ledger(default_ledger_path(named_root(ctx, args)), ctx.database) as ledger:
+        try:
+            settle_orphans(ledger)
+            summary = summarize_ledger(ledger).to_dict()
+        except LedgerError as exc:  # e.g. its state folder is a file or unreadable
+            raise ToolFailure(f"the ledger cannot be read: {exc}") from None
+        return {"ledger": ledger.where, **summary}
 
 
 # -- the table --------------------------------------------------------------------------------------

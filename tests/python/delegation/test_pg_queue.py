@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,26 @@ def test_a_drained_item_leaves_its_run_folder_on_this_machine_and_its_records_in
         assert list(PgLedger(database, state_dir(project)).records())[0]["status"] == "ok"
     assert list((project / ".agents" / "state" / "hermes-runs").iterdir()) == []
     assert isinstance(queue, PgQueue)
+
+
+def test_serve_with_a_database_delegates_queues_and_sums_in_it_and_keeps_its_jobs_local(
+        fake_hermes, backend_pg, project, make_intent, monkeypatch) -> None:
+    from .test_serve import call, scenario, served
+    monkeypatch.setenv(DATABASE_URL_ENV, backend_pg.url)
+    seen: dict[str, Any] = {}
+
+    async def body() -> None:
+        async with served() as session:
+            seen["delegated"] = await call(session, "autobot_delegate", intent=make_intent(), wait_seconds=50)
+            seen["queued"] = await call(session, "autobot_enqueue", intent=make_intent("Summarise later."))
+            seen["queue"] = await call(session, "queue_status")
+            seen["ledger"] = await call(session, "ledger_summary")
+    scenario(body)
+    assert seen["delegated"]["status"] == "ok" and seen["queued"]["queue"] == shown_url(backend_pg.url)
+    assert seen["queue"]["counts"]["pending"] == 1 and seen["ledger"]["ledger"] == shown_url(backend_pg.url)
+    assert [r["status"] for r in backend_pg.settled()] == ["ok"]
+    assert [i["item_id"] for i in backend_pg.queue().items_in("pending")] == [seen["queued"]["item_id"]]
+    state = project / ".agents" / "state"
+    assert not (state / "autobot-cost-ledger.jsonl").exists() and not (state / "autobot-queue").exists()
+    [job] = [json.loads(p.read_text()) for p in (state / "serve-jobs").glob("job-*.json")]
+    assert job["ledger"] == shown_url(backend_pg.url) and job["journal"].startswith(str(state))
