@@ -1,6 +1,6 @@
 """Benchmark (not a test): the PostgreSQL queue with 1, 4 and 16 drainers on the fake Hermes.
 
-    .venv/bin/python -m bench.scale [--items 64] [--work-s 0.0] [--drainers 1,4,16] [--quick]
+    .venv/bin/python -m bench.scale [--items 64] [--work-s 0.0] [--drainers 1,4,16] [--files 1,4] [--quick]
 
 A throwaway cluster (the tests' `pg_support`, fsync on) and, per drainer count, a fresh database. Each
 drainer is a process of its own with a Hermes home of its own (another machine, as far as the queue can
@@ -13,7 +13,8 @@ Two figures per count, both wall clock:
   loop: `drain` itself never waits), items enqueued one at a time, `PACE_ITEMS_PER_DRAINER_S` per
   drainer per second (below what they can take); the time from the enqueue's commit to the runner's
   start in the drainer that claimed it, median and p95.
-Writes bench/results/scale.{md,json}. On a shared machine these are indicative (say the load, as it does).
+The file queue (`--files`: its drainer counts) is measured the same way beside it, on one machine, for what
+the database costs. Writes bench/results/scale.{md,json}. On a shared machine these are indicative (say the load, as it does).
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "python"))  # the cluster and the fake Hermes are the tests' own
 
-from pg_support import Cluster  # noqa: E402
-
 from harness.autobot import AutobotSettings, delegate, parse_intent  # noqa: E402
 from harness.autobot.pg_queue import PgQueue  # noqa: E402
+from harness.autobot.queue import Queue, QueueStore  # noqa: E402
+from pg_support import Cluster  # noqa: E402
 
 FAKE = REPO / "tests" / "python" / "delegation" / "fake_hermes.py"
 RESULTS = REPO / "bench" / "results"
@@ -76,16 +77,22 @@ def intent(root: Path, n: int) -> Any:
                          "payload": {"hermes_profile": "tester"}})
 
 
+def queue_at(where: str) -> QueueStore:
+    """The queue at `where`: a database URL, else a folder."""
+    return PgQueue(where) if where.startswith("postgresql://") else Queue(Path(where))
+
+
 def drainer(url: str, home: str, until: float, idle_exit: bool, out: str) -> None:
     """One drainer: drain until the queue is empty (`idle_exit`), `until`, or the stop file beside `out`
     appears; each run's start time by item."""
     os.environ["HERMES_HOME"] = home
-    queue = PgQueue(url)
+    queue = queue_at(url)
+    database = url if url.startswith("postgresql://") else None
     starts: dict[str, float] = {}
 
     def run(document: dict[str, Any], item_id: str) -> Any:
         starts[item_id] = time.time()
-        return delegate(document, settings=AutobotSettings(database=url, queue_item=item_id))
+        return delegate(document, settings=AutobotSettings(database=database, queue_item=item_id))
 
     stop = Path(out).with_name("stop")
     while time.time() < until and not stop.exists():
@@ -120,25 +127,33 @@ def collect(started: list[tuple[multiprocessing.process.BaseProcess, Path]]) -> 
     return starts
 
 
-def throughput(root: Path, cluster: Cluster, drainers: int, items: int) -> dict[str, Any]:
-    url = cluster.new_database()
-    queue = PgQueue(url)
+def fresh_queue(root: Path, cluster: Cluster, store: str) -> str:
+    """Where a fresh queue of `store` is: a new database, or a new folder."""
+    if store == "postgresql":
+        return cluster.new_database()
+    folder = Path(tempfile.mkdtemp(prefix="queue-", dir=root))
+    return str(folder)
+
+
+def throughput(root: Path, cluster: Cluster, store: str, drainers: int, items: int) -> dict[str, Any]:
+    url = fresh_queue(root, cluster, store)
+    queue = queue_at(url)
     for n in range(items):
         queue.enqueue(intent(root, n))
     began = time.time()
-    starts = collect(start_drainers(root, url, drainers, began + RUN_BOUND_S, True, f"t{drainers}"))
+    starts = collect(start_drainers(root, url, drainers, began + RUN_BOUND_S, True, f"t{store}{drainers}"))
     elapsed = time.time() - began
     done = len(queue.items_in("done"))
     return {"items": items, "done": done, "ran": len(starts), "seconds": round(elapsed, 2),
             "items_per_s": round(done / elapsed, 2)}
 
 
-def latency(root: Path, cluster: Cluster, drainers: int, items: int) -> dict[str, Any]:
-    url = cluster.new_database()
-    queue = PgQueue(url)
+def latency(root: Path, cluster: Cluster, store: str, drainers: int, items: int) -> dict[str, Any]:
+    url = fresh_queue(root, cluster, store)
+    queue = queue_at(url)
     pause = 1.0 / (PACE_ITEMS_PER_DRAINER_S * drainers)
     until = time.time() + items * pause + 30.0
-    started = start_drainers(root, url, drainers, until, False, f"l{drainers}")
+    started = start_drainers(root, url, drainers, until, False, f"l{store}{drainers}")
     time.sleep(2.0)  # let every drainer connect and go idle before the first enqueue
     enqueued: dict[str, float] = {}
     for n in range(items):
@@ -156,18 +171,18 @@ def latency(root: Path, cluster: Cluster, drainers: int, items: int) -> dict[str
 
 
 def render(figures: dict[str, Any]) -> str:
-    lines = [f"# The PostgreSQL queue on the fake Hermes ({figures['when']})", "",
-             f"{figures['machine']}; fake Hermes work {figures['work_s']} s per run; cluster with fsync on; "
-             f"load average {figures['load_before']} before, {figures['load_after']} after. Wall clock on a shared "
-             f"machine: indicative, not for decisions.", "",
-             "| drainers | items | items/s | enqueue -> claimed median | p95 | max |",
-             "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    setting = (f"{figures['machine']}; fake Hermes work {figures['work_s']} s per run; cluster with fsync on; "
+               f"load average {figures['load_before']} before, {figures['load_after']} after. Wall clock on a shared "
+               f"machine: indicative, not for decisions.")
+    lines = [f"# The PostgreSQL queue on the fake Hermes ({figures['when']})", "", setting, "",
+             "| store | drainers | items | items/s | enqueue -> claimed median | p95 | max |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in figures["rows"]:
         t, lat = row["throughput"], row["latency"]
-        lines.append(f"| {row['drainers']} | {t['done']}/{t['items']} | {t['items_per_s']} | {lat['median_ms']} ms | "
-                     f"{lat['p95_ms']} ms | {lat['max_ms']} ms |")
-    lines += ["", f"Idle drainers poll every {POLL_S * 1000:g} ms (this script's loop); the latency items arrive at "
-              f"{PACE_ITEMS_PER_DRAINER_S:g} per drainer per second."]
+        lines.append(f"| {row['store']} | {row['drainers']} | {t['done']}/{t['items']} | {t['items_per_s']} | "
+                     f"{lat['median_ms']} ms | {lat['p95_ms']} ms | {lat['max_ms']} ms |")
+    lines += ["", (f"Idle drainers poll every {POLL_S * 1000:g} ms (this script's loop); the latency items arrive at "
+                   f"{PACE_ITEMS_PER_DRAINER_S:g} per drainer per second.")]
     return "\n".join(lines) + "\n"
 
 
@@ -177,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-items", type=int, default=24, help="items of the latency run (default 24)")
     parser.add_argument("--work-s", type=float, default=0.0, help="the fake Hermes's work per run (default 0)")
     parser.add_argument("--drainers", default="1,4,16", help="drainer counts, comma-separated (default 1,4,16)")
+    parser.add_argument("--files", default="1,4", help="drainer counts of the file queue beside it (default 1,4; "
+                                                       "'' for none)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 8 items, 4 latency items")
     args = parser.parse_args(argv)
     if args.quick:
@@ -187,9 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         world(root, args.work_s)
         load_before = os.getloadavg()[0]
         rows = []
-        for count in (int(c) for c in args.drainers.split(",")):
-            rows.append({"drainers": count, "throughput": throughput(root, cluster, count, max(args.items, count)),
-                         "latency": latency(root, cluster, count, args.latency_items)})
+        runs = [("postgresql", int(c)) for c in args.drainers.split(",") if c]
+        runs += [("files", int(c)) for c in args.files.split(",") if c]
+        for store, count in runs:
+            rows.append({"store": store, "drainers": count,
+                         "throughput": throughput(root, cluster, store, count, max(args.items, count)),
+                         "latency": latency(root, cluster, store, count, args.latency_items)})
             print(json.dumps(rows[-1]), flush=True)
         figures = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "work_s": args.work_s,
                    "machine": f"{os.cpu_count()} CPUs", "load_before": round(load_before, 1),
