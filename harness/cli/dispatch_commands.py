@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from harness import settings, strict_json
-from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
+from harness.cli.hermes_options import (
+    database_parent,
+    database_url,
+    hermes_parent,
+    json_parent,
+    positive_seconds,
+    print_json,
+    project_root,
+    transport_settings,
+)
 from harness.cli.output import print_error
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, INVALID_INPUT, DispatchInputError, DispatchResult, error_envelope
@@ -62,13 +71,13 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
                     args, out)
     ledger = settings.resolved(args.ledger, "--ledger") if args.ledger else default_ledger_path(project_root(args))
     chosen = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
-                              transport=transport_settings(args))
+                              transport=transport_settings(args), database=database_url(args))
     return emit(dispatch(raw, chosen), args, out)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `dispatch`."""
-    parser = commands.add_parser("dispatch", parents=[hermes_parent(), json_parent()],
+    parser = commands.add_parser("dispatch", parents=[hermes_parent(), database_parent(), json_parent()],
                                  help="deliver a task to a named agent (agent-dispatch)")
     parser.add_argument("--target", help="the agent's name in the registry (default registry: andy, cooper)")
     parser.add_argument("--task-source", help="where the task comes from (e.g. email-triage)")

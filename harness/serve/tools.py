@@ -255,10 +255,12 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
-                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop)
+                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop,
+                                    database=ctx.database)
         return dispatch(args.inputs, settings).envelope
 
-    return Started(_start(ctx, "agent_dispatch", work, ledger, None), args.wait_seconds)
+    return Started(_start(ctx, "agent_dispatch", work, ledger, None, ledger_in_database=ctx.database is not None),
+                   args.wait_seconds)
 
 
 def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str, Any]:
