@@ -34,7 +34,6 @@ from harness.body import BodyOptions, find_body
 from harness.client import BodyClient
 from harness.errors import BodyNotFound
 from harness.hermes import locate
-
 from pg_support import Cluster, ClusterUnavailable
 
 HOME_VARS = ("HOME", "HERMES_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")

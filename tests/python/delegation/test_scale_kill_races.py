@@ -37,8 +37,8 @@ from harness.database import connect
 from harness.ledger.pg_store import PgLedger
 from harness.ledger.report import reconcile
 from harness.settings import state_dir
-
 from pg_support import Cluster, ClusterUnavailable
+
 from .delegation_support import PROCESS_BOUND_S, processes_marked, wait_all_gone
 
 pytestmark = pytest.mark.scale
