@@ -34,7 +34,7 @@ from harness.body import BodyOptions, find_body
 from harness.client import BodyClient
 from harness.errors import BodyNotFound
 from harness.hermes import locate
-from pg_support import Cluster, ClusterUnavailable
+from pg_support import PG_SKIP, Cluster, throwaway_cluster
 
 HOME_VARS = ("HOME", "HERMES_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
 SETTINGS_PREFIX = "MAFIABOT_"
@@ -135,21 +135,11 @@ def module_body(body_exe: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield client
 
 
-PG_SKIP = "PostgreSQL tests skipped"
-
-
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     """One throwaway cluster (fsync off: these tests never kill the server) for the whole session of a worker."""
-    cluster = Cluster(fsync=False)
-    try:
-        cluster.start()
-    except ClusterUnavailable as exc:
-        pytest.skip(f"{PG_SKIP}: {exc}")
-    try:
+    with throwaway_cluster(fsync=False) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

@@ -21,9 +21,15 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 SUPERUSER = "mafiabot"
+# How every skip for want of a cluster starts: the run's summary counts them under it (conftest.py).
+PG_SKIP = "PostgreSQL tests skipped"
 RUN_AS = "postgres"
 # initdb and a start take a second or two; a loaded 2-core machine stretches that several times.
 START_BOUND_S = 60.0
@@ -118,3 +124,18 @@ class Cluster:
             last = (tail.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             self.stop()
             raise ClusterUnavailable(f"PostgreSQL could not be started: {what} failed: {last}")
+
+
+@contextmanager
+def throwaway_cluster(*, fsync: bool) -> Iterator[Cluster]:
+    """A started cluster, stopped on the way out; the calling test (or fixture) skipped, saying why, when none
+    can be started."""
+    cluster = Cluster(fsync=fsync)
+    try:
+        cluster.start()
+    except ClusterUnavailable as exc:
+        pytest.skip(f"{PG_SKIP}: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -37,7 +37,7 @@ from harness.database import connect
 from harness.ledger.pg_store import PgLedger
 from harness.ledger.report import reconcile
 from harness.settings import state_dir
-from pg_support import Cluster, ClusterUnavailable
+from pg_support import Cluster, throwaway_cluster
 
 from .delegation_support import PROCESS_BOUND_S, processes_marked, wait_all_gone
 
@@ -54,15 +54,8 @@ TASK = re.compile(r"task #(\d{3})\.")
 @pytest.fixture(scope="module")
 def durable_cluster() -> Iterator[Cluster]:
     """A cluster of this module's own with fsync on: what a kill leaves must be what a real server keeps."""
-    cluster = Cluster(fsync=True)
-    try:
-        cluster.start()
-    except ClusterUnavailable as exc:
-        pytest.skip(f"PostgreSQL tests skipped: {exc}")
-    try:
+    with throwaway_cluster(fsync=True) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 def machine_home(hermes_root: Path, folder: Path) -> Path:
