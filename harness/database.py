@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 MIGRATION_LOCK = 0x6D616601
 LEASE_LOCK = 0x6D616602
 INTENT_LOCK = 0x6D616603
+RUNNER_LOCK = 0x6D616604
 # How long to wait for the server to answer a connection; libpq's own `connect_timeout` in the URL wins.
 CONNECT_TIMEOUT_S = 10
 # Defaults for libpq's keepalives, so the server ends the session (and its leases) of a machine that
@@ -77,6 +78,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         -- A started run is settled exactly once, whoever settles it: the database refuses a second.
         CREATE UNIQUE INDEX ledger_one_settlement ON ledger (started_record_id) WHERE started_record_id IS NOT NULL;
         CREATE INDEX ledger_by_item ON ledger (queue_item) WHERE queue_item IS NOT NULL;
+    """),
+    (2, "serve's jobs", """
+        CREATE TABLE serve_jobs (
+            job_id     text PRIMARY KEY,
+            runner     text NOT NULL,
+            state      text NOT NULL CHECK (state IN ('running', 'settled')),
+            job        jsonb NOT NULL,
+            updated_at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX serve_jobs_running ON serve_jobs (runner) WHERE state = 'running';
     """),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -50,7 +50,8 @@ from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
 from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, ReadRoots
-from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
+from harness.serve.job_stores import UnknownJob
+from harness.serve.jobs import JobRefused, JobRunner
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the

@@ -137,7 +137,7 @@ def test_a_drained_item_leaves_its_run_folder_on_this_machine_and_its_records_in
     assert isinstance(queue, PgQueue)
 
 
-def test_serve_with_a_database_delegates_queues_and_sums_in_it_and_keeps_its_jobs_local(
+def test_serve_with_a_database_delegates_queues_sums_and_keeps_its_jobs_there_for_any_server(
         fake_hermes, backend_pg, project, make_intent, monkeypatch) -> None:
     from .test_serve import call, scenario, served
     monkeypatch.setenv(DATABASE_URL_ENV, backend_pg.url)
@@ -149,12 +149,18 @@ def test_serve_with_a_database_delegates_queues_and_sums_in_it_and_keeps_its_job
             seen["queued"] = await call(session, "autobot_enqueue", intent=make_intent("Summarise later."))
             seen["queue"] = await call(session, "queue_status")
             seen["ledger"] = await call(session, "ledger_summary")
+        async with served() as another_server:  # another process: it finds the job by its handle alone
+            seen["again"] = await call(another_server, "delegation_result", job_id=seen["delegated"]["job_id"],
+                                       wait_seconds=0)
     scenario(body)
     assert seen["delegated"]["status"] == "ok" and seen["queued"]["queue"] == shown_url(backend_pg.url)
+    assert seen["again"] == seen["delegated"]
     assert seen["queue"]["counts"]["pending"] == 1 and seen["ledger"]["ledger"] == shown_url(backend_pg.url)
     assert [r["status"] for r in backend_pg.settled()] == ["ok"]
     assert [i["item_id"] for i in backend_pg.queue().items_in("pending")] == [seen["queued"]["item_id"]]
     state = project / ".agents" / "state"
     assert not (state / "autobot-cost-ledger.jsonl").exists() and not (state / "autobot-queue").exists()
-    [job] = [json.loads(p.read_text()) for p in (state / "serve-jobs").glob("job-*.json")]
+    assert not (state / "serve-jobs").exists()
+    with connect(backend_pg.url) as database:
+        [(job,)] = database.execute("SELECT job FROM serve_jobs")
     assert job["ledger"] == shown_url(backend_pg.url) and job["journal"].startswith(str(state))
