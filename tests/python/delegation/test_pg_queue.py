@@ -13,7 +13,16 @@ from harness.autobot import delegate, parse_intent
 from harness.autobot.pg_queue import PgQueue, lease_key
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
-from harness.database import INTENT_LOCK, LEASE_LOCK, MIGRATIONS, SCHEMA_VERSION, SessionLock, connect, shown_url
+from harness.database import (
+    INTENT_LOCK,
+    LEASE_LOCK,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    DatabaseUnavailable,
+    SessionLock,
+    connect,
+    shown_url,
+)
 from harness.errors import ConfigError
 from harness.ledger.pg_store import PgLedger
 from harness.settings import DATABASE_URL_ENV, state_dir
@@ -164,3 +173,26 @@ def test_serve_with_a_database_delegates_queues_sums_and_keeps_its_jobs_there_fo
     with connect(backend_pg.url) as database:
         [(job,)] = database.execute("SELECT job FROM serve_jobs")
     assert job["ledger"] == shown_url(backend_pg.url) and job["journal"].startswith(str(state))
+
+
+def test_a_drainer_whose_connection_drops_mid_run_fails_in_one_line_and_its_item_is_reaped_not_rerun(
+        fake_hermes, backend_pg, make_intent) -> None:
+    queue = backend_pg.queue()
+    item = queue.enqueue(parse_intent(make_intent()))
+
+    def runner(document: dict, item_id: str):
+        envelope = delegate(document, settings=backend_pg.settings(queue_item=item_id))
+        with connect(backend_pg.url) as admin:  # the server ends the drainer's session, as a failover would
+            [(ended,)] = admin.execute(
+                "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND "
+                "l.classid = %s::bigint::oid AND l.granted", (LEASE_LOCK,))
+        assert ended
+        return envelope
+
+    with pytest.raises(DatabaseUnavailable, match="dropped the connection"):
+        queue.drain(5, runner)
+    assert [i["item_id"] for i in queue.items_in("running")] == [item["item_id"]]
+    report = queue.drain(5, runner_of(backend_pg))
+    assert report.orphaned == [item["item_id"]] and report.ran == [] and len(fake_hermes.calls()) == 1
+    assert [r["status"] for r in backend_pg.settled()] == ["ok"]
+    assert main(["ledger", "verify", *backend_pg.cli()]) == 0
