@@ -23,7 +23,15 @@ from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.selection import check_agents, select_agents
-from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
+from harness.cli.hermes_options import (
+    database_parent,
+    database_url,
+    hermes_parent,
+    json_parent,
+    print_json,
+    project_root,
+    transport_settings,
+)
 from harness.cli.output import print_error
 from harness.dispatch.registry import Registry, RegistryError, load_registry
 from harness.ledger import default_ledger_path
@@ -51,7 +59,7 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
                           sentinel=load_sentinel(Path(args.sentinel) if args.sentinel else None),
                           transport=transport_settings(args),
                           report_path=settings.resolved(args.report, "--report") if getattr(args, "report", None)
-                          else None)
+                          else None, database=database_url(args))
 
 
 def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
@@ -111,7 +119,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `autopilot run` and `autopilot check`."""
     parser = commands.add_parser("autopilot", help="drive a goal across Hermes sub-agents (auto-pilot)")
     actions = parser.add_subparsers(dest="autopilot_action", required=True)
-    run = actions.add_parser("run", parents=[hermes_parent(), json_parent()], help="run a plan")
+    run = actions.add_parser("run", parents=[hermes_parent(), database_parent(), json_parent()], help="run a plan")
     _plan_options(run)
     run.add_argument("--report", metavar="FILE", help="write the markdown report here (default: the run directory)")
     run.add_argument("--markdown", action="store_true", help="print the markdown report instead of the envelope")
