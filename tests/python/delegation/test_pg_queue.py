@@ -89,6 +89,22 @@ def test_a_delegation_whose_intent_runs_on_another_machine_is_refused_lock_held_
     assert delegate(intent, settings=backend_pg.settings()).status == "ok"
 
 
+def test_a_database_of_an_older_harness_is_migrated_in_place_keeping_its_rows(pg_url: str) -> None:
+    import psycopg
+    version, name, statements = MIGRATIONS[0]
+    with psycopg.connect(pg_url, autocommit=True) as older:  # what the first release left behind
+        older.execute(b"CREATE TABLE mafiabot_schema (version integer PRIMARY KEY, name text NOT NULL, "
+                      b"applied_at timestamptz NOT NULL DEFAULT now())")
+        older.execute(statements.encode())
+        older.execute("INSERT INTO mafiabot_schema (version, name) VALUES (%s, %s)", (version, name))
+        older.execute("INSERT INTO ledger (record_id, record) VALUES ('rec-old', '{\"status\": \"ok\"}')")
+    with connect(pg_url) as database:
+        assert [v for (v,) in database.execute("SELECT version FROM mafiabot_schema ORDER BY version")] == [
+            v for v, _, _ in MIGRATIONS]
+        assert database.execute("SELECT record_id FROM ledger") == [("rec-old",)]
+        assert database.execute("SELECT count(*) FROM serve_jobs") == [(0,)]
+
+
 def test_the_schema_is_migrated_once_however_often_it_is_opened_and_a_newer_one_is_refused(pg_url: str) -> None:
     for _ in range(3):
         connect(pg_url).close()
