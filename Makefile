@@ -10,7 +10,7 @@ SHELL        := /bin/bash
 VENV         := .venv
 PYTHON       ?= python3
 GPRBUILD     := gprbuild -j0 -p -q
-APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev
+APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev postgresql libpq5
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BODY         := mafiabot_core/bin/mafiabot
 ADA_TESTS    := tests/ada/bin/run_ada_tests
@@ -20,7 +20,7 @@ DEMO_HOME    := .demo/hermes-home
 HERMES_VENV  := .hermes-venv
 HERMES_PIN   := hermes-agent[mcp]==0.19.0
 
-.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test lint test-ada test-python test-exhaustive bench profile fuzz clean
+.PHONY: all deps apt venv hermes build build-unchecked build-dynamic run test lint test-ada test-python test-exhaustive test-scale bench bench-scale profile fuzz clean
 
 all: build
 
@@ -29,8 +29,9 @@ deps: apt venv hermes
 # Installs Debian's GNAT toolchain only when something is missing.
 apt:
 	@if ! command -v gprbuild >/dev/null || [ ! -f /usr/share/gpr/gnatcoll.gpr ] \
-	    || [ ! -f /usr/share/gpr/aunit.gpr ] || [ ! -f /usr/include/sqlite3.h ]; then \
-	  echo "make: installing Debian's Ada toolchain ($(APT_PACKAGES)) with apt-get: about 1-2 minutes"; \
+	    || [ ! -f /usr/share/gpr/aunit.gpr ] || [ ! -f /usr/include/sqlite3.h ] \
+	    || ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+	  echo "make: installing Debian's Ada toolchain and PostgreSQL ($(APT_PACKAGES)) with apt-get: about 1-2 minutes"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    --no-install-recommends $(APT_PACKAGES) >/dev/null; \
@@ -87,6 +88,11 @@ test-python: deps build build-unchecked build-dynamic
 test-exhaustive: lint test-ada deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q $(PYTEST_PARALLEL) -m ""
 
+# The scale-out tier (marker `scale`, left out of `make test`): several drainers as separate processes, each with
+# its own Hermes home, on one PostgreSQL cluster with fsync on, SIGKILLed mid-run; then an exact audit.
+test-scale: deps
+	$(VENV)/bin/pytest tests/python -q -m scale -p no:cacheprovider
+
 # The gates, configured in pyproject.toml: mypy --strict over harness/, ruff over every Python tree
 # (harness/ under the full rule set, the tests and scripts under a named looser one). Both run, so one
 # failure does not hide the other's findings; either fails the target.
@@ -101,6 +107,11 @@ test: lint test-ada test-python
 # Figures against the floor and the peers, one run: bench/results/latest.{md,json,png}.
 bench: venv build
 	$(VENV)/bin/python -m bench
+
+# The PostgreSQL queue's figures: enqueue -> claimed latency and items/s with 1, 4 and 16 drainers on the fake
+# Hermes: bench/results/scale.md.
+bench-scale: deps
+	$(VENV)/bin/python -m bench.scale
 
 # Where the body's time goes (callgrind, perf): bench/results/profile.md.
 profile: venv build

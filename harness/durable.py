@@ -250,7 +250,7 @@ def _str_or_none(value: Any) -> str | None:
 class LockHeld(HarnessError):
     """A non-blocking lock is held by someone else; `.holder` says who (as far as the file tells)."""
 
-    def __init__(self, path: Path, holder: Holder) -> None:
+    def __init__(self, path: Path | str, holder: Holder) -> None:
         self.path = path
         self.holder = holder
         who = f"pid {holder.pid}" if holder.pid is not None else "an unknown process"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness import cli
-from harness.cli.hermes_options import DIRECTORY, hermes_parent, project_root
+from harness.cli.hermes_options import DIRECTORY, database_parent, hermes_parent, project_root
 from harness.errors import ConfigError
 from harness.resolve import ReadRoots, ServeSettings, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
@@ -45,7 +45,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    left = serve(ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home))
+    left = serve(ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home, args.database))
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
@@ -54,7 +54,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `serve`."""
-    serve = commands.add_parser("serve", parents=[hermes_parent()],
+    serve = commands.add_parser("serve", parents=[hermes_parent(), database_parent()],
                                 help="an MCP server (stdio) for host agents: delegation, dispatch, auto-pilot, jobs")
     serve.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                        help="where jobs and the ledger live (default: $MAFIABOT_PROJECT_ROOT, else the current "

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import settings
-from harness.autobot.queue import Queue
+from harness.autobot.queue import Queue, QueueStore
 from harness.autopilot.config import load_sentinel
 from harness.autopilot.kernel import KernelSettings
 from harness.autopilot.plan import Plan
@@ -96,9 +96,14 @@ def project_root(explicit: Named = None, environ: Mapping[str, str] | None = Non
     return settings.project_root(explicit, environ)
 
 
-def queue(explicit: Named, project: Project, environ: Mapping[str, str] | None = None) -> Queue:
-    """`--queue`, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (an intent's own root when enqueueing,
-    so the item and its ledger share one root; else the project root)."""
+def queue(explicit: Named, project: Project, environ: Mapping[str, str] | None = None, *,
+          database: str | None = None) -> QueueStore:
+    """The database's queue when `database` (a libpq URL, `settings.database_url`) is given; else `--queue`, else
+    $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project` (an intent's own root when enqueueing, so the item and its
+    ledger share one root; else the project root)."""
+    if database is not None:
+        from harness.autobot.pg_queue import PgQueue  # noqa: PLC0415 (its driver is optional)
+        return PgQueue(database)
     chosen = settings.given(explicit, "--queue", settings.AUTOBOT_QUEUE_ENV, environ)
     return Queue(chosen.resolved()) if chosen is not None else Queue.for_project(_project(project))
 
@@ -133,6 +138,7 @@ class PlanChoices:
     registry: Named = None
     sentinel: Named = None
     report: Named = None
+    database: str | None = None
 
     def kernel_settings(self, plan: Plan) -> KernelSettings:
         """The kernel's settings for `plan`; PlanInvalid (sentinel) or RegistryError when a named file is unusable."""
@@ -141,19 +147,23 @@ class PlanChoices:
                               registry=registry(self.registry, plan),
                               sentinel=load_sentinel(Path(self.sentinel) if self.sentinel else None),
                               transport=self.transport,
-                              report_path=settings.resolved(self.report, "--report") if self.report else None)
+                              report_path=settings.resolved(self.report, "--report") if self.report else None,
+                              database=self.database)
 
 
 @dataclass(frozen=True)
 class ServeSettings:
-    """What `serve` runs with: its project root, where Hermes is, and the folders a host may name files under."""
+    """What `serve` runs with: its project root, where Hermes is, the folders a host may name files under, and
+    the database its queue, jobs and ledger live in (None: the project's files)."""
 
     project_root: Path
     transport: TransportSettings
     read_roots: ReadRoots
+    database: str | None = None
 
     @classmethod
     def of(cls, project: Named = None, allowed: Iterable[str | os.PathLike[str]] = (), hermes: Named = None,
-           hermes_home: Named = None) -> ServeSettings:
+           hermes_home: Named = None, database: str | None = None) -> ServeSettings:
         root = project_root(project)
-        return cls(root, transport(hermes, hermes_home), ReadRoots.of(root, allowed))
+        return cls(root, transport(hermes, hermes_home), ReadRoots.of(root, allowed),
+                   settings.database_url(database))

@@ -51,8 +51,10 @@ AUTOBOT_QUEUE_ENV = "MAFIABOT_AUTOBOT_QUEUE"
 AUTOPILOT_SENTINEL_ENV = "MAFIABOT_AUTOPILOT_SENTINEL"
 AUTOPILOT_DNA_ENV = "MAFIABOT_AUTOPILOT_DNA"
 AUTOPILOT_LEDGER_ENV = "MAFIABOT_AUTOPILOT_LEDGER"
+# A libpq URL (postgresql://...): the queue and the ledger live in that database instead of the project's files.
+DATABASE_URL_ENV = "MAFIABOT_DATABASE_URL"
 ENV_VARS = (PROJECT_ROOT_ENV, CHECKOUT_ENV, HERMES_BIN_ENV, BODY_ENV, AGENT_REGISTRY_ENV, AUTOBOT_QUEUE_ENV,
-            AUTOPILOT_SENTINEL_ENV, AUTOPILOT_DNA_ENV, AUTOPILOT_LEDGER_ENV)
+            AUTOPILOT_SENTINEL_ENV, AUTOPILOT_DNA_ENV, AUTOPILOT_LEDGER_ENV, DATABASE_URL_ENV)
 
 # The harness's state inside a project root: the cost ledger, the autobot queue.
 STATE_DIR = Path(".agents") / "state"
@@ -171,6 +173,22 @@ def resolved(path: str | os.PathLike[str], what: str) -> Path:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
         cause = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         raise ConfigError(f"{what}: {os.fspath(path)}: cannot be resolved: {cause}") from None
+
+
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def database_url(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The database the queue and the ledger live in: --database, else $MAFIABOT_DATABASE_URL, else None (the
+    project's files). ConfigError when it is not a libpq URL; the URL itself is never quoted (it may hold a
+    password)."""
+    chosen = given(explicit, "--database", DATABASE_URL_ENV, environ)
+    if chosen is None:
+        return None
+    if not chosen.text.startswith(DATABASE_SCHEMES):
+        raise ConfigError(f"{chosen.source}: not a PostgreSQL URL (it must start with "
+                          f"{' or '.join(DATABASE_SCHEMES)})")
+    return chosen.text
 
 
 def state_dir(root: Path) -> Path:

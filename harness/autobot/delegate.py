@@ -46,6 +46,7 @@ from harness.autobot.materials import read_materials
 from harness.autobot.output import OutputInvalid, validate_output
 from harness.autobot.prompt import build_prompt, new_nonce
 from harness.autobot.writer import AnswerTooLong, WriteCap, WriteTarget, resolve_write_target, write_artifact
+from harness.database import INTENT_LOCK, SessionLock
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write
 from harness.hermes import (
     DELEGATED_ENV,
@@ -60,8 +61,10 @@ from harness.hermes import (
 from harness.hermes.locate import hermes_root
 from harness.hermes.outcome import CANCELLED, LEDGER_UNWRITABLE, NESTED_DELEGATION, is_transient
 from harness.ledger.journal import RunJournal
+from harness.ledger.pg_store import PgLedger
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
+from harness.ledger.store import LedgerEntry, LedgerError, LedgerStore, default_ledger_path, utc_now
+from harness.ledger.stores import opened_ledger
 from harness.settings import state_dir
 
 INVALID_INTENT = "invalid_intent"
@@ -94,6 +97,8 @@ class AutobotSettings:
     intent_id: str | None = None
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
     stop: threading.Event | None = field(default=None, compare=False)
+    # A libpq URL: the ledger and the intent lock live in that database (harness.database), not the project's files.
+    database: str | None = None
 
     def __post_init__(self) -> None:
         bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
@@ -159,16 +164,17 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
     except IntentError as exc:
         return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
                         extra={"detail": str(exc), "field": exc.field})
-    run = _Delegation(intent, intent_id, target, settings, transport or HermesTransport(settings.transport), t0)
-    return run.execute(env)
+    chosen = transport or HermesTransport(settings.transport)
+    with opened_ledger(default_ledger_path(intent.project_root), settings.database) as ledger:
+        return _Delegation(intent, intent_id, target, settings, chosen, t0, ledger).execute(env)
 
 
 class _Delegation:
     def __init__(self, intent: Intent, intent_id: str, target: WriteTarget | None, settings: AutobotSettings,
-                 transport: Transport, t0: float) -> None:
+                 transport: Transport, t0: float, ledger: LedgerStore) -> None:
         self.intent, self.intent_id, self.target = intent, intent_id, target
         self.settings, self.transport, self.t0 = settings, transport, t0
-        self.ledger = Ledger.for_project(intent.project_root)
+        self.ledger = ledger
         self.state = state_dir(intent.project_root)
         self.journal: RunJournal | None = None
 
@@ -177,7 +183,11 @@ class _Delegation:
         if marker is not None:
             return self._refused(NESTED_DELEGATION, f"{DELEGATED_ENV}={marker}: this process runs inside a "
                                                     f"delegated sub-agent, and delegations do not nest")
-        lock = HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id)
+        # The intent lock lives where the ledger does: a file on this machine, or the database's session lock.
+        lock: HolderLock | SessionLock = (
+            SessionLock(self.ledger.database, INTENT_LOCK, f"intent {self.intent.hash}", label=self.intent_id)
+            if isinstance(self.ledger, PgLedger)
+            else HolderLock(self.state / f"autobot.{self.intent.hash}.lock", label=self.intent_id))
         try:
             lock.acquire(utc_now())
         except LockHeld as exc:
@@ -187,7 +197,7 @@ class _Delegation:
         with lock:
             return self._run(lock)
 
-    def _run(self, lock: HolderLock) -> Envelope:
+    def _run(self, lock: HolderLock | SessionLock) -> Envelope:
         intent = self.intent
         materials = read_materials(intent.target_paths, intent.project_root)
         prompt = build_prompt(intent, materials, new_nonce(materials))

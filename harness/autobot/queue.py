@@ -25,6 +25,9 @@ Invariants:
   lock), after `backoff_base_s * 2^(attempt-1)` seconds, at most `max_attempts` runs in all; then,
   or at once for a permanent reason, the item goes to `dead_letter/` with its last envelope.
 - Draining never sleeps: items not yet due stay pending and are reported with their due time.
+- `QueueStore` is the seam the commands and `serve` go through: these folders (`Queue`, the default)
+  or a table of a PostgreSQL database (`harness.autobot.pg_queue`), with the same items, states,
+  retries and reports.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.autobot.delegate import Envelope
 from harness.autobot.intent import Intent
@@ -92,10 +95,47 @@ class DrainReport:
                 "next_due": self.next_due, "cancelled": self.cancelled}
 
 
+class QueueStore(Protocol):
+    """Where queued intents wait and how they are claimed; above it the commands (`enqueue`, `drain`,
+    `queue`), below it folders or a database. An item runs at most once, whoever drains."""
+
+    @property
+    def where(self) -> str:
+        """The queue as a user is shown it (a folder, or a URL without its password)."""
+
+    def enqueue(self, intent: Intent) -> dict[str, Any]:
+        """File `intent` as a pending item; the item."""
+
+    def drain(self, max_items: int, runner: Runner, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+              backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
+        """Claim and run due items one at a time, at most `max_items`, settling each."""
+
+    def inspect(self) -> dict[str, Any]:
+        """Every item of every state, in the shape `queue --json` prints."""
+
+    def items_in(self, state: str) -> list[dict[str, Any]]:
+        """The whole items of one state, first in first out."""
+
+
+def receipt(queue: QueueStore, item: dict[str, Any]) -> dict[str, Any]:
+    """What an enqueue answers (the command and serve's autobot_enqueue): the item and where it waits."""
+    return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
+            "queue": queue.where}
+
+
 class Queue:
+    """The queue as folders of JSON files (the default store)."""
+
     def __init__(self, root: Path, clock: Callable[[], float] = time.time) -> None:
         self.root = root
         self.clock = clock
+
+    @property
+    def where(self) -> str:
+        return str(self.root)
+
+    def items_in(self, state: str) -> list[dict[str, Any]]:
+        return [item for item in map(_read_item, self._files(state)) if item is not None]
 
     @classmethod
     def for_project(cls, project_root: Path) -> Queue:
@@ -106,16 +146,10 @@ class Queue:
 
     def enqueue(self, intent: Intent) -> dict[str, Any]:
         now = self.clock()
-        item_id = f"{datetime.fromtimestamp(now, UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(4)}"
-        item = {"item_id": item_id, "enqueued_at": iso_utc(now), "attempts": 0, "not_before": None,
-                "intent_hash": intent.hash, "intent": intent.to_document(), "history": [], "last_envelope": None}
+        item_id = new_item_id(now)
+        item = new_item(item_id, now, intent)
         atomic_write_json(self.folder("pending") / f"{item_id}.json", item)
         return item
-
-    def receipt(self, item: dict[str, Any]) -> dict[str, Any]:
-        """What an enqueue answers (the command and serve's autobot_enqueue): the item and where it waits."""
-        return {"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
-                "queue": str(self.root)}
 
     def drain(self, max_items: int, runner: Runner, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
               backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
@@ -160,13 +194,13 @@ class Queue:
                     continue
                 last = item.get("last_envelope") or {}
                 entry = {"item_id": item["item_id"], "state": state, "attempts": item.get("attempts", 0),
-                         "enqueued_at": item.get("enqueued_at"), "not_before": _iso(item.get("not_before")),
+                         "enqueued_at": item.get("enqueued_at"), "not_before": due_iso(item.get("not_before")),
                          "last_reason": last.get("degraded_reason"), "intent": item["intent"]["intent"][:80]}
                 if state == "running" and not _locked(path):
                     entry["problem"] = "orphaned: its drainer died; the next drain dead-letters it"
                 items.append(entry)
         counts = {state: sum(1 for i in items if i["state"] == state) for state in STATES}
-        return {"queue": str(self.root), "counts": counts, "items": items}
+        return {"queue": self.where, "counts": counts, "items": items}
 
     # -- internals ---------------------------------------------------------------------------
     def _files(self, state: str) -> list[Path]:
@@ -202,8 +236,7 @@ class Queue:
             if item is None:
                 self._set_aside(path, "an orphaned running item that cannot be read")
                 continue
-            item.setdefault("history", []).append({"at": iso_utc(self.clock()), "status": "degraded",
-                                                   "reason": ORPHANED, "detail": _ORPHAN_DETAIL})
+            item.setdefault("history", []).append(orphaned_entry(self.clock()))
             root = item["intent"].get("project_root")
             if isinstance(root, str):
                 settle_orphans(Ledger.for_project(Path(root)))
@@ -212,8 +245,7 @@ class Queue:
         return orphans
 
     def _give_up(self, running: Path, item: dict[str, Any], detail: str) -> None:
-        item["history"].append({"at": iso_utc(self.clock()), "status": "degraded", "reason": CANCELLED,
-                                "detail": detail})
+        item["history"].append(cancelled_entry(self.clock(), detail))
         with flocked(self.root / "queue.lock"):
             self._move(running, "dead_letter", item)
 
@@ -228,24 +260,10 @@ class Queue:
 
     def _settle(self, running: Path, item: dict[str, Any], envelope: Envelope, max_attempts: int,
                 backoff_base_s: float) -> dict[str, Any]:
-        summary = envelope.to_dict()
-        item["attempts"] = item.get("attempts", 0) + 1
-        item["last_envelope"] = summary
-        item["history"].append({"at": iso_utc(self.clock()), "status": envelope.status,
-                                "reason": envelope.degraded_reason, "ledger_entry": envelope.ledger_entry})
-        if envelope.status == "ok":
-            destination = "done"
-        elif envelope.retryable and item["attempts"] < max_attempts:
-            destination = "pending"
-            delay = min(MAX_BACKOFF_S, backoff_base_s * 2 ** (item["attempts"] - 1))
-            item["not_before"] = self.clock() + delay
-        else:
-            destination = "dead_letter"
+        destination = settle_item(item, envelope, self.clock(), max_attempts, backoff_base_s)
         with flocked(self.root / "queue.lock"):
             self._move(running, destination, item)
-        return {"item_id": item["item_id"], "status": envelope.status, "reason": envelope.degraded_reason,
-                "attempts": item["attempts"], "moved_to": destination, "not_before": _iso(item.get("not_before")),
-                "ledger_entry": envelope.ledger_entry}
+        return settled_summary(item, envelope, destination)
 
     def _move(self, source: Path, state: str, item: dict[str, Any]) -> None:
         atomic_write_json(self.folder(state) / source.name, item)
@@ -253,8 +271,57 @@ class Queue:
 
     def _pending(self) -> tuple[int, str | None]:
         due_times = [(_read_item(p) or {}).get("not_before") or 0 for p in self._files("pending")]
-        later = [t for t in due_times if t > self.clock()]
-        return len(due_times), _iso(min(later)) if later else None
+        return pending_summary(due_times, self.clock())
+
+
+def new_item_id(now: float) -> str:
+    """Names that sort first in first out: the enqueue time, then a random tail."""
+    return f"{datetime.fromtimestamp(now, UTC):%Y%m%dT%H%M%S%f}-{secrets.token_hex(4)}"
+
+
+def new_item(item_id: str, now: float, intent: Intent) -> dict[str, Any]:
+    return {"item_id": item_id, "enqueued_at": iso_utc(now), "attempts": 0, "not_before": None,
+            "intent_hash": intent.hash, "intent": intent.to_document(), "history": [], "last_envelope": None}
+
+
+def settle_item(item: dict[str, Any], envelope: Envelope, now: float, max_attempts: int,
+                backoff_base_s: float) -> str:
+    """Record a run's envelope in `item` (attempts, history, the retry's due time); the state it goes to."""
+    item["attempts"] = item.get("attempts", 0) + 1
+    item["last_envelope"] = envelope.to_dict()
+    item["history"].append({"at": iso_utc(now), "status": envelope.status, "reason": envelope.degraded_reason,
+                            "ledger_entry": envelope.ledger_entry})
+    if envelope.status == "ok":
+        return "done"
+    if envelope.retryable and item["attempts"] < max_attempts:
+        item["not_before"] = now + min(MAX_BACKOFF_S, backoff_base_s * 2 ** (item["attempts"] - 1))
+        return "pending"
+    return "dead_letter"
+
+
+def settled_summary(item: dict[str, Any], envelope: Envelope, destination: str) -> dict[str, Any]:
+    """One entry of a drain report's `ran`."""
+    return {"item_id": item["item_id"], "status": envelope.status, "reason": envelope.degraded_reason,
+            "attempts": item["attempts"], "moved_to": destination, "not_before": due_iso(item.get("not_before")),
+            "ledger_entry": envelope.ledger_entry}
+
+
+def cancelled_detail(exc: cancellation.Cancelled) -> str:
+    return f"the drain got {cancellation.signal_name(exc.signum)} while this item ran; see the ledger for its run"
+
+
+def cancelled_entry(now: float, detail: str) -> dict[str, Any]:
+    return {"at": iso_utc(now), "status": "degraded", "reason": CANCELLED, "detail": detail}
+
+
+def orphaned_entry(now: float) -> dict[str, Any]:
+    return {"at": iso_utc(now), "status": "degraded", "reason": ORPHANED, "detail": _ORPHAN_DETAIL}
+
+
+def pending_summary(due_times: list[float], now: float) -> tuple[int, str | None]:
+    """A drain report's `pending` and `next_due` from the pending items' due times."""
+    later = [t for t in due_times if t > now]
+    return len(due_times), due_iso(min(later)) if later else None
 
 
 _ORPHAN_DETAIL = ("its drainer died while running it; its Hermes run was stopped with it and is settled in the "
@@ -301,5 +368,5 @@ def _locked(path: Path) -> bool:
     return is_flocked(path, missing=True)  # a file gone was moved on by its drainer: not an orphan
 
 
-def _iso(epoch: Any) -> str | None:
+def due_iso(epoch: Any) -> str | None:
     return iso_utc(epoch) if isinstance(epoch, (int, float)) and epoch else None

@@ -65,12 +65,12 @@ from harness.hermes import outcome as reasons
 from harness.hermes.locate import hermes_root
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.ledger.store import LedgerError, LedgerStore, utc_now
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.settings import AUTOPILOT_DNA_ENV as DNA_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
 from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
-from harness.settings import PROJECT_ROOT_ENV
+from harness.settings import DATABASE_URL_ENV, PROJECT_ROOT_ENV
 from harness.settings import state_dir as project_state_dir
 
 # After the transport returns (its own deadline bounds the Hermes run) a step still ledgers, judges
@@ -99,6 +99,8 @@ class KernelSettings:
     state_root: Path | None = None
     report_path: Path | None = None
     clock: Callable[[], float] = time.time
+    # A libpq URL: the ledger is that database's (its run journals beside `ledger_path`), for the children too.
+    database: str | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -119,12 +121,12 @@ class Kernel:
     """The state of one run: its children, findings and escalation, shared by the steps' threads."""
 
     def __init__(self, plan: Plan, settings: KernelSettings, ident: Identity, transport: Transport,
-                 run_dir: Path, picks: list[Pick]) -> None:
+                 run_dir: Path, picks: list[Pick], ledger: LedgerStore) -> None:
         self.plan, self.settings, self.ident, self.transport = plan, settings, ident, transport
         self.run_dir = run_dir
         self.picks = {p.subtask: p for p in picks}
         self.config = settings.sentinel
-        self.ledger = Ledger(settings.ledger_path)
+        self.ledger = ledger
         self.deadline_s = child_deadline(plan.limits.child_timeout_s, self.config)
         self.cond = threading.Condition()
         self.halted = threading.Event()
@@ -339,6 +341,8 @@ class Kernel:
     def child_env(self, dna: Dna) -> dict[str, str]:
         env = {DNA_ENV: render(dna), PROJECT_ROOT_ENV: str(self.settings.project_root),
                LEDGER_ENV: str(self.settings.ledger_path)}
+        if self.settings.database is not None:
+            env[DATABASE_URL_ENV] = self.settings.database
         if self.config.source != "built-in defaults":
             env[SENTINEL_ENV] = self.config.source
         if self.settings.registry.source != "built-in defaults":

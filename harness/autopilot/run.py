@@ -31,7 +31,8 @@ from harness.autopilot.tree import KIND
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
 from harness.hermes import HermesTransport, Transport
 from harness.ledger.records import refusal_record
-from harness.ledger.store import Ledger, LedgerError, utc_now
+from harness.ledger.store import LedgerError, utc_now
+from harness.ledger.stores import opened_ledger
 
 
 @dataclass(frozen=True)
@@ -76,14 +77,15 @@ def _run(plan: Plan, settings: KernelSettings, ident: Identity, transport: Trans
     except DurableWriteError as exc:
         raise AutopilotError(f"cannot write the run directory, so nothing is spawned: {exc}") from None
     picks = select_agents(plan, settings.registry, ident.chain)
-    kernel = Kernel(plan, settings, ident, transport, run_dir, picks)
-    if plan.mode == "debate-converge":
-        run_debate(kernel)
-    elif plan.mode == "parallel":
-        run_side_by_side(kernel)
-    else:
-        run_ordered(kernel)
-    envelope = build_envelope(kernel, picks, started_at, int((time.monotonic() - t0) * 1000))
+    with opened_ledger(settings.ledger_path, settings.database) as ledger:
+        kernel = Kernel(plan, settings, ident, transport, run_dir, picks, ledger)
+        if plan.mode == "debate-converge":
+            run_debate(kernel)
+        elif plan.mode == "parallel":
+            run_side_by_side(kernel)
+        else:
+            run_ordered(kernel)
+        envelope = build_envelope(kernel, picks, started_at, int((time.monotonic() - t0) * 1000))
     report_path = settings.report_path or run_dir / "report.md"
     envelope["report"] = str(report_path)
     markdown = render_markdown(envelope)
@@ -103,7 +105,8 @@ def _refused(settings: KernelSettings, run_id: str, refusal: Refusal, started_at
                             parent_id=dna.agent_id if dna else None, tree_id=context["tree_id"], run_id=run_id,
                             child_id=None, depth=context["depth"], spawned=False, failed_attempt=False)
     try:
-        entry = Ledger(settings.ledger_path).append(record)
+        with opened_ledger(settings.ledger_path, settings.database) as ledger:
+            entry = ledger.append(record)
         context["ledger_entry"] = entry.ref(settings.project_root)
     except LedgerError as exc:
         context["ledger_error"] = str(exc)

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from harness.ledger.report import Totals
-from harness.ledger.store import Ledger
+from harness.ledger.store import LedgerStore
 
 KIND = "autopilot"
 
@@ -51,7 +51,7 @@ def epoch_of(text: Any) -> float | None:
         return None
 
 
-def scan(ledger: Ledger, tree_id: str, task_key: str | None = None) -> TreeScan:
+def scan(ledger: LedgerStore, tree_id: str, task_key: str | None = None) -> TreeScan:
     """One pass: the tree's records, and (any tree) the spawns of `task_key` with their start times."""
     result = TreeScan()
     for record in ledger.records():

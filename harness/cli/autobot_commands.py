@@ -18,10 +18,19 @@ from harness import resolve
 from harness.autobot import AutobotSettings, Envelope, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, invalid_intent
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
-from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue, refuse_if_nested
+from harness.autobot.queue import (
+    DEFAULT_BACKOFF_BASE_S,
+    DEFAULT_MAX_ATTEMPTS,
+    QUEUE_DIR,
+    QueueStore,
+    receipt,
+    refuse_if_nested,
+)
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
+    database_parent,
+    database_url,
     hermes_parent,
     json_parent,
     positive_int,
@@ -44,7 +53,7 @@ def read_intent(path_text: str) -> Any:
 def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
     return AutobotSettings(toolsets=tuple(t.strip() for t in args.toolsets.split(",") if t.strip()),
                            max_turns=args.max_turns, approve_sensitive_write=args.approve_sensitive_write,
-                           transport=transport_settings(args))
+                           transport=transport_settings(args), database=database_url(args))
 
 
 def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
@@ -64,10 +73,10 @@ def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
     return emit(delegate(intent, settings=options), args, out)
 
 
-def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
-    """The queue (`resolve.queue`): of `project` when given (the intent's own root when enqueueing), else of
-    the project root."""
-    return resolve.queue(args.queue, project or (lambda: project_root(args)))
+def queue_of(args: argparse.Namespace, project: Path | None = None) -> QueueStore:
+    """The queue (`resolve.queue`): the database's with --database (or $MAFIABOT_DATABASE_URL); else of `project`
+    when given (the intent's own root when enqueueing), else of the project root."""
+    return resolve.queue(args.queue, project or (lambda: project_root(args)), database=database_url(args))
 
 
 def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
@@ -76,7 +85,7 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
     except IntentError as exc:
         return emit(invalid_intent(exc), args, out)
     queue = queue_of(args, intent.project_root)
-    print_json(queue.receipt(queue.enqueue(intent)), args, out)
+    print_json(receipt(queue, queue.enqueue(intent)), args, out)
     return "done"
 
 
@@ -128,17 +137,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                                                       f"<project root>/{QUEUE_DIR})")
     where.add_argument("--project-root", metavar="DIR", type=DIRECTORY, help="default: $MAFIABOT_PROJECT_ROOT, else the current "
                                                              "directory")
+    database = database_parent()
 
-    delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, as_json],
+    delegate_cmd = commands.add_parser("delegate", parents=[hermes, runs, database, as_json],
                                        help="delegate one bounded task to a Hermes sub-agent (autobot)")
     delegate_cmd.add_argument("--intent-file", required=True, metavar="FILE", type=FILE, help="the intent JSON ('-': stdin)")
     delegate_cmd.set_defaults(handler=cmd_delegate)
 
-    enqueue = commands.add_parser("enqueue", parents=[queue_opts, as_json], help="validate an intent and queue it")
+    enqueue = commands.add_parser("enqueue", parents=[queue_opts, database, as_json], help="validate an intent and queue it")
     enqueue.add_argument("--intent-file", required=True, metavar="FILE", type=FILE, help="the intent JSON ('-': stdin)")
     enqueue.set_defaults(handler=cmd_enqueue)
 
-    drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, as_json], help="run due queued intents")
+    drain = commands.add_parser("drain", parents=[hermes, runs, queue_opts, database, as_json], help="run due queued intents")
     drain.add_argument("--max", type=positive_int, default=10, help="run at most this many items (default: 10)")
     drain.add_argument("--max-attempts", type=positive_int, default=DEFAULT_MAX_ATTEMPTS,
                        help=f"runs per item before dead-lettering (default: {DEFAULT_MAX_ATTEMPTS})")
@@ -146,6 +156,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                        help=f"seconds before the first retry, doubled each time (default: {DEFAULT_BACKOFF_BASE_S:g})")
     drain.set_defaults(handler=cmd_drain)
 
-    inspect = commands.add_parser("queue", parents=[queue_opts, json_parent(always_json=False)],
+    inspect = commands.add_parser("queue", parents=[queue_opts, database, json_parent(always_json=False)],
                                   help="show the queue's items and their states")
     inspect.set_defaults(handler=cmd_queue)

@@ -26,6 +26,8 @@ from harness.autopilot.selection import check_agents
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
+    database_parent,
+    database_url,
     hermes_parent,
     json_parent,
     print_json,
@@ -43,7 +45,7 @@ from harness.settings import AUTOPILOT_SENTINEL_ENV as SENTINEL_ENV
 def plan_choices(args: argparse.Namespace) -> PlanChoices:
     """What the command line named for a plan (`autopilot run`, `autopilot check`, `converge`)."""
     return PlanChoices(project_root(args), transport_settings(args), ledger=args.ledger, registry=args.registry,
-                       sentinel=args.sentinel, report=getattr(args, "report", None))
+                       sentinel=args.sentinel, report=getattr(args, "report", None), database=database_url(args))
 
 
 def plan_invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
@@ -99,7 +101,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     """Add `autopilot run` and `autopilot check`."""
     parser = commands.add_parser("autopilot", help="drive a goal across Hermes sub-agents (auto-pilot)")
     actions = parser.add_subparsers(dest="autopilot_action", required=True)
-    run = actions.add_parser("run", parents=[hermes_parent(), json_parent()], help="run a plan")
+    run = actions.add_parser("run", parents=[hermes_parent(), database_parent(), json_parent()], help="run a plan")
     _plan_options(run)
     run.add_argument("--report", metavar="FILE", type=FILE, help="write the markdown report here (default: the run directory)")
     run.add_argument("--markdown", action="store_true", help="print the markdown report instead of the envelope")

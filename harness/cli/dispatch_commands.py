@@ -14,6 +14,8 @@ from harness import resolve, strict_json
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
+    database_parent,
+    database_url,
     hermes_parent,
     json_parent,
     positive_seconds,
@@ -70,13 +72,13 @@ def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
                     args, out)
     ledger = resolve.ledger_path(args.ledger, lambda: project_root(args))
     chosen = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout,
-                              transport=transport_settings(args))
+                              transport=transport_settings(args), database=database_url(args))
     return emit(dispatch(raw, chosen), args, out)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `dispatch`."""
-    parser = commands.add_parser("dispatch", parents=[hermes_parent(), json_parent()],
+    parser = commands.add_parser("dispatch", parents=[hermes_parent(), database_parent(), json_parent()],
                                  help="deliver a task to a named agent (agent-dispatch)")
     parser.add_argument("--target", help="the agent's name in the registry (default registry: andy, cooper)")
     parser.add_argument("--task-source", help="where the task comes from (e.g. email-triage)")

@@ -91,6 +91,19 @@ def json_parent(*, always_json: bool = True) -> argparse.ArgumentParser:
     return parent
 
 
+def database_parent() -> argparse.ArgumentParser:
+    """`--database URL`: the queue and the ledger in that PostgreSQL database (docs/scale-out.md)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--database", metavar="URL",
+                        help=f"a postgresql:// URL (libpq's parameters pass through): the queue and the ledger live "
+                             f"in that database (default: ${settings.DATABASE_URL_ENV}, else the project's files)")
+    return parent
+
+
+def database_url(args: argparse.Namespace) -> str | None:
+    return settings.database_url(getattr(args, "database", None))
+
+
 def transport_settings(args: argparse.Namespace) -> TransportSettings:
     return resolve.transport(args.hermes, args.hermes_home)
 

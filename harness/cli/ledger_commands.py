@@ -14,18 +14,32 @@ from pathlib import Path
 from typing import Any
 
 from harness import resolve
-from harness.cli.hermes_options import DIRECTORY, FILE, json_parent, print_json, project_root
-from harness.ledger import Ledger
+from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
+    database_parent,
+    database_url,
+    json_parent,
+    print_json,
+    project_root,
+)
 from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.report import reconcile, render_text, summarize_ledger
+from harness.ledger.store import LedgerStore
+from harness.ledger.stores import opened_ledger
 
 
-def ledger_of(args: argparse.Namespace) -> Ledger:
-    return Ledger(resolve.ledger_path(args.ledger, lambda: project_root(args)))
+def ledger_path(args: argparse.Namespace) -> Path:
+    """--ledger, else the project's ledger file (with --database, where its run journals sit)."""
+    return resolve.ledger_path(args.ledger, lambda: project_root(args))
 
 
 def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
-    ledger = ledger_of(args)
+    with opened_ledger(ledger_path(args), database_url(args)) as ledger:
+        return report(ledger, args, out)
+
+
+def report(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
     settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
@@ -34,26 +48,26 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
         from harness.ledger.chart import draw  # noqa: PLC0415 (matplotlib is optional: imported when a chart is asked)
         draw(summary, Path(args.png))
     if args.json:
-        print_json({"ledger": str(ledger.path), **summary.to_dict()}, args, out)
+        print_json({"ledger": ledger.where, **summary.to_dict()}, args, out)
     else:
-        print(f"ledger {ledger.path}", file=out)
+        print(f"ledger {ledger.where}", file=out)
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
     return "done"
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
+def verify(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())
     run_problems = runs.problems(flying)
     if args.json:
-        print_json({"ledger": str(ledger.path), "lines": result.lines, "good": result.good,
+        print_json({"ledger": ledger.where, "lines": result.lines, "good": result.good,
                     "problems": [{"line": n, "problem": p} for n, p in result.problems],
                     "runs": {**runs.to_dict(), "in_flight": sorted(flying), "problems": run_problems}}, args, out)
     else:
-        print(f"ledger {ledger.path}: {result.lines} line(s), {result.good} good; {runs.started} run(s) started, "
+        print(f"ledger {ledger.where}: {result.lines} line(s), {result.good} good; {runs.started} run(s) started, "
               f"{runs.settled} settled, {len(flying)} in flight", file=out)
         for number, problem in result.problems:
             print(f"  line {number}: {problem}", file=out)
@@ -66,7 +80,7 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
-    parser = commands.add_parser("ledger", parents=[json_parent(always_json=False)],
+    parser = commands.add_parser("ledger", parents=[database_parent(), json_parent(always_json=False)],
                                  help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")

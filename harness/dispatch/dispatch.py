@@ -46,7 +46,8 @@ from harness.hermes import (
 from harness.hermes import outcome as reasons
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
-from harness.ledger.store import Ledger, LedgerError
+from harness.ledger.store import LedgerError, LedgerStore
+from harness.ledger.stores import opened_ledger
 from harness.typed_inputs import StrictModel, line, matching, validate
 
 TRANSPORT_NAME = "hermes-profile-query"
@@ -109,6 +110,8 @@ class DispatchSettings:
     parent_id: str | None = None
     # Set by a host that cancels this one dispatch (not the whole command); see `cancellation`.
     stop: threading.Event | None = field(default=None, compare=False)
+    # A libpq URL: the ledger is that database's, its run journals beside `ledger_path` (harness.ledger.stores).
+    database: str | None = None
 
 
 def parse_context(text: str) -> str | dict[str, Any]:
@@ -189,9 +192,14 @@ def dispatch(raw: Mapping[str, Any], settings: DispatchSettings, transport: Tran
         inputs = parse_inputs(raw, settings.registry)
     except DispatchInputError as exc:
         return DispatchResult(error_envelope(INVALID_INPUT, str(exc), False, {"field": exc.field}, raw))
+    with opened_ledger(settings.ledger_path, settings.database) as ledger:
+        return _deliver(inputs, raw, settings, ledger, transport, environ)
+
+
+def _deliver(inputs: DispatchInputs, raw: Mapping[str, Any], settings: DispatchSettings, ledger: LedgerStore,
+             transport: Transport | None, environ: Mapping[str, str] | None) -> DispatchResult:
     agent = settings.registry.lookup(inputs.target)
     assert agent is not None  # parse_inputs checked it
-    ledger = Ledger(settings.ledger_path)
     fields = {"target": inputs.target, "task_source": inputs.task_source, "reference_id": inputs.reference_id}
     echo = {**raw, "target": inputs.target}
     marker = delegated_marker(settings.transport.env() if environ is None else environ)
@@ -240,7 +248,7 @@ def _details(outcome: RunOutcome, profile: str, settings: DispatchSettings) -> d
     return details
 
 
-def _ledgered(ledger: Ledger | RunJournal, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+def _ledgered(ledger: LedgerStore | RunJournal, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
     details = envelope["transport"]["details"] if envelope["status"] == "delivered" else envelope["details"]
     try:
         entry = ledger.settle(record) if isinstance(ledger, RunJournal) else ledger.append(record)

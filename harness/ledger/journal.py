@@ -47,7 +47,7 @@ from harness.hermes.outcome import RunOutcome, RunRequest
 from harness.hermes.supervisor import CHILD_PID_FILE
 from harness.hermes.transport import CWD_PREFIX, JournalRefused, RunSlot
 from harness.ledger.records import orphan_record, run_record, started_record
-from harness.ledger.store import Ledger, LedgerEntry, LedgerError, new_record_id
+from harness.ledger.store import AlreadySettled, LedgerEntry, LedgerError, LedgerStore, new_record_id
 
 RUNS_DIR = "hermes-runs"
 KEPT_ANSWERS_DIR = "kept-answers"
@@ -59,14 +59,14 @@ HARNESS_ERROR = "harness_error"
 ORPHANED = "orphaned"
 
 
-def runs_dir(ledger: Ledger) -> Path:
-    return ledger.path.parent / RUNS_DIR
+def runs_dir(ledger: LedgerStore) -> Path:
+    return ledger.scratch / RUNS_DIR
 
 
 class RunJournal:
     """The journal of one spawned run (see the module invariants)."""
 
-    def __init__(self, ledger: Ledger, kind: str, fields: Mapping[str, Any] | None = None,
+    def __init__(self, ledger: LedgerStore, kind: str, fields: Mapping[str, Any] | None = None,
                  hold_fds: tuple[int, ...] = (), stop: threading.Event | None = None) -> None:
         self.ledger, self.kind, self.fields = ledger, kind, dict(fields or {})
         self.extra_hold_fds = hold_fds
@@ -148,7 +148,7 @@ class RunJournal:
         """Keep an answer whose caller failed before it could use it, beside the ledger; its path, or None."""
         if not text:
             return None
-        path = self.ledger.path.parent / KEPT_ANSWERS_DIR / f"{self.run_id}.txt"
+        path = self.ledger.scratch / KEPT_ANSWERS_DIR / f"{self.run_id}.txt"
         try:
             atomic_write(path, text.encode("utf-8"))
         except DurableWriteError:
@@ -198,7 +198,7 @@ def _child_pid(run_dir: Path | None) -> int | None:
         return None
 
 
-def _open_runs(ledger: Ledger) -> Iterator[Path]:
+def _open_runs(ledger: LedgerStore) -> Iterator[Path]:
     root = runs_dir(ledger)
     try:
         names = sorted(os.listdir(root))
@@ -229,12 +229,12 @@ def _owner_gone(pending_name: str) -> bool:
     return False
 
 
-def in_flight(ledger: Ledger) -> list[str]:
+def in_flight(ledger: LedgerStore) -> list[str]:
     """Run ids whose owner (or supervisor) still holds them."""
     return [path.name for path in _open_runs(ledger) if is_flocked(path / OWNER_LOCK, missing=False)]
 
 
-def settle_orphans(ledger: Ledger) -> list[LedgerEntry]:
+def settle_orphans(ledger: LedgerStore) -> list[LedgerEntry]:
     """Settle every run whose owner and tree are gone; returns the settlements written."""
     written = []
     for folder in _open_runs(ledger):
@@ -259,25 +259,23 @@ def settle_orphans(ledger: Ledger) -> list[LedgerEntry]:
     return written
 
 
-def _settle_one(ledger: Ledger, folder: Path) -> LedgerEntry | None:
+def _settle_one(ledger: LedgerStore, folder: Path) -> LedgerEntry | None:
     try:
         started = json.loads((folder / STARTED_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         shutil.rmtree(folder, ignore_errors=True)  # made by an owner that died before it spawned anything
         return None
     record_id = started.get("record_id")
-    seen_started = settled = False
-    for record in ledger.all_records():
-        if record.get("record_id") == record_id:
-            seen_started = True
-        elif record.get("started_record_id") == record_id:
-            settled = True
+    seen_started, settled = ledger.run_state(record_id) if isinstance(record_id, str) else (False, False)
     entry = None
     if seen_started and not settled:
         hermes = _hermes_record(folder, started)
         with cancellation.shielded():
-            entry = ledger.append({**orphan_record(started, hermes, ORPHANED, status="cancelled"),
-                                   "hermes_pid": _child_pid(folder)})
+            try:
+                entry = ledger.append({**orphan_record(started, hermes, ORPHANED, status="cancelled"),
+                                       "hermes_pid": _child_pid(folder)})
+            except AlreadySettled:
+                pass  # another settler (a drainer reaping the lease) was first: the run has its one settlement
     shutil.rmtree(folder, ignore_errors=True)
     _remove_cwd(started.get("cwd_dir"))
     return entry

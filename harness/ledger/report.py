@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.ledger.store import Ledger, is_started
+from harness.ledger.store import LedgerStore, is_started
 from harness.trace import render_table
 
 SUCCESS = frozenset({"ok", "delivered"})
@@ -155,7 +155,7 @@ def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary
     return summary
 
 
-def summarize_ledger(ledger: Ledger) -> Summary:
+def summarize_ledger(ledger: LedgerStore) -> Summary:
     """`summarize` of a whole ledger file, its unreadable lines counted."""
     records, unreadable = [], 0
     for line in ledger.lines():

@@ -11,6 +11,9 @@ Invariants:
   (for reconciling them with their settlements, which name them by `started_record_id`).
 - Reading tolerates damage: a line torn by a crash, or not JSON, is reported with its number by
   `verify` and skipped by readers; it never hides the lines after it.
+- `LedgerStore` is the seam every writer and reader of the ledger goes through: this file (`Ledger`,
+  the default) or a table of a PostgreSQL database (`harness.ledger.pg_store`), with the same records.
+  Either way the journal's run folders stay on the machine that spawned the run, in `scratch`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness import strict_json
 from harness.durable import DurableWriteError, append_line
@@ -61,13 +64,17 @@ def new_record_id() -> str:
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """Where a record landed."""
+    """Where a record landed: line `line` of the file `path`, or row `line` of the database `database`
+    (shown without its password)."""
 
     path: Path
     line: int
     record_id: str
+    database: str | None = None
 
     def ref(self, relative_to: Path | None = None) -> str:
+        if self.database is not None:
+            return f"{self.database}#ledger/{self.line}"
         shown = self.path
         if relative_to is not None:
             try:
@@ -86,7 +93,7 @@ class LedgerLine:
 
 @dataclass
 class Verification:
-    path: Path
+    path: Path | str
     lines: int = 0
     good: int = 0
     problems: list[tuple[int, str]] = field(default_factory=list)
@@ -96,7 +103,45 @@ class Verification:
         return not self.problems
 
 
+class LedgerStore(Protocol):
+    """Where the ledger's records are kept; above it the journal, the delegation and dispatch layers and the
+    reports, below it a file or a database. Records are appended whole and never rewritten."""
+
+    @property
+    def where(self) -> str:
+        """The ledger as a user is shown it (a path, or a URL without its password)."""
+
+    @property
+    def scratch(self) -> Path:
+        """The local folder of the journal's run folders and kept answers (this machine's, whatever the store)."""
+
+    def append(self, record: Mapping[str, Any]) -> LedgerEntry:
+        """Append one record (v, record_id and ts filled in when absent); LedgerError when it cannot be kept,
+        `AlreadySettled` when it settles a run that already has its settlement."""
+
+    def lines(self) -> Iterator[LedgerLine]:
+        """Every record in the order written, with its number, or the problem of a damaged one."""
+
+    def all_records(self) -> Iterator[dict[str, Any]]:
+        """Every readable record, the journal's `started` records included."""
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The accounted records: settlements and refusals, one per run."""
+
+    def verify(self) -> Verification:
+        """Every record whole and readable (a file's torn lines are its problems)."""
+
+    def run_state(self, started_record_id: str) -> tuple[bool, bool]:
+        """Whether the started record `started_record_id` is in the ledger, and whether its run is settled."""
+
+
+class AlreadySettled(LedgerError):
+    """A settlement of a run that already has one; nothing was written."""
+
+
 class Ledger:
+    """The ledger as a JSON-lines file (the default store)."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
 
@@ -104,12 +149,26 @@ class Ledger:
     def for_project(cls, project_root: Path) -> Ledger:
         return cls(default_ledger_path(project_root))
 
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    @property
+    def scratch(self) -> Path:
+        return self.path.parent
+
+    def run_state(self, started_record_id: str) -> tuple[bool, bool]:
+        seen_started = settled = False
+        for record in self.all_records():
+            if record.get("record_id") == started_record_id:
+                seen_started = True
+            elif record.get("started_record_id") == started_record_id:
+                settled = True
+        return seen_started, settled
+
     def append(self, record: Mapping[str, Any]) -> LedgerEntry:
         """Append one record (v, record_id and ts are filled in when absent); returns where it landed."""
-        full = {"v": SCHEMA_VERSION, "record_id": new_record_id(), "ts": utc_now(), **record}
-        missing = [name for name in REQUIRED_FIELDS if full.get(name) in (None, "")]
-        if missing:
-            raise LedgerError(f"a ledger record needs {', '.join(missing)}")
+        full = check_record(record)
         line = json.dumps(full, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
         try:
             number = append_line(self.path, line)
@@ -151,6 +210,15 @@ class Ledger:
             else:
                 result.problems.append((line.number, line.problem))
         return result
+
+
+def check_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """`record` with v, record_id and ts filled in when absent; LedgerError when a required field is empty."""
+    full = {"v": SCHEMA_VERSION, "record_id": new_record_id(), "ts": utc_now(), **record}
+    missing = [name for name in REQUIRED_FIELDS if full.get(name) in (None, "")]
+    if missing:
+        raise LedgerError(f"a ledger record needs {', '.join(missing)}")
+    return full
 
 
 def _parse_line(number: int, raw: bytes) -> LedgerLine:

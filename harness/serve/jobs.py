@@ -1,22 +1,27 @@
 """Jobs of `serve`: one delegation, dispatch or auto-pilot run a host agent can leave and come back to.
 
-A job is a JSON file `<state dir>/serve-jobs/<job id>.json` (the server's project root), written
-atomically: `{"job": 1, "job_id", "tool", "state": "running" | "settled", "runner", "created_at",
-"settled_at", "intent_id", "ledger", "envelope"}`. `envelope` is the seed's envelope once settled.
+A job is a JSON document kept by a `JobStore` (harness.serve.job_stores): the file
+`<state dir>/serve-jobs/<job id>.json` of the server's project root, or with serve's `--database` a row of
+that database, so a server on another machine finds it by its handle. It is `{"job": 1, "job_id", "tool",
+"state": "running" | "settled", "runner", "created_at", "settled_at", "intent_id", "ledger", "envelope"}`.
+`envelope` is the seed's envelope once settled. A job whose runs are ledgered in serve's `--database`
+names that database (without its password) as `ledger` and the folder of its run journals, on the machine
+that ran it, as `journal`; the URL stays in memory.
 
 Invariants:
 - A job is written `running` before its work starts and `settled` (with its envelope) once, after the
   work returned; nothing else changes a job file, so a reader sees one whole state or the other. The
   writes are atomic renames, not fsynced (`durable`'s `sync=False`): the ledger, fsynced, holds every
   run, and a job file a power loss took is re-derived from it (a `running` one) or reported unknown.
-- The runner (one `JobRunner`, one per server process) holds an flock on `runners/<runner id>.lock`
-  for its whole life: a `running` job whose runner's lock is unheld has lost its runner (the server
-  was killed or restarted). Its runs were stopped by their supervisors when the server died and are
-  settled through the journal (`settle_orphans`); the job is then settled from the ledger: a
-  delegation by the settlement that names its intent id (named in advance for that reason), any
-  other job as `runner_gone`. A run still in flight keeps the job `running` until it is settled.
-- The jobs folder and the runner's lock are made on the first `start` (`open`), not before: a server
-  that never runs a job leaves nothing behind in the folder it was started in.
+- The runner (one `JobRunner`, one per server process) holds its store's liveness lock (an flock on
+  `runners/<runner id>.lock`, or its database session's advisory lock) for its whole life: a `running`
+  job whose runner's lock is unheld has lost its runner (the server was killed or restarted). Its runs
+  were stopped by their supervisors when the server died and are settled through the journal
+  (`settle_orphans`); the job is then settled from the ledger: a delegation by the settlement that names
+  its intent id (named in advance for that reason), any other job as `runner_gone`. A run still in
+  flight keeps the job `running` until it is settled.
+- The jobs folder (or session) and the runner's lock are made on the first `start` (`open`), not before:
+  a server that never runs a job leaves nothing behind in the folder it was started in.
 - A waiter never holds a thread: `watch` registers a callback the job's thread calls once the job is
   settled (its file written), so an event loop waits on an event of its own.
 - Each job runs in a thread of its own with a `stop` event, the per-run stop of the delegation and
@@ -31,10 +36,6 @@ Invariants:
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
 import re
 import secrets
 import sys
@@ -45,16 +46,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.durable import DurableWriteError, atomic_write_json, is_flocked
+from harness.database import shown_url
+from harness.durable import DurableWriteError
 from harness.errors import HarnessError
 from harness.hermes import cancellation
 from harness.ledger.journal import in_flight, settle_orphans
-from harness.ledger.store import Ledger, LedgerError, is_started, utc_now
+from harness.ledger.store import LedgerError, LedgerStore, is_started, utc_now
+from harness.ledger.stores import opened_ledger
+from harness.serve.job_stores import (
+    JOBS_DIR,
+    RUNNING,
+    SETTLED,
+    FileJobStore,
+    JobStore,
+    JobStoreUnusable,
+    PgJobStore,
+    UnknownJob,
+)
 from harness.settings import state_dir
 
-JOBS_DIR = "serve-jobs"
-RUNNERS_DIR = "runners"
-RUNNING, SETTLED = "running", "settled"
 JOB_ID = re.compile(r"^job-[0-9a-f]{16}$")
 # Hermes runs cost money and a 2-core machine runs a few dozen Python children at most; a host that
 # fans out wider waits for a slot (the refusal says so) rather than starting a spawn storm.
@@ -70,12 +80,6 @@ class JobRefused(HarnessError):
     """A job was not started (too many running, or its file could not be written)."""
 
 
-class JobStoreUnusable(HarnessError):
-    """The jobs folder cannot be made, listed or locked (on the first job, which is then refused)."""
-
-
-class UnknownJob(HarnessError):
-    """No job has this id."""
 
 
 # What the outcome of a run this runner stopped says stopped it (`cancellation.stop_cause`).
@@ -96,51 +100,34 @@ class JobRunner:
     """The jobs of one server process (see the module invariants)."""
 
     project_root: Path
+    # serve's --database: the jobs and the runs' ledger are that database's (harness.serve.job_stores).
+    database: str | None = None
     runner_id: str = field(default_factory=lambda: "runner-" + secrets.token_hex(8))
     _live: dict[str, _Live] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _runner_fd: int | None = None
 
-    @property
-    def root(self) -> Path:
-        return state_dir(self.project_root) / JOBS_DIR
+    def __post_init__(self) -> None:
+        self.store: JobStore = (FileJobStore(state_dir(self.project_root) / JOBS_DIR) if self.database is None
+                                else PgJobStore(self.database))
+        self._opened = False
 
     def open(self) -> JobRunner:
-        """Take this runner's lock; JobStoreUnusable naming the folder when the jobs cannot be kept there."""
-        runners = self.root / RUNNERS_DIR
-        try:
-            runners.mkdir(parents=True, exist_ok=True)
-            for stale in runners.glob("runner-*.lock"):  # the lock files of runners that are gone
-                if not is_flocked(stale, missing=True):
-                    stale.unlink(missing_ok=True)
-            # Locked under a dot-name first, so no other server ever sees this runner's file unlocked.
-            pending = runners / f".{self.runner_id}.lock"
-            fd = os.open(pending, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:  # e.g. the project root is a regular file or read-only
-            raise JobStoreUnusable(f"cannot keep serve's jobs in {runners}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            os.rename(pending, runners / f"{self.runner_id}.lock")
-        except OSError as exc:
-            os.close(fd)
-            with contextlib.suppress(OSError):  # the refusal below is the news; a leftover dot-file is inert
-                pending.unlink()
-            raise JobStoreUnusable(f"cannot lock serve's runner in {runners}: {exc.strerror or exc}") from None
-        self._runner_fd = fd
+        """Take this runner's lock; JobStoreUnusable naming the store when the jobs cannot be kept there."""
+        self.store.open(self.runner_id)
+        self._opened = True
         return self
 
     def close(self) -> None:
-        if self._runner_fd is not None:
-            os.close(self._runner_fd)
-            (self.root / RUNNERS_DIR / f"{self.runner_id}.lock").unlink(missing_ok=True)
-            self._runner_fd = None
+        self.store.close()
+        self._opened = False
 
     # -- starting and running -------------------------------------------------------------------------
 
-    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
+    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None,
+              ledger_in_database: bool = False) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
         with self._lock:
-            if self._runner_fd is None:
+            if not self._opened:
                 try:
                     self.open()
                 except JobStoreUnusable as exc:
@@ -153,8 +140,10 @@ class JobRunner:
             job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
                    "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
                    "envelope": None}
+            if ledger_in_database and self.database is not None:  # its run journals stay beside `ledger`
+                job.update(ledger=shown_url(self.database), journal=str(ledger))
             try:
-                atomic_write_json(self._path(job_id), job, sync=False)
+                self.store.write(job)
             except DurableWriteError as exc:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
             live = _Live(cancellation.StopRequest(), threading.Event())
@@ -197,7 +186,7 @@ class JobRunner:
     def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
         settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
         try:
-            atomic_write_json(self._path(job["job_id"]), settled, sync=False)
+            self.store.write(settled)
         except DurableWriteError as exc:
             # The run itself is ledgered; only the job's copy of the envelope is lost, and readers are told.
             print(f"mafiabot-harness serve: job {job['job_id']} could not be recorded as settled: {exc}",
@@ -249,29 +238,23 @@ class JobRunner:
                 left.append(job_id)
         return left
 
-    def _path(self, job_id: str) -> Path:
-        return self.root / f"{job_id}.json"
-
     def _read(self, job_id: str) -> dict[str, Any]:
         if not JOB_ID.match(job_id):
             raise UnknownJob(f"{job_id!r} is not a job id (job- and 16 hex digits)")
-        try:
-            document = json.loads(self._path(job_id).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise UnknownJob(f"no job {job_id} in {self.root}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise UnknownJob(f"the job file of {job_id} is unreadable: {exc}") from None
-        if not isinstance(document, dict) or document.get("state") not in (RUNNING, SETTLED):
-            raise UnknownJob(f"the job file of {job_id} is not a job")
-        return document
+        return self.store.read(job_id)
 
     def _runner_alive(self, runner_id: Any) -> bool:
-        if not isinstance(runner_id, str) or "/" in runner_id:
-            return False
-        return is_flocked(self.root / RUNNERS_DIR / f"{runner_id}.lock", missing=False)
+        return isinstance(runner_id, str) and self.store.runner_alive(runner_id)
 
     def _recover(self, job: dict[str, Any]) -> dict[str, Any]:
-        ledger = Ledger(Path(job["ledger"]))
+        journal = job.get("journal")
+        if isinstance(journal, str) and self.database is not None:
+            with opened_ledger(Path(journal), self.database) as ledger:
+                return self._recover_from(job, ledger)
+        with opened_ledger(Path(job["ledger"]), None) as ledger:
+            return self._recover_from(job, ledger)
+
+    def _recover_from(self, job: dict[str, Any], ledger: LedgerStore) -> dict[str, Any]:
         try:
             settle_orphans(ledger)
             records = list(ledger.all_records())

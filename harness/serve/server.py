@@ -208,7 +208,7 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
 def serve(served: ServeSettings) -> list[str]:
     """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
     the end (their runs are then stopped by their supervisors and settled by the next reader)."""
-    jobs = JobRunner(served.project_root)
+    jobs = JobRunner(served.project_root, database=served.database)
     context = ServeContext.of(served, jobs)
     server = build_server(context)
 

@@ -38,6 +38,7 @@ from harness.answers import DEFAULT_MAX_CHARS, bounded, cut, cut_items
 from harness.autobot import AutobotSettings, delegate
 from harness.autobot.delegate import DEFAULT_MAX_TURNS, invalid_intent, new_intent_id
 from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, IntentError, parse_intent
+from harness.autobot.queue import receipt
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.bands import BAND_NAMES
 from harness.autopilot.plan import ALIASES, MODES, Plan
@@ -46,11 +47,13 @@ from harness.autopilot.selection import check_agents
 from harness.dispatch import DispatchSettings, RegistryError, dispatch
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
 from harness.hermes import TransportSettings
-from harness.ledger import Ledger, LedgerError
+from harness.ledger import LedgerError
 from harness.ledger.journal import settle_orphans
 from harness.ledger.report import summarize_ledger
+from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
-from harness.serve.jobs import JobRefused, JobRunner, UnknownJob
+from harness.serve.job_stores import UnknownJob
+from harness.serve.jobs import JobRefused, JobRunner
 from harness.serve.results import (
     Answer,
     Autopilot,
@@ -92,6 +95,8 @@ class ServeContext:
     transport: TransportSettings
     jobs: JobRunner
     read_roots: ReadRoots | None = None
+    # serve's --database: the queue and the ledger in that PostgreSQL database (jobs stay this server's files).
+    database: str | None = None
 
     @property
     def readable(self) -> ReadRoots:
@@ -99,12 +104,12 @@ class ServeContext:
 
     @classmethod
     def of(cls, served: ServeSettings, jobs: JobRunner) -> ServeContext:
-        return cls(served.project_root, served.transport, jobs, served.read_roots)
+        return cls(served.project_root, served.transport, jobs, served.read_roots, served.database)
 
     def plan_choices(self) -> PlanChoices:
         """A tool names no ledger, registry or sentinel: the variables, else the defaults, decide, exactly as
         for the matching command run without those flags."""
-        return PlanChoices(self.project_root, self.transport)
+        return PlanChoices(self.project_root, self.transport, database=self.database)
 
 
 # -- inputs -----------------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     intent_id = new_intent_id()
     try:
         settings = AutobotSettings(toolsets=args.toolsets, max_turns=args.max_turns, transport=ctx.transport,
-                                   intent_id=intent_id)
+                                   intent_id=intent_id, database=ctx.database)
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid_intent(exc).to_dict()
@@ -186,7 +191,8 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id)
+    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id,
+                 ledger_in_database=ctx.database is not None)
     return Started(job, args.wait_seconds)
 
 
@@ -214,10 +220,12 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
-                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop)
+                                    max_chars=args.max_chars, transport=ctx.transport, stop=stop,
+                                    database=ctx.database)
         return dispatch(args.inputs, settings).envelope
 
-    return Started(_start(ctx, "agent_dispatch", work, ledger, None), args.wait_seconds)
+    return Started(_start(ctx, "agent_dispatch", work, ledger, None, ledger_in_database=ctx.database is not None),
+                   args.wait_seconds)
 
 
 def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str, Any]:
@@ -252,9 +260,9 @@ def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
-           intent_id: str | None) -> dict[str, Any]:
+           intent_id: str | None, *, ledger_in_database: bool = False) -> dict[str, Any]:
     try:
-        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id)
+        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id, ledger_in_database=ledger_in_database)
     except JobRefused as exc:
         raise ToolFailure(str(exc)) from None
 
@@ -318,8 +326,8 @@ def autobot_enqueue(ctx: ServeContext, args: EnqueueArgs) -> dict[str, Any]:
         intent = confined_intent(ctx, args.intent)
     except IntentError as exc:
         return invalid_intent(exc).to_dict()
-    queue = resolve.queue(None, intent.project_root)
-    return queue.receipt(queue.enqueue(intent))
+    queue = resolve.queue(None, intent.project_root, database=ctx.database)
+    return receipt(queue, queue.enqueue(intent))
 
 
 def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
@@ -337,7 +345,7 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
 
 
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args)).inspect()
+    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args), database=ctx.database).inspect()
     return state
 
 
@@ -347,13 +355,13 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
 
 
 def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
-    ledger = Ledger(resolve.ledger_path(None, named_root(ctx, args)))
-    try:
-        settle_orphans(ledger)
-        summary = summarize_ledger(ledger).to_dict()
-    except LedgerError as exc:  # e.g. its state folder is a file or unreadable
-        raise ToolFailure(f"the ledger cannot be read: {exc}") from None
-    return {"ledger": str(ledger.path), **summary}
+    with opened_ledger(resolve.ledger_path(None, named_root(ctx, args)), ctx.database) as ledger:
+        try:
+            settle_orphans(ledger)
+            summary = summarize_ledger(ledger).to_dict()
+        except LedgerError as exc:  # e.g. its state folder is a file or unreadable
+            raise ToolFailure(f"the ledger cannot be read: {exc}") from None
+        return {"ledger": ledger.where, **summary}
 
 
 # -- the table --------------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ Invariants:
 - A missing body binary skips the suites that need it, saying how to build it; `make test`
   builds it first, so in CI it exists.
 - Every body a fixture starts is closed at teardown, whatever the test did to it.
+- A test that needs PostgreSQL takes `pg_url` (a fresh database of one throwaway cluster per worker,
+  `pg_support`, stopped at the end of the session); when no cluster can be started those tests skip,
+  and the run's summary says so in one line with the reason, never silently.
 - Every test is in exactly one tier (`pytest_collection_modifyitems`; docs/testing.md): `hermes` if it
   runs the real Hermes (hermes_support.requires_hermes marks it), else `body` if it asks for the built
   body (BODY_FIXTURES, or a fixture built on them), else `unit`. The tier follows from what the test
@@ -31,6 +34,7 @@ from harness.body import BodyOptions, find_body
 from harness.client import BodyClient
 from harness.errors import BodyNotFound
 from harness.hermes import locate
+from pg_support import PG_SKIP, Cluster, throwaway_cluster
 
 HOME_VARS = ("HOME", "HERMES_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")
 SETTINGS_PREFIX = "MAFIABOT_"
@@ -129,6 +133,28 @@ def module_body(body_exe: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
                                  stderr_log=root / "body.stderr") as client:
         client.initialize()
         yield client
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway cluster (fsync off: these tests never kill the server) for the whole session of a worker."""
+    with throwaway_cluster(fsync=False) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """The URL of a fresh database of the session's cluster."""
+    return pg_cluster.new_database()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    reasons = {str(report.longrepr[2]) for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple) and str(report.longrepr[2]).startswith(f"Skipped: {PG_SKIP}")}
+    for reason in sorted(reasons):
+        count = sum(1 for report in terminalreporter.stats.get("skipped", [])
+                    if isinstance(report.longrepr, tuple) and str(report.longrepr[2]) == reason)
+        terminalreporter.write_line(f"{reason.removeprefix('Skipped: ')} ({count} test(s))")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -306,7 +306,7 @@ class Setting:
     """How one variable is read: `make` builds a usable value at a path; `read(option, environ, project)` is what
     the setting resolves to (the option None: not given); `default` what it is when neither is set."""
 
-    make: Callable[[Path], Path]
+    make: Callable[[Path], Path | str]
     read: Callable[[Path | None, dict[str, str], Path], object]
     default: Callable[[Path], object]
 
@@ -317,7 +317,7 @@ REGISTRY = "agents: {scout: {profile: tester}}\n"
 SETTINGS: dict[str, Setting] = {
     settings.PROJECT_ROOT_ENV: Setting(folder, lambda given, env, project: resolve.project_root(given, env),
                                        lambda project: project),
-    settings.AUTOBOT_QUEUE_ENV: Setting(folder, lambda given, env, project: resolve.queue(given, project, env).root,
+    settings.AUTOBOT_QUEUE_ENV: Setting(folder, lambda given, env, project: resolve.queue(given, project, env).where,
                                         lambda project: project / QUEUE_DIR),
     settings.AUTOPILOT_LEDGER_ENV: Setting(
         yaml_file(""), lambda given, env, project: resolve.ledger_path(given, project, settings.AUTOPILOT_LEDGER_ENV,
@@ -330,6 +330,9 @@ SETTINGS: dict[str, Setting] = {
     settings.HERMES_BIN_ENV: Setting(executable, lambda given, env, project: locate.find_executable(given, env),
                                      lambda project: None),
     settings.BODY_ENV: Setting(executable, lambda given, env, project: body.body_path(given), lambda project: None),
+    settings.DATABASE_URL_ENV: Setting(lambda path: f"postgresql:///{path.name}",
+                                       lambda given, env, project: settings.database_url(given and str(given), env),
+                                       lambda project: None),
 }
 NOT_OVERRIDDEN = {
     settings.CHECKOUT_ENV: "the checkout has no option: tested above with the old variable's deprecation",

@@ -29,11 +29,11 @@ FIFO_BOUND_S = 20.0
 
 def run(project: Path, document: dict[str, Any], registry: Registry, sentinel: SentinelConfig | None = None,
         mode: str | None = None, band: str | None = None, environ: dict[str, str] | None = None,
-        clock: Any = None) -> RunResult:
+        clock: Any = None, database: str | None = None) -> RunResult:
     plan = parse_plan(document, base_dir=project, mode=mode, band=band)
     extra = {"clock": clock} if clock is not None else {}
     settings = KernelSettings(project_root=project, ledger_path=default_ledger_path(project), registry=registry,
-                              sentinel=sentinel or SentinelConfig(), **extra)
+                              sentinel=sentinel or SentinelConfig(), database=database, **extra)
     return run_plan(plan, settings, environ=dict(os.environ) if environ is None else environ)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from delegation.conftest import FakeHermes, fake_hermes, hermes_root, project  # noqa: F401 (fixtures)
+from delegation.conftest import FakeHermes, backend, fake_hermes, hermes_root, project  # noqa: F401 (fixtures)
 from harness.dispatch.registry import Registry, load_registry
 
 REGISTRY = """

@@ -41,11 +41,11 @@ def test_every_child_gets_a_dna_block_in_its_prompt_and_environment_naming_its_p
     assert call["prompt"].rstrip().endswith("```"), "the DNA block comes last"
 
 
-def test_every_spawn_is_ledgered_with_its_parent_id_and_its_cost(fake_hermes, project, registry) -> None:
+def test_every_spawn_is_ledgered_with_its_parent_id_and_its_cost(fake_hermes, project, registry, backend) -> None:
     fake_hermes.script({"usage": {"input": 100, "output": 20, "cost": 0.25}})
     result = run(project, plan("Weekly check-in", "Summary of the sleep log.", "Email to the career coach."),
-                 registry, mode="dueto")
-    records = ledger(project)
+                 registry, mode="dueto", database=backend.url)
+    records = backend.settled()  # the project's file, or the database's ledger (children running side by side)
     assert len(records) == 2
     assert {r["parent_id"] for r in records} == {result.envelope["run_id"]}
     assert {r["child_id"] for r in records} == {c["child_id"] for c in result.envelope["children"]}

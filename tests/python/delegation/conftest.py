@@ -8,6 +8,8 @@ Invariants:
   delegated agent still tests the un-nested path unless a test sets it.
 - A test that calls the command line in-process gets the signal handlers it installs
   (`cancellation.install`) undone afterwards, and any cancellation it recorded forgotten.
+- `backend` runs a test once over each store of the queue and the ledger: the project's files, and a
+  fresh database of the session's PostgreSQL cluster (skipped, saying why, where none can be started).
 - Waits on other processes go through `delegation_support.wait_fifo` / `wait_gone`: readiness of
   a FIFO or a pidfd, with a named bound, never a sleep.
 """
@@ -18,14 +20,22 @@ import json
 import signal
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.autobot import AutobotSettings
+from harness.autobot.queue import Queue, QueueStore
+from harness.database import connect
 from harness.hermes import cancellation
-from harness.settings import HERMES_BIN_ENV, PROJECT_ROOT_ENV
+from harness.ledger import Ledger, default_ledger_path
+from harness.ledger.pg_store import PgLedger
+from harness.ledger.store import LedgerStore, is_started
+from harness.settings import HERMES_BIN_ENV, PROJECT_ROOT_ENV, state_dir
 
 FAKE = Path(__file__).with_name("fake_hermes.py")
 PROFILES = ("cstar-hub", "tester", "career-manager", "health-coach")
@@ -115,3 +125,53 @@ def make_intent(project: Path) -> MakeIntent:
         return document
 
     return make
+
+
+@dataclass
+class Backend:
+    """One store of the queue and the ledger, as the tests drive it: `url` None is the project's files."""
+
+    name: str
+    project: Path
+    url: str | None
+
+    def queue(self, clock: Callable[[], float] | None = None) -> QueueStore:
+        if self.url is None:
+            return Queue.for_project(self.project) if clock is None else Queue(self.project / "q", clock=clock)
+        from harness.autobot.pg_queue import PgQueue
+        return PgQueue(self.url) if clock is None else PgQueue(self.url, clock=clock)
+
+    def settings(self, **fields: Any) -> AutobotSettings:
+        return AutobotSettings(database=self.url, **fields)
+
+    def cli(self) -> list[str]:
+        """The options that name this store on a command line."""
+        return [] if self.url is None else ["--database", self.url]
+
+    @contextmanager
+    def ledger(self) -> Iterator[LedgerStore]:
+        if self.url is None:
+            yield Ledger(default_ledger_path(self.project))
+            return
+        with connect(self.url) as database:
+            yield PgLedger(database, state_dir(self.project))
+
+    def all_records(self) -> list[dict[str, Any]]:
+        with self.ledger() as ledger:
+            return list(ledger.all_records())
+
+    def settled(self) -> list[dict[str, Any]]:
+        """The ledger's settlements and refusals, without the journal's started records."""
+        return [record for record in self.all_records() if not is_started(record)]
+
+
+@pytest.fixture(params=["files", "postgresql"])
+def backend(request: pytest.FixtureRequest, project: Path) -> Backend:
+    url = request.getfixturevalue("pg_url") if request.param == "postgresql" else None
+    return Backend(request.param, project, url)
+
+
+@pytest.fixture
+def backend_pg(project: Path, pg_url: str) -> Backend:
+    """The PostgreSQL store alone, for what only it has."""
+    return Backend("postgresql", project, pg_url)

@@ -1,4 +1,6 @@
-"""agent-dispatch against the fake `hermes`: the seed's envelopes, codes, retryable flags, prompt, ledger."""
+"""agent-dispatch against the fake `hermes`: the seed's envelopes, codes, retryable flags, prompt, ledger.
+
+Its ledgering holds for both stores (`backend`: the project's file, a PostgreSQL database)."""
 
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ def settings(project: Path, **changes) -> DispatchSettings:
     return DispatchSettings(ledger_path=default_ledger_path(project), **changes)
 
 
-def test_a_delivered_dispatch_has_the_seed_envelope_and_the_target_profile(fake_hermes, project) -> None:
+def test_a_delivered_dispatch_has_the_seed_envelope_and_the_target_profile(fake_hermes, project, backend) -> None:
     fake_hermes.script({"stdout": "Noted; triaging now."})
-    result = dispatch(inputs(target="  Andy "), settings(project))
+    result = dispatch(inputs(target="  Andy "), settings(project, database=backend.url))
     envelope = result.envelope
     assert list(envelope) == SUCCESS_KEYS and result.status == "delivered"
     assert (envelope["status"], envelope["target"], envelope["transport"]["name"]) == (
@@ -42,9 +44,10 @@ def test_a_delivered_dispatch_has_the_seed_envelope_and_the_target_profile(fake_
     assert details["profile"] == "career-manager" and details["reply"] == "Noted; triaging now."
     assert envelope["transport_message_id"] == details["session_id"]
     assert fake_hermes.calls()[0]["profile"] == "career-manager"
-    [record] = read_ledger(project)
+    [record] = backend.settled()
     assert (record["kind"], record["status"], record["target"], record["reference_id"]) == (
         "dispatch", "delivered", "andy", "artifact_123456")
+    assert [r["status"] for r in backend.all_records()] == ["started", "delivered"]
 
 
 def test_the_delegation_prompt_has_the_seed_shape(fake_hermes, project) -> None:
@@ -100,11 +103,11 @@ def test_a_hung_query_is_a_retryable_timeout(fake_hermes, project, tmp_path) -> 
     assert (envelope["code"], envelope["retryable"]) == ("timeout", True)
 
 
-def test_a_nested_dispatch_is_refused_and_ledgered(fake_hermes, project, monkeypatch) -> None:
+def test_a_nested_dispatch_is_refused_and_ledgered(fake_hermes, project, backend, monkeypatch) -> None:
     monkeypatch.setenv("HERMES_AUTOBOT_DELEGATED", "1")
-    envelope = dispatch(inputs(), settings(project)).envelope
+    envelope = dispatch(inputs(), settings(project, database=backend.url)).envelope
     assert envelope["details"]["reason"] == "nested_delegation" and fake_hermes.calls() == []
-    assert read_ledger(project)[0]["reason"] == "nested_delegation"
+    assert [r["reason"] for r in backend.settled()] == ["nested_delegation"]
 
 
 def test_a_registry_file_names_targets_and_their_toolsets(fake_hermes, project, tmp_path) -> None:

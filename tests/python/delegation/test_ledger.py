@@ -1,16 +1,23 @@
-"""The cost ledger with real files and locks: line numbers, concurrent appends, crashes, reports, verify."""
+"""The cost ledger with real files and locks: line numbers, concurrent appends, crashes, reports, verify.
+
+Line numbers and concurrent appends hold for both stores (a file, a PostgreSQL table: `where`)."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.database import connect
 from harness.ledger import Ledger
+from harness.ledger.pg_store import PgLedger
 from harness.ledger.report import summarize
+from harness.ledger.store import LedgerStore
 
 from .delegation_support import killed_mid_write
 
@@ -24,34 +31,61 @@ def record(**fields) -> dict:
     return {"kind": "delegation", "status": "ok", **fields}
 
 
-def _append_one(path: str, number: int, results) -> None:
-    entry = Ledger(Path(path)).append(record(n=number, pad="y" * 3000))
+@contextmanager
+def opened(where: str) -> Iterator[LedgerStore]:
+    """The ledger at `where`: a postgresql:// URL (its own session), else a file."""
+    if not where.startswith("postgresql://"):
+        yield Ledger(Path(where))
+        return
+    with connect(where) as database:
+        yield PgLedger(database, Path("/nonexistent"))
+
+
+@pytest.fixture(params=["files", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return request.getfixturevalue("pg_url") if request.param == "postgresql" else str(tmp_path / "l.jsonl")
+
+
+def _append_one(where: str, number: int, results) -> None:
+    with opened(where) as ledger:
+        entry = ledger.append(record(n=number, pad="y" * 3000))
     results.put((number, entry.line))
 
 
-def test_append_returns_the_line_each_record_landed_on(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "l.jsonl")
-    entries = [ledger.append(record(n=n)) for n in range(3)]
-    assert [e.line for e in entries] == [1, 2, 3]
-    assert [r["n"] for r in ledger.records()] == [0, 1, 2]
-    first = next(ledger.records())
+def test_append_returns_the_line_each_record_landed_on(where: str) -> None:
+    with opened(where) as ledger:
+        entries = [ledger.append(record(n=n)) for n in range(3)]
+        assert [e.line for e in entries] == [1, 2, 3]
+        assert [r["n"] for r in ledger.records()] == [0, 1, 2]
+        first = next(ledger.records())
     assert first["v"] == 1 and first["record_id"] == entries[0].record_id and first["ts"].endswith("Z")
 
 
-def test_32_processes_appending_at_once_lose_nothing_and_get_distinct_lines(tmp_path: Path) -> None:
-    path = tmp_path / "l.jsonl"
+def test_32_processes_appending_at_once_lose_nothing_and_get_distinct_lines(where: str) -> None:
     context = multiprocessing.get_context("fork")
     results = context.Queue()
-    workers = [context.Process(target=_append_one, args=(str(path), n, results)) for n in range(APPENDERS)]
+    workers = [context.Process(target=_append_one, args=(where, n, results)) for n in range(APPENDERS)]
     for worker in workers:
         worker.start()
     landed = dict(results.get(timeout=CHILD_BOUND_S) for _ in workers)
     for worker in workers:
         worker.join(CHILD_BOUND_S)
-    assert Ledger(path).verify().ok
-    records = list(Ledger(path).records())
+    with opened(where) as ledger:
+        assert ledger.verify().ok
+        records = list(ledger.records())
     assert len(records) == APPENDERS and sorted(landed.values()) == list(range(1, APPENDERS + 1))
     assert all(records[line - 1]["n"] == n for n, line in landed.items())
+
+
+def test_a_second_settlement_of_one_run_is_refused_by_the_database_and_writes_nothing(pg_url: str) -> None:
+    from harness.ledger.store import AlreadySettled
+    with opened(pg_url) as ledger:
+        started = ledger.append({"kind": "delegation", "status": "started"})
+        ledger.append(record(started_record_id=started.record_id, who="owner"))
+        with pytest.raises(AlreadySettled):
+            ledger.append(record(started_record_id=started.record_id, who="reaper"))
+        assert [r.get("who") for r in ledger.records()] == ["owner"]
+        assert ledger.run_state(started.record_id) == (True, True)
 
 
 def test_a_writer_killed_mid_append_leaves_a_readable_ledger_and_the_next_append_starts_clean(

@@ -30,12 +30,12 @@ from mcp.shared.exceptions import MCPError
 
 from harness.program import main
 from harness.serve.tools import TOOLS
+from harness.settings import DATABASE_URL_ENV
 
 from .delegation_support import (
     PROCESS_BOUND_S,
     make_fifo,
     read_ledger,
-    read_ledger_lines,
     release_fifo,
     wait_all_gone,
     wait_fifo,
@@ -342,7 +342,10 @@ def serve_processes(project: Path) -> list[int]:
 
 
 def test_a_server_killed_outright_mid_job_is_settled_through_the_journal_by_the_next_one(
-        fake_hermes, project, make_intent, tmp_path) -> None:
+        fake_hermes, backend, make_intent, tmp_path, monkeypatch) -> None:
+    project = backend.project
+    if backend.url is not None:  # the jobs and the ledger in the database: the runner's lock is its session's
+        monkeypatch.setenv(DATABASE_URL_ENV, backend.url)
     started, _, pids = gated(fake_hermes, tmp_path, hang=True)
 
     async def body() -> None:
@@ -354,7 +357,7 @@ def test_a_server_killed_outright_mid_job_is_settled_through_the_journal_by_the_
         async with served() as session:
             envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
         assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "orphaned")
-        started_record, settled = read_ledger_lines(project)
+        started_record, settled = backend.all_records()
         assert settled["started_record_id"] == started_record["record_id"]
         assert settled["intent_id"] == envelope["intent_id"]
     scenario(body)
@@ -461,7 +464,9 @@ def test_autopilot_check_then_run_by_handle_through_the_tools(fake_hermes, proje
 
 
 def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_its_cancel_to_it(
-        fake_hermes, project, make_intent, tmp_path) -> None:
+        fake_hermes, backend, make_intent, tmp_path, monkeypatch) -> None:
+    if backend.url is not None:  # the jobs in the database: the second server might be on another machine
+        monkeypatch.setenv(DATABASE_URL_ENV, backend.url)
     started, release, _ = gated(fake_hermes, tmp_path)
 
     async def body() -> None:
@@ -474,5 +479,5 @@ def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_
             assert refused.is_error and "another serve process" in refused.content[0].text
             release_fifo(release)
             envelope = await call(second, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
-        assert envelope["status"] == "ok" and len(settled_records(project)) == 1
+        assert envelope["status"] == "ok" and len(backend.settled()) == 1
     scenario(body)

@@ -1,0 +1,141 @@
+"""A throwaway PostgreSQL cluster for the tests: Debian's server, `initdb` into a temp folder, a Unix socket there.
+
+Invariants:
+- The cluster lives in a folder of its own under the system's temp dir (made for it, removed after):
+  data, socket and log. Nothing listens on TCP (`listen_addresses=''`); the socket is the only way in.
+- PostgreSQL refuses to run as root, and CI runs as root: then initdb and the server run as Debian's
+  `postgres` user (`runuser`), the folder handed to it; the tests connect as the cluster's superuser
+  (`mafiabot`, trust authentication on the socket), whoever they run as.
+- `start` either returns a running cluster or raises `ClusterUnavailable` with one line saying why
+  (no server installed, no `postgres` user, initdb or the start failed with its log's last line), which
+  the fixtures turn into a skip with that line. `stop` is bounded (a fast shutdown, then an immediate one).
+- Every test gets a database of its own (`new_database`), so tests share a cluster, never a table.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+SUPERUSER = "mafiabot"
+# How every skip for want of a cluster starts: the run's summary counts them under it (conftest.py).
+PG_SKIP = "PostgreSQL tests skipped"
+RUN_AS = "postgres"
+# initdb and a start take a second or two; a loaded 2-core machine stretches that several times.
+START_BOUND_S = 60.0
+STOP_BOUND_S = 30.0
+
+
+class ClusterUnavailable(Exception):
+    """PostgreSQL cannot be started on this machine; the message is the one line a skip shows."""
+
+
+def server_bindir() -> Path | None:
+    """Debian's newest server (`/usr/lib/postgresql/<version>/bin`), else a `pg_ctl` on the PATH."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parent.parent.name)
+                   if Path(p).parent.parent.name.isdigit() else 0)
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("pg_ctl")
+    return Path(on_path).parent if on_path else None
+
+
+class Cluster:
+    def __init__(self, *, fsync: bool) -> None:
+        self.fsync = fsync
+        self.folder: Path | None = None
+        self.bindir: Path | None = None
+        self._names = itertools.count(1)
+        self._as: list[str] = []
+
+    @property
+    def data(self) -> Path:
+        assert self.folder is not None
+        return self.folder / "data"
+
+    def url(self, database: str = "postgres") -> str:
+        assert self.folder is not None
+        return f"postgresql:///{database}?host={self.folder}&user={SUPERUSER}"
+
+    def start(self) -> Cluster:
+        self.bindir = server_bindir()
+        if self.bindir is None:
+            raise ClusterUnavailable("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl, no pg_ctl on "
+                                     "the PATH): `make deps` installs Debian's postgresql")
+        self.folder = Path(tempfile.mkdtemp(prefix="mafiabot-pg-"))
+        if os.geteuid() == 0:
+            try:
+                owner = pwd.getpwnam(RUN_AS)
+            except KeyError:
+                raise ClusterUnavailable(f"running as root, and there is no {RUN_AS!r} user to run PostgreSQL as "
+                                         f"(it refuses root)") from None
+            os.chown(self.folder, owner.pw_uid, owner.pw_gid)
+            self._as = ["runuser", "-u", RUN_AS, "--"]
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-sync",
+                  what="initdb")
+        options = (f"-k {self.folder} -c listen_addresses='' -c fsync={'on' if self.fsync else 'off'} "
+                   f"-c max_connections=200 -c shared_buffers=32MB")
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "server.log"), "-w",
+                  "-t", str(int(START_BOUND_S)), "start", what="the server's start")
+        return self
+
+    def new_database(self) -> str:
+        """A fresh database of this cluster; its URL."""
+        import psycopg
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"'.encode())
+        return self.url(name)
+
+    def stop(self) -> None:
+        if self.folder is None:
+            return
+        if self.bindir is not None and (self.data / "postmaster.pid").exists():
+            for mode in ("fast", "immediate"):
+                done = subprocess.run([*self._as, str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode,
+                                       "-w", "-t", str(int(STOP_BOUND_S)), "stop"], capture_output=True, check=False,
+                                      timeout=STOP_BOUND_S + 5)
+                if done.returncode == 0:
+                    break
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder = None
+
+    def _run(self, program: str, *args: str, what: str) -> None:
+        assert self.bindir is not None and self.folder is not None
+        try:
+            done = subprocess.run([*self._as, str(self.bindir / program), *args], capture_output=True, text=True,
+                                  cwd=self.folder, timeout=START_BOUND_S, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            self.stop()
+            raise ClusterUnavailable(f"PostgreSQL could not be started: {what} failed: {exc}") from None
+        if done.returncode != 0:
+            log = self.folder / "server.log"
+            tail = (log.read_text(errors="replace") if log.exists() else "") + done.stderr
+            last = (tail.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            self.stop()
+            raise ClusterUnavailable(f"PostgreSQL could not be started: {what} failed: {last}")
+
+
+@contextmanager
+def throwaway_cluster(*, fsync: bool) -> Iterator[Cluster]:
+    """A started cluster, stopped on the way out; the calling test (or fixture) skipped, saying why, when none
+    can be started."""
+    cluster = Cluster(fsync=fsync)
+    try:
+        cluster.start()
+    except ClusterUnavailable as exc:
+        pytest.skip(f"{PG_SKIP}: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
