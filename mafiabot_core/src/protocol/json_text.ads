@@ -243,12 +243,13 @@ private
    type Hole_Flags is array (Positive range <>) of Boolean;
 
    type Template_Text (Holes : Natural) is record
+      Segments      : Text_Array (0 .. Holes);
+      --  The text before the first hole, then after each hole: first, at
+      --  an offset that does not depend on Holes, for every fill reads it
       Inside_String : Boolean;
       Kinds         : Hole_Kinds (1 .. Holes);
       Twice         : Hole_Flags (1 .. Holes);
       --  Each hole's Hole_Mark.Twice
-      Segments      : Text_Array (0 .. Holes);
-      --  The text before the first hole, then after each hole
    end record;
 
    type Template is access Template_Text;
