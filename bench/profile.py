@@ -3,6 +3,10 @@
 Invariants:
 - Instruction counts come from valgrind's callgrind (repeatable on a shared machine):
   per-turn figures are (run with N turns − run with the handshake only) ÷ N, for 8 and 1 passes.
+- Code touched by one turn: the 64-byte lines of the body's code whose instruction counts grow from a
+  run of one turn to a run of two (callgrind --dump-instr), which is what a turn brings into the
+  instruction cache. Between two round trips the client runs and the body's code goes cold, so this
+  is a cost beside the instruction count that the count does not show.
 - Wall-clock shares come from `perf record` with the software cpu-clock event (this machine has
   no hardware counters); a section is skipped, with the reason, when a tool is missing.
 - Input is a file of requests on stdin (pinned sessions, so every turn runs the same passes);
@@ -29,6 +33,10 @@ CALLGRIND_TURNS = 500
 PERF_TURNS = 20_000
 PERF_BOOTS = 60
 TOOL_TIMEOUT = 600.0
+CACHE_LINE = 64
+# A cost line of a callgrind profile dumped with --dump-instr=yes --compress-pos=no: the instruction's
+# address (absolute, or relative to the line before), its source line, then its instruction count.
+INSTRUCTION_ROW = re.compile(r"^(0x[0-9a-f]+|[+-]\d+|\*)\s+\S+(?:\s+(\d+))?")
 ANNOTATE_ROW = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(\S+?):(\S+)\s+\[(.+)\]\s*$")
 
 
@@ -97,9 +105,51 @@ def instruction_section(fixture: Path, work: Path, turns: int) -> list[str]:
               for part, count in sorted(by_part.items(), key=lambda i: -i[1])[:12]]
     lines += ["", "| function (inclusive, 8-pass run) | instructions per turn |", "| --- | --- |"]
     lines += [f"| `{function}` | {count / turns:,.0f} |" for count, function in heaviest(eight, 25)]
+    code_lines, second_turn = turn_footprint(fixture, work)
+    lines += ["", (f"Code touched by one 8-pass turn (the second of a run): {code_lines:,} lines of {CACHE_LINE} bytes "
+                   f"({code_lines * CACHE_LINE / 1024:.1f} KiB) for its {second_turn:,} instructions.")]
     lines += ["", "| function (inclusive, start-up and handshake) | instructions |", "| --- | --- |"]
     lines += [f"| `{function}` | {count:,} |" for count, function in heaviest(work / "cg-base.out", 8)]
     return [*lines, ""]
+
+
+def instruction_counts(profile: Path) -> dict[int, int]:
+    """Instructions executed at each address of one callgrind run dumped with --dump-instr=yes."""
+    counts: dict[int, int] = defaultdict(int)
+    address, after_call = 0, False
+    for line in profile.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("calls="):
+            after_call = True  # the next cost line is the call's inclusive cost, not its instruction's
+            continue
+        match = INSTRUCTION_ROW.match(line)
+        if match is None:
+            continue
+        position = match.group(1)
+        if position.startswith("0x"):
+            address = int(position, 16)
+        elif position[0] in "+-":
+            address += int(position)
+        if after_call:
+            after_call = False
+        elif match.group(2):
+            counts[address] += int(match.group(2))
+    return counts
+
+
+def turn_footprint(fixture: Path, work: Path) -> tuple[int, int]:
+    """(code lines, instructions) one 8-pass turn adds to a run: the second turn's, against a run of one."""
+    counts = []
+    for turns in (1, 2):
+        out = work / f"cg-instr-{turns}.out"
+        with open(requests_file(work, 8, turns), "rb") as source:
+            subprocess.run(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--compress-pos=no",
+                            "--compress-strings=no", f"--callgrind-out-file={out}", *body_argv(fixture)],
+                           stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=TOOL_TIMEOUT, check=True)
+        counts.append(instruction_counts(out))
+    one, two = counts
+    grown = {address // CACHE_LINE for address, count in two.items() if count > one.get(address, 0)}
+    return len(grown), sum(two.values()) - sum(one.values())
 
 
 def heaviest(profile: Path, count: int) -> list[tuple[int, str]]:

@@ -3,7 +3,13 @@
 Invariants:
 - Each run is the full bench's first comparison (`latency.interleaved`): the body and the floor (a canned
   reply of the body's own bytes) up together, alternating request by request, pinned to one CPU, the
-  8-pass pinned session; a ratio is only taken between the two medians of one run.
+  8-pass pinned session; a ratio is only taken between two medians of one run.
+- `--baseline BODY` runs a second body (another build, e.g. the commit before a change) in the same
+  alternation, so a change is compared with what it changed under the same load: the ratio of each body
+  to the floor, never of two runs.
+- `--store` adds each body with a store (`--state`, a file of its own) and the store floor (the C floor
+  committing the same one-record SQLite transaction before each reply, as `bench.store` builds it):
+  a stored turn is given against the store floor (issue 23's target: at most 1.6x).
 - Runs are reported one by one, never pooled or filtered: the figures are what the machine gave, with
   its load average at the end of each run beside them (the VM is shared; figures move between runs).
 - Writes bench/results/roundtrip.md and prints the same text.
@@ -18,42 +24,63 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import latency, servers, workloads
+from bench import latency, servers, store, workloads
 
 RESULTS = workloads.ROOT / "bench" / "results"
 TURNS = 6_000
 RUNS = 2
+FLOOR, STORE_FLOOR = "C floor", "store floor"
 
 
-def runs(turns: int, count: int) -> list[dict]:
+def runs(turns: int, count: int, baseline: Path | None, with_store: bool) -> tuple[list[str], list[dict]]:
+    """The bodies' names (the body first) and, for each run, every unit's figures by name."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="mafiabot-roundtrip-") as name:
         work = Path(name)
-        body = servers.body_server(workloads.write_bench_fixture(work))
+        fixture = workloads.write_bench_fixture(work)
+        bodies = {"body": servers.body_path(), **({"baseline": baseline} if baseline else {})}
+        body = servers.body_server(fixture, bodies["body"])
         reply, _ = servers.capture_canned(body, work)
-        floor = servers.floor_server(servers.build_floor(work), reply)
         key = workloads.PINNED[8][0]
-        units = [latency.Unit("body", body, key), latency.Unit("floor", floor, key)]
+        floor = servers.floor_server(servers.build_floor(work), reply)
+        units = [latency.Unit("body", body, key), latency.Unit(FLOOR, floor, key)]
+        if baseline:
+            units.append(latency.Unit("baseline", servers.body_server(fixture, baseline, name="baseline"), key))
+        if with_store:
+            sizing = work / "sizing"
+            sizing.mkdir()
+            record = store.record_bytes(servers.body_server(fixture, bodies["body"], extra=("--state", str(sizing / "s.db"))),
+                                        sizing / "s.db", sizing)
+            floor_exe = servers.build_floor(work, sqlite=True)
+            units.append(latency.Unit(STORE_FLOOR, servers.store_floor_server(floor_exe, reply, work / "floor.db", record), key))
+            units += [latency.Unit(f"{who} --state", servers.body_server(fixture, path, name=f"{who} --state",
+                                                                          extra=("--state", str(work / f"{who}.db"))), key)
+                      for who, path in bodies.items()]
         for _ in range(count):
             figures = latency.interleaved(units, turns)
-            body_trips, floor_trips = figures["body"][0], figures["floor"][0]
-            body_us = statistics.median(body_trips.samples_s) * 1e6
-            floor_us = statistics.median(floor_trips.samples_s) * 1e6
-            rows.append({"body_us": round(body_us, 1), "floor_us": round(floor_us, 1),
-                         "ratio": round(body_us / floor_us, 2),
-                         "body_cpu_us": round(body_trips.cpu_per_request_s * 1e6, 2),
-                         "load": round(os.getloadavg()[0], 2)})
-    return rows
+            rows.append({"load": round(os.getloadavg()[0], 2),
+                         **{unit: {"median_us": round(statistics.median(trips.samples_s) * 1e6, 1),
+                                   "cpu_us": round(trips.cpu_per_request_s * 1e6, 2)}
+                            for unit, (trips, _) in figures.items()}})
+    return list(bodies), rows
 
 
-def render(rows: list[dict], turns: int) -> str:
+def render(bodies: list[str], rows: list[dict], turns: int) -> str:
+    stored = STORE_FLOOR in rows[0]
     lines = [f"# Round trip: body ÷ C floor ({servers.body_path()})", "",
              (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {turns:,} turns each per run, "
               "alternating, one CPU, 8 passes (`python -m bench.roundtrip`)."), "",
-             "| run | body median µs | floor median µs | body ÷ floor | body CPU per turn µs | load average |",
-             "| --- | --- | --- | --- | --- | --- |"]
-    lines += [f"| {n} | {r['body_us']} | {r['floor_us']} | {r['ratio']:.2f}× | {r['body_cpu_us']} | {r['load']} |"
-              for n, r in enumerate(rows, start=1)]
+             "| run | server | median µs | CPU per turn µs | ÷ C floor | ÷ store floor | load average |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for number, row in enumerate(rows, start=1):
+        floor, store_floor = row[FLOOR]["median_us"], row.get(STORE_FLOOR, {}).get("median_us")
+        names = [FLOOR, *bodies, *([STORE_FLOOR, *(f"{who} --state" for who in bodies)] if stored else [])]
+        for name in names:
+            figures = row[name]
+            to_store = (f"{figures['median_us'] / store_floor:.2f}×"
+                        if store_floor and (name == STORE_FLOOR or name.endswith("--state")) else "")
+            lines.append(f"| {number} | {name} | {figures['median_us']} | {figures['cpu_us']} "
+                         f"| {figures['median_us'] / floor:.2f}× | {to_store} | {row['load']} |")
     return "\n".join(lines)
 
 
@@ -61,8 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.roundtrip", description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=TURNS)
     parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--baseline", type=Path, help="a second body, run in the same alternation")
+    parser.add_argument("--store", action="store_true", help="each body with a store too, and the store floor")
     options = parser.parse_args(argv)
-    text = render(runs(options.turns, options.runs), options.turns)
+    if options.baseline is not None and not options.baseline.is_file():
+        parser.error(f"--baseline {options.baseline}: no such file")
+    bodies, rows = runs(options.turns, options.runs, options.baseline, options.store)
+    text = render(bodies, rows, options.turns)
     print(text)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "roundtrip.md").write_text(text + "\n", encoding="utf-8")

@@ -1,12 +1,13 @@
 """`python -m bench.store`: what `--state FILE` costs, beside the C floor, in one run.
 
-Rows (targets from issue 16):
+Rows (targets from issues 16 and 23):
 1. Round trips of 8-pass turns, sequential, client and servers pinned to one CPU, alternating blocks
    (bench.latency.interleaved, its 10 rounds, as bench.roundtrip: in 100 rounds of 100 round trips
    each block's first, cold turns lifted the body's median by ~5 %): the body in memory,
-   the body with a store (synchronous NORMAL, the default) and the C floor; target: the store at
-   most 3x the floor's median. What the store adds to the body in memory, in µs (median and CPU), is
-   given too: the ratio moves with the floor (13-21 µs on this shared machine within one hour).
+   the body with a store (synchronous NORMAL, the default) and the C floor; targets: the store at
+   most 3x the floor's median, and at most 1.6x the store floor's (below). What the store adds to
+   the body in memory, in µs (median and CPU), is given too: the ratio moves with the floor (13-21
+   µs on this shared machine within one hour).
    Beside them the store floor: the C floor committing one SQLite transaction a reply (BEGIN
    IMMEDIATE, one record of the body's size rewritten, COMMIT; bench/floor/floor.c -DFLOOR_SQLITE),
    what a turn on a store costs a server that does nothing else; what it adds to the C floor is
@@ -41,6 +42,10 @@ from bench import latency, servers, startup, stats, workloads
 RESULTS = workloads.ROOT / "bench" / "results"
 SESSIONS = 100_000
 TARGET_RATIO = 3.0
+# Issue 23 item 8: a stored turn costs at most this many times the store floor's (the C floor
+# committing the same one-record transaction), a ratio that, unlike the one to the C floor, does
+# not move with SQLite's own cost on the shared machine.
+TARGET_STORE_FLOOR_RATIO = 1.6
 TARGET_STARTUP_MS = 5.0
 FILL_DEADLINE = 600.0
 FILL_BATCH = 10_000
@@ -109,8 +114,10 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
         size_after_boots = store_bytes(big)
 
     floor_median = stats.median(trips["C floor"][0].samples_s)
+    store_floor_median = stats.median(trips[store_floor.name][0].samples_s)
     rows = {name: {**stats.summary_us(t.samples_s), "cpu_per_turn_us": round(t.cpu_per_request_s * 1e6, 1),
-                   "ratio_to_floor": round(stats.median(t.samples_s) / floor_median, 2)}
+                   "ratio_to_floor": round(stats.median(t.samples_s) / floor_median, 2),
+                   "ratio_to_store_floor": round(stats.median(t.samples_s) / store_floor_median, 2)}
             for name, (t, _) in trips.items()}
     # What the store itself costs, in µs: unlike the ratio, it does not move with the floor
     def added_by(stored: str, bare: str) -> dict:
@@ -128,6 +135,8 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
                   "fill_seconds": round(fill_s, 2), "bytes_after_startups": size_after_boots},
         "targets": {
             "round trip with the store <= 3x the C floor": rows["body --state"]["ratio_to_floor"] <= TARGET_RATIO,
+            "round trip with the store <= 1.6x the store floor":
+                rows["body --state"]["ratio_to_store_floor"] <= TARGET_STORE_FLOOR_RATIO,
             f"start-up with {sessions:,} stored sessions <= 5 ms":
                 boot_rows[f"{sessions:,} sessions"]["median_ms"] <= TARGET_STARTUP_MS,
         },
@@ -136,15 +145,15 @@ def run(round_trips: int, full_sync_trips: int, startups: int, sessions: int) ->
 
 def markdown(result: dict) -> str:
     out = ["# --state FILE: the session store's cost (bench/store.py)", "",
-           "| 8-pass turn, sequential | median µs | p99 µs | server CPU/turn µs | ÷ C floor |",
-           "| --- | --- | --- | --- | --- |"]
+           "| 8-pass turn, sequential | median µs | p99 µs | server CPU/turn µs | ÷ C floor | ÷ store floor |",
+           "| --- | --- | --- | --- | --- | --- |"]
     for name, row in result["round_trips"].items():
         out.append(f"| {name} | {row['median_us']} | {row['p99_us']} | {row['cpu_per_turn_us']} "
-                   f"| {row['ratio_to_floor']}x |")
+                   f"| {row['ratio_to_floor']}x | {row['ratio_to_store_floor']}x |")
     added = result["store_added"]
     full = result["full_sync"]
     out += [(f"| body --state-sync full ({full['samples']} turns, an fsync each) | {full['median_us']} "
-             f"| {full['p99_us']} | | {full['ratio_to_floor']}x |"), "",
+             f"| {full['p99_us']} | | {full['ratio_to_floor']}x | |"), "",
             (f"The store adds {added['median_us']} µs to the body's median turn and {added['cpu_per_turn_us']} µs "
              "of its CPU a turn; one SQLite transaction alone (a record of "
              f"{result['sqlite_least']['record_bytes']} bytes) adds {result['sqlite_least']['median_us']} µs and "

@@ -53,7 +53,13 @@ package body Organs.Texts is
       Self.Any_Cut := True;
    end Add_Cut;
 
-   procedure Add (Self : in out Store; Piece : String) is
+   --  Add's work, for this package's own writers too: a call of it from
+   --  within the package is no call of a public subprogram, so it neither
+   --  evaluates the type's invariant on return nor stands in the way of
+   --  inlining (both are the public Add's, once for its caller)
+   procedure Add_Piece (Self : in out Store; Piece : String)
+   with Inline_Always
+   is
       --  The test before the copy is the room the copy needs, and Limit
       --  never passes Capacity (the type's invariant): the checks the copy
       --  would make are that test itself
@@ -68,17 +74,22 @@ package body Organs.Texts is
       else
          Add_Cut (Self, Piece);
       end if;
+   end Add_Piece;
+
+   procedure Add (Self : in out Store; Piece : String) is
+   begin
+      Add_Piece (Self, Piece);
    end Add;
 
    procedure Add_Within
      (Self : in out Store; Piece : String; Bound : Part_Bound) is
    begin
       if Piece'Length <= Bound then
-         Add (Self, Piece);
+         Add_Piece (Self, Piece);
       else
-         Add (Self, Piece (Piece'First .. Piece'First - 1
+         Add_Piece (Self, Piece (Piece'First .. Piece'First - 1
                            + Prefix_Length (Piece, Bound - Cut_Mark'Length)));
-         Add (Self, Cut_Mark);
+         Add_Piece (Self, Cut_Mark);
          Self.Any_Cut := True;
       end if;
    end Add_Within;
@@ -87,7 +98,7 @@ package body Organs.Texts is
    begin
       --  Kept lies before the part being written: the copy never reads
       --  what it writes
-      Add (Self, Self.Data (Kept.First .. Kept.Last));
+      Add_Piece (Self, Self.Data (Kept.First .. Kept.Last));
    end Add_Kept;
 
    procedure Add_Image (Self : in out Store; Value : Natural) is
@@ -101,14 +112,14 @@ package body Organs.Texts is
          Rest := Rest / 10;
          exit when Rest = 0;
       end loop;
-      Add (Self, Image (First .. Image'Last));
+      Add_Piece (Self, Image (First .. Image'Last));
    end Add_Image;
 
    procedure Add_Fraction (Self : in out Store; Value : Fraction) is
       Image : constant Thousandths.Image :=
         Thousandths.Spelled (To_Millis (Value));
    begin
-      Add (Self, Image.Text (1 .. Image.Last));
+      Add_Piece (Self, Image.Text (1 .. Image.Last));
    end Add_Fraction;
 
    procedure End_Part (Self : in out Store; Result : out Part) is
@@ -122,7 +133,7 @@ package body Organs.Texts is
       Result : out Part) is
    begin
       Start_Part (Self, Bound);
-      Add (Self, Value);
+      Add_Piece (Self, Value);
       End_Part (Self, Result);
    end Keep;
 

@@ -632,7 +632,7 @@ package body Hermes_Protocol is
       Notification,
       Request);
 
-   type Classified is record
+   type Classified is limited record
       Kind    : Message_Kind := Blank;
       Members : Envelope := [others => No_Node];
       Problem : Outcome;

@@ -504,8 +504,11 @@ package body Json_Text is
       end if;
    end Fill_Plain;
 
-   procedure Fill_Text
-     (Self : in out Builder; Value : String; Plain : Boolean) is
+   --  Fill_Text's work, shared with Fill_Texts
+   procedure Fill_One_Text
+     (Self : in out Builder; Value : String; Plain : Boolean)
+   with Inline_Always
+   is
    begin
       if Plain then
          Fill_Plain (Self, Value);
@@ -513,7 +516,22 @@ package body Json_Text is
          Put_Escaped (Self, Value, Twice => Self.Pattern.Twice (Self.Next));
          Fill_Plain (Self, "");
       end if;
+   end Fill_One_Text;
+
+   procedure Fill_Text
+     (Self : in out Builder; Value : String; Plain : Boolean) is
+   begin
+      Fill_One_Text (Self, Value, Plain);
    end Fill_Text;
+
+   procedure Fill_Texts
+     (Self : in out Builder; Bytes : String; Spans : Text_Spans;
+      Plain : Boolean) is
+   begin
+      for Span of Spans loop
+         Fill_One_Text (Self, Bytes (Span.First .. Span.Last), Plain);
+      end loop;
+   end Fill_Texts;
 
    procedure Fill_Fraction (Self : in out Builder; Value : Millis) is
       Image : constant Thousandths.Image := Thousandths.Spelled (Value);

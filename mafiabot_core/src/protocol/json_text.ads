@@ -173,6 +173,27 @@ package Json_Text is
    --  to escape, once or twice), else escaped as the hole was written
    --  (twice where it was written Inside_String, see Document_Part).
 
+   type Text_Span is record
+      First : Positive := 1;
+      Last  : Natural := 0;
+   end record;
+   --  The bytes First .. Last of a text that holds many (empty by default)
+
+   type Text_Spans is array (Positive range <>) of Text_Span;
+
+   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean;
+   --  A template is being filled and its next Count holes are text holes
+
+   procedure Fill_Texts
+     (Self : in out Builder; Bytes : String; Spans : Text_Spans;
+      Plain : Boolean)
+   with Pre => Are_Text_Holes (Self, Spans'Length);
+   --  The next Spans'Length holes, text holes, each filled as Fill_Text
+   --  fills it with Bytes (Span.First .. Span.Last), Plain telling for all
+   --  of Bytes: one call for a run of holes (a trace's steps) rather than
+   --  one a hole.  A span that is not empty lies within Bytes (a slice
+   --  checked in every build).
+
    procedure Fill_Fraction (Self : in out Builder; Value : Millis)
    with Pre => Is_Filling (Self) and then Next_Hole (Self) = Number_Hole;
    --  The next hole, a number hole, filled with Value / 1000 as a JSON
@@ -222,12 +243,13 @@ private
    type Hole_Flags is array (Positive range <>) of Boolean;
 
    type Template_Text (Holes : Natural) is record
+      Segments      : Text_Array (0 .. Holes);
+      --  The text before the first hole, then after each hole: first, at
+      --  an offset that does not depend on Holes, for every fill reads it
       Inside_String : Boolean;
       Kinds         : Hole_Kinds (1 .. Holes);
       Twice         : Hole_Flags (1 .. Holes);
       --  Each hole's Hole_Mark.Twice
-      Segments      : Text_Array (0 .. Holes);
-      --  The text before the first hole, then after each hole
    end record;
 
    type Template is access Template_Text;
@@ -274,6 +296,13 @@ private
    function Holes_Left (Self : Builder) return Natural is
      (if Self.Pattern = null then 0 else Self.Pattern.Holes - Self.Next + 1);
 
+
+   function Are_Text_Holes (Self : Builder; Count : Natural) return Boolean
+   is (Count = 0
+       or else (Self.Pattern /= null
+                and then Count <= Self.Pattern.Holes - Self.Next + 1
+                and then (for all K in Self.Next .. Self.Next + Count - 1 =>
+                            Self.Pattern.Kinds (K) = Text_Hole)));
 
    function Is_Inside_String (Pattern : Template) return Boolean is
      (Pattern.Inside_String);

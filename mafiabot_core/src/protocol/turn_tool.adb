@@ -1080,6 +1080,12 @@ package body Turn_Tool is
             Json.Fill_Text (Bytes (Part.First .. Part.Last), Plain);
          end Fill_Part;
 
+         Ran_Details : Json_Text.Text_Spans
+           (1 .. Natural (Cycle_Order.Step_Index'Last));
+         Ran_Last    : Natural := 0;
+         --  The details of the steps that ran, in order: both copies fill
+         --  them with one call each
+
          Account_Text : constant String :=
            (if Identity.Sampled then Account_Image (Trace) else "");
          --  The Account's value, written once for both copies (a stub
@@ -1107,11 +1113,8 @@ package body Turn_Tool is
                   when Count =>
                      Json.Fill_Count (M.Count_Of (Trace));
                   when Steps =>
-                     for Step of Trace.Steps loop
-                        if Step.Status = Turn_Cycle.Ran then
-                           Fill_Part (Step.Detail);
-                        end if;
-                     end loop;
+                     Json.Fill_Texts
+                       (Bytes, Ran_Details (1 .. Ran_Last), Plain);
                   when Given_Text =>
                      if Origin /= "" then
                         Json.Fill_Text (Origin, Json_Bytes.Is_Plain (Origin));
@@ -1122,6 +1125,13 @@ package body Turn_Tool is
             end loop;
          end Fill_Copy;
       begin
+         for Step of Trace.Steps loop
+            if Step.Status = Turn_Cycle.Ran then
+               Ran_Last := Ran_Last + 1;
+               Ran_Details (Ran_Last) :=
+                 (First => Step.Detail.First, Last => Step.Detail.Last);
+            end if;
+         end loop;
          Fill_Part (Trace.Output);
          With_Text_Copy (Identity, Members, Fill_Copy'Access);
          Fill_Copy (Members);

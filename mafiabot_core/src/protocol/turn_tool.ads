@@ -47,7 +47,7 @@ package Turn_Tool is
 
    type Argument_Nodes is array (Argument) of Json_Reader.Node_Id;
 
-   type Turn_Request is record
+   type Turn_Request is limited record
       Valid   : Boolean := False;
       Problem : Unbounded_String;
       --  Why the arguments were refused, naming the field

@@ -541,6 +541,30 @@ package body Json_Text_Tests is
                Assert (In_Turn.Image = Direct.Image, What & ", round" & Round'Image & ": " & In_Turn.Image);
             end;
          end loop;
+         --  The same holes filled by one Fill_Texts, from one text holding
+         --  every detail after a lead that no span covers
+         declare
+            Lead   : constant String := "not a detail ";
+            Bytes  : Unbounded_String := To_Unbounded_String (Lead);
+            Spans  : Text_Spans (1 .. Holes);
+            Plain  : Boolean := True;
+            In_Bulk : Builder (Inside_String);
+         begin
+            for Hole in 1 .. Holes loop
+               Spans (Hole) := (First => Length (Bytes) + 1, Last => Length (Bytes) + Detail (Hole)'Length);
+               Append (Bytes, Detail (Hole));
+               Plain := Plain and then Json_Bytes.Is_Plain (Detail (Hole));
+            end loop;
+            In_Bulk.Start_Filling (Pattern);
+            Assert (In_Bulk.Are_Text_Holes (Holes) and then In_Bulk.Are_Text_Holes (0),
+                    What & ": the steps' holes are text holes");
+            Assert (not In_Bulk.Are_Text_Holes (Holes + 1), What & ": the number hole is not a text hole");
+            In_Bulk.Fill_Texts (To_String (Bytes), Spans, Plain);
+            Assert (In_Bulk.Holes_Left = 1 and then not In_Bulk.Are_Text_Holes (1),
+                    What & ": the number hole is left");
+            In_Bulk.Fill_Count (7);
+            Assert (In_Bulk.Image = Direct.Image, What & ", in one call: " & In_Bulk.Image);
+         end;
          Free (Pattern);
       end Check;
    begin
