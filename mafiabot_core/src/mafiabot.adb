@@ -18,7 +18,9 @@ with GNAT.OS_Lib;
 with Body_Config;
 with Body_Log;
 with Client_Channels;
+with Energy_Gate;
 with Hermes_Protocol;
+with Organs.Budget_Box;
 with Organs.Identity;
 with Organs.Model_Cognition;
 with Organs.Sets;
@@ -32,6 +34,7 @@ with Stub_Organs;
 with Stub_Organs.Fixtures;
 with Turn_Service;
 with Turn_Thinkers;
+with Wall_Clocks;
 
 procedure Mafiabot is
 
@@ -257,7 +260,7 @@ begin
       use type Body_Config.Soul_Policy;
       Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
-      Chosen   : constant Organs.Sets.Organ_Set :=
+      Thinking : constant Organs.Sets.Organ_Set :=
         (case Settings.Cognition is
             when Body_Config.Stub => Stubs,
             when Body_Config.Sampling =>
@@ -268,6 +271,25 @@ begin
                     Max_Tokens => Settings.Sampling_Max_Tokens)));
       --  --cognition sampling: the stub's cognition asked of the client's
       --  model, the stub's own where the client cannot be asked
+      Chosen   : constant Organs.Sets.Organ_Set :=
+        (case Settings.Energy is
+            when Body_Config.Fixture => Thinking,
+            when Body_Config.Budget =>
+              (Thinking with delta Drive_Box =>
+                 new Organs.Budget_Box.Organ'
+                   (Clock => Wall_Clocks.Clock_Access'
+                              (new Wall_Clocks.System_Clock'(null record)),
+                    Limit =>
+                      (Calls     => Settings.Budget_Calls,
+                       Window_Ms => Settings.Budget_Window_S * 1000,
+                       Tokens    => Settings.Budget_Tokens))));
+      --  --energy budget: E from the session's model budget, on the curve
+      --  derived from the calls a turn plans
+      Curve    : constant Energy_Gate.Threshold_Curve :=
+        (case Settings.Energy is
+            when Body_Config.Fixture => Stub_Organs.Curve (Stub),
+            when Body_Config.Budget =>
+              Energy_Gate.Budget_Curve (Asks_Intent => False));
       Identity : constant Organs.Identity.Big_Three :=
         Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
@@ -285,7 +307,7 @@ begin
          end if;
       end if;
       Turns.Configure
-        (Chosen, Stub_Organs.Curve (Stub), Sessions,
+        (Chosen, Curve, Sessions,
          (case Settings.Cognition is
              when Body_Config.Stub => new Turn_Thinkers.Stub_Thinker,
              when Body_Config.Sampling => Sampled_Thinker));

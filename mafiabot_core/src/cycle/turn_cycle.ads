@@ -45,14 +45,17 @@ package Turn_Cycle is
    Route_Bytes    : constant := Organs.Router.Max_Route_Bytes;
    Recall_Bytes   : constant := Organs.Morag.Max_Recall_Bytes;
 
+   Budget_Bytes : constant := 96;
+   --  "; budget: C of N calls left in S s, spent: no model call"
+
    Focus_Bytes : constant := 48;
    --  How much of the input a thought and the output quote: enough to
    --  recognise it (then "...")
 
    Scope_Bytes      : constant := 3 * Key_Part_Bytes + 32;
    --  "session uid/channel/server, turn N"
-   Sense_Bytes      : constant := Recall_Bytes + 64;
-   --  "energy E (terrain), P of 8 passes; recall: 'R'"
+   Sense_Bytes      : constant := Recall_Bytes + 64 + Budget_Bytes;
+   --  "energy E (terrain), P of 8 passes; budget: ...; recall: 'R'"
    Draw_Bytes       : constant := 2 * Name_Bytes + 32;
    --  "card, reversed, in position"
    Thought_Bytes    : constant := Organs.Cognition.Max_Thought_Bytes;
@@ -130,6 +133,11 @@ package Turn_Cycle is
       Energy    : Organs.Fraction := 0.0;
       Terrain   : Organs.Drive_Box.Terrain_Kind := Organs.Drive_Box.Depleted;
       Passes    : Energy_Gate.Pass_Count := 1;
+      --  Budget (--energy budget): the session's budget as the turn
+      --  found it, and what the turn spent of it
+      Budget    : Organs.Drive_Box.Budget_View;
+      Calls_Left : Natural := Organs.Drive_Box.Unmetered;
+      Used      : Organs.Drive_Box.Turn_Use;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
       Route     : Span;
