@@ -213,6 +213,7 @@ begin
       if Length (Settings.State_Path) > 0 then
          declare
             use type Body_Config.State_Durability;
+            use type Body_Config.Energy_Source;
             Opened : Session_Store.Outcome;
          begin
             --  --state: every turn reads its session from the store and
@@ -230,6 +231,9 @@ begin
                --  before SOUL.md is touched
                Body_Log.Error (Session_Store.Diagnostic (Opened));
                GNAT.OS_Lib.OS_Exit (Usage_Status);
+            end if;
+            if Settings.Energy = Body_Config.Budget then
+               Stored.Store_Of.Keep_Budgets;
             end if;
          end;
       end if;

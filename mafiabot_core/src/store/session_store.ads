@@ -151,6 +151,12 @@ package Session_Store is
    --  held from other bodies until this one's next turn (a long turn holds
    --  nothing to roll back)
 
+   procedure Keep_Budgets (Self : in out Store);
+   --  Budget (--energy budget): from now on every turn reads its session's
+   --  budget log from the table budget_calls and writes it back in its
+   --  commit, so that a restart does not refill a budget (a body without
+   --  a budget leaves the table alone)
+
    procedure Keep_Secret
      (Self   : in out Store;
       Secret : out Unbounded_String;
@@ -173,7 +179,8 @@ private
 
    type Query is
      (Begin_Write, Commit, Rollback, Read_Record, Insert_Record,
-      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest);
+      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest,
+      Read_Budget, Forget_Budget, Log_Budget);
    --  The statements a turn runs, prepared once at Open
 
    type Standing is (Unknown, Most_Recent, Less_Recent);
@@ -227,6 +234,7 @@ private
       Long_Read   : Record_Read;
       --  What the long turn in flight read, if one is
       Last        : Last_Commit;
+      Keeps_Budgets : Boolean := False;
    end record;
 
    function Is_Open (Self : Store) return Boolean is

@@ -1,0 +1,128 @@
+"""--energy budget through the official MCP Python SDK client, in real time (docs/energy.md).
+
+A deterministic `sampling_callback` answers every `sampling/createMessage` and notes when it came and for which
+session's turn. With `--budget-calls 20 --budget-window-s 5`: back-to-back turns of one session never make more than
+20 calls in any 5 s, their passes fall as the budget drains (to a turn that asks nothing and says so), another
+session's turns are unaffected (L1), a restart on the same `--state` keeps the budget spent, and once the window has
+passed the session runs all eight passes again. The passes expected are computed here, from the derivation in
+docs/energy.md, not copied from the body.
+
+Real time is the point of this test (the Ada tests turn an injected clock): the one wait is the window itself,
+bounded, and nothing else sleeps.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp import types as mcp_types
+
+from harness.body import BodyOptions
+from sampling_support import SAMPLING_ARGS
+
+CALLS = 20
+WINDOW_S = 5.0
+BUDGET_ARGS = ("--energy", "budget", "--budget-calls", str(CALLS), "--budget-window-s", str(int(WINDOW_S)))
+SESSION_TIMEOUT = 30.0
+READ_TIMEOUT = 10.0
+FULL_TURN = 9
+RECOVERY_MARGIN_S = 0.5
+# A turn's calls are logged when it ends, a little after the callback saw its last call
+# A turn of P passes asks P + 1 calls: one a pass and the synthesis (docs/energy.md, "The calls a turn plans")
+
+
+def expected_passes(calls_left: int) -> int:
+    """The derivation of docs/energy.md, written again: E = floor(1000 * left / N); pass K > 1 runs iff
+    E >= ceil(1000 * (K + 1) / 9); a session that cannot pay for two calls runs one pass and asks nothing."""
+    energy = 1000 * calls_left // CALLS
+    passes = 1
+    for pass_number in range(2, 9):
+        if energy >= -(-1000 * (pass_number + 1) // FULL_TURN):
+            passes = pass_number
+    return min(passes, max(calls_left - 1, 1))
+
+
+class TimedModel:
+    """Answers each request at once, noting the monotonic time and the session whose turn asked."""
+
+    def __init__(self) -> None:
+        self.session = ""
+        self.calls: list[tuple[str, float]] = []
+
+    async def __call__(self, context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        self.calls.append((self.session, time.monotonic()))
+        return mcp_types.CreateMessageResult(role="assistant", model="sdk-timed",
+                                             content=mcp_types.TextContent(type="text", text="a thought"),
+                                             stop_reason="endTurn")
+
+
+def server(body_exe: Path, home: Path, state: Path) -> StdioServerParameters:
+    argv = BodyOptions(body=body_exe, no_soul=True,
+                       extra_args=SAMPLING_ARGS + BUDGET_ARGS + ("--state", str(state))).argv()
+    return StdioServerParameters(command=argv[0], args=argv[1:], env={"HERMES_HOME": str(home), "PATH": "/usr/bin:/bin"})
+
+
+def arguments(uid: str) -> dict[str, str]:
+    return {"input": "who sits at the head of the table?", "uid": uid, "channel": "#docks", "server": "corleone"}
+
+
+async def run_turns(params: StdioServerParameters, model: TimedModel, uids: list[str]) -> list[dict[str, Any]]:
+    traces = []
+    with anyio.fail_after(SESSION_TIMEOUT):
+        async with Client(params, mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                          sampling_callback=model) as client:
+            for uid in uids:
+                model.session = uid
+                result = await client.call_tool("turn", arguments(uid))
+                assert not result.is_error
+                traces.append(result.structured_content)
+    return traces
+
+
+def most_in_any_window(times: list[float]) -> int:
+    """The most calls any window of WINDOW_S seconds holds (each window starting at a call)."""
+    times = sorted(times)
+    return max((sum(1 for other in times if start <= other < start + WINDOW_S) for start in times), default=0)
+
+
+def test_a_session_s_budget_drains_its_passes_holds_across_a_restart_and_recovers(body_exe, tmp_path):
+    state = tmp_path / "sessions.db"
+    model = TimedModel()
+    params = server(body_exe, tmp_path, state)
+
+    drained = anyio.run(run_turns, params, model, ["vito"] * 6 + ["tom"])
+    vito, tom = drained[:-1], drained[-1]
+    left = CALLS
+    for trace in vito:
+        budget = trace["cognition"]["budget"]
+        assert budget["calls_limit"] == CALLS and budget["window_s"] == WINDOW_S
+        assert budget["calls_left"] == left
+        assert trace["passes_run"] == expected_passes(left)
+        assert budget["turn_calls"] == len(trace["cognition"]["calls"])
+        left -= budget["turn_calls"]
+    passes = [trace["passes_run"] for trace in vito]
+    assert passes[0] == 8 and passes == sorted(passes, reverse=True) and passes[-1] == 1
+    spent = vito[-1]["cognition"]
+    assert spent["calls"] == [] and spent["budget"]["calls_left"] < 2
+    assert spent["fallback"] and "budget" in spent["fallback"]
+    assert "spent: no model call" in vito[-1]["steps"][1]["detail"]
+    assert tom["passes_run"] == 8 and tom["cognition"]["budget"]["calls_used"] == 0
+
+    # A restart on the same store, within the window: the budget is still spent
+    restarted = anyio.run(run_turns, params, model, ["vito"])[0]
+    assert restarted["cognition"]["budget"]["calls_used"] > 0
+    assert restarted["passes_run"] < 8
+
+    vito_times = [at for session, at in model.calls if session == "vito"]
+    # The window's own wait, bounded by it: every slot of vito's frees WINDOW_S after its turn ended
+    time.sleep(max(0.0, max(vito_times) + WINDOW_S + RECOVERY_MARGIN_S - time.monotonic()))
+    recovered = anyio.run(run_turns, params, model, ["vito"])[0]
+    assert recovered["passes_run"] == 8 and recovered["cognition"]["budget"]["calls_used"] == 0
+
+    vito_times = [at for session, at in model.calls if session == "vito"]
+    assert most_in_any_window(vito_times) <= CALLS
+    assert len(vito_times) > CALLS
