@@ -219,6 +219,9 @@ begin
             --  --state: every turn reads its session from the store and
             --  commits it there before its reply is written
             Stored := new Session_Repositories.Stored.Repository;
+            if Settings.Energy = Body_Config.Budget then
+               Stored.Store_Of.Keep_Budgets;
+            end if;
             Stored.Open
               (Path            => To_String (Settings.State_Path),
                Capacity        => Settings.Max_Sessions,
@@ -231,9 +234,6 @@ begin
                --  before SOUL.md is touched
                Body_Log.Error (Session_Store.Diagnostic (Opened));
                GNAT.OS_Lib.OS_Exit (Usage_Status);
-            end if;
-            if Settings.Energy = Body_Config.Budget then
-               Stored.Store_Of.Keep_Budgets;
             end if;
          end;
       end if;

@@ -387,11 +387,15 @@ package body Session_Store is
          return;
       end if;
 
-      Run_All (Budget_Schema);
+      if Self.Keeps_Budgets then
+         Run_All (Budget_Schema);
+      end if;
       for Each in Query loop
          exit when Code /= Sqlite.OK;
-         Code := Sqlite.Prepare_V2
-           (Self.Db, C.To_C (Sql (Each).all), -1, Self.Queries (Each));
+         if Each not in Budget_Query or else Self.Keeps_Budgets then
+            Code := Sqlite.Prepare_V2
+              (Self.Db, C.To_C (Sql (Each).all), -1, Self.Queries (Each));
+         end if;
       end loop;
       if Code = Sqlite.OK then
          Execute (Self, "COMMIT", Code);
@@ -761,6 +765,7 @@ package body Session_Store is
             & " store first");
          return;
       end if;
+      Fresh.Keeps_Budgets := Self.Keeps_Budgets;
       Open (Fresh, Path, Self.Capacity, Self.Busy_Timeout_Ms, Self.Full_Sync,
             Opened);
       if Opened.Failed then
