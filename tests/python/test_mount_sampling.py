@@ -18,11 +18,11 @@ from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes.config_yaml import load_as_hermes
 from harness.hermes_mount.cognition import (
+    BUDGET_BOUNDS,
     CALLS_PER_DRAINED_TURN,
     CALLS_PER_FULL_TURN,
     DEFAULT_TURNS_PER_MINUTE,
     TURNS_PER_MINUTE_RANGE,
-    BUDGET_BOUNDS,
     SessionBudget,
     help_defaults,
 )
