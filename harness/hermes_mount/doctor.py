@@ -360,7 +360,7 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
                                "would be refused, cut short or throttled; run mount again to size it")
     else:
         block = entry[SAMPLING_KEY]
-        rpm = hermes_number(block['max_rpm'], int) or 0
+        rpm = int(hermes_number(block['max_rpm'], int) or 0)
         status, paced = _budget_pacing(budget, rpm)
         add("cognition", status, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
                                  f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
