@@ -127,14 +127,16 @@ package Energy_Gate with SPARK_Mode => On is
      Global => null,
      Pre    => Is_Valid (Curve),
      Post   =>
-       Passes_Within'Result <= Passes_For (Curve, Energy)
-       and then (if Can_Ask (Calls_Left, Asks_Intent)
-                 then Planned_Calls (Passes_Within'Result, Asks_Intent)
-                        <= Calls_Left
-                 else Passes_Within'Result = 1)
-       and then (if Planned_Calls (Passes_For (Curve, Energy), Asks_Intent)
-                      <= Calls_Left
-                 then Passes_Within'Result = Passes_For (Curve, Energy));
+       (declare
+          Gated : constant Pass_Count := Passes_For (Curve, Energy);
+        begin
+          Passes_Within'Result <= Gated
+          and then (if Can_Ask (Calls_Left, Asks_Intent)
+                    then Planned_Calls (Passes_Within'Result, Asks_Intent)
+                           <= Calls_Left
+                    else Passes_Within'Result = 1)
+          and then (if Planned_Calls (Gated, Asks_Intent) <= Calls_Left
+                    then Passes_Within'Result = Gated));
    --  The passes a turn plans at Energy with Calls_Left model calls left:
    --  the gate's, cut to what the calls left pay for (at least one).  The
    --  cut never binds on the derived curve with E the share of calls left

@@ -215,10 +215,16 @@ package body Turn_Cycle is
                   Trace.Calls_Left := Now.Calls_Left;
                end;
                --  Asks_Intent stays False until the model states the
-               --  intent (--intent model) in the cycle
-               Trace.Passes := Energy_Gate.Passes_Within
-                 (Curve, Organs.To_Millis (Trace.Energy), Trace.Calls_Left,
-                  Asks_Intent => False);
+               --  intent (--intent model) in the cycle.  A Drive-Box that
+               --  meters no calls leaves the gate's passes as they are
+               if Trace.Calls_Left = Organs.Drive_Box.Unmetered then
+                  Trace.Passes := Energy_Gate.Passes_For
+                    (Curve, Organs.To_Millis (Trace.Energy));
+               else
+                  Trace.Passes := Energy_Gate.Passes_Within
+                    (Curve, Organs.To_Millis (Trace.Energy),
+                     Trace.Calls_Left, Asks_Intent => False);
+               end if;
                if not Energy_Gate.Can_Ask
                    (Trace.Calls_Left, Asks_Intent => False)
                  and then Trace.Reach = Organs.Model_Port.Reachable
