@@ -13,7 +13,10 @@ bounded, and nothing else sleeps.
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from mcp import types as mcp_types
 
 from harness.body import BodyOptions
 from sampling_support import SAMPLING_ARGS
+from support import REPO
 
 CALLS = 20
 WINDOW_S = 5.0
@@ -126,3 +130,52 @@ def test_a_session_s_budget_drains_its_passes_holds_across_a_restart_and_recover
     vito_times = [at for session, at in model.calls if session == "vito"]
     assert most_in_any_window(vito_times) <= CALLS
     assert len(vito_times) > CALLS
+
+
+def recipe_statements() -> list[str]:
+    """The SQL of docs/energy.md's recipe to read and reset one session's budget, as the page gives it."""
+    page = (REPO / "docs" / "energy.md").read_text(encoding="utf-8")
+    block = page.split("## Reading and resetting one session's budget", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    return re.findall(r'sqlite3 "\$STORE" "(.*?)"', block, re.DOTALL)
+
+
+def test_the_operator_s_recipe_reads_and_resets_one_session_s_budget_and_eviction_takes_its_rows(body_exe, tmp_path):
+    window_s = 300  # the recipe's window, so that nothing ages out while the test runs
+    state = tmp_path / "sessions.db"
+    model = TimedModel()
+    argv = BodyOptions(body=body_exe, no_soul=True, extra_args=SAMPLING_ARGS + (
+        "--energy", "budget", "--budget-calls", str(CALLS), "--budget-window-s", str(window_s),
+        "--state", str(state), "--max-sessions", "1")).argv()
+    params = StdioServerParameters(command=argv[0], args=argv[1:],
+                                   env={"HERMES_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    read_window, read_one, reset = recipe_statements()
+
+    async def scenario() -> list[dict[str, Any]]:
+        traces = []
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with Client(params, mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                              sampling_callback=model) as client:
+                async def turn(uid: str) -> None:
+                    result = await client.call_tool("turn", arguments(uid))
+                    assert not result.is_error
+                    traces.append(result.structured_content)
+
+                await turn("vito")
+                await turn("vito")
+                with closing(sqlite3.connect(state)) as db:
+                    spent = sum(trace["cognition"]["budget"]["turn_calls"] for trace in traces)
+                    assert db.execute(read_window).fetchall() == [("vito/#docks/corleone", spent)]
+                    assert [calls for _, calls, _ in db.execute(read_one)] == [
+                        trace["cognition"]["budget"]["turn_calls"] for trace in traces]
+                    db.execute(reset)
+                    db.commit()
+                await turn("vito")  # the body reads the store another process wrote: the budget is whole again
+                await turn("tom")  # past --max-sessions 1: vito's record is evicted, and its budget with it
+                with closing(sqlite3.connect(state)) as db:
+                    assert [session for session, _ in db.execute(read_window)] == ["tom/#docks/corleone"]
+        return traces
+
+    first, drained, reset_turn, tom = anyio.run(scenario)
+    assert first["passes_run"] == 8 and drained["passes_run"] < 8
+    assert reset_turn["passes_run"] == 8 and reset_turn["cognition"]["budget"]["calls_used"] == 0
+    assert tom["passes_run"] == 8
