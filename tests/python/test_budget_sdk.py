@@ -30,7 +30,6 @@ from support import REPO
 
 CALLS = 20
 WINDOW_S = 5.0
-BUDGET_ARGS = ("--energy", "budget", "--budget-calls", str(CALLS), "--budget-window-s", str(int(WINDOW_S)))
 SESSION_TIMEOUT = 30.0
 READ_TIMEOUT = 10.0
 FULL_TURN = 9
@@ -64,9 +63,12 @@ class TimedModel:
                                              stop_reason="endTurn")
 
 
-def server(body_exe: Path, home: Path, state: Path) -> StdioServerParameters:
-    argv = BodyOptions(body=body_exe, no_soul=True,
-                       extra_args=SAMPLING_ARGS + BUDGET_ARGS + ("--state", str(state))).argv()
+def server(body_exe: Path, home: Path, state: Path, window_s: int = int(WINDOW_S),
+           *extra: str) -> StdioServerParameters:
+    """The sampling body on a budget of CALLS calls in `window_s`, its sessions in `state`."""
+    argv = BodyOptions(body=body_exe, no_soul=True, extra_args=(
+        *SAMPLING_ARGS, "--energy", "budget", "--budget-calls", str(CALLS), "--budget-window-s", str(window_s),
+        "--state", str(state), *extra)).argv()
     return StdioServerParameters(command=argv[0], args=argv[1:], env={"HERMES_HOME": str(home), "PATH": "/usr/bin:/bin"})
 
 
@@ -143,11 +145,7 @@ def test_the_operator_s_recipe_reads_and_resets_one_session_s_budget_and_evictio
     window_s = 300  # the recipe's window, so that nothing ages out while the test runs
     state = tmp_path / "sessions.db"
     model = TimedModel()
-    argv = BodyOptions(body=body_exe, no_soul=True, extra_args=SAMPLING_ARGS + (
-        "--energy", "budget", "--budget-calls", str(CALLS), "--budget-window-s", str(window_s),
-        "--state", str(state), "--max-sessions", "1")).argv()
-    params = StdioServerParameters(command=argv[0], args=argv[1:],
-                                   env={"HERMES_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    params = server(body_exe, tmp_path, state, window_s, "--max-sessions", "1")
     read_window, read_one, reset = recipe_statements()
 
     async def scenario() -> list[dict[str, Any]]:
