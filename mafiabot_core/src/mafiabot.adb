@@ -118,6 +118,10 @@ procedure Mafiabot is
          GNAT.OS_Lib.OS_Exit (Soul_Failure_Status);
    end Answer_Soul_Question;
 
+   Budget_Clock : aliased Wall_Clocks.Turn_Clock;
+   --  Budget (--energy budget): the clock the Drive-Box reads, pinned by
+   --  the sampling thinker to a turn's first round in the 2026-07-28 form
+
    Settings : Body_Config.Settings;
    Stub     : Stub_Organs.Fixture;
    Sessions : Session_Repositories.Repository_Access;
@@ -160,6 +164,7 @@ procedure Mafiabot is
    --  through the channel, the protocol serving the lines meanwhile
 
    function Sampled_Thinker return Turn_Thinkers.Thinker_Access is
+      use type Body_Config.Energy_Source;
       Thinker : constant Sampling_Port.Thinker_Access :=
         new Sampling_Port.Thinker;
    begin
@@ -185,6 +190,9 @@ procedure Mafiabot is
             end if;
             Thinker.Set_Secret (To_String (Secret));
          end;
+      end if;
+      if Settings.Energy = Body_Config.Budget then
+         Thinker.Pin_Rounds_On (Budget_Clock'Unchecked_Access);
       end if;
       return Turn_Thinkers.Thinker_Access (Thinker);
    end Sampled_Thinker;
@@ -281,8 +289,7 @@ begin
             when Body_Config.Budget =>
               (Thinking with delta Drive_Box =>
                  new Organs.Budget_Box.Organ'
-                   (Clock => Wall_Clocks.Clock_Access'
-                              (new Wall_Clocks.System_Clock'(null record)),
+                   (Clock => Budget_Clock'Unchecked_Access,
                     Limit =>
                       (Calls     => Settings.Budget_Calls,
                        Window_Ms => Settings.Budget_Window_S * 1000,

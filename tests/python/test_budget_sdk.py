@@ -177,3 +177,47 @@ def test_the_operator_s_recipe_reads_and_resets_one_session_s_budget_and_evictio
     assert first["passes_run"] == 8 and drained["passes_run"] < 8
     assert reset_turn["passes_run"] == 8 and reset_turn["cognition"]["budget"]["calls_used"] == 0
     assert tom["passes_run"] == 8
+
+
+class WindowCrossingModel(TimedModel):
+    """Answers at once, but for the first request of the turn `slow_turn` (1 = the first turn of the body): that
+    one it answers only once `wait_s` have passed since the last request before it."""
+
+    def __init__(self, slow_turn: int, wait_s: float) -> None:
+        super().__init__()
+        self.slow_turn, self.wait_s, self.turn = slow_turn, wait_s, 0
+        self.first_of_turn = True
+
+    async def __call__(self, context: Any, params: mcp_types.CreateMessageRequestParams) -> mcp_types.CreateMessageResult:
+        if self.turn == self.slow_turn and self.first_of_turn and self.calls:
+            await anyio.sleep(max(0.0, self.calls[-1][1] + self.wait_s - time.monotonic()))
+        self.first_of_turn = False
+        return await super().__call__(context, params)
+
+
+def test_a_turn_in_rounds_plans_every_round_as_its_first_even_when_a_slot_frees_between_them(body_exe, tmp_path):
+    """The 2026-07-28 form (the SDK's default mode): the body runs a sampled turn once per round of the client's.
+    A slot that frees between two rounds of one turn must not change the passes its later rounds plan, or their
+    replayed answers would shift by a call (docs/energy.md, "The trace")."""
+    window_s = 3
+    model = WindowCrossingModel(slow_turn=2, wait_s=window_s + RECOVERY_MARGIN_S)
+    params = server(body_exe, tmp_path, tmp_path / "sessions.db", window_s)
+
+    async def two_turns() -> list[dict[str, Any]]:
+        traces = []
+        with anyio.fail_after(SESSION_TIMEOUT):
+            async with Client(params, read_timeout_seconds=READ_TIMEOUT, sampling_callback=model) as client:
+                for turn in (1, 2):
+                    model.turn, model.first_of_turn = turn, True
+                    result = await client.call_tool("turn", arguments("vito"))
+                    assert not result.is_error
+                    traces.append(result.structured_content)
+        return traces
+
+    first, crossing = anyio.run(two_turns)
+    assert first["passes_run"] == 8
+    budget = crossing["cognition"]["budget"]
+    assert budget["calls_used"] == 9, "the turn's first round must have sensed the first turn's calls"
+    assert crossing["passes_run"] == expected_passes(CALLS - 9)
+    assert budget["turn_calls"] == len(crossing["cognition"]["calls"]) == crossing["passes_run"] + 1
+    assert len(model.calls) == 9 + crossing["passes_run"] + 1

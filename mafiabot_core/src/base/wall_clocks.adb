@@ -22,4 +22,25 @@ package body Wall_Clocks is
         + Epoch_Ms (Long_Long_Integer (Seconds * 1000.0));
    end Now;
 
+   overriding function Now (Self : Turn_Clock) return Epoch_Ms is
+     (Self.Machine.Now);
+
+   overriding function Sensed_At (Self : Turn_Clock) return Epoch_Ms is
+      At_Now : constant Epoch_Ms := Self.Machine.Now;
+   begin
+      return (if Self.Pinned then Epoch_Ms'Min (Self.First, At_Now)
+              else At_Now);
+   end Sensed_At;
+
+   procedure Pin (Self : in out Turn_Clock; First_Round : Epoch_Ms) is
+   begin
+      Self.Pinned := True;
+      Self.First := First_Round;
+   end Pin;
+
+   procedure Unpin (Self : in out Turn_Clock) is
+   begin
+      Self.Pinned := False;
+   end Unpin;
+
 end Wall_Clocks;

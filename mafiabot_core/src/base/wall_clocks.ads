@@ -12,6 +12,12 @@ package Wall_Clocks is
 
    function Now (Self : Clock) return Epoch_Ms is abstract;
 
+   function Sensed_At (Self : Clock) return Epoch_Ms is abstract
+   with Post'Class => Sensed_At'Result <= Self.Now;
+   --  The time a turn senses its energy at: Now, but for a turn that runs
+   --  in rounds of its client's (Turn_Clock), the time of its first round,
+   --  so that every round of one turn plans the same passes
+
    type Clock_Access is access constant Clock'Class;
 
    type System_Clock is limited new Clock with null record;
@@ -19,5 +25,31 @@ package Wall_Clocks is
    --  call look younger, so its slot is held longer, never shorter
 
    overriding function Now (Self : System_Clock) return Epoch_Ms;
+
+   overriding function Sensed_At (Self : System_Clock) return Epoch_Ms is
+     (Self.Now);
+
+   type Turn_Clock is limited new Clock with private;
+   --  The machine's clock, whose Sensed_At the thinker of a turn in rounds
+   --  pins to the turn's first round (never later than Now)
+
+   overriding function Now (Self : Turn_Clock) return Epoch_Ms;
+
+   overriding function Sensed_At (Self : Turn_Clock) return Epoch_Ms;
+
+   procedure Pin (Self : in out Turn_Clock; First_Round : Epoch_Ms);
+   --  The turn now starting is a later round of one that began at
+   --  First_Round (a time in the future counts as Now)
+
+   procedure Unpin (Self : in out Turn_Clock);
+   --  The turn now starting senses at Now
+
+private
+
+   type Turn_Clock is limited new Clock with record
+      Machine : System_Clock;
+      Pinned  : Boolean := False;
+      First   : Epoch_Ms := 0;
+   end record;
 
 end Wall_Clocks;

@@ -36,7 +36,7 @@ package body Organs.Budget_Box is
    overriding function Snapshot_Of
      (Self : Organ; State : Drive_Box.Reservoir) return Drive_Box.Snapshot
    is
-      Now    : constant Wall_Clocks.Epoch_Ms := Self.Clock.Now;
+      Now    : constant Wall_Clocks.Epoch_Ms := Self.Clock.Sensed_At;
       Calls  : Natural := 0;
       Tokens : Natural := 0;
       Energy : Energy_Gate.Millis;
@@ -87,7 +87,9 @@ package body Organs.Budget_Box is
    overriding procedure Recharge
      (Self : Organ; State : in out Drive_Box.Reservoir) is
    begin
-      Forget_Passed (Self, State, Self.Clock.Now);
+      --  At the time the turn senses at, so that the snapshot after it
+      --  still counts what was live then
+      Forget_Passed (Self, State, Self.Clock.Sensed_At);
    end Recharge;
 
    overriding procedure Spend

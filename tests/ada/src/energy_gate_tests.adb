@@ -128,6 +128,8 @@ package body Energy_Gate_Tests is
 
    overriding function Now (Self : Hand_Clock) return Wall_Clocks.Epoch_Ms is (Self.At_Ms);
 
+   overriding function Sensed_At (Self : Hand_Clock) return Wall_Clocks.Epoch_Ms is (Self.At_Ms);
+
    Hand : aliased Hand_Clock;
    --  The budget's clock, turned by the test
 
