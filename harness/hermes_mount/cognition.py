@@ -129,6 +129,29 @@ class SamplingSpec:
     on: bool
     bounds: SamplingBounds
     turns_asked: bool = False
+    budget: SessionBudget | None = None
+
+
+ENERGY_OPTION = "--energy"
+BUDGET = "budget"
+BUDGET_CALLS = BodyBound("--budget-calls", "model calls a session may make in a window")
+BUDGET_WINDOW = BodyBound("--budget-window-s", "the budget's sliding window, in seconds")
+BUDGET_BOUNDS = (BUDGET_CALLS, BUDGET_WINDOW)
+# Hermes's max_rpm counts a sliding minute (SamplingHandler._check_rate_limit).
+RATE_WINDOW_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class SessionBudget:
+    """The body's per-session model budget (`--energy budget`, docs/energy.md): `calls` in any `window_s` seconds."""
+
+    calls: int
+    window_s: int
+
+    def most_calls_a_minute(self) -> int:
+        """The most calls one session can make in any minute: a minute splits into ceil(60 / window) stretches no
+        longer than the window, and the body's sliding log lets at most `calls` through each."""
+        return self.calls * math.ceil(RATE_WINDOW_SECONDS / self.window_s)
 
 
 def option_value(argv: Sequence[str], option: str) -> str | None:
@@ -147,10 +170,10 @@ def cognition_of(body: Sequence[str]) -> str:
     return option_value(body[1:], COGNITION_OPTION) or STUB
 
 
-def help_defaults(help_text: str) -> dict[str, int]:
-    """The `(default N)` the body's --help states for each of its sampling bounds."""
+def help_defaults(help_text: str, bounds: Sequence[BodyBound] = BODY_BOUNDS) -> dict[str, int]:
+    """The `(default N)` the body's --help states for each of `bounds` (its sampling bounds unless told)."""
     found: dict[str, int] = {}
-    for bound in BODY_BOUNDS:
+    for bound in bounds:
         # The option's own lines: from its name to the next line that starts another option.
         match = re.search(rf"^\s*{re.escape(bound.option)}\b(.*?)(?=^\s*--|\Z)", help_text, re.MULTILINE | re.DOTALL)
         number = re.search(r"\(default:? (\d+)", match.group(1)) if match else None
@@ -195,6 +218,29 @@ def sampling_bounds(body: Sequence[str], help_text: str | None = None) -> Sampli
     return SamplingBounds(timeout_ms, deadline_ms, max_tokens, tuple(sources), intent)
 
 
+def session_budget(body: Sequence[str], help_text: str | None = None) -> SessionBudget | None:
+    """The per-session budget a body command line runs with (`--energy budget`), None without one: the entry's
+    args first, else the defaults the body's --help states."""
+    args = body[1:]
+    if option_value(args, ENERGY_OPTION) != BUDGET:
+        return None
+    given = {bound.option: option_value(args, bound.option) for bound in BUDGET_BOUNDS}
+    defaults: dict[str, int] = {}
+    if any(value is None for value in given.values()):
+        defaults = help_defaults(body_help(body[0]) if help_text is None else help_text, BUDGET_BOUNDS)
+    values = []
+    for bound in BUDGET_BOUNDS:
+        text = given[bound.option]
+        if text is not None and (not text.isdigit() or int(text) < 1):
+            raise ConfigError(f"the entry's body argument {bound.option} {text}: not a positive whole number; "
+                              "the body would refuse to start")
+        if text is None and bound.option not in defaults:
+            raise ConfigError(f"the body {body[0]} does not state a default for {bound.option} in its --help: it "
+                              f"predates {ENERGY_OPTION} {BUDGET} (build the current body with `make build`)")
+        values.append(int(text) if text is not None else defaults[bound.option])
+    return SessionBudget(calls=values[0], window_s=values[1])
+
+
 def check_turns_per_minute(turns: int) -> int:
     """`turns` when mount may size max_rpm from it; ConfigError otherwise."""
     low, high = TURNS_PER_MINUTE_RANGE
@@ -205,9 +251,13 @@ def check_turns_per_minute(turns: int) -> int:
     return turns
 
 
-def required_block(bounds: SamplingBounds, turns_per_minute: int) -> SamplingBlock:
-    """The least block for `turns_per_minute` back-to-back full turns a minute (at least one) under the body's bounds."""
-    return SamplingBlock(max_rpm=max(turns_per_minute, 1) * bounds.full_turn_calls,
+def required_block(bounds: SamplingBounds, turns_per_minute: int,
+                   budget: SessionBudget | None = None) -> SamplingBlock:
+    """The least block for `turns_per_minute` back-to-back full turns a minute (at least one) under the body's bounds,
+    and, with a per-session budget, for all the calls one session's budget lets through in a minute: the body's
+    budget then paces a session before Hermes's brake throttles it."""
+    most = budget.most_calls_a_minute() if budget is not None else 0
+    return SamplingBlock(max_rpm=max(max(turns_per_minute, 1) * bounds.full_turn_calls, most),
                          timeout=seconds(bounds.request_timeout_ms), max_tokens_cap=bounds.max_tokens,
                          full_turn_calls=bounds.full_turn_calls)
 
@@ -303,6 +353,12 @@ def _size(entry: CommentedMap, name: str, spec: SamplingSpec) -> list[str]:
             block[key] = least
     if kept:
         notes.append(f"kept the entry's own sampling {', '.join(kept)} (at least what a full turn needs)")
+    rpm = hermes_number(block.get("max_rpm"), int)
+    if spec.budget is not None and rpm is not None and rpm < spec.budget.most_calls_a_minute():
+        notes.append(f"sampling.max_rpm {rpm} is below the {spec.budget.most_calls_a_minute()} calls a minute the "
+                     f"body's budget ({BUDGET_CALLS.option} {spec.budget.calls} in {BUDGET_WINDOW.option} "
+                     f"{spec.budget.window_s}) lets one session make: Hermes will refuse some calls the budget allows "
+                     "(the trace marks them failed); kept, as it is your brake")
     return notes
 
 
@@ -375,5 +431,11 @@ def describe(spec: SamplingSpec, tool_timeout: float) -> list[str]:
     why = (f"          Hermes waits a call as long as the body ({REQUEST_TIMEOUT.option} {bounds.request_timeout_ms}, "
            f"{sources[REQUEST_TIMEOUT.option]}), caps no pass below {MAX_TOKENS.option} {bounds.max_tokens}, and the "
            f"tool timeout {tool_timeout:g} s outlasts {TURN_DEADLINE.option} {bounds.turn_deadline_ms}")
-    return [chosen, why]
+    if spec.budget is None:
+        return [chosen, why]
+    budget = (f"          the body's budget ({ENERGY_OPTION} {BUDGET}): {BUDGET_CALLS.option} {spec.budget.calls} "
+              f"in {BUDGET_WINDOW.option} {spec.budget.window_s} a session, at most "
+              f"{spec.budget.most_calls_a_minute()} calls of one session a minute, within max_rpm; its passes fall "
+              "as it spends (docs/energy.md)")
+    return [chosen, why, budget]
 

@@ -48,16 +48,21 @@ from harness.errors import BodyDied, HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
 from harness.hermes_mount.cognition import (
+    BUDGET_CALLS,
+    BUDGET_WINDOW,
     CALLS_PER_FULL_TURN,
+    ENERGY_OPTION,
     SAMPLING,
     SAMPLING_KEY,
     SYNTHESIS_CALLS,
     SamplingBounds,
+    SessionBudget,
     cognition_of,
     full_turns_a_minute,
     hermes_number,
     required_block,
     sampling_bounds,
+    session_budget,
     shortfalls,
     tool_timeout_floor,
 )
@@ -339,6 +344,7 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
         return None
     try:
         bounds = sampling_bounds(body)
+        budget = session_budget(body)
     except HarnessError as exc:
         add("cognition", FAIL, str(exc))
         return None
@@ -355,12 +361,27 @@ def _check_cognition(entry: dict[str, Any] | None, body: list[str],
                                "would be refused, cut short or throttled; run mount again to size it")
     else:
         block = entry[SAMPLING_KEY]
-        add("cognition", OK, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
-                             f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
-                             f"{block['max_tokens_cap']}, tool timeout {timeout} s: "
-                             f"{full_turns_a_minute(hermes_number(block['max_rpm'], int) or 0, bounds.full_turn_calls)}"
-                             f" of {bounds.full_turn_calls} calls a minute back to back, then Hermes throttles")
+        rpm = int(hermes_number(block['max_rpm'], int) or 0)
+        status, paced = _budget_pacing(budget, rpm)
+        add("cognition", status, f"sampling: Hermes answers the body's calls with its model, enabled, max_rpm "
+                                 f"{block['max_rpm']}, timeout {block['timeout']} s, max_tokens_cap "
+                                 f"{block['max_tokens_cap']}, tool timeout {timeout} s: "
+                                 f"{full_turns_a_minute(rpm, bounds.full_turn_calls)} of {bounds.full_turn_calls} "
+                                 f"calls a minute back to back, then Hermes throttles; {paced}")
     return bounds
+
+
+def _budget_pacing(budget: SessionBudget | None, max_rpm: int) -> tuple[str, str]:
+    """The configured budget in words, and whether Hermes's max_rpm lets through what it allows one session."""
+    if budget is None:
+        return OK, f"no budget paces a session ({ENERGY_OPTION} fixture: the fixture's energy curve)"
+    most = budget.most_calls_a_minute()
+    said = (f"budget: {BUDGET_CALLS.option} {budget.calls} in {BUDGET_WINDOW.option} {budget.window_s} a session, at "
+            f"most {most} calls of one session a minute")
+    if max_rpm < most:
+        return WARN, (f"{said}, more than max_rpm {max_rpm}: Hermes refuses calls the budget allows (run mount again "
+                      "to size max_rpm)")
+    return OK, f"{said}, within max_rpm"
 
 
 def _check_sampling(command: str, args: list[str], env: dict[str, str], bounds: SamplingBounds,
@@ -390,7 +411,16 @@ def _check_sampling(command: str, args: list[str], env: dict[str, str], bounds: 
     else:
         add("sampling", OK, f"a turn of {passes} passes sent {len(probe.requests)} sampling requests ({asked}), all "
                             "answered by doctor's own scripted client: the body's side works (no model was asked, "
-                            "nothing spent)")
+                            f"nothing spent){_probe_cost(cognition.get('budget'))}")
+
+
+def _probe_cost(budget: Any) -> str:
+    """What the probe turn cost of its (scratch) session's budget, as its trace says; "" without a budget."""
+    if not isinstance(budget, dict):
+        return ""
+    tokens = budget.get("turn_tokens") if budget.get("tokens_limit") is not None else None
+    return (f"; it cost {budget.get('turn_calls')} of the session's {budget.get('calls_limit')} calls in "
+            f"{budget.get('window_s')} s{f' and {tokens} tokens' if tokens is not None else ''} (--energy budget)")
 
 
 def late_server_effect(discovery: float, source: str) -> str:

@@ -60,6 +60,7 @@ from harness.hermes_mount.cognition import (
     cognition_of,
     required_block,
     sampling_bounds,
+    session_budget,
     tool_timeout_floor,
 )
 from harness.hermes_mount.config_file import (
@@ -323,7 +324,9 @@ def with_sampling(spec: EntrySpec, asked_timeout: float | None) -> tuple[EntrySp
     turns = DEFAULT_TURNS_PER_MINUTE if spec.turns_per_minute is None else spec.turns_per_minute
     if cognition_of(body) == SAMPLING:
         bounds = sampling_bounds(body)
-        sampling = SamplingSpec(required_block(bounds, turns), True, bounds, spec.turns_per_minute is not None)
+        budget = session_budget(body)
+        sampling = SamplingSpec(required_block(bounds, turns, budget), True, bounds, spec.turns_per_minute is not None,
+                                budget)
         floor = tool_timeout_floor(bounds)
         assert spec.timeout is not None  # settled
         if spec.timeout >= floor:

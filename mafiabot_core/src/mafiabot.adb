@@ -18,7 +18,9 @@ with GNAT.OS_Lib;
 with Body_Config;
 with Body_Log;
 with Client_Channels;
+with Energy_Gate;
 with Hermes_Protocol;
+with Organs.Budget_Box;
 with Organs.Identity;
 with Organs.Model_Cognition;
 with Organs.Model_Intender;
@@ -33,6 +35,7 @@ with Stub_Organs;
 with Stub_Organs.Fixtures;
 with Turn_Service;
 with Turn_Thinkers;
+with Wall_Clocks;
 
 procedure Mafiabot is
 
@@ -116,6 +119,10 @@ procedure Mafiabot is
          GNAT.OS_Lib.OS_Exit (Soul_Failure_Status);
    end Answer_Soul_Question;
 
+   Budget_Clock : aliased Wall_Clocks.Turn_Clock;
+   --  Budget (--energy budget): the clock the Drive-Box reads, pinned by
+   --  the sampling thinker to a turn's first round in the 2026-07-28 form
+
    Settings : Body_Config.Settings;
    Stub     : Stub_Organs.Fixture;
    Sessions : Session_Repositories.Repository_Access;
@@ -158,6 +165,7 @@ procedure Mafiabot is
    --  through the channel, the protocol serving the lines meanwhile
 
    function Sampled_Thinker return Turn_Thinkers.Thinker_Access is
+      use type Body_Config.Energy_Source;
       Thinker : constant Sampling_Port.Thinker_Access :=
         new Sampling_Port.Thinker;
    begin
@@ -183,6 +191,9 @@ procedure Mafiabot is
             end if;
             Thinker.Set_Secret (To_String (Secret));
          end;
+      end if;
+      if Settings.Energy = Body_Config.Budget then
+         Thinker.Pin_Rounds_On (Budget_Clock'Unchecked_Access);
       end if;
       return Turn_Thinkers.Thinker_Access (Thinker);
    end Sampled_Thinker;
@@ -211,11 +222,15 @@ begin
       if Length (Settings.State_Path) > 0 then
          declare
             use type Body_Config.State_Durability;
+            use type Body_Config.Energy_Source;
             Opened : Session_Store.Outcome;
          begin
             --  --state: every turn reads its session from the store and
             --  commits it there before its reply is written
             Stored := new Session_Repositories.Stored.Repository;
+            if Settings.Energy = Body_Config.Budget then
+               Stored.Store_Of.Keep_Budgets;
+            end if;
             Stored.Open
               (Path            => To_String (Settings.State_Path),
                Capacity        => Settings.Max_Sessions,
@@ -256,6 +271,7 @@ begin
 
    declare
       use type Body_Config.Soul_Policy;
+      use type Body_Config.Intender_Kind;
       Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
       Thinking : constant Organs.Sets.Organ_Set :=
@@ -269,17 +285,36 @@ begin
                     Max_Tokens => Settings.Sampling_Max_Tokens)));
       --  --cognition sampling: the stub's cognition asked of the client's
       --  model, the stub's own where the client cannot be asked
+      Metered  : constant Organs.Sets.Organ_Set :=
+        (case Settings.Energy is
+            when Body_Config.Fixture => Thinking,
+            when Body_Config.Budget =>
+              (Thinking with delta Drive_Box =>
+                 new Organs.Budget_Box.Organ'
+                   (Clock => Budget_Clock'Unchecked_Access,
+                    Limit =>
+                      (Calls     => Settings.Budget_Calls,
+                       Window_Ms => Settings.Budget_Window_S * 1000,
+                       Tokens    => Settings.Budget_Tokens))));
+      --  --energy budget: E from the session's model budget, on the curve
+      --  derived from the calls a turn plans
       Chosen   : constant Organs.Sets.Organ_Set :=
         (case Settings.Intender is
-            when Body_Config.Rules => Thinking,
+            when Body_Config.Rules => Metered,
             when Body_Config.Model =>
-              (Thinking with delta Intender =>
+              (Metered with delta Intender =>
                  new Organs.Model_Intender.Organ'
                    (Fallback   => Stubs.Intender,
                     Timeout_Ms => Settings.Sampling_Timeout_Ms)));
       --  --intent model (only with --cognition sampling, Body_Config
       --  sees to it): the intent asked of the client's model, the rules'
       --  where its answer names none
+      Curve    : constant Energy_Gate.Threshold_Curve :=
+        (case Settings.Energy is
+            when Body_Config.Fixture => Stub_Organs.Curve (Stub),
+            when Body_Config.Budget =>
+              Energy_Gate.Budget_Curve
+                (Asks_Intent => Settings.Intender = Body_Config.Model));
       Identity : constant Organs.Identity.Big_Three :=
         Chosen.Identity.Draw (Chosen.Deck.all);
       Home     : constant String := Body_Config.Resolved_Hermes_Home (Settings);
@@ -297,7 +332,7 @@ begin
          end if;
       end if;
       Turns.Configure
-        (Chosen, Stub_Organs.Curve (Stub), Sessions,
+        (Chosen, Curve, Sessions,
          (case Settings.Cognition is
              when Body_Config.Stub => new Turn_Thinkers.Stub_Thinker,
              when Body_Config.Sampling => Sampled_Thinker));

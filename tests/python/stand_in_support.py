@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 REQUEST_TIMEOUT_MS, TURN_DEADLINE_MS, MAX_TOKENS = 20000, 50000, 512
+BUDGET_CALLS, BUDGET_WINDOW_S = 30, 20
 HELP = f"""\
 usage: mafiabot [options]
   --cognition stub|sampling  stub (default): canned organs; sampling: ask the client's model
@@ -18,6 +19,10 @@ usage: mafiabot [options]
   --turn-deadline-ms N   how long a whole sampled turn may take, the passes that
                          did not run marked (default {TURN_DEADLINE_MS})
   --sampling-max-tokens N  maxTokens of each request (default {MAX_TOKENS})
+  --energy fixture|budget  fixture (default): the fixture's energy; budget: the session's budget
+  --budget-calls N       model calls a session may make in a window (default {BUDGET_CALLS};
+                         at least one full turn's 9)
+  --budget-window-s S    the sliding window, in seconds (default {BUDGET_WINDOW_S})
   --version, --help
 """
 

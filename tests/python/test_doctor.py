@@ -3,6 +3,7 @@ reading of `hermes mcp test` output, which exits 0 whatever happened."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from harness.hermes_mount import doctor as doctor_module
 from harness.hermes_mount.cognition import SamplingBounds
 from harness.hermes_mount.hermes_cli import parse_mcp_test
 from harness.hermes_mount.probe import SCRIPTED_MODEL, SamplingProbe
-from stand_in_support import stand_in_body
+from stand_in_support import BUDGET_CALLS, BUDGET_WINDOW_S, stand_in_body
 
 CONNECTED = """
   Testing 'mafiabot'...
@@ -273,6 +274,35 @@ def test_doctor_says_the_full_turns_a_minute_the_block_allows_and_fails_one_belo
     out = capsys.readouterr().out
     assert lines_of(out)["cognition"] == "fail" and lines_of(out)["sampling"] == "skip"
     assert "Hermes reads sampling.max_rpm: 8 < 9" in out and "run mount again to size it" in out
+
+
+def test_doctor_shows_the_configured_budget_and_warns_when_max_rpm_cannot_carry_it(tmp_path, capsys):
+    home, body = tmp_path / "home", stand_in_body(tmp_path)
+    assert main(["mount", "--hermes-home", str(home), "--body", str(body), "--no-check", "--cognition", "sampling",
+                 "--body-arg=--energy", "--body-arg=budget"]) == 0
+    capsys.readouterr()
+    doctor(home)
+    out = capsys.readouterr().out
+    most = BUDGET_CALLS * math.ceil(60 / BUDGET_WINDOW_S)
+    assert lines_of(out)["cognition"] == "ok"
+    assert (f"budget: --budget-calls {BUDGET_CALLS} in --budget-window-s {BUDGET_WINDOW_S} a session, at most {most} "
+            "calls of one session a minute, within max_rpm") in out
+    config = home / "config.yaml"
+    config.write_text(re.sub(r"max_rpm: \d+", "max_rpm: 17", config.read_text(encoding="utf-8")), encoding="utf-8")
+    doctor(home)
+    out = capsys.readouterr().out
+    assert lines_of(out)["cognition"] == "warn" and f"at most {most} calls of one session a minute, more than max_rpm 17" in out
+
+
+def test_doctor_says_what_the_probe_turn_cost_of_the_real_body_s_budget(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--cognition", "sampling", "--body-arg=--energy",
+                 "--body-arg=budget", "--body-arg=--budget-calls", "--body-arg=30"]) == 0
+    capsys.readouterr()
+    assert doctor(home) == 0
+    out = capsys.readouterr().out
+    assert lines_of(out)["sampling"] == "ok"
+    assert "sent 9 sampling requests" in out and "; it cost 9 of the session's 30 calls in 300 s (--energy budget)" in out
 
 
 def test_doctor_probes_a_sampled_turn_of_the_real_body_with_its_own_scripted_client(body_exe, tmp_path, capsys):

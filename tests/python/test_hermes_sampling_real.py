@@ -5,12 +5,16 @@
 which logs each call as `sampling`) -> the answers come back into the trace -> the model quotes it. A full-energy
 turn is nine calls; the trace says every one was `answered` by the model the stub named. Two turns back to back
 (the second drained) are all answered under the block mount sized (its default brake, six full turns a minute), and
-cut short under Hermes's default of 10 a minute: what mount's sizing is for.
+cut short under Hermes's default of 10 a minute: what mount's sizing is for. With `--energy budget` (docs/energy.md)
+a chat's turns run fewer passes as the session's budget drains, down to a turn that asks nothing, and a budget that
+lets one session spend more in a minute than mount's default brake gets a block sized for it: no call meets
+Hermes's rate limit.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 from pathlib import Path
@@ -142,3 +146,30 @@ def test_back_to_back_turns_are_answered_under_mount_s_block_and_cut_short_under
         assert statuses == ["answered"] * max_rpm + ["failed"] * (len(calls) - max_rpm)
         assert len(kinds(requests, "sampling")) == max_rpm
         assert all("rate limit" in str(call["error"]) for call in calls[max_rpm:])
+
+
+BUDGET_CALLS = 20
+# Six turns spend it (9, 4, 3, 2 and 2 calls, then none): a short chat, within the default window of 300 s.
+BUDGET_ARGS = ("--body-arg=--energy", "--body-arg=budget", "--body-arg=--budget-calls", f"--body-arg={BUDGET_CALLS}")
+
+
+def test_a_mounted_body_on_a_budget_runs_fewer_passes_as_the_chat_goes_on_and_never_meets_the_rate_limit(
+        body_exe, tmp_path):
+    # The full first turn, then turns of at least two calls each until the budget is spent, then one that finds it so
+    turns = 1 + math.ceil((BUDGET_CALLS - CALLS_PER_FULL_TURN) / 2) + 1
+    replies: list[dict[str, Any]] = [
+        {"tool_call": {"name": "mcp__mafiabot__turn", "arguments": {
+            "input": f"question {number}?", "uid": "hermes-op", "channel": "tavern", "server": "corleone"}}}
+        for number in range(1, turns + 1)] + [{"text": "The body said: {last_tool_result}"}]
+    _, requests, _ = sampled_chat(tmp_path, replies, mount_args=BUDGET_ARGS)
+    config = (tmp_path / "hermes-root" / "profiles" / PROFILE / "config.yaml").read_text(encoding="utf-8")
+    [max_rpm] = [int(found) for found in re.findall(r"max_rpm: (\d+)", config)]
+    assert max_rpm >= BUDGET_CALLS, "mount's block must let through all one session's budget allows a minute"
+    traces = [tool_result_trace(agent) for agent in kinds(requests, "agent")[1:]]
+    passes = [trace["passes_run"] for trace in traces]
+    assert passes[0] == PASS_TOTAL and passes == sorted(passes, reverse=True) and passes[-1] == 1, passes
+    calls = [call for trace in traces for call in trace["cognition"]["calls"]]
+    assert [call["status"] for call in calls] == ["answered"] * len(calls), "a call met Hermes's rate limit"
+    assert len(calls) == len(kinds(requests, "sampling")) == BUDGET_CALLS
+    last = traces[-1]["cognition"]
+    assert last["calls"] == [] and "budget" in str(last["fallback"]) and last["budget"]["calls_left"] == 0

@@ -19,15 +19,25 @@ from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes.config_yaml import load_as_hermes
 from harness.hermes_mount.cognition import (
+    BUDGET_BOUNDS,
     CALLS_PER_DRAINED_TURN,
     CALLS_PER_FULL_TURN,
     DEFAULT_TURNS_PER_MINUTE,
     INTENT_CALLS,
     TURNS_PER_MINUTE_RANGE,
+    SessionBudget,
     help_defaults,
 )
 from harness.hermes_mount.config_file import backups_of
-from stand_in_support import HELP, MAX_TOKENS, REQUEST_TIMEOUT_MS, TURN_DEADLINE_MS, stand_in_body
+from stand_in_support import (
+    BUDGET_CALLS,
+    BUDGET_WINDOW_S,
+    HELP,
+    MAX_TOKENS,
+    REQUEST_TIMEOUT_MS,
+    TURN_DEADLINE_MS,
+    stand_in_body,
+)
 
 
 @pytest.fixture
@@ -54,6 +64,41 @@ def entry_of(home: Path) -> dict:
 def test_the_help_parser_reads_each_default_even_when_it_wraps_to_the_next_line():
     assert help_defaults(HELP) == {"--sampling-timeout-ms": REQUEST_TIMEOUT_MS, "--turn-deadline-ms": TURN_DEADLINE_MS,
                                    "--sampling-max-tokens": MAX_TOKENS}
+
+
+def test_the_help_parser_reads_the_budget_s_defaults_too():
+    assert help_defaults(HELP, BUDGET_BOUNDS) == {"--budget-calls": BUDGET_CALLS, "--budget-window-s": BUDGET_WINDOW_S}
+
+
+@pytest.mark.parametrize(("calls", "window_s", "most"), [(54, 300, 54), (54, 60, 54), (20, 5, 240), (30, 20, 90),
+                                                         (30, 25, 90), (9, 61, 9)])
+def test_a_session_s_budget_lets_through_a_minute_its_calls_times_the_windows_a_minute_spans(calls, window_s, most):
+    assert SessionBudget(calls, window_s).most_calls_a_minute() == most
+
+
+def test_with_a_budget_max_rpm_also_lets_one_session_spend_all_its_budget_allows_a_minute(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--body-arg=--energy", "--body-arg=budget") == 0
+    most = BUDGET_CALLS * math.ceil(60 / BUDGET_WINDOW_S)
+    assert most > DEFAULT_TURNS_PER_MINUTE * CALLS_PER_FULL_TURN  # so the budget, not the turns, sizes it here
+    assert entry_of(home)["sampling"]["max_rpm"] == most
+    out = capsys.readouterr().out
+    assert f"--budget-calls {BUDGET_CALLS} in --budget-window-s {BUDGET_WINDOW_S} a session, at most {most}" in out
+
+    # The entry's own budget sizes it instead of the body's defaults
+    other = home.parent / "other-home"
+    other.mkdir()
+    assert mount(other, body, "--cognition", "sampling", "--body-arg=--energy", "--body-arg=budget",
+                 "--body-arg=--budget-calls=20", "--body-arg=--budget-window-s", "--body-arg=5") == 0
+    assert entry_of(other)["sampling"]["max_rpm"] == 20 * 12
+
+
+def test_an_own_max_rpm_below_the_budget_s_minute_is_kept_with_a_note(home, body, capsys):
+    assert mount(home, body, "--cognition", "sampling", "--sampling-turns-per-minute", "1") == 0
+    capsys.readouterr()
+    assert mount(home, body, "--cognition", "sampling", "--body-arg=--energy", "--body-arg=budget") == 0
+    assert entry_of(home)["sampling"]["max_rpm"] == CALLS_PER_FULL_TURN
+    assert (f"sampling.max_rpm 9 is below the {BUDGET_CALLS * math.ceil(60 / BUDGET_WINDOW_S)} calls a minute"
+            in capsys.readouterr().out)
 
 
 def test_a_full_turn_is_nine_calls_and_a_drained_one_two():

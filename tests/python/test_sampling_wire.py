@@ -375,7 +375,8 @@ def test_without_the_capability_the_stub_thinks_and_the_trace_says_why(spawn_bod
     turn = run_turn(sampling)
     assert turn.requests == []
     assert turn.cognition == {"requested": "sampling", "thinker": "stub",
-                              "fallback": "the client did not declare capabilities.sampling", "calls": []}
+                              "fallback": "the client did not declare capabilities.sampling", "calls": [],
+                              "budget": None}
     assert dumps(without_cognition(turn.trace)) == dumps(stub.call_turn("who sits at the head of the table?",
                                                                         "u", "c", "s"))
 

@@ -48,6 +48,30 @@ def test_a_bad_thresholds_curve_refuses_to_start_with_a_message(body_exe, tmp_pa
     assert b"threshold" in run.stderr.lower()
 
 
+def test_help_names_the_budget_flags(body_exe):
+    text = (run_body(body_exe, "--help").stdout).decode()
+    for flag in ("--energy fixture|budget", "--budget-calls", "--budget-window-s", "--budget-tokens"):
+        assert flag in text
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--energy", "budget", "--budget-calls", "8"), b"--budget-calls 8 is less than one full turn's 9 model calls"),
+    (("--budget-calls", "20"), b"--budget-calls needs --energy budget"),
+    (("--energy", "budget", "--thresholds", "0,0,0,0,0,0,0,0"), b"--energy budget derives its own"),
+    (("--energy", "budget", "--budget-window-s", "0"), b"--budget-window-s must lie in"),
+    (("--energy", "pennies"), b"--energy needs fixture or budget, got 'pennies'"),
+])
+def test_a_budget_that_cannot_work_refuses_to_start_with_exit_2_in_one_line(body_exe, tmp_path, args, says):
+    run = run_body(body_exe, *args, "--hermes-home", str(tmp_path / "h"))
+    assert run.returncode == 2 and run.stdout == b""
+    assert says in run.stderr.splitlines()[0]
+
+
+def test_the_least_budget_one_full_turn_starts(spawn_body):
+    client = spawn_body(no_soul=True, extra_args=("--energy", "budget", "--budget-calls", "9"))
+    assert client.ping() == {}
+
+
 def test_an_unknown_flag_refuses_to_start(body_exe):
     run = run_body(body_exe, "--frobnicate")
     assert run.returncode != 0 and run.stdout == b""

@@ -2,6 +2,8 @@ with Ada.Characters.Handling;
 with Ada.Command_Line;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
+with Energy_Gate;
+with Organs.Budget_Box;
 with Text_Files;
 
 package body Body_Config is
@@ -73,6 +75,10 @@ package body Body_Config is
       function Cognition_Of is new Choice_Of (Cognition_Kind);
       function Intender_Of is new Choice_Of (Intender_Kind);
       function Durability_Of is new Choice_Of (State_Durability);
+      function Energy_Of is new Choice_Of (Energy_Source);
+      Budget_Option : Unbounded_String;
+      --  The last --budget-* option given, for the refusal without
+      --  --energy budget
    begin
       while Index <= Argument_Count loop
          declare
@@ -116,6 +122,20 @@ package body Body_Config is
                Result.State_Busy_Ms := Count_Of (Option, 1, 600_000);
             elsif Option = "--state-sync" then
                Result.State_Sync := Durability_Of (Option);
+            elsif Option = "--energy" then
+               Result.Energy := Energy_Of (Option);
+            elsif Option = "--budget-calls" then
+               Result.Budget_Calls :=
+                 Count_Of (Option, 1, Organs.Budget_Box.Max_Calls);
+               Budget_Option := To_Unbounded_String (Option);
+            elsif Option = "--budget-window-s" then
+               Result.Budget_Window_S :=
+                 Count_Of (Option, 1, Organs.Budget_Box.Max_Window_S);
+               Budget_Option := To_Unbounded_String (Option);
+            elsif Option = "--budget-tokens" then
+               Result.Budget_Tokens :=
+                 Count_Of (Option, 1, Organs.Budget_Box.Max_Tokens);
+               Budget_Option := To_Unbounded_String (Option);
             elsif Option = "--no-soul" then
                Result.Soul := Off;
             elsif Option = "--soul-state" then
@@ -135,6 +155,21 @@ package body Body_Config is
       if Result.Intender = Model and then Result.Cognition /= Sampling then
          raise Usage_Error with "--intent model needs --cognition sampling:"
            & " the intent is asked of the client's model over MCP sampling";
+      elsif Result.Energy = Fixture and then Length (Budget_Option) > 0 then
+         raise Usage_Error with To_String (Budget_Option)
+           & " needs --energy budget";
+      elsif Result.Energy = Budget and then Length (Result.Thresholds) > 0
+      then
+         raise Usage_Error with "--thresholds sets the fixture's curve:"
+           & " --energy budget derives its own (docs/energy.md)";
+      elsif Result.Energy = Budget
+        and then Result.Budget_Calls
+                   < Energy_Gate.Full_Turn_Calls (Asks_Intent => Result.Intender = Model)
+      then
+         raise Usage_Error with "--budget-calls" & Result.Budget_Calls'Image
+           & " is less than one full turn's"
+           & Energy_Gate.Full_Turn_Calls (Asks_Intent => Result.Intender = Model)'Image
+           & " model calls: no turn could run all eight passes";
       end if;
       return Result;
    end From_Command_Line;

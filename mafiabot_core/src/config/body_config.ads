@@ -73,6 +73,24 @@ package Body_Config is
    Default_Sampling_Max_Tokens : constant := 256;
    --  Per request: about the 1 KiB a thought keeps (Max_Thought_Bytes)
 
+   --  Energy from the budget (--energy budget, docs/energy.md)
+
+   type Energy_Source is
+     (Fixture,
+      --  The fixture's Drive-Box and curve: replays are the same bytes
+      Budget);
+      --  E is the share of the session's model budget left; the curve is
+      --  derived from the calls a turn plans
+
+   Default_Budget_Calls    : constant := 54;
+   --  A session's calls in a window: six full turns, what mount's sampling
+   --  block lets through a minute (max_rpm 54), so one session alone never
+   --  meets Hermes's rate limit
+   Default_Budget_Window_S : constant := 300;
+   --  Five minutes: at least Hermes's one-minute window, so no minute
+   --  holds more than Default_Budget_Calls of one session; a drained
+   --  session is whole again five minutes after its last full turn
+
    subtype Soul_Question is Soul_Action range Show_Soul .. Restore_Soul;
    --  What is answered with one line instead of serving
 
@@ -100,6 +118,12 @@ package Body_Config is
       Sampling_Timeout_Ms : Positive := Default_Sampling_Timeout_Ms;
       Turn_Deadline_Ms    : Positive := Default_Turn_Deadline_Ms;
       Sampling_Max_Tokens : Positive := Default_Sampling_Max_Tokens;
+      --  Energy from the budget
+      Energy          : Energy_Source := Fixture;
+      Budget_Calls    : Positive := Default_Budget_Calls;
+      Budget_Window_S : Positive := Default_Budget_Window_S;
+      Budget_Tokens   : Natural := 0;
+      --  0: tokens are not counted
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -179,6 +203,18 @@ private
      & "  --turn-deadline-ms N   per turn, all its sampling requests (default"
      & " 50000)" & LF
      & "  --sampling-max-tokens N  per sampling request (default 256)" & LF
+     & "  --energy fixture|budget  fixture (default): the fixture's energy;"
+     & " budget: E is the share" & LF
+     & "                         of the session's model budget left"
+     & " (docs/energy.md)" & LF
+     & "  --budget-calls N       model calls a session may make in a window"
+     & " (default 54;" & LF
+     & "                         at least one full turn's 9)" & LF
+     & "  --budget-window-s S    the sliding window, in seconds (default 300)"
+     & LF
+     & "  --budget-tokens N      also tokens a session may spend in a window,"
+     & " as the client" & LF
+     & "                         reports them (default: not counted)" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

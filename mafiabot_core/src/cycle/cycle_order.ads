@@ -53,20 +53,13 @@ package Cycle_Order is
    --  (Intent_Asked: --intent model)
 
    Max_Model_Calls : constant := Energy_Gate.Pass_Total + 2;
-   --  Eight passes, the intent and the synthesis
-
-   subtype Model_Call_Count is Natural range 0 .. Max_Model_Calls;
-
-   function Model_Calls
-     (Passes : Energy_Gate.Pass_Count; Intent_Asked : Boolean)
-      return Model_Call_Count is
-     (Passes + 1 + Boolean'Pos (Intent_Asked));
-   --  How many model calls a turn of Passes passes plans: one per pass,
-   --  one for the synthesis, and one for the intent when Intent_Asked.
-   --  That this closed form is the number of steps that run (Runs) and ask
-   --  (Asks_Model) is a fact of the constant order over 16 inputs, held for
-   --  every one of them by the Ada tests (Model_Intender_Tests) rather than
-   --  recounted over the 23 steps on every turn
+   --  The most model calls a turn plans, Energy_Gate.Full_Turn_Calls with
+   --  the intent asked (eight passes, the intent and the synthesis), as a
+   --  static bound for the arrays that hold a turn's calls.  That
+   --  Energy_Gate.Planned_Calls is the number of steps that run (Runs) and
+   --  ask (Asks_Model) is a fact of the constant order over 16 inputs, held
+   --  for every one of them by the Ada tests (Model_Intender_Tests) rather
+   --  than recounted over the 23 steps on every turn
 
    function Name (Step : Step_Index) return String;
    --  "scope", "sense", "descent-1-draw", "descent-1-reason", ...,

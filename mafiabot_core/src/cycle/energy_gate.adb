@@ -33,6 +33,22 @@ package body Energy_Gate with SPARK_Mode => On is
       return Count;
    end Passes_For;
 
+   function Passes_Within
+     (Curve       : Threshold_Curve;
+      Energy      : Millis;
+      Calls_Left  : Natural;
+      Asks_Intent : Boolean) return Pass_Count
+   is
+      Gated      : constant Pass_Count := Passes_For (Curve, Energy);
+      Overhead   : constant Natural := Planned_Calls (1, Asks_Intent) - 1;
+   begin
+      if not Can_Ask (Calls_Left, Asks_Intent) then
+         return 1;
+      end if;
+      --  Calls_Left >= 1 + Overhead here, so the cut is at least one pass
+      return Natural'Min (Gated, Calls_Left - Overhead);
+   end Passes_Within;
+
    function First_Violation (Curve : Threshold_Curve) return Pass_Index is
    begin
       if Curve (1) /= 0 then

@@ -5,6 +5,13 @@ package body Turn_Cycle is
 
    use type Cycle_Order.Phase_Kind;
    use type Energy_Gate.Pass_Index;
+   use type Organs.Model_Port.Reach;
+
+   --  A + B, held at Natural'Last - 1 (a client may report any count)
+   function Capped_Sum (A, B : Natural) return Natural is
+     (Natural (Long_Long_Integer'Min
+                 (Long_Long_Integer (Natural'Last - 1),
+                  Long_Long_Integer (A) + Long_Long_Integer (B))));
 
    package Texts renames Organs.Texts;
 
@@ -52,6 +59,12 @@ package body Turn_Cycle is
       Thought   : Span;
       Thoughts  : Organs.Cognition.Thought_Parts := [others => (others => <>)];
       Schema    : Span;
+
+      --  Budget: a session whose budget cannot pay for the cheapest turn
+      --  that asks asks nothing; its one pass is the stub's, said so
+      Drained   : aliased Organs.Model_Port.Unreachable
+                            (Organs.Model_Port.Budget_Spent);
+      Asking    : access Organs.Model_Port.Port'Class := Port'Access;
 
       Pack_Lead : constant String := "packed schema ";
 
@@ -199,9 +212,27 @@ package body Turn_Cycle is
                begin
                   Trace.Energy := Now.Energy;
                   Trace.Terrain := Now.Terrain;
+                  Trace.Budget := Now.Budget;
+                  Trace.Calls_Left := Now.Calls_Left;
                end;
-               Trace.Passes := Energy_Gate.Passes_For
-                 (Curve, Organs.To_Millis (Trace.Energy));
+               --  A Drive-Box that meters no calls leaves the gate's passes
+               --  as they are; a metered one cuts them to the calls left,
+               --  the intent's counted when the model states it
+               if Trace.Calls_Left = Organs.Drive_Box.Unmetered then
+                  Trace.Passes := Energy_Gate.Passes_For
+                    (Curve, Organs.To_Millis (Trace.Energy));
+               else
+                  Trace.Passes := Energy_Gate.Passes_Within
+                    (Curve, Organs.To_Millis (Trace.Energy),
+                     Trace.Calls_Left, Asks_Intent => Chosen.Intender.Asks_Model);
+               end if;
+               if not Energy_Gate.Can_Ask
+                   (Trace.Calls_Left, Asks_Intent => Chosen.Intender.Asks_Model)
+                 and then Trace.Reach = Organs.Model_Port.Reachable
+               then
+                  Asking := Drained'Access;
+                  Trace.Reach := Organs.Model_Port.Budget_Spent;
+               end if;
                declare
                   use type Organs.Morag.Recall_Status;
                   Given : constant Organs.Morag.Recall_Result :=
@@ -217,7 +248,21 @@ package body Turn_Cycle is
                Add (Organs.Drive_Box.Terrain_Name (Trace.Terrain));
                Add ("), ");
                Texts.Add_Image (Store, Trace.Passes);
-               Add (" of 8 passes; recall: ");
+               Add (" of 8 passes");
+               if Trace.Budget.Metered then
+                  Add ("; budget: ");
+                  Texts.Add_Image
+                    (Store, Natural'Min (Trace.Calls_Left, 999_999_999));
+                  Add (" of ");
+                  Texts.Add_Image (Store, Trace.Budget.Calls_Limit);
+                  Add (" calls left in ");
+                  Texts.Add_Image (Store, Trace.Budget.Window_S);
+                  Add (" s");
+                  if Trace.Reach = Organs.Model_Port.Budget_Spent then
+                     Add (", spent: no model call");
+                  end if;
+               end if;
+               Add ("; recall: ");
                if Unrecalled then
                   Add ("unavailable (the memory could not be read)");
                elsif Is_Empty (Recalled) then
@@ -262,7 +307,7 @@ package body Turn_Cycle is
                             Draw     => Last_Draw,
                             Recall   => Recalled,
                             Previous => Thought),
-                           Input, Focus, Port, Store,
+                           Input, Focus, Asking.all, Store,
                            Trace.Calls (Trace.Call_Last).Call);
                         Texts.End_Part (Store, Thought);
                         Thoughts (Pass) := Thought;
@@ -343,7 +388,8 @@ package body Turn_Cycle is
                    Thoughts => Thoughts,
                    Recall   => Recalled,
                    Route    => Trace.Route),
-                  Input, Port, Store, Trace.Calls (Trace.Call_Last).Call);
+                  Input, Asking.all, Store,
+                  Trace.Calls (Trace.Call_Last).Call);
                Texts.End_Part (Store, Trace.Output);
                if Is_Empty (Trace.Output) and then Got_No_Thought (Trace)
                then
@@ -389,7 +435,22 @@ package body Turn_Cycle is
 
       --  The turn is over: charge the passes and keep its memory, for this
       --  session's next turns only.
-      Chosen.Drive_Box.Spend (Session.Reservoir, Trace.Passes);
+      Trace.Used := (Calls => 0, Tokens => 0);
+      for Index in 1 .. Trace.Call_Last loop
+         declare
+            Call : Organs.Cognition.Call_Record renames
+              Trace.Calls (Index).Call;
+         begin
+            if Call.Asked then
+               Trace.Used.Calls := Trace.Used.Calls + 1;
+               if Call.Facts.Has_Tokens then
+                  Trace.Used.Tokens :=
+                    Capped_Sum (Trace.Used.Tokens, Call.Facts.Tokens);
+               end if;
+            end if;
+         end;
+      end loop;
+      Chosen.Drive_Box.Spend (Session.Reservoir, Trace.Passes, Trace.Used);
       Chosen.Morag.Remember (Session.Memory, Input);
    end Run;
 

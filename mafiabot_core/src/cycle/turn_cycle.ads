@@ -45,14 +45,17 @@ package Turn_Cycle is
    Route_Bytes    : constant := Organs.Router.Max_Route_Bytes;
    Recall_Bytes   : constant := Organs.Morag.Max_Recall_Bytes;
 
+   Budget_Bytes : constant := 96;
+   --  "; budget: C of N calls left in S s, spent: no model call"
+
    Focus_Bytes : constant := 48;
    --  How much of the input a thought and the output quote: enough to
    --  recognise it (then "...")
 
    Scope_Bytes      : constant := 3 * Key_Part_Bytes + 32;
    --  "session uid/channel/server, turn N"
-   Sense_Bytes      : constant := Recall_Bytes + 64;
-   --  "energy E (terrain), P of 8 passes; recall: 'R'"
+   Sense_Bytes      : constant := Recall_Bytes + 64 + Budget_Bytes;
+   --  "energy E (terrain), P of 8 passes; budget: ...; recall: 'R'"
    Draw_Bytes       : constant := 2 * Name_Bytes + 32;
    --  "card, reversed, in position"
    Thought_Bytes    : constant := Organs.Cognition.Max_Thought_Bytes;
@@ -134,6 +137,11 @@ package Turn_Cycle is
       Energy    : Organs.Fraction := 0.0;
       Terrain   : Organs.Drive_Box.Terrain_Kind := Organs.Drive_Box.Depleted;
       Passes    : Energy_Gate.Pass_Count := 1;
+      --  Budget (--energy budget): the session's budget as the turn
+      --  found it, and what the turn spent of it
+      Budget    : Organs.Drive_Box.Budget_View;
+      Calls_Left : Natural := Organs.Drive_Box.Unmetered;
+      Used      : Organs.Drive_Box.Turn_Use;
       Steps     : Step_Traces;
       Intent    : Organs.Intent_Kind := Organs.Chat;
       --  The intent's statement (step 20), when the intender asks the
@@ -222,7 +230,7 @@ package Turn_Cycle is
      Post => Trace.Turn = Session.Turns and then Is_Complete (Trace)
              and then Trace.Intent_Asked = Chosen.Intender.Asks_Model
              and then Trace.Call_Last
-                      = Cycle_Order.Model_Calls
+                      = Energy_Gate.Planned_Calls
                           (Trace.Passes, Trace.Intent_Asked);
    --  Every step outside the passes runs; a pass runs iff it is within the
    --  prefix the energy gate allowed (law L3).  Session is the record of
@@ -230,7 +238,7 @@ package Turn_Cycle is
    --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
    --  The cognition asks its model, if it has one, through Port: once per
    --  pass that runs and once for the synthesis, and the intender once for
-   --  the intent if it asks the model, never more (Cycle_Order.Model_Calls
+   --  the intent if it asks the model, never more (Energy_Gate.Planned_Calls
    --  counts them).
 
    procedure Run

@@ -62,7 +62,7 @@ package Organs.Intender is
 
    function Asks_Model (Self : Organ) return Boolean is abstract;
    --  Whether State_Intent asks the model, once a turn: a turn of this
-   --  intender plans Cycle_Order.Model_Calls (Passes, Asks_Model) calls
+   --  intender plans Energy_Gate.Planned_Calls (Passes, Asks_Model) calls
 
    procedure State_Intent
      (Self          : Organ;

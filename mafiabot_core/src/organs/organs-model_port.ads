@@ -28,8 +28,11 @@ package Organs.Model_Port is
    type Reach is
      (Reachable,
       --  The client declared it can be asked (capabilities.sampling)
-      No_Capability);
+      No_Capability,
       --  The client did not declare the capability
+      Budget_Spent);
+      --  The session's budget has no call left for the cheapest turn
+      --  (--energy budget): the turn asks nothing
    --  Whether the port can ask at all, fixed when the port is made
 
    type Ask_Status is (Answered, Failed, Timed_Out, Cancelled);

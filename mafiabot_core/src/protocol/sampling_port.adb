@@ -375,6 +375,7 @@ package body Sampling_Port is
       Self.Asked := 0;
       Self.Waiting := False;
       Self.Refused := Not_Refused;
+      Self.First_Round := (if Self.Clock = null then 0 else Self.Clock.Now);
       Valid := True;
       if State /= "" then
          Self.Reader.Parse (State, Limits);
@@ -416,6 +417,23 @@ package body Sampling_Port is
                Self.Refused := Not_Given;
                return;
             end if;
+            --  Budget: the first round's time, as this body wrote it (a
+            --  state without one, or one past Now, senses at Now)
+            declare
+               First : constant Node_Id :=
+                 Member (Self.Reader, State, Payload, "first_round_ms");
+               Digits_Of : constant String :=
+                 (if First /= No_Node
+                    and then Kind (Self.Reader, First) = String_Value
+                  then Text (Self.Reader, State, First) else "");
+            begin
+               if Digits_Of'Length in 1 .. 18
+                 and then (for all C of Digits_Of => C in '0' .. '9')
+               then
+                  Self.First_Round := Wall_Clocks.Epoch_Ms'Min
+                    (Self.First_Round, Wall_Clocks.Epoch_Ms'Value (Digits_Of));
+               end if;
+            end;
             Each := First_Child (Self.Reader, Answers);
             while Each /= No_Node loop
                declare
@@ -555,6 +573,14 @@ package body Sampling_Port is
       Bound : Json_Text.Builder;
    begin
       State.Start_Object;
+      if Self.Clock /= null then
+         declare
+            Spelled : constant String := Self.First_Round'Image;
+         begin
+            State.Text_Field
+              ("first_round_ms", Spelled (Spelled'First + 1 .. Spelled'Last));
+         end;
+      end if;
       State.Key ("answers");
       State.Start_Array;
       for Given of Self.Answers (1 .. Self.Answered) loop
@@ -630,12 +656,18 @@ package body Sampling_Port is
                Responses => Responses,
                Limits    => Self.Limits,
                Valid     => Valid);
+            if Self.Rounds_Clock /= null then
+               Self.Rounds_Clock.Pin (Self.Replay.First_Round);
+            end if;
             Plan := (Valid     => Valid,
                      Problem   => To_Unbounded_String (Self.Replay.Refusal),
                      Port      => Self.Replay'Unchecked_Access,
                      Length    => Session_Repositories.Short,
                      Tentative => True);
          when Live | None =>
+            if Self.Rounds_Clock /= null then
+               Self.Rounds_Clock.Unpin;
+            end if;
             Self.Live.Open
               (Reach         =>
                  (if Reach = Live then Port.Reachable
@@ -658,6 +690,14 @@ package body Sampling_Port is
    begin
       Self.Replay.Set_Secret (Secret);
    end Set_Secret;
+
+   procedure Pin_Rounds_On
+     (Self : in out Thinker; Clock : not null access Wall_Clocks.Turn_Clock)
+   is
+   begin
+      Self.Rounds_Clock := Clock;
+      Self.Replay.Clock := Clock;
+   end Pin_Rounds_On;
 
    overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End
    is

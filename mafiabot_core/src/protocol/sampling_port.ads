@@ -28,6 +28,7 @@ with Monotonic;
 with Organs.Model_Port;
 with Organs.Texts;
 with Turn_Thinkers;
+with Wall_Clocks;
 
 private with Ada.Strings.Unbounded;
 private with Cycle_Order;
@@ -185,6 +186,13 @@ package Sampling_Port is
    with Pre => Secret'Length >= Min_Secret_Bytes;
    --  The key every requestState this thinker gives is bound with
 
+   procedure Pin_Rounds_On
+     (Self : in out Thinker; Clock : not null access Wall_Clocks.Turn_Clock);
+   --  Budget (--energy budget): every round of a turn in rounds senses its
+   --  energy at the time of the turn's first round, which its requestState
+   --  carries (bound by the MAC with the answers); a turn asked live, or a
+   --  first round, senses at Now
+
    overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End;
 
    type Thinker_Access is access all Thinker;
@@ -225,6 +233,10 @@ private
       Max_Tokens    : Positive := 1;
       --  The question of the first call not answered yet
       Reader        : Json_Reader.Document;
+      First_Round   : Wall_Clocks.Epoch_Ms := 0;
+      --  Budget: when the turn's first round sensed (0: not known)
+      Clock         : access constant Wall_Clocks.Clock'Class;
+      --  Where the first round's time is read (null: no budget to pin)
    end record;
 
    function Needs_Input (Self : Replay_Port) return Boolean is (Self.Waiting);
@@ -256,6 +268,8 @@ private
       --  How the turn last started reaches its client
       Limits        : Input_Guard.Limits := (64, 1_000_000);
       Turn_Deadline : Positive := 1;
+      Rounds_Clock  : access Wall_Clocks.Turn_Clock;
+      --  Budget: the clock a turn in rounds is pinned on (null: none)
    end record;
 
 end Sampling_Port;

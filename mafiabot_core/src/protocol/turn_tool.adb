@@ -1,6 +1,7 @@
 with Cycle_Order;
 with Json_Bytes;
 with Organs.Deck;
+with Organs.Drive_Box;
 with Organs.Intender;
 with Organs.Model_Port;
 with Organs.Texts;
@@ -253,12 +254,12 @@ package body Turn_Tool is
 
    type Account_Field is
      (Requested_Account, Thinker_Account, Fallback_Account, Calls_Account,
-      Intent_Account);
+      Budget_Account, Intent_Account);
    --  Intent_Account: in the results of a body whose intender asks the
    --  model alone (--intent model)
 
    subtype Thinking_Field is
-     Account_Field range Requested_Account .. Calls_Account;
+     Account_Field range Requested_Account .. Budget_Account;
    --  The Account of a body whose intent the rules state
 
    function Account_Field_Name (Field : Account_Field) return String is
@@ -267,6 +268,7 @@ package body Turn_Tool is
          when Thinker_Account => "thinker",
          when Fallback_Account => "fallback",
          when Calls_Account => "calls",
+         when Budget_Account => "budget",
          when Intent_Account => "intent");
 
    ---------------------------------------------------------------------
@@ -324,6 +326,30 @@ package body Turn_Tool is
       Json.End_Object;
    end Write_Intent_Statement;
 
+   --  Budget (--energy budget): the session's model budget as the turn
+   --  found it and what the turn spent of it; null without a budget
+
+   type Budget_Field is
+     (Calls_Limit_Budget, Tokens_Limit_Budget, Window_Budget,
+      Calls_Used_Budget, Tokens_Used_Budget, Calls_Left_Budget,
+      Turn_Calls_Budget, Turn_Tokens_Budget);
+   --  The members of a budget, in the order written, all required
+
+   function Budget_Field_Name (Field : Budget_Field) return String is
+     (case Field is
+         when Calls_Limit_Budget => "calls_limit",
+         when Tokens_Limit_Budget => "tokens_limit",
+         when Window_Budget => "window_s",
+         when Calls_Used_Budget => "calls_used",
+         when Tokens_Used_Budget => "tokens_used",
+         when Calls_Left_Budget => "calls_left",
+         when Turn_Calls_Budget => "turn_calls",
+         when Turn_Tokens_Budget => "turn_tokens");
+
+   procedure Write_Budget
+     (Json : in out Json_Text.Builder; Trace : Turn_Cycle.Turn_Trace)
+   with Pre => Trace.Budget.Metered;
+
    type Call_Field is
      (Step_Call, Thinker_Call, Status_Call, Model_Call, Tokens_Call,
       Latency_Call, Error_Call);
@@ -343,7 +369,10 @@ package body Turn_Tool is
      (case Why is
          when Organs.Model_Port.Reachable => "",
          when Organs.Model_Port.No_Capability =>
-           "the client did not declare capabilities.sampling");
+           "the client did not declare capabilities.sampling",
+         when Organs.Model_Port.Budget_Spent =>
+           "the session's model budget has no call left: the stub thought"
+           & " (no model call)");
 
    function Intent_Fallback_Reason
      (Trace : Turn_Cycle.Turn_Trace) return String
@@ -421,10 +450,49 @@ package body Turn_Tool is
                Json.End_Array;
             when Intent_Account =>
                Write_Intent_Statement (Json, Trace);
+            when Budget_Account =>
+               if Trace.Budget.Metered then
+                  Write_Budget (Json, Trace);
+               else
+                  Json.Raw ("null");
+               end if;
          end case;
       end loop;
       Json.End_Object;
    end Write_Account;
+
+   procedure Write_Budget
+     (Json : in out Json_Text.Builder; Trace : Turn_Cycle.Turn_Trace)
+   is
+      Budget : Organs.Drive_Box.Budget_View renames Trace.Budget;
+
+      procedure Int (Value : Natural) is
+      begin
+         Json.Int (Long_Long_Integer (Value));
+      end Int;
+   begin
+      Json.Start_Object;
+      for Field in Budget_Field loop
+         Json.Key (Budget_Field_Name (Field));
+         case Field is
+            when Calls_Limit_Budget => Int (Budget.Calls_Limit);
+            when Tokens_Limit_Budget =>
+               if Budget.Tokens_Limit = 0 then
+                  Json.Raw ("null");
+               else
+                  Int (Budget.Tokens_Limit);
+               end if;
+            when Window_Budget => Int (Budget.Window_S);
+            when Calls_Used_Budget => Int (Budget.Calls_Used);
+            when Tokens_Used_Budget => Int (Budget.Tokens_Used);
+            when Calls_Left_Budget =>
+               Int (Natural'Min (Trace.Calls_Left, Budget.Calls_Limit));
+            when Turn_Calls_Budget => Int (Trace.Used.Calls);
+            when Turn_Tokens_Budget => Int (Trace.Used.Tokens);
+         end case;
+      end loop;
+      Json.End_Object;
+   end Write_Budget;
 
    procedure Write_Call
      (Json : in out Json_Text.Builder; Call : Turn_Cycle.Call_Trace)
@@ -735,6 +803,28 @@ package body Turn_Tool is
    procedure Write_Intent_Schema is new Write_Record_Schema
      (Intent_Field, Intent_Field_Name, Write_Intent_Field_Schema);
 
+   procedure Write_Budget_Field_Schema
+     (Json : in out Json_Text.Builder; Field : Budget_Field) is
+   begin
+      case Field is
+         when Calls_Limit_Budget =>
+            --  The least budget of either intender (the model's intent
+            --  adds a call to a full turn)
+            Write_Whole_Range
+              (Json, Energy_Gate.Full_Turn_Calls (Asks_Intent => False));
+         when Tokens_Limit_Budget =>
+            Write_Nullable (Json, "integer");
+         when Window_Budget =>
+            Write_Whole_Range (Json, 1);
+         when Calls_Used_Budget | Tokens_Used_Budget | Calls_Left_Budget
+            | Turn_Calls_Budget | Turn_Tokens_Budget =>
+            Write_Whole_Range (Json, 0);
+      end case;
+   end Write_Budget_Field_Schema;
+
+   procedure Write_Budget_Schema is new Write_Record_Schema
+     (Budget_Field, Budget_Field_Name, Write_Budget_Field_Schema);
+
    procedure Write_Account_Field_Schema
      (Json         : in out Json_Text.Builder;
       Field        : Account_Field;
@@ -753,13 +843,21 @@ package body Turn_Tool is
             Json.Int_Field
               ("maxItems",
                Long_Long_Integer
-                 (Cycle_Order.Model_Calls
-                    (Energy_Gate.Pass_Total, Intent_Asked)));
+                 (Energy_Gate.Full_Turn_Calls (Intent_Asked)));
             Json.Key ("items");
             Write_Call_Schema (Json);
             Json.End_Object;
          when Intent_Account =>
             Write_Intent_Schema (Json);
+         when Budget_Account =>
+            --  A budget, or null without one
+            Json.Start_Object;
+            Json.Key ("anyOf");
+            Json.Start_Array;
+            Write_Type (Json, "null");
+            Write_Budget_Schema (Json);
+            Json.End_Array;
+            Json.End_Object;
       end case;
    end Write_Account_Field_Schema;
 

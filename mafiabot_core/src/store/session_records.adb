@@ -118,7 +118,9 @@ package body Session_Records is
          State.Turns := Natural (Turns);
          State.Reservoir :=
            (Level => Organs.To_Fraction (Organs.Millis (Level)),
-            Held  => Held = 1);
+            Held  => Held = 1,
+            Log   => <>);
+         --  A budget's log is kept in a table of its own (Session_Store)
          State.Draws := Organs.Celtic_Cross.Draw_State (Draws);
          for Excerpt in 1 .. Natural (Count) loop
             if Bytes'Last - At_Byte + 1 < Excerpt_Header_Bytes then

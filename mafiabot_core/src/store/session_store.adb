@@ -3,7 +3,9 @@ with System;
 with GNAT.OS_Lib;
 with Body_Log;
 with Monotonic;
+with Organs.Drive_Box;
 with Session_Records;
+with Wall_Clocks;
 
 package body Session_Store is
 
@@ -64,6 +66,22 @@ package body Session_Store is
      & Mark_Version;
    --  From Migrated_Version_Text: the tables are those of this schema
 
+   --  Budget (--energy budget): each session's log of model calls, a row
+   --  per turn that asked the model, in a table of its own beside the
+   --  sessions, so that a restart does not refill a budget.  Made on
+   --  Open where missing (no schema version: a body that keeps no budget
+   --  never reads it); a session's rows go with its record, whoever
+   --  deletes it (eviction, an operator forgetting a user).
+   Budget_Schema : constant Statement_List :=
+     [new String'("CREATE TABLE IF NOT EXISTS budget_calls"
+                  & " (key BLOB NOT NULL, ended_ms INTEGER NOT NULL,"
+                  & " calls INTEGER NOT NULL, tokens INTEGER NOT NULL)"),
+      new String'("CREATE INDEX IF NOT EXISTS budget_calls_by_key"
+                  & " ON budget_calls (key, ended_ms)"),
+      new String'("CREATE TRIGGER IF NOT EXISTS budget_forgotten AFTER"
+                  & " DELETE ON sessions BEGIN DELETE FROM budget_calls"
+                  & " WHERE key = old.key; END")];
+
    Sql : constant array (Query) of Sql_Text :=
      [Begin_Write  => new String'("BEGIN IMMEDIATE"),
       Commit       => new String'("COMMIT"),
@@ -86,7 +104,14 @@ package body Session_Store is
       Read_Tally   => new String'("SELECT sessions FROM tally"),
       Evict_Oldest => new String'
         ("DELETE FROM sessions WHERE used IN"
-         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)")];
+         & " (SELECT used FROM sessions ORDER BY used LIMIT ?1)"),
+      Read_Budget  => new String'
+        ("SELECT ended_ms, calls, tokens FROM budget_calls WHERE key = ?1"
+         & " ORDER BY ended_ms"),
+      Forget_Budget => new String'("DELETE FROM budget_calls WHERE key = ?1"),
+      Log_Budget   => new String'
+        ("INSERT INTO budget_calls (key, ended_ms, calls, tokens)"
+         & " VALUES (?1, ?2, ?3, ?4)")];
 
    Trim_Threshold : constant C.int := -1;
    --  glibc's M_TRIM_THRESHOLD
@@ -362,10 +387,15 @@ package body Session_Store is
          return;
       end if;
 
+      if Self.Keeps_Budgets then
+         Run_All (Budget_Schema);
+      end if;
       for Each in Query loop
          exit when Code /= Sqlite.OK;
-         Code := Sqlite.Prepare_V2
-           (Self.Db, C.To_C (Sql (Each).all), -1, Self.Queries (Each));
+         if Each not in Budget_Query or else Self.Keeps_Budgets then
+            Code := Sqlite.Prepare_V2
+              (Self.Db, C.To_C (Sql (Each).all), -1, Self.Queries (Each));
+         end if;
       end loop;
       if Code = Sqlite.OK then
          Execute (Self, "COMMIT", Code);
@@ -539,6 +569,91 @@ package body Session_Store is
       end if;
    end Find_Record;
 
+   --  Budget: the session's budget log into State, oldest first; a value
+   --  out of its range is held at the range's end (a log written by hand
+   --  can only hold a slot longer or shorter, never break a turn)
+   procedure Read_Budget_Log
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : in out Session_Table.Session;
+      Result      : in out Outcome)
+   is
+      Code : Sqlite.Result_Code;
+
+      function Column (Index : C.int; High : Interfaces.Integer_64)
+        return Interfaces.Integer_64 is
+        (Interfaces.Integer_64'Max
+           (0, Interfaces.Integer_64'Min
+                 (High, Sqlite.Column_Int64
+                          (Self.Queries (Read_Budget), Index))));
+   begin
+      State.Reservoir.Log.Clear;
+      Bind_Bytes (Self, Read_Budget, 1, Session_Key, Code);
+      if Code = Sqlite.OK then
+         loop
+            Code := Run (Self, Read_Budget);
+            exit when Code /= Sqlite.Row;
+            State.Reservoir.Log.Append
+              (Organs.Drive_Box.Spent_Calls'
+                 (At_Ms  => Wall_Clocks.Epoch_Ms
+                              (Column (0, Interfaces.Integer_64
+                                            (Wall_Clocks.Epoch_Ms'Last))),
+                  Calls  => Natural
+                              (Column (1, Interfaces.Integer_64
+                                            (Natural'Last))),
+                  Tokens => Natural
+                              (Column (2, Interfaces.Integer_64
+                                            (Natural'Last)))));
+         end loop;
+      end if;
+      if Code /= Sqlite.Done then
+         declare
+            Reason : constant String :=
+              "cannot read the session's budget: " & Last_Error (Self);
+         begin
+            Finish (Self, Read_Budget);
+            Abandon (Self, Reason, Result);
+         end;
+      else
+         Finish (Self, Read_Budget);
+      end if;
+   end Read_Budget_Log;
+
+   --  Budget: State's log as the session's rows, in the turn's write
+   --  transaction; Code is Done when all of it was written
+   procedure Write_Budget_Log
+     (Self        : in out Store;
+      Session_Key : String;
+      State       : Session_Table.Session;
+      Code        : out Sqlite.Result_Code) is
+   begin
+      Bind_Bytes (Self, Forget_Budget, 1, Session_Key, Code);
+      if Code = Sqlite.OK then
+         Code := Run (Self, Forget_Budget);
+      end if;
+      Finish (Self, Forget_Budget);
+      for Spent of State.Reservoir.Log loop
+         exit when Code /= Sqlite.Done;
+         Bind_Bytes (Self, Log_Budget, 1, Session_Key, Code);
+         if Code = Sqlite.OK then
+            Bind_Number (Self, Log_Budget, 2,
+                         Interfaces.Integer_64 (Spent.At_Ms), Code);
+         end if;
+         if Code = Sqlite.OK then
+            Bind_Number (Self, Log_Budget, 3,
+                         Interfaces.Integer_64 (Spent.Calls), Code);
+         end if;
+         if Code = Sqlite.OK then
+            Bind_Number (Self, Log_Budget, 4,
+                         Interfaces.Integer_64 (Spent.Tokens), Code);
+         end if;
+         if Code = Sqlite.OK then
+            Code := Run (Self, Log_Budget);
+         end if;
+         Finish (Self, Log_Budget);
+      end loop;
+   end Write_Budget_Log;
+
    --  Read Session_Key's record into State (fresh when there is none),
    --  with its standing and rank; under the write lock, or in a read
    --  transaction of its own, which is over when this returns.  When Copy:
@@ -572,6 +687,8 @@ package body Session_Store is
                State := Session_Table.Fresh (Chosen, Session_Key);
                Abandon (Self, "holds " & Session_Records.Explanation (Status)
                         & " for this session", Result);
+            elsif Self.Keeps_Budgets then
+               Read_Budget_Log (Self, Session_Key, State, Result);
             end if;
          end;
       else
@@ -648,6 +765,7 @@ package body Session_Store is
             & " store first");
          return;
       end if;
+      Fresh.Keeps_Budgets := Self.Keeps_Budgets;
       Open (Fresh, Path, Self.Capacity, Self.Busy_Timeout_Ms, Self.Full_Sync,
             Opened);
       if Opened.Failed then
@@ -787,6 +905,10 @@ package body Session_Store is
          Finish (Self, Write);
       end;
 
+      if Code = Sqlite.Done and then Self.Keeps_Budgets then
+         Write_Budget_Log (Self, Session_Key, State, Code);
+      end if;
+
       --  Counted by the insert's trigger
       if Code = Sqlite.Done and then Self.Read_Standing = Unknown then
          Code := Run (Self, Read_Tally);
@@ -881,6 +1003,11 @@ package body Session_Store is
       end if;
       Commit_Turn (Self, Session_Key, State, Result);
    end Commit_Long_Turn;
+
+   procedure Keep_Budgets (Self : in out Store) is
+   begin
+      Self.Keeps_Budgets := True;
+   end Keep_Budgets;
 
    procedure Keep_Secret
      (Self   : in out Store;

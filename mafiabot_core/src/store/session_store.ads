@@ -151,6 +151,14 @@ package Session_Store is
    --  held from other bodies until this one's next turn (a long turn holds
    --  nothing to roll back)
 
+   procedure Keep_Budgets (Self : in out Store)
+   with Pre => not Is_Open (Self);
+   --  Budget (--energy budget), before Open: Open makes the table
+   --  budget_calls where missing, and every turn reads its session's
+   --  budget log from it and writes it back in its commit, so that a
+   --  restart does not refill a budget (a body without a budget neither
+   --  makes nor reads the table)
+
    procedure Keep_Secret
      (Self   : in out Store;
       Secret : out Unbounded_String;
@@ -173,7 +181,11 @@ private
 
    type Query is
      (Begin_Write, Commit, Rollback, Read_Record, Insert_Record,
-      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest);
+      Update_Record, Update_Record_And_Use, Read_Tally, Evict_Oldest,
+      Read_Budget, Forget_Budget, Log_Budget);
+
+   subtype Budget_Query is Query range Read_Budget .. Log_Budget;
+   --  Prepared only by a store that keeps budgets
    --  The statements a turn runs, prepared once at Open
 
    type Standing is (Unknown, Most_Recent, Less_Recent);
@@ -227,6 +239,7 @@ private
       Long_Read   : Record_Read;
       --  What the long turn in flight read, if one is
       Last        : Last_Commit;
+      Keeps_Budgets : Boolean := False;
    end record;
 
    function Is_Open (Self : Store) return Boolean is

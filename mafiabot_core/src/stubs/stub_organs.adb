@@ -138,13 +138,10 @@ package body Stub_Organs is
    overriding function Snapshot_Of
      (Self : Stub_Drive_Box; State : Drive_Box.Reservoir)
       return Drive_Box.Snapshot is
-     ((Energy  => State.Level,
-       Terrain =>
-         (case To_Millis (State.Level) is
-             when 0 .. 249 => Drive_Box.Depleted,
-             when 250 .. 499 => Drive_Box.Low,
-             when 500 .. 749 => Drive_Box.Steady,
-             when others => Drive_Box.Charged)));
+     ((Energy     => State.Level,
+       Terrain    => Drive_Box.Terrain_Of (State.Level),
+       Calls_Left => Drive_Box.Unmetered,
+       Budget     => <>));
 
    overriding procedure Recharge
      (Self : Stub_Drive_Box; State : in out Drive_Box.Reservoir);
@@ -152,17 +149,20 @@ package body Stub_Organs is
    overriding procedure Spend
      (Self   : Stub_Drive_Box;
       State  : in out Drive_Box.Reservoir;
-      Passes : Energy_Gate.Pass_Count);
+      Passes : Energy_Gate.Pass_Count;
+      Used   : Drive_Box.Turn_Use);
 
    overriding function Fresh (Self : Stub_Drive_Box; Session_Key : String)
      return Drive_Box.Reservoir is
    begin
       for Pin of Self.Stub.Pins loop
          if To_String (Pin.Key) = Session_Key then
-            return (Level => To_Fraction (Pin.Energy), Held => True);
+            return (Level => To_Fraction (Pin.Energy), Held => True,
+                    Log => <>);
          end if;
       end loop;
-      return (Level => To_Fraction (Self.Stub.Initial_Energy), Held => False);
+      return (Level => To_Fraction (Self.Stub.Initial_Energy), Held => False,
+              Log => <>);
    end Fresh;
 
    overriding procedure Recharge
@@ -179,7 +179,11 @@ package body Stub_Organs is
    overriding procedure Spend
      (Self   : Stub_Drive_Box;
       State  : in out Drive_Box.Reservoir;
-      Passes : Energy_Gate.Pass_Count) is
+      Passes : Energy_Gate.Pass_Count;
+      Used   : Drive_Box.Turn_Use)
+   is
+      pragma Unreferenced (Used);
+      --  The fixture's curve counts passes, not calls
    begin
       if not State.Held then
          State.Level := To_Fraction

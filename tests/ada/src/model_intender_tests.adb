@@ -213,12 +213,12 @@ package body Model_Intender_Tests is
                         null;
                   end case;
                end loop;
-               Assert (Cycle_Order.Model_Calls (Passes, Intent_Asked) = Counted,
+               Assert (Energy_Gate.Planned_Calls (Passes, Intent_Asked) = Counted,
                        "passes" & Passes'Image & ", intent asked " & Intent_Asked'Image);
             end;
          end loop;
       end loop;
-      Assert (Cycle_Order.Model_Calls (Energy_Gate.Pass_Total, True) = Cycle_Order.Max_Model_Calls,
+      Assert (Energy_Gate.Full_Turn_Calls (True) = Cycle_Order.Max_Model_Calls,
               "a full turn with the intent asked is the most a turn plans");
    end Test_Model_Calls_Is_The_Order_Counted;
 
@@ -241,7 +241,7 @@ package body Model_Intender_Tests is
             Assert (Turn_Cycle.Text_Of (Trace, Trace.Intent_Said) = To_String (Through.Intent_Answer),
                     "what the model said is kept");
             Assert (Through.Intent_Asked = 1 and then Through.Asked = Trace.Passes + 2
-                    and then Trace.Call_Last = Cycle_Order.Model_Calls (Trace.Passes, True),
+                    and then Trace.Call_Last = Energy_Gate.Planned_Calls (Trace.Passes, True),
                     "one intent question, counted:" & Through.Asked'Image);
             Assert (Through.Intent_Tokens = Organs.Model_Intender.Max_Intent_Tokens, "a word's tokens");
             Assert (Trace.Calls (Trace.Call_Last - 1).Step = Intend_Step
@@ -273,7 +273,7 @@ package body Model_Intender_Tests is
                  and then Trace.Intent_Fallback = Why, "the rules' intent, for " & Why'Image);
          Assert (Turn_Cycle.Text_Of (Trace, Trace.Route) = Organs.Router.Route_Of (By_Rules), "their route");
          Assert (Contains (Detail, "fixture rule") and then Contains (Detail, Note), Detail);
-         Assert (Trace.Call_Last = Cycle_Order.Model_Calls (Trace.Passes, True), "the call is recorded");
+         Assert (Trace.Call_Last = Energy_Gate.Planned_Calls (Trace.Passes, True), "the call is recorded");
       end Check;
    begin
       for Outside of Outside_Answers'(To_Unbounded_String ("knowledge.answer"),

@@ -81,7 +81,7 @@ package body Session_Records_Tests is
       pragma Unreferenced (T);
       State : Session_Table.Session :=
         (Turns     => Natural'Last,
-         Reservoir => (Level => 1.0, Held => True),
+         Reservoir => (Level => 1.0, Held => True, Log => <>),
          Draws     => Organs.Celtic_Cross.Draw_State'Last,
          Memory    => <>);
    begin
@@ -93,7 +93,7 @@ package body Session_Records_Tests is
             Organs.Morag.Max_Depth);
       end loop;
       Assert_Round_Trip (State, "every field at its bound");
-      State.Reservoir := (Level => 0.0, Held => False);
+      State.Reservoir := (Level => 0.0, Held => False, Log => <>);
       State.Turns := 0;
       State.Draws := 0;
       Assert_Round_Trip (State, "every number at zero");

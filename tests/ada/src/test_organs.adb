@@ -19,7 +19,7 @@ package body Test_Organs is
    is
       pragma Unreferenced (Session_Key);
    begin
-      return (Level => Organs.To_Fraction (Self.Energy), Held => True);
+      return (Level => Organs.To_Fraction (Self.Energy), Held => True, Log => <>);
    end Fresh;
 
    overriding function Snapshot_Of
@@ -28,7 +28,8 @@ package body Test_Organs is
    is
       pragma Unreferenced (Self);
    begin
-      return (Energy => State.Level, Terrain => Organs.Drive_Box.Steady);
+      return (Energy => State.Level, Terrain => Organs.Drive_Box.Steady,
+              Calls_Left => Organs.Drive_Box.Unmetered, Budget => <>);
    end Snapshot_Of;
 
    Move_Names : constant array (Organs.Direction, Organs.Quarter) of Organs.Name_Text :=

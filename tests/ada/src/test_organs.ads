@@ -53,7 +53,8 @@ package Test_Organs is
    overriding procedure Spend
      (Self   : Still_Drive_Box;
       State  : in out Organs.Drive_Box.Reservoir;
-      Passes : Energy_Gate.Pass_Count) is null;
+      Passes : Energy_Gate.Pass_Count;
+      Used   : Organs.Drive_Box.Turn_Use) is null;
 
    E_Acute : constant String := Character'Val (16#C3#) & Character'Val (16#A9#);
 

@@ -96,12 +96,15 @@ package body Turn_Cycle_Tests is
          Tired : constant Reservoir :=
            Chosen.Drive_Box.Fresh (Session_Keys.Key_Of ("demo-tired", "general", "demo"));
       begin
-         Assert (Chosen.Drive_Box.Snapshot_Of (Fresh) = (Energy => 1.0, Terrain => Charged), "a new session is full");
-         Assert (Chosen.Drive_Box.Snapshot_Of (Tired) = (Energy => 0.3, Terrain => Low), "a pinned one is pinned");
-         Chosen.Drive_Box.Spend (Fresh, 8);
+         Assert (Chosen.Drive_Box.Snapshot_Of (Fresh) = (Energy => 1.0, Terrain => Charged,
+                                                     Calls_Left => Unmetered, Budget => <>), "a new session is full");
+         Assert (Chosen.Drive_Box.Snapshot_Of (Tired) = (Energy => 0.3, Terrain => Low,
+                                                     Calls_Left => Unmetered, Budget => <>), "a pinned one is pinned");
+         Chosen.Drive_Box.Spend (Fresh, 8, (Calls => 9, Tokens => 0));
          Assert (Chosen.Drive_Box.Snapshot_Of (Fresh).Energy = 0.52, "eight passes cost 0.48");
          Chosen.Drive_Box.Recharge (Fresh);
-         Assert (Chosen.Drive_Box.Snapshot_Of (Fresh) = (Energy => 0.62, Terrain => Steady), "a turn recharges 0.1");
+         Assert (Chosen.Drive_Box.Snapshot_Of (Fresh) = (Energy => 0.62, Terrain => Steady,
+                                                     Calls_Left => Unmetered, Budget => <>), "a turn recharges 0.1");
       end;
       declare
          Memory : Organs.Morag.Memory;
