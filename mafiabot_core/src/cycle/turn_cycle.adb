@@ -26,23 +26,38 @@ package body Turn_Cycle is
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Trace                : out Turn_Trace)
    is
       Nowhere : Organs.Model_Port.Unreachable (Organs.Model_Port.No_Capability);
    begin
-      Run (Chosen, Curve, Session, Uid, Channel, Server, Input, Nowhere, Trace);
+      Run (Chosen, Curve, Session, Memory, Uid, Channel, Server, Input, Nowhere,
+           Trace);
    end Run;
+
+   procedure Remember
+     (Chosen : Organs.Sets.Organ_Set;
+      Memory : in out Organs.Morag.Memory'Class;
+      Turn   : Positive;
+      Input  : String) is
+   begin
+      if Memory.Count = 0 or else Memory.Turn_Of (Memory.Count) < Turn then
+         Chosen.Morag.Remember (Memory, Turn, Input);
+      end if;
+   end Remember;
 
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Port                 : in out Organs.Model_Port.Port'Class;
-      Trace                : out Turn_Trace)
+      Trace                : out Turn_Trace;
+      Remembering          : Boolean := True)
    is
       Focus     : constant String := Focus_Of (Input);
       Recalled  : Span;
@@ -204,7 +219,7 @@ package body Turn_Cycle is
                declare
                   use type Organs.Morag.Recall_Status;
                   Given : constant Organs.Morag.Recall_Result :=
-                    Chosen.Morag.Recall (Session.Memory, Input);
+                    Chosen.Morag.Recall (Memory, Input);
                begin
                   Texts.Keep (Store, Given.Text, Recall_Bytes, Recalled);
                   Unrecalled := Given.Status = Organs.Morag.Unavailable;
@@ -367,7 +382,9 @@ package body Turn_Cycle is
       --  The turn is over: charge the passes and keep its memory, for this
       --  session's next turns only.
       Chosen.Drive_Box.Spend (Session.Reservoir, Trace.Passes);
-      Chosen.Morag.Remember (Session.Memory, Input);
+      if Remembering then
+         Remember (Chosen, Memory, Trace.Turn, Input);
+      end if;
    end Run;
 
 end Turn_Cycle;

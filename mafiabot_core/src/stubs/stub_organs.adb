@@ -195,16 +195,21 @@ package body Stub_Organs is
      limited new Morag.Organ with null record;
 
    overriding function Recall
-     (Self : Stub_Morag; Held : Morag.Memory; Input : String)
+     (Self : Stub_Morag; Held : Morag.Memory'Class; Input : String)
       return Morag.Recall_Result
-   is (Morag.Recall_Of (Morag.Latest_Sharing (Held, Input)));
+   is (if Held.Is_Readable
+       then Morag.Recall_Of (Morag.Latest_Sharing (Held, Input))
+       else Morag.No_Recall_Available);
 
    --  The first excerpt_bytes of the input, never cutting a character
    overriding procedure Remember
-     (Self : Stub_Morag; Held : in out Morag.Memory; Input : String) is
+     (Self  : Stub_Morag;
+      Held  : in out Morag.Memory'Class;
+      Turn  : Positive;
+      Input : String) is
    begin
-      Morag.Keep
-        (Held,
+      Held.Keep
+        (Turn,
          Input (Input'First .. Input'First - 1
                 + Utf8.Prefix_Length
                     (Input, Self.Stub.Excerpt_Bytes)),

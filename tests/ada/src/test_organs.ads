@@ -128,10 +128,10 @@ package Test_Organs is
    Fullest_Recall : constant String := [1 .. Organs.Morag.Max_Recall_Bytes => 'r'];
 
    type Full_Morag is limited new Organs.Morag.Organ with null record;
-   overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory; Input : String)
+   overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory'Class; Input : String)
      return Organs.Morag.Recall_Result is (Organs.Morag.Recall_Of (Fullest_Recall));
    overriding procedure Remember
-     (Self : Full_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
+     (Self : Full_Morag; Held : in out Organs.Morag.Memory'Class; Turn : Positive; Input : String) is null;
 
    Fullest_Schema : constant String := [1 .. Organs.Mini_Rag.Max_Schema_Bytes => 's'];
 
