@@ -21,6 +21,7 @@ with Client_Channels;
 with Hermes_Protocol;
 with Organs.Identity;
 with Organs.Model_Cognition;
+with Organs.Morag.Relevance;
 with Organs.Sets;
 with Sampling_Port;
 with Session_Repositories.Memory;
@@ -257,11 +258,18 @@ begin
       use type Body_Config.Soul_Policy;
       Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
+      Recalling : constant Organs.Sets.Organ_Set :=
+        (case Settings.Recall is
+            when Body_Config.Fixture => Stubs,
+            when Body_Config.Relevance =>
+              (Stubs with delta Morag =>
+                 new Organs.Morag.Relevance.Organ'(null record)));
+      --  --recall relevance: the session's turns ranked by BM25
       Chosen   : constant Organs.Sets.Organ_Set :=
         (case Settings.Cognition is
-            when Body_Config.Stub => Stubs,
+            when Body_Config.Stub => Recalling,
             when Body_Config.Sampling =>
-              (Stubs with delta Cognition =>
+              (Recalling with delta Cognition =>
                  new Organs.Model_Cognition.Organ'
                    (Fallback   => Stubs.Cognition,
                     Timeout_Ms => Settings.Sampling_Timeout_Ms,

@@ -71,6 +71,7 @@ package body Body_Config is
       function Soul_Of is new Choice_Of (Soul_Policy);
       function Text_Block_Of is new Choice_Of (Text_Block_Form);
       function Cognition_Of is new Choice_Of (Cognition_Kind);
+      function Recall_Of is new Choice_Of (Recall_Kind);
       function Durability_Of is new Choice_Of (State_Durability);
    begin
       while Index <= Argument_Count loop
@@ -98,6 +99,8 @@ package body Body_Config is
                Result.Text_Block := Text_Block_Of (Option);
             elsif Option = "--cognition" then
                Result.Cognition := Cognition_Of (Option);
+            elsif Option = "--recall" then
+               Result.Recall := Recall_Of (Option);
             elsif Option = "--sampling-timeout-ms" then
                Result.Sampling_Timeout_Ms := Count_Of (Option, 1, 3_600_000);
             elsif Option = "--turn-deadline-ms" then

@@ -55,6 +55,16 @@ package Body_Config is
       --  (MCP sampling/createMessage), where the client declared it can
       --  be asked; else the stub's, said in the result's `cognition`
 
+   --  F1 recall (--recall): the memory organ's policy
+   type Recall_Kind is
+     (Fixture,
+      --  The fixture's stub MoRAG: the latest earlier turn sharing a word
+      --  with the input (replies are the same bytes on every run)
+      Relevance);
+      --  Organs.Morag.Relevance: the session's earlier turns ranked by
+      --  BM25 against the input, with their turns and scores
+   --  End of the F1 recall block
+
    Default_Sampling_Timeout_Ms : constant := 20_000;
    --  Per sampling request: under Hermes's own 30 s, so the body, not the
    --  client, decides when a pass is given up
@@ -90,6 +100,7 @@ package Body_Config is
       Sampling_Timeout_Ms : Positive := Default_Sampling_Timeout_Ms;
       Turn_Deadline_Ms    : Positive := Default_Turn_Deadline_Ms;
       Sampling_Max_Tokens : Positive := Default_Sampling_Max_Tokens;
+      Recall         : Recall_Kind := Fixture;
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -165,6 +176,10 @@ private
      & "  --turn-deadline-ms N   per turn, all its sampling requests (default"
      & " 50000)" & LF
      & "  --sampling-max-tokens N  per sampling request (default 256)" & LF
+     & "  --recall fixture|relevance  fixture (default): the fixture's recall;"
+     & " relevance: the" & LF
+     & "                         session's earlier turns ranked by BM25"
+     & " against the input" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

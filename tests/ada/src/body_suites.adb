@@ -14,6 +14,7 @@ with Lifecycle_Tests;
 with Model_Cognition_Tests;
 with Word_Search_Tests;
 with Turn_Service_Tests;
+with Recall_Tests;
 
 package body Body_Suites is
 
@@ -35,6 +36,7 @@ package body Body_Suites is
    Lifecycle_Cases : aliased Lifecycle_Tests.Test;
    Model_Cases : aliased Model_Cognition_Tests.Test;
    Service_Cases : aliased Turn_Service_Tests.Test;
+   Recall_Cases  : aliased Recall_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -54,6 +56,7 @@ package body Body_Suites is
       Suite.Add_Test (Lifecycle_Cases'Access);
       Suite.Add_Test (Model_Cases'Access);
       Suite.Add_Test (Service_Cases'Access);
+      Suite.Add_Test (Recall_Cases'Access);
       return Suite'Access;
    end All_Tests;
 
