@@ -122,9 +122,8 @@ package body Turn_Cycle is
          begin
             for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
                declare
-                  Move : String renames
-                    Chosen.Cognition.Move_Name
-                      (Way_Of (Pass), Rank_Of (Pass)).all;
+                  Move : constant String :=
+                    Chosen.Cognition.Move_Name (Way_Of (Pass), Rank_Of (Pass));
                begin
                   if Listed then
                      Add (", ");
@@ -256,13 +255,13 @@ package body Turn_Cycle is
                            Chosen.Celtic_Cross.Next
                              (Chosen.Deck.all, Session.Draws, Drawn);
                            Texts.Start_Part (Store, Draw_Bytes);
-                           Add_Name (Chosen.Deck.Name (Drawn.Card).all);
+                           Add_Name (Chosen.Deck.Name (Drawn.Card));
                            if Drawn.Reversed then
                               Add (", reversed");
                            end if;
                            Add (", in ");
                            Add_Name
-                             (Chosen.Celtic_Cross.Position_Name (Pass).all);
+                             (Chosen.Celtic_Cross.Position_Name (Pass));
                            Texts.End_Part (Store, Last_Draw);
                            Record_Step (Step, Last_Draw);
                         end;
@@ -307,7 +306,7 @@ package body Turn_Cycle is
                   Texts.End_Part (Store, Basis);
                   Texts.Start_Part (Store, Intend_Bytes);
                   Add ("intent ");
-                  Add (Organs.Intent_Name (Trace.Intent).all);
+                  Add (Organs.Intent_Name (Trace.Intent));
                   Add (" (");
                   Add (Basis);
                   Add (")");
@@ -319,7 +318,7 @@ package body Turn_Cycle is
                  (Store, Organs.Router.Route_Of (Trace.Intent), Route_Bytes,
                   Trace.Route);
                Texts.Start_Part (Store, Route_Step_Bytes);
-               Add (Organs.Intent_Name (Trace.Intent).all);
+               Add (Organs.Intent_Name (Trace.Intent));
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");

@@ -12,7 +12,7 @@ package body Organs.Mini_Rag is
          if Intent /= Intent_Kind'First then
             Append (Packed, '|');
          end if;
-         Append (Packed, Intent_Name (Intent).all
+         Append (Packed, Intent_Name (Intent)
                  & "->" & Organs.Router.Route_Of (Intent));
       end loop;
       return To_String (Packed);

@@ -59,8 +59,8 @@ package body Stub_Organs is
      (Deck.Card_Count (Self.Stub.Cards.Length));
 
    overriding function Name (Self : Stub_Deck; Which : Deck.Card)
-     return Name_Text is
-     (Name_Text (Self.Stub.Cards.Element (Positive (Which))));
+     return String is
+     (Self.Stub.Cards.Element (Positive (Which)).all);
 
    ---------------------------------------------------------------------
    --  B3
@@ -73,8 +73,8 @@ package body Stub_Organs is
      (Seeded (Session_Key, Self.Stub.Draw_Seed));
 
    overriding function Position_Name
-     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return Name_Text is
-     (Name_Text (Self.Stub.Positions (Pass)));
+     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return String is
+     (Self.Stub.Positions (Pass).all);
 
    overriding procedure Next
      (Self   : Stub_Cross;
@@ -94,8 +94,8 @@ package body Stub_Organs is
      limited new Identity.Organ with null record;
 
    overriding function Role_Name
-     (Self : Stub_Identity; Which : Identity.Role) return Name_Text is
-     (Name_Text (Self.Stub.Roles (Positive (Which))));
+     (Self : Stub_Identity; Which : Identity.Role) return String is
+     (Self.Stub.Roles (Positive (Which)).all);
 
    overriding function Provenance (Self : Stub_Identity) return String is
      ("(drawn from the " & To_String (Self.Stub.Name)
@@ -224,9 +224,9 @@ package body Stub_Organs is
 
    overriding function Move_Name
      (Self : Stub_Cognition; Way : Direction; Rank : Quarter)
-      return Name_Text
-   is (Name_Text (if Way = Descent then Self.Stub.Descent_Moves (Rank)
-                  else Self.Stub.Ascent_Moves (Rank)));
+      return String
+   is (if Way = Descent then Self.Stub.Descent_Moves (Rank).all
+       else Self.Stub.Ascent_Moves (Rank).all);
 
    overriding procedure Synthesize
      (Self   : Stub_Cognition;

@@ -111,7 +111,7 @@ package body Model_Cognition_Tests is
             declare
                Move : constant String :=
                  Sampled.Move_Name ((if Pass <= 4 then Organs.Descent else Organs.Ascent),
-                                    Organs.Quarter ((Pass - 1) mod 4 + 1)).all;
+                                    Organs.Quarter ((Pass - 1) mod 4 + 1));
                Step : constant Cycle_Order.Step_Index := Reasoning_Step (Pass);
             begin
                Assert (Detail (Trace, Step) = Move & ": answer" & Pass'Image, Detail (Trace, Step));

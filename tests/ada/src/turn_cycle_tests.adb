@@ -59,7 +59,7 @@ package body Turn_Cycle_Tests is
       Chosen : constant Organs.Sets.Organ_Set := Test_Organs.Stub_Set;
       Deck   : Organs.Deck.Organ'Class renames Chosen.Deck.all;
    begin
-      Assert (Deck.Size = 22 and then Deck.Name (1).all = "The Fool" and then Deck.Name (22).all = "The World",
+      Assert (Deck.Size = 22 and then Deck.Name (1) = "The Fool" and then Deck.Name (22) = "The World",
               "the deck is the fixture's, in its order");
       declare
          Drawn : constant Organs.Identity.Big_Three := Chosen.Identity.Draw (Deck);
@@ -67,7 +67,7 @@ package body Turn_Cycle_Tests is
          Assert (Organs.Identity.Are_Distinct (Drawn) and then Organs.Identity.Are_Cards_Of (Drawn, Deck),
                  "the Big-3 are three distinct cards of the deck");
          Assert (Chosen.Identity.Draw (Deck) = Drawn, "and the same every time");
-         Assert (Chosen.Identity.Role_Name (1).all = "sun", "roles are the fixture's");
+         Assert (Chosen.Identity.Role_Name (1) = "sun", "roles are the fixture's");
       end;
       declare
          use Organs.Celtic_Cross;
@@ -87,7 +87,7 @@ package body Turn_Cycle_Tests is
             Differ := Differ or else From_A /= From_B;
          end loop;
          Assert (Differ, "two keys draw differently");
-         Assert (Chosen.Celtic_Cross.Position_Name (2).all = "challenge", "positions are the fixture's");
+         Assert (Chosen.Celtic_Cross.Position_Name (2) = "challenge", "positions are the fixture's");
       end;
       declare
          use Organs.Drive_Box;
@@ -132,7 +132,7 @@ package body Turn_Cycle_Tests is
          Assert (Intent = Organs.Act and then Organs.Texts.Text_Of (Store, Basis) = "fixture rule 2",
                  "the intent and its basis: " & Organs.Texts.Text_Of (Store, Basis));
       end;
-      Assert (Chosen.Cognition.Move_Name (Organs.Ascent, 4).all = "commit", "moves are the fixture's");
+      Assert (Chosen.Cognition.Move_Name (Organs.Ascent, 4) = "commit", "moves are the fixture's");
    end Test_Each_Organ_Through_Its_Seam;
 
    --  The stub organs through the cycle: every step recorded, the details
