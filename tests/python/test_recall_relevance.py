@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sampling_support import prompt_of, run_turn, start_sampling_body, turn_request
+
 RELEVANCE = ("--recall", "relevance")
 ROOM = ("ada", "#kitchen", "s")
 
@@ -114,3 +116,15 @@ def test_the_default_recall_stays_the_fixtures(spawn_body):
     traces = talk(client, [*SUBJECTS, ABOUT_THE_SECOND])
     assert hits(traces[-1]) == []
     assert "recall: '" in recall_detail(traces[-1])
+
+
+def test_the_sampled_prompts_carry_the_recalled_turns_and_scores(spawn_body):
+    client = start_sampling_body(spawn_body, *RELEVANCE)
+    for number, text in enumerate([*SUBJECTS, ABOUT_THE_SECOND], start=1):
+        turn = run_turn(client, request=turn_request(text, uid="ada", request_id=100 + number),
+                        request_id=100 + number)
+    assert turn.requests, "the last turn asked the client's model"
+    first = hits(turn.trace)[0]
+    assert first[0] == 2
+    expected = f"turn 2 (score {first[1]:.3f}): {SUBJECTS[1]}"
+    assert all(expected in prompt_of(request) for request in turn.requests), prompt_of(turn.requests[0])
