@@ -1,4 +1,3 @@
-with Ada.Containers.Generic_Array_Sort;
 with Ada.Numerics.Long_Elementary_Functions;
 with Fnv_Hash;
 with Organs.Word_Search;
@@ -13,160 +12,172 @@ package body Organs.Morag.Relevance is
 
    Min_Word : constant := Organs.Word_Search.Min_Word_Bytes;
 
-   Max_Text_Words : constant := Max_Recall_Bytes / (Min_Word + 1) + 1;
+   Max_Query : constant := Query_Bytes / (Min_Word + 1) + 1;
    --  A word takes Min_Word bytes and a byte that ends it
-   Max_Postings   : constant := Max_Depth * Max_Text_Words;
-   Max_Query      : constant := Query_Bytes / (Min_Word + 1) + 1;
 
-   type Word is record
-      Hash  : Fnv_Hash.Hash := 0;
-      Text  : Natural := 0;
-      --  0 for the query, else the excerpt it stands in
-      First : Positive := 1;
-      Last  : Natural := 0;
-      --  Where it stands, in the query or the excerpts, as folded
-   end record;
+   Slots : constant := 1024;
+   --  The query's words by hash, open addressing: a power of two, at
+   --  least twice Max_Query, so a probe ends soon at a free slot
 
-   function "<" (Left, Right : Word) return Boolean is
-     (Left.Hash < Right.Hash
-      or else (Left.Hash = Right.Hash and then Left.Text < Right.Text));
+   pragma Compile_Time_Error
+     (Slots < 2 * Max_Query, "the query's table stays at most half full");
 
-   type Word_Array is array (Positive range <>) of Word;
+   Not_A_Word : constant Character := ASCII.NUL;
 
-   procedure Sort is new Ada.Containers.Generic_Array_Sort
-     (Positive, Word, Word_Array);
+   Word_Fold : constant array (Character) of Character :=
+     [for C in Character =>
+        (if Is_Word_Byte (C) then Folded (C) else Not_A_Word)];
+   --  A byte as a word holds it (Folded), or Not_A_Word: one look-up for
+   --  every byte of the memory, which each turn reads
 
-   --  Append Text's words to Words (Last), each tagged Tag
-   procedure Add_Words
+   --  The next word of Text at or after Index: Text (First .. Last) and
+   --  the hash of its folded bytes; Found is False past the last
+   procedure Next_Word
      (Text  : String;
-      Tag   : Natural;
-      Words : in out Word_Array;
-      Last  : in out Natural)
-   is
-      Index : Positive := Text'First;
+      Index : in out Positive;
+      First : out Positive;
+      Last  : out Natural;
+      Hash  : out Fnv_Hash.Hash;
+      Found : out Boolean) is
    begin
+      Found := False;
+      First := Index;
+      Last := 0;
+      Hash := Fnv_Hash.Basis;
       while Index <= Text'Last loop
-         if Is_Word_Byte (Text (Index)) then
-            declare
-               First : constant Positive := Index;
-               Hash  : Fnv_Hash.Hash := Fnv_Hash.Basis;
-            begin
-               while Index <= Text'Last and then Is_Word_Byte (Text (Index))
-               loop
-                  Hash := Fnv_Hash.Step (Hash, Folded (Text (Index)));
-                  Index := Index + 1;
-               end loop;
-               if Index - First >= Min_Word then
-                  Last := Last + 1;
-                  Words (Last) :=
-                    (Hash => Hash, Text => Tag, First => First,
-                     Last => Index - 1);
-               end if;
-            end;
+         if Word_Fold (Text (Index)) /= Not_A_Word then
+            First := Index;
+            Hash := Fnv_Hash.Basis;
+            while Index <= Text'Last
+              and then Word_Fold (Text (Index)) /= Not_A_Word
+            loop
+               Hash := Fnv_Hash.Step (Hash, Word_Fold (Text (Index)));
+               Index := Index + 1;
+            end loop;
+            if Index - First >= Min_Word then
+               Last := Index - 1;
+               Found := True;
+               return;
+            end if;
          else
             Index := Index + 1;
          end if;
       end loop;
-   end Add_Words;
-
-   --  Scores, of Query as folded, over Held's excerpts of Bytes in all
-   function Ranked (Held : Memory'Class; Query : String; Bytes : Natural)
-     return Score_List
-   with Pre => Bytes <= Max_Depth * Max_Recall_Bytes;
+   end Next_Word;
 
    function Scores (Held : Memory'Class; Input : String) return Score_List is
-
-      Count   : constant Natural := Held.Count;
-      Query   : constant String :=
-        Folded (Input (Input'First .. Input'First - 1
-                       + Utf8.Prefix_Length (Input, Query_Bytes)));
-      Bytes   : Natural := 0;
-   begin
-      for Text in 1 .. Count loop
-         Bytes := Bytes + Held.Excerpt (Text)'Length;
-      end loop;
-      return Ranked (Held, Query, Bytes);
-   end Scores;
-
-   function Ranked (Held : Memory'Class; Query : String; Bytes : Natural)
-     return Score_List
-   is
       use Ada.Numerics.Long_Elementary_Functions;
 
-      Count   : constant Natural := Held.Count;
-      Folds   : String (1 .. Bytes);
-      --  The excerpts back to back, folded: a word's text, for comparing
-      --  words whose hashes agree
-      Kept    : Word_Array (1 .. Max_Postings);
-      Kept_Last : Natural := 0;
-      Asked   : Word_Array (1 .. Max_Query);
-      Asked_Last : Natural := 0;
-      Lengths : array (1 .. Count) of Natural := [others => 0];
-      Total   : Natural := 0;
-      Sums    : array (1 .. Count) of Long_Float := [others => 0.0];
-      Result  : Score_List (1 .. Count) := [others => 0];
+      Count  : constant Natural := Held.Count;
+      Query  : constant String :=
+        Folded (Input (Input'First .. Input'First - 1
+                       + Utf8.Prefix_Length (Input, Query_Bytes)));
+      Table  : array (0 .. Slots - 1) of Natural := [others => 0];
+      --  0: a free slot, else the term whose hash leads there
+      Term_Hash  : array (1 .. Max_Query) of Fnv_Hash.Hash;
+      Term_First : array (1 .. Max_Query) of Positive;
+      Term_Last  : array (1 .. Max_Query) of Natural;
+      Terms  : Natural := 0;
+      --  The query's distinct words: Query (Term_First .. Term_Last)
+      Result : Score_List (1 .. Count) := [others => 0];
 
-      Filled  : Natural := 0;
+      --  Whether Word, folded, is the query's Term
+      function Spells (Word : String; Term : Positive) return Boolean is
+        (Word'Length = Term_Last (Term) - Term_First (Term) + 1
+         and then (for all Offset in 0 .. Word'Length - 1 =>
+                     Folded (Word (Word'First + Offset))
+                     = Query (Term_First (Term) + Offset)));
 
-      function Spelled (Item : Word) return String is
-        (if Item.Text = 0 then Query (Item.First .. Item.Last)
-         else Folds (Item.First .. Item.Last));
+      --  Where the word of Hash spelled by Spelling is in Table, or the
+      --  free slot where it would go
+      function Slot_Of (Hash : Fnv_Hash.Hash; Spelling : String)
+        return Natural
+      is
+         Index : Natural := Natural (Hash and (Slots - 1));
+      begin
+         while Table (Index) /= 0
+           and then (Term_Hash (Table (Index)) /= Hash
+                     or else not Spells (Spelling, Table (Index)))
+         loop
+            Index := (Index + 1) mod Slots;
+         end loop;
+         return Index;
+      end Slot_Of;
+
+      At_Byte : Positive := Query'First;
+      First   : Positive;
+      Last    : Natural;
+      Hash    : Fnv_Hash.Hash;
+      Found   : Boolean;
    begin
       if Count = 0 then
          return Result;
       end if;
-      for Text in 1 .. Count loop
+      loop
+         Next_Word (Query, At_Byte, First, Last, Hash, Found);
+         exit when not Found;
          declare
-            Excerpt : constant String := Held.Excerpt (Text);
-            Before  : constant Natural := Kept_Last;
+            Slot : constant Natural := Slot_Of (Hash, Query (First .. Last));
          begin
-            Folds (Filled + 1 .. Filled + Excerpt'Length) := Folded (Excerpt);
-            Add_Words (Folds (Filled + 1 .. Filled + Excerpt'Length), Text,
-                       Kept, Kept_Last);
-            Filled := Filled + Excerpt'Length;
-            Lengths (Text) := Kept_Last - Before;
-            Total := Total + Lengths (Text);
+            if Table (Slot) = 0 then
+               Terms := Terms + 1;
+               Term_Hash (Terms) := Hash;
+               Term_First (Terms) := First;
+               Term_Last (Terms) := Last;
+               Table (Slot) := Terms;
+            end if;
          end;
       end loop;
-      Add_Words (Query, 0, Asked, Asked_Last);
-      if Total = 0 or else Asked_Last = 0 then
+      if Terms = 0 then
          return Result;
       end if;
-      Sort (Kept (1 .. Kept_Last));
-      Sort (Asked (1 .. Asked_Last));
 
       declare
-         Mean : constant Long_Float :=
-           Long_Float (Total) / Long_Float (Count);
-         Frequencies : array (1 .. Count) of Natural;
-         Low  : Positive := 1;
-         --  Kept (Low ..) holds no hash below the query word's: both lists
-         --  are sorted, so the walk is one pass over each
+         Frequencies : array (1 .. Terms, 1 .. Count) of Natural :=
+           [others => [others => 0]];
+         Lengths : array (1 .. Count) of Natural := [others => 0];
+         Total   : Natural := 0;
+         Sums    : array (1 .. Count) of Long_Float := [others => 0.0];
       begin
-         for Term in 1 .. Asked_Last loop
-            if Term = 1 or else Asked (Term).Hash /= Asked (Term - 1).Hash
-              or else Spelled (Asked (Term)) /= Spelled (Asked (Term - 1))
-            then
-               while Low <= Kept_Last and then Kept (Low).Hash < Asked (Term).Hash
+         --  One pass over each kept text: each word looked up among the
+         --  query's
+         for Text in 1 .. Count loop
+            declare
+               Excerpt : constant String := Held.Excerpt (Text);
+            begin
+               At_Byte := Excerpt'First;
                loop
-                  Low := Low + 1;
+                  Next_Word (Excerpt, At_Byte, First, Last, Hash, Found);
+                  exit when not Found;
+                  Lengths (Text) := Lengths (Text) + 1;
+                  declare
+                     Term : constant Natural :=
+                       Table (Slot_Of (Hash, Excerpt (First .. Last)));
+                  begin
+                     if Term /= 0 then
+                        Frequencies (Term, Text) := Frequencies (Term, Text) + 1;
+                     end if;
+                  end;
                end loop;
-               Frequencies := [others => 0];
+               Total := Total + Lengths (Text);
+            end;
+         end loop;
+         if Total = 0 then
+            return Result;
+         end if;
+
+         declare
+            Mean : constant Long_Float :=
+              Long_Float (Total) / Long_Float (Count);
+         begin
+            for Term in 1 .. Terms loop
                declare
-                  At_Word : Natural := Low;
                   Holding : Natural := 0;
                begin
-                  while At_Word <= Kept_Last
-                    and then Kept (At_Word).Hash = Asked (Term).Hash
-                  loop
-                     if Spelled (Kept (At_Word)) = Spelled (Asked (Term)) then
-                        if Frequencies (Kept (At_Word).Text) = 0 then
-                           Holding := Holding + 1;
-                        end if;
-                        Frequencies (Kept (At_Word).Text) :=
-                          Frequencies (Kept (At_Word).Text) + 1;
+                  for Text in 1 .. Count loop
+                     if Frequencies (Term, Text) > 0 then
+                        Holding := Holding + 1;
                      end if;
-                     At_Word := At_Word + 1;
                   end loop;
                   if Holding > 0 then
                      declare
@@ -175,10 +186,10 @@ package body Organs.Morag.Relevance is
                                      / (Long_Float (Holding) + 0.5));
                      begin
                         for Text in 1 .. Count loop
-                           if Frequencies (Text) > 0 then
+                           if Frequencies (Term, Text) > 0 then
                               declare
                                  Tf : constant Long_Float :=
-                                   Long_Float (Frequencies (Text));
+                                   Long_Float (Frequencies (Term, Text));
                               begin
                                  Sums (Text) := Sums (Text)
                                    + Idf * Tf * (K1 + 1.0)
@@ -191,16 +202,16 @@ package body Organs.Morag.Relevance is
                      end;
                   end if;
                end;
-            end if;
+            end loop;
+         end;
+         for Text in 1 .. Count loop
+            Result (Text) := Score_Thousandths
+              (Long_Float'Min (Sums (Text) * 1000.0,
+                               Long_Float (Score_Thousandths'Last)));
          end loop;
       end;
-      for Text in 1 .. Count loop
-         Result (Text) := Score_Thousandths
-           (Long_Float'Min (Sums (Text) * 1000.0,
-                            Long_Float (Score_Thousandths'Last)));
-      end loop;
       return Result;
-   end Ranked;
+   end Scores;
 
    function Score_Image (Score : Score_Thousandths) return String is
       Whole : constant String := Natural'Image (Natural (Score / 1000));
