@@ -24,6 +24,7 @@ with Organs.Budget_Box;
 with Organs.Identity;
 with Organs.Model_Cognition;
 with Organs.Model_Intender;
+with Organs.Morag.Relevance;
 with Organs.Sets;
 with Sampling_Port;
 with Session_Repositories.Memory;
@@ -274,11 +275,18 @@ begin
       use type Body_Config.Intender_Kind;
       Stubs    : constant Organs.Sets.Organ_Set :=
         Stub_Organs.Organs_Of (new Stub_Organs.Fixture'(Stub));
+      Recalling : constant Organs.Sets.Organ_Set :=
+        (case Settings.Recall is
+            when Body_Config.Fixture => Stubs,
+            when Body_Config.Relevance =>
+              (Stubs with delta Morag =>
+                 new Organs.Morag.Relevance.Organ'(null record)));
+      --  --recall relevance: the session's turns ranked by BM25
       Thinking : constant Organs.Sets.Organ_Set :=
         (case Settings.Cognition is
-            when Body_Config.Stub => Stubs,
+            when Body_Config.Stub => Recalling,
             when Body_Config.Sampling =>
-              (Stubs with delta Cognition =>
+              (Recalling with delta Cognition =>
                  new Organs.Model_Cognition.Organ'
                    (Fallback   => Stubs.Cognition,
                     Timeout_Ms => Settings.Sampling_Timeout_Ms,

@@ -74,6 +74,7 @@ package body Body_Config is
       function Text_Block_Of is new Choice_Of (Text_Block_Form);
       function Cognition_Of is new Choice_Of (Cognition_Kind);
       function Intender_Of is new Choice_Of (Intender_Kind);
+      function Recall_Of is new Choice_Of (Recall_Kind);
       function Durability_Of is new Choice_Of (State_Durability);
       function Energy_Of is new Choice_Of (Energy_Source);
       Budget_Option : Unbounded_String;
@@ -107,6 +108,8 @@ package body Body_Config is
                Result.Cognition := Cognition_Of (Option);
             elsif Option = "--intent" then
                Result.Intender := Intender_Of (Option);
+            elsif Option = "--recall" then
+               Result.Recall := Recall_Of (Option);
             elsif Option = "--sampling-timeout-ms" then
                Result.Sampling_Timeout_Ms := Count_Of (Option, 1, 3_600_000);
             elsif Option = "--turn-deadline-ms" then

@@ -64,6 +64,16 @@ package Body_Config is
       --  where its answer names none, said in the result's `cognition`.
       --  Only with --cognition sampling: the model is reached through it
 
+   --  F1 recall (--recall): the memory organ's policy
+   type Recall_Kind is
+     (Fixture,
+      --  The fixture's stub MoRAG: the latest earlier turn sharing a word
+      --  with the input (replies are the same bytes on every run)
+      Relevance);
+      --  Organs.Morag.Relevance: the session's earlier turns ranked by
+      --  BM25 against the input, with their turns and scores
+   --  End of the F1 recall block
+
    Default_Sampling_Timeout_Ms : constant := 20_000;
    --  Per sampling request: under Hermes's own 30 s, so the body, not the
    --  client, decides when a pass is given up
@@ -124,6 +134,7 @@ package Body_Config is
       Budget_Window_S : Positive := Default_Budget_Window_S;
       Budget_Tokens   : Natural := 0;
       --  0: tokens are not counted
+      Recall         : Recall_Kind := Fixture;
       Show_Help      : Boolean := False;
       Show_Version   : Boolean := False;
    end record;
@@ -215,6 +226,10 @@ private
      & "  --budget-tokens N      also tokens a session may spend in a window,"
      & " as the client" & LF
      & "                         reports them (default: not counted)" & LF
+     & "  --recall fixture|relevance  fixture (default): the fixture's recall;"
+     & " relevance: the" & LF
+     & "                         session's earlier turns ranked by BM25"
+     & " against the input" & LF
      & "  --version, --help" & LF;
 
 end Body_Config;

@@ -33,23 +33,38 @@ package body Turn_Cycle is
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Trace                : out Turn_Trace)
    is
       Nowhere : Organs.Model_Port.Unreachable (Organs.Model_Port.No_Capability);
    begin
-      Run (Chosen, Curve, Session, Uid, Channel, Server, Input, Nowhere, Trace);
+      Run (Chosen, Curve, Session, Memory, Uid, Channel, Server, Input, Nowhere,
+           Trace);
    end Run;
+
+   procedure Remember
+     (Chosen : Organs.Sets.Organ_Set;
+      Memory : in out Organs.Morag.Memory'Class;
+      Turn   : Positive;
+      Input  : String) is
+   begin
+      if Memory.Count = 0 or else Memory.Turn_Of (Memory.Count) < Turn then
+         Chosen.Morag.Remember (Memory, Turn, Input);
+      end if;
+   end Remember;
 
    procedure Run
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Port                 : in out Organs.Model_Port.Port'Class;
-      Trace                : out Turn_Trace)
+      Trace                : out Turn_Trace;
+      Remembering          : Boolean := True)
    is
       Focus     : constant String := Focus_Of (Input);
       Recalled  : Span;
@@ -120,9 +135,8 @@ package body Turn_Cycle is
          begin
             for Pass in 1 .. Energy_Gate.Pass_Index (Trace.Passes) loop
                declare
-                  Move : String renames
-                    Chosen.Cognition.Move_Name
-                      (Way_Of (Pass), Rank_Of (Pass)).all;
+                  Move : constant String :=
+                    Chosen.Cognition.Move_Name (Way_Of (Pass), Rank_Of (Pass));
                begin
                   if Listed then
                      Add (", ");
@@ -236,7 +250,7 @@ package body Turn_Cycle is
                declare
                   use type Organs.Morag.Recall_Status;
                   Given : constant Organs.Morag.Recall_Result :=
-                    Chosen.Morag.Recall (Session.Memory, Input);
+                    Chosen.Morag.Recall (Memory, Input);
                begin
                   Texts.Keep (Store, Given.Text, Recall_Bytes, Recalled);
                   Unrecalled := Given.Status = Organs.Morag.Unavailable;
@@ -287,13 +301,13 @@ package body Turn_Cycle is
                            Chosen.Celtic_Cross.Next
                              (Chosen.Deck.all, Session.Draws, Drawn);
                            Texts.Start_Part (Store, Draw_Bytes);
-                           Add_Name (Chosen.Deck.Name (Drawn.Card).all);
+                           Add_Name (Chosen.Deck.Name (Drawn.Card));
                            if Drawn.Reversed then
                               Add (", reversed");
                            end if;
                            Add (", in ");
                            Add_Name
-                             (Chosen.Celtic_Cross.Position_Name (Pass).all);
+                             (Chosen.Celtic_Cross.Position_Name (Pass));
                            Texts.End_Part (Store, Last_Draw);
                            Record_Step (Step, Last_Draw);
                         end;
@@ -360,7 +374,7 @@ package body Turn_Cycle is
                   end if;
                   Texts.Start_Part (Store, Intend_Bytes);
                   Add ("intent ");
-                  Add (Organs.Intent_Name (Trace.Intent).all);
+                  Add (Organs.Intent_Name (Trace.Intent));
                   Add (" (");
                   Add (Basis);
                   Add (")");
@@ -372,7 +386,7 @@ package body Turn_Cycle is
                  (Store, Organs.Router.Route_Of (Trace.Intent), Route_Bytes,
                   Trace.Route);
                Texts.Start_Part (Store, Route_Step_Bytes);
-               Add (Organs.Intent_Name (Trace.Intent).all);
+               Add (Organs.Intent_Name (Trace.Intent));
                Add (" -> ");
                Add (Trace.Route);
                Add (" (static Ada table)");
@@ -451,7 +465,9 @@ package body Turn_Cycle is
          end;
       end loop;
       Chosen.Drive_Box.Spend (Session.Reservoir, Trace.Passes, Trace.Used);
-      Chosen.Morag.Remember (Session.Memory, Input);
+      if Remembering then
+         Remember (Chosen, Memory, Trace.Turn, Input);
+      end if;
    end Run;
 
 end Turn_Cycle;

@@ -220,10 +220,12 @@ package Turn_Cycle is
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Port                 : in out Organs.Model_Port.Port'Class;
-      Trace                : out Turn_Trace)
+      Trace                : out Turn_Trace;
+      Remembering          : Boolean := True)
    with
      Pre  => Organs.Sets.Is_Complete (Chosen)
              and then Energy_Gate.Is_Valid (Curve),
@@ -234,7 +236,10 @@ package Turn_Cycle is
                           (Trace.Passes, Trace.Intent_Asked);
    --  Every step outside the passes runs; a pass runs iff it is within the
    --  prefix the energy gate allowed (law L3).  Session is the record of
-   --  the session whose key is Uid, Channel and Server.  Key parts longer
+   --  the session whose key is Uid, Channel and Server, and Memory its
+   --  MoRAG memory, which the turn's input is remembered in at the end
+   --  (Remember) unless not Remembering: a tentative round, whose caller
+   --  remembers it only once the round is kept.  Key parts longer
    --  than Key_Part_Bytes are cut, visibly (the protocol refuses them).
    --  The cognition asks its model, if it has one, through Port: once per
    --  pass that runs and once for the synthesis, and the intender once for
@@ -245,6 +250,7 @@ package Turn_Cycle is
      (Chosen               : Organs.Sets.Organ_Set;
       Curve                : Energy_Gate.Threshold_Curve;
       Session              : in out Session_Table.Session;
+      Memory               : in out Organs.Morag.Memory'Class;
       Uid, Channel, Server : String;
       Input                : String;
       Trace                : out Turn_Trace)
@@ -253,5 +259,15 @@ package Turn_Cycle is
              and then Energy_Gate.Is_Valid (Curve),
      Post => Trace.Turn = Session.Turns and then Is_Complete (Trace);
    --  The same, with no model to reach (Organs.Model_Port.Unreachable)
+
+   procedure Remember
+     (Chosen : Organs.Sets.Organ_Set;
+      Memory : in out Organs.Morag.Memory'Class;
+      Turn   : Positive;
+      Input  : String)
+   with Pre => Organs.Sets.Is_Complete (Chosen);
+   --  The chosen MoRAG keeps what the session's turn Turn of Input leaves,
+   --  unless Memory already holds a turn as late (a session at the last
+   --  turn number, whose memory then stays as it is)
 
 end Turn_Cycle;

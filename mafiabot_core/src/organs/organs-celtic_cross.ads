@@ -37,7 +37,7 @@ package Organs.Celtic_Cross is
    --  The next draw of the session whose State it is
 
    function Position_Name
-     (Self : Organ; Pass : Energy_Gate.Pass_Index) return Name_Text
+     (Self : Organ; Pass : Energy_Gate.Pass_Index) return String
    is abstract;
    --  The cross position of a pass: present, challenge, ...
 

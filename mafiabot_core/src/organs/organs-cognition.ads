@@ -36,8 +36,9 @@ package Organs.Cognition is
    type Organ is limited interface;
 
    function Move_Name (Self : Organ; Way : Direction; Rank : Quarter)
-     return Name_Text is abstract;
-   --  The name of a pass's move (abstract, ..., commit)
+     return String is abstract;
+   --  The name of a pass's move (abstract, ..., commit), a value: the
+   --  cycle quotes it at most Max_Name_Bytes long
 
    type Pass_Facts is record
       Pass     : Energy_Gate.Pass_Index;

@@ -23,7 +23,7 @@ package Organs.Deck is
    function Size (Self : Organ) return Card_Count is abstract
    with Post'Class => Size'Result >= 3;
 
-   function Name (Self : Organ; Which : Card) return Name_Text is abstract
+   function Name (Self : Organ; Which : Card) return String is abstract
    with Pre'Class => Which <= Self.Size;
    --  The card's name
 

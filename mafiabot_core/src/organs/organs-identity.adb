@@ -20,8 +20,8 @@ package body Organs.Identity is
          & "## Big-3" & LF & LF);
    begin
       for Which in Cards'Range loop
-         Append (Text, "- " & Self.Role_Name (Which).all & ": "
-                 & From.Name (Cards (Which)).all & LF);
+         Append (Text, "- " & Self.Role_Name (Which) & ": "
+                 & From.Name (Cards (Which)) & LF);
       end loop;
       Append (Text, LF & Self.Provenance & LF);
       return To_String (Text);

@@ -33,7 +33,7 @@ package Organs.Identity is
    with Post'Class => Are_Distinct (Draw'Result)
                       and then Are_Cards_Of (Draw'Result, From);
 
-   function Role_Name (Self : Organ; Which : Role) return Name_Text
+   function Role_Name (Self : Organ; Which : Role) return String
    is abstract;
    --  sun, moon, rising, ...
 

@@ -16,7 +16,7 @@ package body Organs.Mini_Rag is
          if Intent /= Intent_Kind'First then
             Append (Packed, Separator);
          end if;
-         Append (Packed, Intent_Name (Intent).all
+         Append (Packed, Intent_Name (Intent)
                  & Arrow & Organs.Router.Route_Of (Intent));
       end loop;
       return To_String (Packed);
@@ -38,7 +38,7 @@ package body Organs.Mini_Rag is
          for Split in First .. Last - Arrow'Length + 1 loop
             if Packed (Split .. Split + Arrow'Length - 1) = Arrow then
                for Intent in Intent_Kind loop
-                  if Packed (First .. Split - 1) = Intent_Name (Intent).all
+                  if Packed (First .. Split - 1) = Intent_Name (Intent)
                   then
                      Process (Intent, Packed (Split + Arrow'Length .. Last));
                   end if;

@@ -36,7 +36,7 @@ package body Organs.Model_Cognition is
       & "Think this pass's move about the turn.");
 
    overriding function Move_Name
-     (Self : Organ; Way : Direction; Rank : Quarter) return Name_Text is
+     (Self : Organ; Way : Direction; Rank : Quarter) return String is
      (Self.Fallback.Move_Name (Way, Rank));
 
    function Deadline_Of (Self : Organ) return Monotonic.Instant is
@@ -56,7 +56,7 @@ package body Organs.Model_Cognition is
          return;
       end if;
       declare
-         Move   : constant String := Self.Move_Name (Pass.Way, Pass.Rank).all;
+         Move   : constant String := Self.Move_Name (Pass.Way, Pass.Rank);
          Prompt : constant String :=
            Pass_Prompt
              (Move     => Move,

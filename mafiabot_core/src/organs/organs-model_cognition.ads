@@ -37,7 +37,7 @@ package Organs.Model_Cognition is
    is limited new Organs.Cognition.Organ with null record;
 
    overriding function Move_Name
-     (Self : Organ; Way : Direction; Rank : Quarter) return Name_Text;
+     (Self : Organ; Way : Direction; Rank : Quarter) return String;
 
    overriding procedure Reason
      (Self    : Organ;

@@ -17,10 +17,10 @@ package body Organs.Model_Intender is
 
       procedure Offer (Intent : Intent_Kind; Route : String) is
       begin
-         Append (Offered, "- " & Intent_Name (Intent).all & ": routed to "
+         Append (Offered, "- " & Intent_Name (Intent) & ": routed to "
                  & Route & ASCII.LF);
          Append (Names, (if Length (Names) = 0 then "" else ", ")
-                 & Intent_Name (Intent).all);
+                 & Intent_Name (Intent));
       end Offer;
    begin
       Organs.Mini_Rag.For_Each_Intent (Packed_Schema, Offer'Access);
@@ -61,7 +61,7 @@ package body Organs.Model_Intender is
          procedure Match (Offered : Intent_Kind; Route : String) is
             pragma Unreferenced (Route);
          begin
-            if not Found and then Word = Intent_Name (Offered).all then
+            if not Found and then Word = Intent_Name (Offered) then
                Found := True;
                Intent := Offered;
             end if;

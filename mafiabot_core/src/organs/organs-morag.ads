@@ -1,17 +1,21 @@
 --  F1, MoRAG: context recalled for the descent.
 --
 --  Contract any MoRAG honours: recall draws on the same session's earlier
---  turns only, kept in that session's Memory, which the session's record
---  holds and nothing else searches (L1); what a memory keeps is bounded
---  (Max_Depth excerpts of at most Max_Recall_Bytes each) and so is what a
---  recall gives (the cycle cuts a longer one, visibly); recall and remember
---  are deterministic and cost time linear in the input and the memory.
+--  turns only, kept in that session's Memory, which the session's
+--  repository lends its turn and nothing else searches (L1); what a memory
+--  keeps is bounded (Max_Depth excerpts of at most Max_Recall_Bytes each)
+--  and so is what a recall gives (the cycle cuts a longer one, visibly);
+--  recall and remember are deterministic and cost time linear in the
+--  input and the memory.
 --
---  Memory is the one way a session keeps what it said: its operations
---  (Keep, Latest_Sharing) are offered to every implementation, which
---  decides what to keep and how to recall it.
-
-private with Ada.Strings.Unbounded;
+--  The seam has two sides.  Memory is the session's store of excerpts, an
+--  interface whose representation belongs to whoever implements it (the
+--  packed excerpts of Organs.Morag.Excerpts, kept in the body's session
+--  table or in the store's record; a memory over a database of its own
+--  implements the same operations); the Organ is the policy of what to
+--  keep and what to recall, and reaches a memory only through these
+--  operations.  Organs hold no state between calls (Organs.Sets): what a
+--  memory organ needs besides its policy is the memory it is lent.
 
 package Organs.Morag is
 
@@ -20,79 +24,118 @@ package Organs.Morag is
 
    subtype Recall_Count is Positive range 1 .. Max_Depth;
 
-   type Memory is private;
-   --  A session's kept excerpts, oldest first; empty by default
+   type Memory is limited interface;
+   --  One session's kept excerpts, oldest first, each of one earlier turn
+   --  of the session (its number is Turn_Of): what the session's
+   --  repository lends the turn, and only that session's turn
+
+   function Count (Held : Memory) return Natural is abstract
+   with Post'Class => Count'Result <= Max_Depth;
+   --  How many excerpts Held keeps
+
+   function Excerpt (Held : Memory; Index : Recall_Count) return String
+   is abstract
+   with Pre'Class  => Index <= Count (Held),
+        Post'Class => Is_Within (Excerpt'Result, Max_Recall_Bytes);
+   --  The Index-th excerpt Held keeps, oldest first
+
+   function Turn_Of (Held : Memory; Index : Recall_Count) return Positive
+   is abstract
+   with Pre'Class => Index <= Count (Held);
+   --  The turn of the session whose excerpt is the Index-th; increasing
+   --  with Index
+
+   function Is_Readable (Held : Memory) return Boolean is abstract;
+   --  False when the memory could not be read (one kept outside the
+   --  session's record, whose store failed): it then keeps nothing
+
+   procedure Keep
+     (Held    : in out Memory;
+      Turn    : Positive;
+      Excerpt : String;
+      Depth   : Recall_Count) is abstract
+   with Pre'Class  => Is_Within (Excerpt, Max_Recall_Bytes)
+                      and then (Count (Held) = 0
+                                or else Turn > Turn_Of (Held, Count (Held))),
+        Post'Class => Count (Held) in 1 .. Depth
+                      and then Turn_Of (Held, Count (Held)) = Turn;
+   --  Keep Excerpt, of the session's turn Turn, as the most recent,
+   --  forgetting the oldest beyond Depth
 
    type Recall_Status is
      (Recalled,
       --  Text is what the memory gives for the input ("" for nothing)
       Unavailable);
-      --  The memory could not be read (one kept outside the session's
-      --  record, whose store failed): the turn goes on without a recall,
-      --  and its trace says so
+      --  The memory could not be read (Is_Readable is False): the turn
+      --  goes on without a recall, and its trace says so
+
+   Max_Hits : constant := 4;
+   --  The most earlier turns one recall names
+
+   type Score_Thousandths is range 0 .. 1_000_000_000;
+   --  How relevant a recalled turn is to the input, in thousandths of the
+   --  organ's own score (comparable within one recall only)
+
+   type Hit is record
+      Turn  : Positive := 1;
+      Score : Score_Thousandths := 0;
+   end record;
+   --  An earlier turn a recall drew on, and why: its score
+
+   subtype Hit_Count is Natural range 0 .. Max_Hits;
+   type Hit_List is array (1 .. Max_Hits) of Hit;
 
    type Recall_Result (Length : Natural) is record
-      Status : Recall_Status := Recalled;
-      Text   : String (1 .. Length);
+      Status   : Recall_Status := Recalled;
+      Hits     : Hit_List;
+      Hit_Last : Hit_Count := 0;
+      --  Hits (1 .. Hit_Last): the turns Text was drawn from, best first
+      --  (none for an organ that does not rank)
+      Text     : String (1 .. Length);
    end record;
 
+   No_Hits : constant Hit_List := [others => (Turn => 1, Score => 0)];
+
    function Recall_Of (Text : String) return Recall_Result is
-     ((Length => Text'Length, Status => Recalled, Text => Text));
+     ((Length => Text'Length, Status => Recalled, Hits => No_Hits,
+       Hit_Last => 0, Text => Text));
 
    No_Recall_Available : constant Recall_Result :=
-     (Length => 0, Status => Unavailable, Text => "");
+     (Length => 0, Status => Unavailable, Hits => No_Hits, Hit_Last => 0,
+      Text => "");
+
+   function Names_Kept_Turns
+     (Given : Recall_Result; Held : Memory'Class) return Boolean is
+     (for all Index in 1 .. Given.Hit_Last =>
+        (for some Kept in 1 .. Held.Count =>
+           Held.Turn_Of (Kept) = Given.Hits (Index).Turn));
+   --  Every turn Given names is one Held keeps
 
    type Organ is limited interface;
 
-   function Recall (Self : Organ; Held : Memory; Input : String)
+   function Recall
+     (Self : Organ; Held : Memory'Class; Input : String)
      return Recall_Result is abstract
    with Post'Class => Is_Within (Recall'Result.Text, Max_Recall_Bytes)
                       and then (Recall'Result.Status = Recalled
-                                or else Recall'Result.Length = 0);
+                                or else Recall'Result.Length = 0)
+                      and then Names_Kept_Turns (Recall'Result, Held);
    --  What the session's memory gives for Input ("" for nothing), or why
-   --  it gives nothing: a recall may fail, and the turn goes on
+   --  it gives nothing: a recall may fail, and the turn goes on.  Every
+   --  turn it names is one Held keeps.
 
-   procedure Remember (Self : Organ; Held : in out Memory; Input : String)
-   is abstract;
-   --  Keep what the turn of Input leaves for the session's next turns
+   procedure Remember
+     (Self  : Organ;
+      Held  : in out Memory'Class;
+      Turn  : Positive;
+      Input : String) is abstract;
+   --  Keep what the session's turn Turn, of Input, leaves for its next
+   --  turns
 
-   function Count (Held : Memory) return Natural;
-   --  How many excerpts Held keeps
-
-   function Latest_Sharing (Held : Memory; Input : String) return String
+   function Latest_Sharing (Held : Memory'Class; Input : String) return String
    with Post => Is_Within (Latest_Sharing'Result, Max_Recall_Bytes);
    --  The most recent excerpt sharing a word of three or more bytes with
    --  Input (bytes compared with ASCII folding), else the most recent, else
    --  ""
-
-   procedure Keep
-     (Held : in out Memory; Excerpt : String; Depth : Recall_Count)
-   with Pre  => Is_Within (Excerpt, Max_Recall_Bytes),
-        Post => Count (Held) <= Depth;
-   --  Keep Excerpt as the most recent, forgetting the oldest beyond Depth
-
-   function Kept_Excerpt (Held : Memory; Index : Recall_Count) return String
-   with Pre  => Index <= Count (Held),
-        Post => Is_Within (Kept_Excerpt'Result, Max_Recall_Bytes);
-   --  The Index-th excerpt Held keeps, oldest first.  Keeping each of them
-   --  in turn into an empty memory (at Max_Depth) makes the same memory:
-   --  what lets a session's record be stored outside the body.
-
-private
-
-   type Excerpt_Length is range 0 .. Max_Recall_Bytes with Size => 16;
-   type Excerpt_Lengths is array (Recall_Count) of Excerpt_Length
-   with Component_Size => 16;
-
-   --  One text holds the kept excerpts back to back, oldest first: a
-   --  session costs one string and 32 bytes of lengths, not sixteen
-   --  strings, which is what lets 100,000 sessions fit in 64 MB.
-   type Memory is record
-      Kept  : Ada.Strings.Unbounded.Unbounded_String;
-      Sizes : Excerpt_Lengths := [others => 0];
-      Count : Natural range 0 .. Recall_Count'Last := 0;
-   end record;
-
-   function Count (Held : Memory) return Natural is (Held.Count);
 
 end Organs.Morag;

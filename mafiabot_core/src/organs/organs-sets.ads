@@ -4,7 +4,9 @@
 --  cognition), and read by the cycle and the session table alone.  The
 --  organs are read-only once chosen: a set is shared by every session, and
 --  no organ keeps state of its own between calls (L1: a session's state
---  is in its record).
+--  is in its record).  An organ that needs state of its own (a memory over
+--  a database) gets it from what its session's repository lends the turn
+--  (Organs.Morag.Memory), never in the organ: docs/recall.md.
 
 with Organs.Celtic_Cross;
 with Organs.Cognition;

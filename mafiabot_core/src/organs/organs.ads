@@ -59,27 +59,26 @@ package Organs is
    --  Text is at most Bytes long (a function, so that a contract stating a
    --  bound compares lengths as the code does, without wide arithmetic)
 
-   type Name_Text is not null access constant String;
-   --  A name an organ gives (a card, a role, a position, a move): a text it
-   --  keeps unchanged for as long as the body runs, given by reference
-
-   function Intent_Name (Intent : Intent_Kind) return Name_Text;
-   --  The intent as the wire and the fixture spell it: ask, act, ...; by
-   --  reference, since every turn writes it several times
+   function Intent_Name (Intent : Intent_Kind) return String;
+   --  The intent as the wire and the fixture spell it: ask, act, ...
 
    Max_Name_Bytes : constant := 128;
    --  The longest name an organ gives a card, a role, a cross position or
    --  a move.  The cycle quotes a longer one cut to this bound, visibly
-   --  (Organs.Texts.Cut_Mark); the trace's room is derived from it.
+   --  (Organs.Texts.Cut_Mark); the trace's room is derived from it.  Names
+   --  are values (String results), so an organ may make one per call: none
+   --  need outlive the call that gives it.
 
 private
 
-   Intent_Spellings : constant array (Intent_Kind) of Name_Text :=
+   type Spelling is not null access constant String;
+
+   Intent_Spellings : constant array (Intent_Kind) of Spelling :=
      [for Intent in Intent_Kind =>
         new String'(Folded (Intent'Image))];
    --  Spelled once: every turn names its intent several times
 
-   function Intent_Name (Intent : Intent_Kind) return Name_Text is
-     (Intent_Spellings (Intent));
+   function Intent_Name (Intent : Intent_Kind) return String is
+     (Intent_Spellings (Intent).all);
 
 end Organs;

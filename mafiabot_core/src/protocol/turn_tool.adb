@@ -895,7 +895,7 @@ package body Turn_Tool is
             Json.Key ("enum");
             Json.Start_Array;
             for Intent in Organs.Intent_Kind loop
-               Json.Text (Organs.Intent_Name (Intent).all);
+               Json.Text (Organs.Intent_Name (Intent));
             end loop;
             Json.End_Array;
             Json.End_Object;
@@ -1013,9 +1013,9 @@ package body Turn_Tool is
    begin
       for Role in Organs.Identity.Role loop
          Identity.Roles (Role) :=
-           new String'(Chosen.Identity.Role_Name (Role).all);
+           new String'(Chosen.Identity.Role_Name (Role));
          Identity.Cards (Role) :=
-           new String'(Chosen.Deck.Name (Drawn (Role)).all);
+           new String'(Chosen.Deck.Name (Drawn (Role)));
       end loop;
       Identity.Intent_Asked := Chosen.Intender.Asks_Model;
    end Set_Identity;
@@ -1203,7 +1203,7 @@ package body Turn_Tool is
                   when Choice =>
                      --  An intent's name is a plain word
                      Json.Fill_Text
-                       (Organs.Intent_Name (M.Choice_Of (Trace)).all,
+                       (Organs.Intent_Name (M.Choice_Of (Trace)),
                         Plain => True);
                   when Fraction =>
                      Json.Fill_Fraction

@@ -21,8 +21,7 @@ package body Session_Table is
      (Chosen : Organs.Sets.Organ_Set; Session_Key : String) return Session is
      ((Turns     => 0,
        Reservoir => Chosen.Drive_Box.Fresh (Session_Key),
-       Draws     => Chosen.Celtic_Cross.Shuffled_For (Session_Key),
-       Memory    => <>));
+       Draws     => Chosen.Celtic_Cross.Shuffled_For (Session_Key)));
 
    procedure Set_Capacity (Self : in out Table; Capacity : Positive) is
    begin
@@ -139,7 +138,8 @@ package body Session_Table is
      (Self        : in out Table;
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
-      Result      : out Session_Access)
+      Result      : out Session_Access;
+      Memory      : out Memory_Access)
    is
       Hash  : constant Interfaces.Unsigned_64 :=
         Session_Keys.Hash64 (Session_Key);
@@ -156,6 +156,7 @@ package body Session_Table is
             Unlink (Self, Found);
             Push_Newest (Self, Found);
             Result := Found.State'Access;
+            Memory := Found.Memory'Access;
          end;
          return;
       end if;
@@ -168,17 +169,19 @@ package body Session_Table is
       end if;
       declare
          Made : constant Entry_Access := new Entry_Record'
-           (State => Fresh (Chosen, Session_Key),
-            Key   => new String'(Session_Key),
-            Hash  => Hash,
-            Newer => null,
-            Older => null);
+           (State  => Fresh (Chosen, Session_Key),
+            Memory => <>,
+            Key    => new String'(Session_Key),
+            Hash   => Hash,
+            Newer  => null,
+            Older  => null);
       begin
          --  Eviction or growth may have moved the free slot.
          Self.Slots (Find (Self.Slots.all, Session_Key, Hash)) := Made;
          Push_Newest (Self, Made);
          Self.Count := Self.Count + 1;
          Result := Made.State'Access;
+         Memory := Made.Memory'Access;
       end;
    end Open;
 

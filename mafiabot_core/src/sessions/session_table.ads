@@ -7,12 +7,13 @@
 --  the key's FNV-1a hash, full keys compared, so two keys never share a
 --  record) threaded by an intrusive recency list: about 200 bytes a
 --  session besides its MoRAG memory, where the standard containers took
---  about 450.
+--  about 450.  The memory is the MoRAG's (Organs.Morag.Excerpts), kept
+--  beside the session in the same entry and lent with it.
 
 with Interfaces;
 with Organs.Celtic_Cross;
 with Organs.Drive_Box;
-with Organs.Morag;
+with Organs.Morag.Excerpts;
 with Organs.Sets;
 
 private with Ada.Finalization;
@@ -23,10 +24,12 @@ package Session_Table is
       Turns     : Natural := 0;
       Reservoir : Organs.Drive_Box.Reservoir;
       Draws     : Organs.Celtic_Cross.Draw_State;
-      Memory    : Organs.Morag.Memory;
    end record;
+   --  A session's own state; its memory is kept beside it (Open)
 
    type Session_Access is access all Session;
+
+   type Memory_Access is access all Organs.Morag.Excerpts.Excerpt_Memory;
 
    function Fresh
      (Chosen : Organs.Sets.Organ_Set; Session_Key : String) return Session
@@ -44,12 +47,13 @@ package Session_Table is
      (Self        : in out Table;
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
-      Result      : out Session_Access)
+      Result      : out Session_Access;
+      Memory      : out Memory_Access)
    with Pre  => Organs.Sets.Is_Complete (Chosen),
         Post => Count (Self) <= Capacity (Self);
-   --  The session of Session_Key, made fresh by the Chosen organs if it is
-   --  new, and now the most recently used.  Result stays valid until the
-   --  next Open.
+   --  The session of Session_Key and its memory, made fresh by the Chosen
+   --  organs (an empty memory) if it is new, and now the most recently
+   --  used.  Both stay valid until the next Open.
 
    function Count (Self : Table) return Natural;
    function Capacity (Self : Table) return Positive;
@@ -62,8 +66,9 @@ private
    type Entry_Access is access Entry_Record;
 
    type Entry_Record is record
-      State : aliased Session;
-      Key   : Key_Access;
+      State  : aliased Session;
+      Memory : aliased Organs.Morag.Excerpts.Excerpt_Memory;
+      Key    : Key_Access;
       Hash  : Interfaces.Unsigned_64;
       Newer : Entry_Access;
       Older : Entry_Access;

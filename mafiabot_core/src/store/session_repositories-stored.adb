@@ -1,4 +1,5 @@
 with Body_Log;
+with Organs.Morag.Excerpts;
 
 package body Session_Repositories.Stored is
 
@@ -24,21 +25,25 @@ package body Session_Repositories.Stored is
       Length      : Turn_Length;
       Work        : not null access procedure
                       (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
                        Result  : out Verdict);
       Result      : out Status)
    is
       Held   : Session_Table.Session;
+      Memory : Organs.Morag.Excerpts.Excerpt_Memory;
       Stored : Session_Store.Outcome;
       Said   : Verdict;
    begin
       case Length is
-         when Short => Self.Store.Begin_Turn (Chosen, Session_Key, Held, Stored);
+         when Short => Self.Store.Begin_Turn
+              (Chosen, Session_Key, Held, Memory, Stored);
          when Long =>
-            Self.Store.Begin_Long_Turn (Chosen, Session_Key, Held, Stored);
+            Self.Store.Begin_Long_Turn
+              (Chosen, Session_Key, Held, Memory, Stored);
       end case;
       if not Stored.Failed then
          begin
-            Work (Held, Said);
+            Work (Held, Memory, Said);
          exception
             when others =>
                --  Not handled here: the lock is released now, not at this
@@ -51,9 +56,10 @@ package body Session_Repositories.Stored is
             when Keep =>
                case Length is
                   when Short =>
-                     Self.Store.Commit_Turn (Session_Key, Held, Stored);
+                     Self.Store.Commit_Turn (Session_Key, Held, Memory, Stored);
                   when Long =>
-                     Self.Store.Commit_Long_Turn (Session_Key, Held, Stored);
+                     Self.Store.Commit_Long_Turn
+                       (Session_Key, Held, Memory, Stored);
                end case;
          end case;
       end if;

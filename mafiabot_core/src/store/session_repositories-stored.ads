@@ -36,6 +36,7 @@ package Session_Repositories.Stored is
       Length      : Turn_Length;
       Work        : not null access procedure
                       (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
                        Result  : out Verdict);
       Result      : out Status);
    --  A failure of the store is logged on stderr and its Reason given

@@ -473,10 +473,11 @@ package body Session_Store is
 
    --  After a successful commit of State as Session_Key's record
    procedure Remember_Commit
-     (Self  : in out Store;
+     (Self        : in out Store;
       Session_Key : String;
-      State : Session_Table.Session;
-      Rank  : Interfaces.Integer_64)
+      State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
+      Rank        : Interfaces.Integer_64)
    is
       Version : Interfaces.Unsigned_32;
       Known   : Boolean;
@@ -486,6 +487,7 @@ package body Session_Store is
          Self.Last.Key := To_Unbounded_String (Session_Key);
       end if;
       Self.Last.State := State;
+      Self.Last.Memory := Memory;
       Self.Last.Rank := Rank;
       Self.Last.Version := Version;
       Self.Last.Known := Known;
@@ -665,6 +667,7 @@ package body Session_Store is
       Session_Key : String;
       Copy        : Boolean;
       State       : out Session_Table.Session;
+      Memory      : out Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    is
       Found : Boolean;
@@ -677,7 +680,7 @@ package body Session_Store is
             Status : Session_Records.Decode_Status;
             use type Session_Records.Decode_Status;
          begin
-            Session_Records.Decode (Held, State, Status);
+            Session_Records.Decode (Held, State, Memory, Status);
             if Copy then
                Self.Long_Read := (Found => True,
                                   Bytes => To_Unbounded_String (Held));
@@ -693,6 +696,7 @@ package body Session_Store is
          end;
       else
          State := Session_Table.Fresh (Chosen, Session_Key);
+         Memory := Organs.Morag.Excerpts.Empty;
          if Copy then
             Self.Long_Read := (Found => False, Bytes => <>);
          end if;
@@ -823,6 +827,7 @@ package body Session_Store is
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       State       : out Session_Table.Session;
+      Memory      : out Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome) is
    begin
       --  A turn that raised between Begin_Turn and Commit_Turn never
@@ -832,16 +837,18 @@ package body Session_Store is
       Lock_The_File_At_The_Path (Self, Result);
       if Result.Failed then
          State := Session_Table.Fresh (Chosen, Session_Key);
+         Memory := Organs.Morag.Excerpts.Empty;
          return;
       end if;
 
       if Is_Last_Committed (Self, Session_Key) then
          State := Self.Last.State;
+         Memory := Self.Last.Memory;
          Self.Read_Standing := Most_Recent;
          Self.Read_Rank := Self.Last.Rank;
          return;
       end if;
-      Read_Session (Self, Chosen, Session_Key, False, State, Result);
+      Read_Session (Self, Chosen, Session_Key, False, State, Memory, Result);
    end Begin_Turn;
 
    procedure Begin_Long_Turn
@@ -849,6 +856,7 @@ package body Session_Store is
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       State       : out Session_Table.Session;
+      Memory      : out Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome) is
    begin
       Abandon_Turn (Self);
@@ -857,18 +865,20 @@ package body Session_Store is
          Reopen (Self, Result);
          if Result.Failed then
             State := Session_Table.Fresh (Chosen, Session_Key);
+            Memory := Organs.Morag.Excerpts.Empty;
             return;
          end if;
       end if;
       --  Outside a transaction the read is one of its own (autocommit),
       --  over once Read_Session has finished its statement
-      Read_Session (Self, Chosen, Session_Key, True, State, Result);
+      Read_Session (Self, Chosen, Session_Key, True, State, Memory, Result);
    end Begin_Long_Turn;
 
    procedure Commit_Turn
      (Self        : in out Store;
       Session_Key : String;
       State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    is
       Write    : constant Query :=
@@ -883,7 +893,8 @@ package body Session_Store is
    begin
       Result := (others => <>);
       declare
-         Record_Bytes : constant String := Session_Records.Encoded (State);
+         Record_Bytes : constant String :=
+           Session_Records.Encoded (State, Memory);
       begin
          if Write = Insert_Record then
             Bind_Bytes (Self, Write, 1, Session_Key, Code);
@@ -945,7 +956,7 @@ package body Session_Store is
          Finish (Self, Commit);
       end if;
       if Code = Sqlite.Done then
-         Remember_Commit (Self, Session_Key, State, Rank);
+         Remember_Commit (Self, Session_Key, State, Memory, Rank);
       else
          Abandon (Self, "cannot commit the turn: " & Last_Error (Self), Result);
       end if;
@@ -980,6 +991,7 @@ package body Session_Store is
      (Self        : in out Store;
       Session_Key : String;
       State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    is
       Unchanged : Boolean;
@@ -1001,7 +1013,7 @@ package body Session_Store is
                   & " turn; nothing of this turn was kept", Result);
          return;
       end if;
-      Commit_Turn (Self, Session_Key, State, Result);
+      Commit_Turn (Self, Session_Key, State, Memory, Result);
    end Commit_Long_Turn;
 
    procedure Keep_Budgets (Self : in out Store) is

@@ -60,6 +60,7 @@
 
 with Ada.Strings.Unbounded;
 with Interfaces;
+with Organs.Morag.Excerpts;
 with Organs.Sets;
 with Session_Table;
 
@@ -108,19 +109,21 @@ package Session_Store is
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       State       : out Session_Table.Session;
+      Memory      : out Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    with Pre => Is_Open (Self) and then Organs.Sets.Is_Complete (Chosen);
    --  Start a short turn's transaction and read its session's latest
-   --  committed record into State (fresh, as the Chosen organs make it,
-   --  when new).  When Result.Failed, no transaction is left open.
+   --  committed record into State and Memory (fresh, as the Chosen organs
+   --  make it, and empty, when new).  When Result.Failed, no transaction is left open.
 
    procedure Commit_Turn
      (Self        : in out Store;
       Session_Key : String;
       State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    with Pre => Is_Open (Self);
-   --  Write State as the session's record, most recently used, evict past
+   --  Write State and Memory as the session's record, most recently used, evict past
    --  the capacity, and commit the transaction Begin_Turn started.  When
    --  Result.Failed, the transaction is rolled back: the store keeps the
    --  session as it was before the turn.
@@ -130,6 +133,7 @@ package Session_Store is
       Chosen      : Organs.Sets.Organ_Set;
       Session_Key : String;
       State       : out Session_Table.Session;
+      Memory      : out Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    with Pre => Is_Open (Self) and then Organs.Sets.Is_Complete (Chosen);
    --  Read a long turn's session as Begin_Turn does, in a read transaction
@@ -139,6 +143,7 @@ package Session_Store is
      (Self        : in out Store;
       Session_Key : String;
       State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : out Outcome)
    with Pre => Is_Open (Self);
    --  Take the write lock and commit State as Commit_Turn does, if the
@@ -206,6 +211,7 @@ private
       Known   : Boolean := False;
       Key     : Unbounded_String;
       State   : Session_Table.Session;
+      Memory  : Organs.Morag.Excerpts.Excerpt_Memory;
       Rank    : Interfaces.Integer_64 := 0;
       --  Its rank of use (the table's rowid)
       Version : Interfaces.Unsigned_32 := 0;

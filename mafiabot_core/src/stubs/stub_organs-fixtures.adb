@@ -207,7 +207,7 @@ package body Stub_Organs.Fixtures is
      return Intent_Kind is
    begin
       for Intent in Intent_Kind loop
-         if Intent_Name (Intent).all = Name then
+         if Intent_Name (Intent) = Name then
             return Intent;
          end if;
       end loop;

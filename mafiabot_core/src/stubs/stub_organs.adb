@@ -59,8 +59,8 @@ package body Stub_Organs is
      (Deck.Card_Count (Self.Stub.Cards.Length));
 
    overriding function Name (Self : Stub_Deck; Which : Deck.Card)
-     return Name_Text is
-     (Name_Text (Self.Stub.Cards.Element (Positive (Which))));
+     return String is
+     (Self.Stub.Cards.Element (Positive (Which)).all);
 
    ---------------------------------------------------------------------
    --  B3
@@ -73,8 +73,8 @@ package body Stub_Organs is
      (Seeded (Session_Key, Self.Stub.Draw_Seed));
 
    overriding function Position_Name
-     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return Name_Text is
-     (Name_Text (Self.Stub.Positions (Pass)));
+     (Self : Stub_Cross; Pass : Energy_Gate.Pass_Index) return String is
+     (Self.Stub.Positions (Pass).all);
 
    overriding procedure Next
      (Self   : Stub_Cross;
@@ -94,8 +94,8 @@ package body Stub_Organs is
      limited new Identity.Organ with null record;
 
    overriding function Role_Name
-     (Self : Stub_Identity; Which : Identity.Role) return Name_Text is
-     (Name_Text (Self.Stub.Roles (Positive (Which))));
+     (Self : Stub_Identity; Which : Identity.Role) return String is
+     (Self.Stub.Roles (Positive (Which)).all);
 
    overriding function Provenance (Self : Stub_Identity) return String is
      ("(drawn from the " & To_String (Self.Stub.Name)
@@ -199,16 +199,21 @@ package body Stub_Organs is
      limited new Morag.Organ with null record;
 
    overriding function Recall
-     (Self : Stub_Morag; Held : Morag.Memory; Input : String)
+     (Self : Stub_Morag; Held : Morag.Memory'Class; Input : String)
       return Morag.Recall_Result
-   is (Morag.Recall_Of (Morag.Latest_Sharing (Held, Input)));
+   is (if Held.Is_Readable
+       then Morag.Recall_Of (Morag.Latest_Sharing (Held, Input))
+       else Morag.No_Recall_Available);
 
    --  The first excerpt_bytes of the input, never cutting a character
    overriding procedure Remember
-     (Self : Stub_Morag; Held : in out Morag.Memory; Input : String) is
+     (Self  : Stub_Morag;
+      Held  : in out Morag.Memory'Class;
+      Turn  : Positive;
+      Input : String) is
    begin
-      Morag.Keep
-        (Held,
+      Held.Keep
+        (Turn,
          Input (Input'First .. Input'First - 1
                 + Utf8.Prefix_Length
                     (Input, Self.Stub.Excerpt_Bytes)),
@@ -223,9 +228,9 @@ package body Stub_Organs is
 
    overriding function Move_Name
      (Self : Stub_Cognition; Way : Direction; Rank : Quarter)
-      return Name_Text
-   is (Name_Text (if Way = Descent then Self.Stub.Descent_Moves (Rank)
-                  else Self.Stub.Ascent_Moves (Rank)));
+      return String
+   is (if Way = Descent then Self.Stub.Descent_Moves (Rank).all
+       else Self.Stub.Ascent_Moves (Rank).all);
 
    overriding procedure Synthesize
      (Self   : Stub_Cognition;

@@ -21,6 +21,7 @@ package Session_Repositories.Memory is
       Length      : Turn_Length;
       Work        : not null access procedure
                       (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
                        Result  : out Verdict);
       Result      : out Status);
    --  Never fails

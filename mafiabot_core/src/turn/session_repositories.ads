@@ -6,7 +6,9 @@
 --  Contract any repository honours:
 --  - a turn is one call of Within_Turn, which gives the turn's work the
 --    session of its key (fresh, as the chosen organs make it, when new)
---    and keeps what the work leaves before it returns: a caller writes the
+--    and the session's MoRAG memory (Organs.Morag.Memory, in whatever
+--    representation the repository keeps it: no other session's is ever
+--    lent), and keeps what the work leaves of both before it returns: a caller writes the
 --    turn's reply only after that, so a reply a client has seen is never
 --    undone by a crash of the body;
 --  - the transaction is the repository's: a Short turn may hold a write
@@ -18,6 +20,7 @@
 --  - a failure is a Status naming what failed, never an exception.
 
 with Ada.Strings.Unbounded;
+with Organs.Morag;
 with Organs.Sets;
 with Session_Table;
 
@@ -51,11 +54,12 @@ package Session_Repositories is
       Length      : Turn_Length;
       Work        : not null access procedure
                       (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
                        Result  : out Verdict);
       Result      : out Status) is abstract
    with Pre'Class => Organs.Sets.Is_Complete (Chosen);
-   --  Run Work on the session of Session_Key and keep what it leaves when
-   --  it says Keep.  Result.Failed: the turn did not happen (Work was not
+   --  Run Work on the session of Session_Key and its memory, and keep what
+   --  it leaves of them when it says Keep.  Result.Failed: the turn did not happen (Work was not
    --  called, or what it made is not kept).
 
    procedure Close (Self : in out Repository) is abstract;

@@ -1,3 +1,4 @@
+with Organs.Morag;
 with Session_Keys;
 with Session_Table;
 
@@ -35,21 +36,25 @@ package body Turn_Service is
 
       procedure Work
         (Session : in out Session_Table.Session;
+         Memory  : in out Organs.Morag.Memory'Class;
          Said    : out Session_Repositories.Verdict) is
       begin
          if Plan.Tentative then
+            --  The memory is only read until the round is kept
             declare
                Scratch : Session_Table.Session := Session;
             begin
-               Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Uid, Channel,
-                               Server, Input, Plan.Port.all, Trace);
+               Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Memory, Uid,
+                               Channel, Server, Input, Plan.Port.all, Trace,
+                               Remembering => False);
                if Self.Thinker.Ending /= Turn_Thinkers.Needs_Input then
                   Session := Scratch;
+                  Turn_Cycle.Remember (Self.Chosen, Memory, Trace.Turn, Input);
                end if;
             end;
          else
-            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Uid, Channel,
-                            Server, Input, Plan.Port.all, Trace);
+            Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Memory, Uid,
+                            Channel, Server, Input, Plan.Port.all, Trace);
          end if;
          Said := Session_Repositories.Keep;
       end Work;

@@ -15,6 +15,7 @@ with Model_Cognition_Tests;
 with Model_Intender_Tests;
 with Word_Search_Tests;
 with Turn_Service_Tests;
+with Recall_Tests;
 
 package body Body_Suites is
 
@@ -37,6 +38,7 @@ package body Body_Suites is
    Model_Cases : aliased Model_Cognition_Tests.Test;
    Intender_Cases : aliased Model_Intender_Tests.Test;
    Service_Cases : aliased Turn_Service_Tests.Test;
+   Recall_Cases  : aliased Recall_Tests.Test;
 
    function All_Tests return AUnit.Test_Suites.Access_Test_Suite is
    begin
@@ -57,6 +59,7 @@ package body Body_Suites is
       Suite.Add_Test (Model_Cases'Access);
       Suite.Add_Test (Intender_Cases'Access);
       Suite.Add_Test (Service_Cases'Access);
+      Suite.Add_Test (Recall_Cases'Access);
       return Suite'Access;
    end All_Tests;
 

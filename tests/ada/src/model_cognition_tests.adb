@@ -86,9 +86,10 @@ package body Model_Cognition_Tests is
       Through : in out Port.Port'Class; Trace : out Turn_Cycle.Turn_Trace)
    is
       Session : Session_Table.Session_Access;
+      Memory  : Session_Table.Memory_Access;
    begin
-      Table.Open (Chosen, Session_Keys.Key_Of ("u", "c", "s"), Session);
-      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, "u", "c", "s",
+      Table.Open (Chosen, Session_Keys.Key_Of ("u", "c", "s"), Session, Memory);
+      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Memory.all, "u", "c", "s",
                       "who sits at the head of the table?", Through, Trace);
    end Turn;
 
@@ -110,7 +111,7 @@ package body Model_Cognition_Tests is
             declare
                Move : constant String :=
                  Sampled.Move_Name ((if Pass <= 4 then Organs.Descent else Organs.Ascent),
-                                    Organs.Quarter ((Pass - 1) mod 4 + 1)).all;
+                                    Organs.Quarter ((Pass - 1) mod 4 + 1));
                Step : constant Cycle_Order.Step_Index := Reasoning_Step (Pass);
             begin
                Assert (Detail (Trace, Step) = Move & ": answer" & Pass'Image, Detail (Trace, Step));

@@ -105,9 +105,11 @@ package body Model_Intender_Tests is
    is
       Table   : Session_Table.Table;
       Session : Session_Table.Session_Access;
+      Memory  : Session_Table.Memory_Access;
    begin
-      Table.Open (Chosen, Session_Keys.Key_Of ("u", "c", "s"), Session);
-      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, "u", "c", "s", Input, Through, Trace);
+      Table.Open (Chosen, Session_Keys.Key_Of ("u", "c", "s"), Session, Memory);
+      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Memory.all, "u", "c", "s", Input, Through,
+                      Trace);
    end Turn;
 
    --  The intent the rules alone state for Input
@@ -124,7 +126,7 @@ package body Model_Intender_Tests is
       Intent : Organs.Intent_Kind;
    begin
       Organs.Model_Intender.Read_Answer (Answer, Schema, Found, Intent);
-      return (if Found then Organs.Intent_Name (Intent).all else "");
+      return (if Found then Organs.Intent_Name (Intent) else "");
    end Named;
 
    --  An intent's name, in any case, between white space, with one period
@@ -149,7 +151,7 @@ package body Model_Intender_Tests is
                  "'" & To_String (Each.Answer) & "' names '" & Named (To_String (Each.Answer)) & "'");
       end loop;
       for Intent in Organs.Intent_Kind loop
-         Assert (Named (Organs.Intent_Name (Intent).all) = Organs.Intent_Name (Intent).all,
+         Assert (Named (Organs.Intent_Name (Intent)) = Organs.Intent_Name (Intent),
                  "every intent of the router can be named");
          Assert (Named (Organs.Router.Route_Of (Intent)) = "", "a route is no intent (L2)");
       end loop;
@@ -162,7 +164,7 @@ package body Model_Intender_Tests is
       Seen : Unbounded_String;
       procedure See (Intent : Organs.Intent_Kind; Route : String) is
       begin
-         Append (Seen, Organs.Intent_Name (Intent).all & "=" & Route & ";");
+         Append (Seen, Organs.Intent_Name (Intent) & "=" & Route & ";");
       end See;
       Partial : constant String := "remember->memory.store|junk|nothing->x||ask->knowledge.ans [cut]";
       Prompt  : constant String := Organs.Model_Intender.Intent_Prompt (Partial, Input);
@@ -232,7 +234,7 @@ package body Model_Intender_Tests is
          declare
             Through : Scripted_Port (Port.Reachable);
          begin
-            Through.Intent_Answer := To_Unbounded_String (" " & Organs.Intent_Name (Intent).all & ".");
+            Through.Intent_Answer := To_Unbounded_String (" " & Organs.Intent_Name (Intent) & ".");
             Turn (Asking_Set, Through, Trace);
             Assert (Trace.Intent = Intent and then Trace.Intent_Source = Intender.Model
                     and then Trace.Intent_Fallback = Intender.No_Fallback, "the model's intent");
@@ -248,7 +250,7 @@ package body Model_Intender_Tests is
                     and then Trace.Calls (Trace.Call_Last - 1).Call.Asked
                     and then Trace.Calls (Trace.Call_Last).Step = 22, "in step order");
             Assert (Turn_Cycle.Text_Of (Trace, Trace.Steps (Intend_Step).Detail)
-                    = "intent " & Organs.Intent_Name (Intent).all & " (named by the model)",
+                    = "intent " & Organs.Intent_Name (Intent) & " (named by the model)",
                     Turn_Cycle.Text_Of (Trace, Trace.Steps (Intend_Step).Detail));
             Assert (Contains (To_String (Through.Intent_Prompt), Input)
                     and then not Contains (To_String (Through.Intent_Prompt), "a thought"),

@@ -1,7 +1,7 @@
 with AUnit.Assertions;
 with Organs;
 with Organs.Celtic_Cross;
-with Organs.Morag;
+with Organs.Morag.Excerpts;
 with Session_Records;
 with Session_Table;
 with Test_Organs;
@@ -16,38 +16,45 @@ package body Session_Records_Tests is
 
    Key : constant String := "u" & ASCII.US & "c" & ASCII.US & "s";
 
+   subtype Memory is Organs.Morag.Excerpts.Excerpt_Memory;
+
    --  Field by field: a memory's lengths past its count are not part of it
-   function Same (Left, Right : Session_Table.Session) return Boolean is
+   function Same (Left, Right : Session_Table.Session;
+                  Left_Memory, Right_Memory : Memory) return Boolean is
      (Left.Turns = Right.Turns
       and then Left.Reservoir.Level = Right.Reservoir.Level
       and then Left.Reservoir.Held = Right.Reservoir.Held
       and then Left.Draws = Right.Draws
-      and then Organs.Morag.Count (Left.Memory)
-               = Organs.Morag.Count (Right.Memory)
-      and then (for all Index in 1 .. Organs.Morag.Count (Left.Memory) =>
-                  Organs.Morag.Kept_Excerpt (Left.Memory, Index)
-                  = Organs.Morag.Kept_Excerpt (Right.Memory, Index)));
+      and then Left_Memory.Count = Right_Memory.Count
+      and then (for all Index in 1 .. Left_Memory.Count =>
+                  Left_Memory.Excerpt (Index) = Right_Memory.Excerpt (Index)
+                  and then Left_Memory.Turn_Of (Index)
+                           = Right_Memory.Turn_Of (Index)));
 
-   procedure Assert_Round_Trip (State : Session_Table.Session; What : String)
+   procedure Assert_Round_Trip
+     (State : Session_Table.Session; Held : Memory; What : String)
    is
-      Bytes  : constant String := Session_Records.Encoded (State);
-      Read   : Session_Table.Session;
-      Status : Session_Records.Decode_Status;
+      Bytes     : constant String := Session_Records.Encoded (State, Held);
+      Read      : Session_Table.Session;
+      Read_Held : Memory;
+      Status    : Session_Records.Decode_Status;
    begin
-      Session_Records.Decode (Bytes, Read, Status);
+      Session_Records.Decode (Bytes, Read, Read_Held, Status);
       Assert (Status = Session_Records.Decoded, What & ": decodes");
-      Assert (Same (Read, State), What & ": decodes to the session encoded");
-      Assert (Session_Records.Encoded (Read) = Bytes,
+      Assert (Same (Read, State, Read_Held, Held),
+              What & ": decodes to the session encoded");
+      Assert (Session_Records.Encoded (Read, Read_Held) = Bytes,
               What & ": encodes again to the same bytes");
    end Assert_Round_Trip;
 
    function Status_Of (Bytes : String) return Session_Records.Decode_Status is
       Read   : Session_Table.Session;
+      Held   : Memory;
       Status : Session_Records.Decode_Status;
    begin
-      Session_Records.Decode (Bytes, Read, Status);
+      Session_Records.Decode (Bytes, Read, Held, Status);
       if Status /= Session_Records.Decoded then
-         Assert (Read.Turns = 0 and then Organs.Morag.Count (Read.Memory) = 0,
+         Assert (Read.Turns = 0 and then Held.Count = 0,
                  "a record that does not decode leaves an empty session");
       end if;
       return Status;
@@ -61,18 +68,20 @@ package body Session_Records_Tests is
       pragma Unreferenced (T);
       State : Session_Table.Session :=
         Session_Table.Fresh (Test_Organs.Stub_Set, Key);
+      Held  : Memory;
       Trace : Turn_Cycle.Turn_Trace;
    begin
-      Assert_Round_Trip (State, "a fresh session");
+      Assert_Round_Trip (State, Held, "a fresh session");
       for Turn in 1 .. 24 loop
          Turn_Cycle.Run
-           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, "u", "c", "s",
+           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, Held, "u", "c", "s",
             "remember the door" & Turn'Image & " "
             & (if Turn mod 3 = 0 then "Größe " else "") & [1 .. Turn * 50 => 'x'],
             Trace);
-         Assert_Round_Trip (State, "after turn" & Turn'Image);
+         Assert_Round_Trip (State, Held, "after turn" & Turn'Image);
       end loop;
-      Assert (Organs.Morag.Count (State.Memory) > 1, "the turns left recall");
+      Assert (Held.Count > 1, "the turns left recall");
+      Assert (Held.Turn_Of (Held.Count) = 24, "the newest excerpt is the last turn's");
    end Test_Sessions_The_Cycle_Made_Round_Trip;
 
    procedure Test_The_Widest_Session_Round_Trips
@@ -82,21 +91,21 @@ package body Session_Records_Tests is
       State : Session_Table.Session :=
         (Turns     => Natural'Last,
          Reservoir => (Level => 1.0, Held => True, Log => <>),
-         Draws     => Organs.Celtic_Cross.Draw_State'Last,
-         Memory    => <>);
+         Draws     => Organs.Celtic_Cross.Draw_State'Last);
+      Held  : Memory;
    begin
       for Index in 1 .. Organs.Morag.Max_Depth loop
-         Organs.Morag.Keep
-           (State.Memory,
+         Held.Keep
+           (Natural'Last - Organs.Morag.Max_Depth + Index,
             [1 .. Organs.Morag.Max_Recall_Bytes =>
-               Character'Val (Index * 7 mod 256)],
+               Character'Val (Index * 7 mod 128)],
             Organs.Morag.Max_Depth);
       end loop;
-      Assert_Round_Trip (State, "every field at its bound");
+      Assert_Round_Trip (State, Held, "every field at its bound");
       State.Reservoir := (Level => 0.0, Held => False, Log => <>);
       State.Turns := 0;
       State.Draws := 0;
-      Assert_Round_Trip (State, "every number at zero");
+      Assert_Round_Trip (State, Organs.Morag.Excerpts.Empty, "every number at zero");
    end Test_The_Widest_Session_Round_Trips;
 
    --  Every cut and every extension of a valid record, a foreign version,
@@ -107,15 +116,16 @@ package body Session_Records_Tests is
       pragma Unreferenced (T);
       State : Session_Table.Session :=
         Session_Table.Fresh (Test_Organs.Stub_Set, Key);
+      Held  : Memory;
       Trace : Turn_Cycle.Turn_Trace;
    begin
       for Turn in 1 .. 3 loop
          Turn_Cycle.Run
-           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, "u", "c", "s",
+           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, Held, "u", "c", "s",
             "hello" & Turn'Image, Trace);
       end loop;
       declare
-         Bytes : constant String := Session_Records.Encoded (State);
+         Bytes : constant String := Session_Records.Encoded (State, Held);
 
          function With_Byte (At_Offset : Natural; Value : Natural) return String
          is
@@ -148,6 +158,8 @@ package body Session_Records_Tests is
                  "held neither 0 nor 1");
          Assert (Status_Of (With_Byte (16, Organs.Morag.Max_Depth + 1))
                  = Session_Records.Malformed, "more excerpts than kept");
+         Assert (Status_Of (With_Byte (1, 2)) = Session_Records.Malformed,
+                 "more excerpts than the session has had turns");
          Assert (Status_Of (With_Byte (18, 16#05#)) = Session_Records.Malformed,
                  "an excerpt longer than recall's bound");
          Assert (Status_Of (With_Byte (Session_Records.Fixed_Bytes + 2, 16#FF#))
@@ -165,17 +177,20 @@ package body Session_Records_Tests is
       pragma Unreferenced (T);
       State : Session_Table.Session :=
         Session_Table.Fresh (Test_Organs.Stub_Set, Key);
+      Held  : Memory;
       Trace : Turn_Cycle.Turn_Trace;
    begin
       State.Turns := Natural'Last - 1;
       for Turn in 1 .. 2 loop
          Turn_Cycle.Run
-           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, "u", "c", "s",
+           (Test_Organs.Stub_Set, Test_Organs.Stub_Curve, State, Held, "u", "c", "s",
             "hello" & Turn'Image, Trace);
          Assert (Trace.Turn = Natural'Last and then State.Turns = Natural'Last,
                  "turn" & Turn'Image & " is numbered" & Trace.Turn'Image);
       end loop;
-      Assert (Status_Of (Session_Records.Encoded (State)) = Session_Records.Decoded,
+      Assert (Held.Count = 1 and then Held.Excerpt (1) = "hello 1",
+              "the memory keeps the last turn's first excerpt, numbered alike");
+      Assert (Status_Of (Session_Records.Encoded (State, Held)) = Session_Records.Decoded,
               "the record at the last turn decodes");
    end Test_A_Session_At_The_Last_Turn_Stays_There;
 

@@ -1,6 +1,7 @@
 with Ada.Strings.Fixed;
 with Ada.Strings.Unbounded;
 with AUnit.Assertions;
+with Organs.Morag.Excerpts;
 with Store_Files;
 with Session_Store;
 with Session_Table;
@@ -39,26 +40,27 @@ package body Session_Store_Tests is
       pragma Unreferenced (T);
       First, Second : Session_Store.Store;
       State         : Session_Table.Session;
+      Memory        : Organs.Morag.Excerpts.Excerpt_Memory;
       Result        : Session_Store.Outcome;
    begin
       Remove_Store;
       Open (First);
       Open (Second);
 
-      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Memory, Result);
       Assert (not Result.Failed and then State.Turns = 0, "a new session");
-      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Memory, Result);
       Assert (Result.Failed, "a turn open in one store holds the other off");
 
       First.Abandon_Turn;
-      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      Second.Begin_Turn (Test_Organs.Stub_Set, Key, State, Memory, Result);
       Assert (not Result.Failed, "an abandoned turn lets the other store in");
       Assert (State.Turns = 0, "the abandoned turn never happened");
       State.Turns := 41;
-      Second.Commit_Turn (Key, State, Result);
+      Second.Commit_Turn (Key, State, Memory, Result);
       Assert (not Result.Failed, "the other store commits");
 
-      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Result);
+      First.Begin_Turn (Test_Organs.Stub_Set, Key, State, Memory, Result);
       Assert (not Result.Failed and then State.Turns = 41,
               "a turn reads the latest committed record, whoever wrote it");
       First.Abandon_Turn;
@@ -72,12 +74,13 @@ package body Session_Store_Tests is
    --  One committed turn of Session: its counter one more
    procedure Take_Turn (Store : in out Session_Store.Store; Session : String) is
       State  : Session_Table.Session;
+      Memory : Organs.Morag.Excerpts.Excerpt_Memory;
       Result : Session_Store.Outcome;
    begin
-      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Result);
+      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Memory, Result);
       Assert (not Result.Failed, "a turn begins");
       State.Turns := State.Turns + 1;
-      Store.Commit_Turn (Session, State, Result);
+      Store.Commit_Turn (Session, State, Memory, Result);
       Assert (not Result.Failed, "a turn commits");
    end Take_Turn;
 
@@ -87,9 +90,10 @@ package body Session_Store_Tests is
      (Store : in out Session_Store.Store; Session : String) return Natural
    is
       State  : Session_Table.Session;
+      Memory : Organs.Morag.Excerpts.Excerpt_Memory;
       Result : Session_Store.Outcome;
    begin
-      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Result);
+      Store.Begin_Turn (Test_Organs.Stub_Set, Session, State, Memory, Result);
       Assert (not Result.Failed, "a turn begins");
       Store.Abandon_Turn;
       return State.Turns;
@@ -148,6 +152,7 @@ package body Session_Store_Tests is
       C : constant String := "c" & Key;
       Long, Other : Session_Store.Store;
       State       : Session_Table.Session;
+      Memory      : Organs.Morag.Excerpts.Excerpt_Memory;
       Result      : Session_Store.Outcome;
 
       function Says (Part : String) return Boolean is
@@ -158,28 +163,28 @@ package body Session_Store_Tests is
       Open (Long, Capacity => 2);
       Open (Other, Capacity => 2);
 
-      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Memory, Result);
       Assert (not Result.Failed and then State.Turns = 0, "a new session");
       Take_Turn (Other, A);
       State.Turns := 1;
-      Long.Commit_Long_Turn (A, State, Result);
+      Long.Commit_Long_Turn (A, State, Memory, Result);
       Assert (Result.Failed and then Says ("changed in another body"),
               "a session made meanwhile fails the long turn");
       Assert (Kept_Turns (Other, A) = 1, "the other store's turn is kept");
 
-      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Memory, Result);
       Assert (not Result.Failed and then State.Turns = 1, "read again");
       Take_Turn (Other, A);
       State.Turns := 2;
-      Long.Commit_Long_Turn (A, State, Result);
+      Long.Commit_Long_Turn (A, State, Memory, Result);
       Assert (Result.Failed and then Kept_Turns (Other, A) = 2,
               "a session turned meanwhile fails the long turn");
 
-      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Result);
+      Long.Begin_Long_Turn (Test_Organs.Stub_Set, A, State, Memory, Result);
       Take_Turn (Other, B);
       --  b is now the most recently used, a the least
       State.Turns := State.Turns + 1;
-      Long.Commit_Long_Turn (A, State, Result);
+      Long.Commit_Long_Turn (A, State, Memory, Result);
       Assert (not Result.Failed, "another session's turn is no conflict");
       Take_Turn (Other, C);
       Assert (Kept_Turns (Other, B) = 0,

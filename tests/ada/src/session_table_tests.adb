@@ -31,9 +31,10 @@ package body Session_Table_Tests is
             Which   : constant Natural := Natural ((State / 7) mod (if Step mod 3 = 0 then 400 else 45));
             Key     : constant String := "u" & Which'Image & ASCII.US & "c" & ASCII.US & "s";
             Session : Session_Table.Session_Access;
+            Memory  : Session_Table.Memory_Access;
             Place   : constant Key_Vectors.Extended_Index := Model.Find_Index (Key);
          begin
-            Table.Open (Test_Organs.Stub_Set, Key, Session);
+            Table.Open (Test_Organs.Stub_Set, Key, Session, Memory);
             if Place = Key_Vectors.No_Index then
                Assert (Session.Turns = 0, "a new or evicted session starts afresh: " & Key);
                if Natural (Model.Length) = Capacity then

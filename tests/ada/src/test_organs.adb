@@ -32,19 +32,15 @@ package body Test_Organs is
               Calls_Left => Organs.Drive_Box.Unmetered, Budget => <>);
    end Snapshot_Of;
 
-   Move_Names : constant array (Organs.Direction, Organs.Quarter) of Organs.Name_Text :=
-     [Organs.Descent => [new String'("down-1"), new String'("down-2"), new String'("down-3"),
-                         new String'("down-4")],
-      Organs.Ascent  => [new String'("up-1"), new String'("up-2"), new String'("up-3"),
-                         new String'("up-4")]];
-
+   --  Made afresh by every call: a name need not outlive it
    overriding function Move_Name
      (Self : Verbose_Cognition; Way : Organs.Direction; Rank : Organs.Quarter)
-      return Organs.Name_Text
+      return String
    is
       pragma Unreferenced (Self);
+      Digit : constant String := Rank'Image;
    begin
-      return Move_Names (Way, Rank);
+      return (if Organs."=" (Way, Organs.Descent) then "down-" else "up-") & Digit (Digit'Last);
    end Move_Name;
 
    overriding procedure Reason

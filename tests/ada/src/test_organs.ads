@@ -64,7 +64,7 @@ package Test_Organs is
 
    overriding function Move_Name
      (Self : Verbose_Cognition; Way : Organs.Direction; Rank : Organs.Quarter)
-      return Organs.Name_Text;
+      return String;
    --  "down-1" .. "down-4", "up-1" .. "up-4"
 
    overriding procedure Reason
@@ -106,12 +106,11 @@ package Test_Organs is
    with Post => Organs.Sets.Is_Complete (Second_Set'Result);
    --  The stub organs, but for the three above
 
-   Widest_Name : aliased constant String := [1 .. Organs.Max_Name_Bytes => 'n'];
+   Widest_Name : constant String := [1 .. Organs.Max_Name_Bytes => 'n'];
 
    type Wide_Deck is limited new Organs.Deck.Organ with null record;
    overriding function Size (Self : Wide_Deck) return Organs.Deck.Card_Count is (3);
-   overriding function Name (Self : Wide_Deck; Which : Organs.Deck.Card) return Organs.Name_Text is
-     (Widest_Name'Access);
+   overriding function Name (Self : Wide_Deck; Which : Organs.Deck.Card) return String is (Widest_Name);
 
    type Wide_Cross is limited new Organs.Celtic_Cross.Organ with null record;
    --  Every draw the first card, reversed, in a position of the widest name
@@ -123,20 +122,20 @@ package Test_Organs is
       State  : in out Organs.Celtic_Cross.Draw_State;
       Result : out Organs.Celtic_Cross.Draw);
    overriding function Position_Name (Self : Wide_Cross; Pass : Energy_Gate.Pass_Index)
-     return Organs.Name_Text is (Widest_Name'Access);
+     return String is (Widest_Name);
 
    type Wide_Cognition is limited new Verbose_Cognition with null record;
    overriding function Move_Name
      (Self : Wide_Cognition; Way : Organs.Direction; Rank : Organs.Quarter)
-      return Organs.Name_Text is (Widest_Name'Access);
+      return String is (Widest_Name);
 
    Fullest_Recall : constant String := [1 .. Organs.Morag.Max_Recall_Bytes => 'r'];
 
    type Full_Morag is limited new Organs.Morag.Organ with null record;
-   overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory; Input : String)
+   overriding function Recall (Self : Full_Morag; Held : Organs.Morag.Memory'Class; Input : String)
      return Organs.Morag.Recall_Result is (Organs.Morag.Recall_Of (Fullest_Recall));
    overriding procedure Remember
-     (Self : Full_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
+     (Self : Full_Morag; Held : in out Organs.Morag.Memory'Class; Turn : Positive; Input : String) is null;
 
    Fullest_Schema : constant String := [1 .. Organs.Mini_Rag.Max_Schema_Bytes => 's'];
 

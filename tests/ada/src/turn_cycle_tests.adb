@@ -12,6 +12,7 @@ with Organs.Intender;
 with Organs.Mini_Rag;
 with Organs.Model_Port;
 with Organs.Morag;
+with Organs.Morag.Excerpts;
 with Organs.Sets;
 with Organs.Texts;
 with Session_Keys;
@@ -48,9 +49,10 @@ package body Turn_Cycle_Tests is
       Trace : out Turn_Cycle.Turn_Trace)
    is
       Session : Session_Table.Session_Access;
+      Memory  : Session_Table.Memory_Access;
    begin
-      Table.Open (Chosen, Session_Keys.Key_Of (Uid, "c", "s"), Session);
-      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Uid, "c", "s", Input, Trace);
+      Table.Open (Chosen, Session_Keys.Key_Of (Uid, "c", "s"), Session, Memory);
+      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Memory.all, Uid, "c", "s", Input, Trace);
    end Turn;
 
    --  Each stub organ through its seam, as the cycle and the boot call it:
@@ -60,7 +62,7 @@ package body Turn_Cycle_Tests is
       Chosen : constant Organs.Sets.Organ_Set := Test_Organs.Stub_Set;
       Deck   : Organs.Deck.Organ'Class renames Chosen.Deck.all;
    begin
-      Assert (Deck.Size = 22 and then Deck.Name (1).all = "The Fool" and then Deck.Name (22).all = "The World",
+      Assert (Deck.Size = 22 and then Deck.Name (1) = "The Fool" and then Deck.Name (22) = "The World",
               "the deck is the fixture's, in its order");
       declare
          Drawn : constant Organs.Identity.Big_Three := Chosen.Identity.Draw (Deck);
@@ -68,7 +70,7 @@ package body Turn_Cycle_Tests is
          Assert (Organs.Identity.Are_Distinct (Drawn) and then Organs.Identity.Are_Cards_Of (Drawn, Deck),
                  "the Big-3 are three distinct cards of the deck");
          Assert (Chosen.Identity.Draw (Deck) = Drawn, "and the same every time");
-         Assert (Chosen.Identity.Role_Name (1).all = "sun", "roles are the fixture's");
+         Assert (Chosen.Identity.Role_Name (1) = "sun", "roles are the fixture's");
       end;
       declare
          use Organs.Celtic_Cross;
@@ -88,7 +90,7 @@ package body Turn_Cycle_Tests is
             Differ := Differ or else From_A /= From_B;
          end loop;
          Assert (Differ, "two keys draw differently");
-         Assert (Chosen.Celtic_Cross.Position_Name (2).all = "challenge", "positions are the fixture's");
+         Assert (Chosen.Celtic_Cross.Position_Name (2) = "challenge", "positions are the fixture's");
       end;
       declare
          use Organs.Drive_Box;
@@ -107,18 +109,19 @@ package body Turn_Cycle_Tests is
                                                      Calls_Left => Unmetered, Budget => <>), "a turn recharges 0.1");
       end;
       declare
-         Memory : Organs.Morag.Memory;
+         Memory : Organs.Morag.Excerpts.Excerpt_Memory;
       begin
          Assert (Chosen.Morag.Recall (Memory, "anything").Text = "", "an empty memory recalls nothing");
-         Chosen.Morag.Remember (Memory, "the moon rises");
-         Chosen.Morag.Remember (Memory, "a quiet tavern");
+         Chosen.Morag.Remember (Memory, 1, "the moon rises");
+         Chosen.Morag.Remember (Memory, 2, "a quiet tavern");
          Assert (Chosen.Morag.Recall (Memory, "where is the MOON?").Text = "the moon rises",
                  "the latest turn sharing a word is recalled");
          Assert (Chosen.Morag.Recall (Memory, "zzz").Text = "a quiet tavern", "else the latest turn");
          for Turn in 1 .. 5 loop
-            Chosen.Morag.Remember (Memory, "turn" & Turn'Image);
+            Chosen.Morag.Remember (Memory, 2 + Turn, "turn" & Turn'Image);
          end loop;
-         Assert (Organs.Morag.Count (Memory) = 3, "the memory keeps the fixture's recall depth");
+         Assert (Memory.Count = 3, "the memory keeps the fixture's recall depth");
+         Assert (Memory.Turn_Of (1) = 5 and then Memory.Turn_Of (3) = 7, "numbered by their turns");
       end;
       Assert (Chosen.Mini_Rag.Packed_Schema ("x") = Organs.Mini_Rag.Whole_Table
               and then Organs.Mini_Rag.Whole_Table
@@ -140,7 +143,7 @@ package body Turn_Cycle_Tests is
          Assert (Stated.Source = Organs.Intender.Rules and then not Call.Asked
                  and then not Chosen.Intender.Asks_Model, "the rules state it, asking nothing");
       end;
-      Assert (Chosen.Cognition.Move_Name (Organs.Ascent, 4).all = "commit", "moves are the fixture's");
+      Assert (Chosen.Cognition.Move_Name (Organs.Ascent, 4) = "commit", "moves are the fixture's");
    end Test_Each_Organ_Through_Its_Seam;
 
    --  The stub organs through the cycle: every step recorded, the details
@@ -225,10 +228,12 @@ package body Turn_Cycle_Tests is
       Mark     : constant String := Organs.Texts.Cut_Mark;
       Table    : Session_Table.Table;
       Session  : Session_Table.Session_Access;
+      Memory   : Session_Table.Memory_Access;
       Trace    : Turn_Cycle.Turn_Trace;
    begin
-      Table.Open (Chosen, Session_Keys.Key_Of (Key_Part, Key_Part, Key_Part), Session);
-      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Key_Part, Key_Part, Key_Part, Input, Trace);
+      Table.Open (Chosen, Session_Keys.Key_Of (Key_Part, Key_Part, Key_Part), Session, Memory);
+      Turn_Cycle.Run (Chosen, Test_Organs.Stub_Curve, Session.all, Memory.all, Key_Part, Key_Part, Key_Part,
+                      Input, Trace);
       Assert (Turn_Cycle.Is_Complete (Trace) and then Trace.Passes = 8, "a complete turn of eight passes");
       for Step in Cycle_Order.Step_Index loop
          if Cycle_Order.Phase (Step) /= Cycle_Order.Reason then
@@ -252,10 +257,10 @@ package body Turn_Cycle_Tests is
 
    --  A memory that cannot be read: the recall fails, and the turn goes on
    type Unreadable_Morag is limited new Organs.Morag.Organ with null record;
-   overriding function Recall (Self : Unreadable_Morag; Held : Organs.Morag.Memory; Input : String)
+   overriding function Recall (Self : Unreadable_Morag; Held : Organs.Morag.Memory'Class; Input : String)
      return Organs.Morag.Recall_Result is (Organs.Morag.No_Recall_Available);
    overriding procedure Remember
-     (Self : Unreadable_Morag; Held : in out Organs.Morag.Memory; Input : String) is null;
+     (Self : Unreadable_Morag; Held : in out Organs.Morag.Memory'Class; Turn : Positive; Input : String) is null;
 
    Unreadable : aliased constant Unreadable_Morag := (null record);
 

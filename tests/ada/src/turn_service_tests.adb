@@ -234,6 +234,9 @@ package body Turn_Service_Tests is
          Turns.Take_Turn (Turn_Thinkers.None, "1", "", "", "u", "c", "s", "hello there", Trace, Result);
          Assert (Result.Ended = Turn_Service.Answered, "the turn is answered");
          Assert (Trace.Turn = Expected, "turn" & Expected'Image & " of the session");
+         Assert (Holds (Turn_Cycle.Text_Of (Trace, Trace.Steps (2).Detail),
+                        (if Expected = 1 then "recall: nothing" else "recall: 'hello there'")),
+                 "turn" & Expected'Image & " recalls what the repository kept of the session's memory");
       end loop;
    end Take_Turns;
 

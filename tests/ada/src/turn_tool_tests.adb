@@ -37,10 +37,12 @@ package body Turn_Tool_Tests is
      (Table : in out Session_Table.Table; Energy : Natural; Trace : out Turn_Cycle.Turn_Trace)
    is
       Session : Session_Table.Session_Access;
+      Memory  : Session_Table.Memory_Access;
    begin
-      Table.Open (Test_Organs.Second_Set (Energy * 100, 100), Session_Keys.Key_Of ("u", "c", "s"), Session);
+      Table.Open (Test_Organs.Second_Set (Energy * 100, 100), Session_Keys.Key_Of ("u", "c", "s"), Session,
+                  Memory);
       Session.Reservoir.Level := Organs.To_Fraction (Energy * 100);
-      Turn_Cycle.Run (Test_Organs.Second_Set (Energy * 100, 100), Test_Organs.Stub_Curve, Session.all,
+      Turn_Cycle.Run (Test_Organs.Second_Set (Energy * 100, 100), Test_Organs.Stub_Curve, Session.all, Memory.all,
                       "u", "c", "s", "a ""quoted"" turn", Trace);
    end Run_At;
 

@@ -1,0 +1,126 @@
+with Utf8;
+
+package body Organs.Morag.Excerpts is
+
+   use Ada.Strings.Unbounded;
+
+   Length_Bytes : constant := 2;
+
+   overriding function Excerpt
+     (Held : Excerpt_Memory; Index : Recall_Count) return String
+   is
+      First : Positive := 1;
+   begin
+      for Older in 1 .. Index - 1 loop
+         First := First + Natural (Held.Sizes (Older));
+      end loop;
+      return Slice (Held.Kept, First,
+                    First + Natural (Held.Sizes (Index)) - 1);
+   end Excerpt;
+
+   overriding procedure Keep
+     (Held    : in out Excerpt_Memory;
+      Turn    : Positive;
+      Excerpt : String;
+      Depth   : Recall_Count)
+   is
+      Dropped : Natural := 0;
+      Keeping : constant Natural :=
+        (if Held.Count > 0 and then Turn = Held.Newest + 1
+         then Depth - 1 else 0);
+      --  How many older excerpts stay: none after a gap in the turns
+   begin
+      while Held.Count > Keeping loop
+         Dropped := Dropped + Natural (Held.Sizes (1));
+         Held.Sizes (1 .. Held.Count - 1) := Held.Sizes (2 .. Held.Count);
+         Held.Count := Held.Count - 1;
+      end loop;
+      --  Rebuilt at its exact size: Append would leave growth room in
+      --  every one of possibly 100,000 sessions.
+      Held.Kept := To_Unbounded_String
+        (Slice (Held.Kept, Dropped + 1, Length (Held.Kept)) & Excerpt);
+      Held.Count := Held.Count + 1;
+      Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
+      Held.Newest := Turn;
+   end Keep;
+
+   function Encoded (Held : Excerpt_Memory) return String is
+      Result : String (1 .. 1 + Held.Count * Length_Bytes + Length (Held.Kept));
+      Last   : Natural := 1;
+      From   : Positive := 1;
+   begin
+      Result (1) := Character'Val (Held.Count);
+      for Index in 1 .. Held.Count loop
+         declare
+            Size : constant Natural := Natural (Held.Sizes (Index));
+         begin
+            Result (Last + 1) := Character'Val (Size mod 256);
+            Result (Last + 2) := Character'Val (Size / 256);
+            Result (Last + 3 .. Last + 2 + Size) :=
+              Slice (Held.Kept, From, From + Size - 1);
+            Last := Last + 2 + Size;
+            From := From + Size;
+         end;
+      end loop;
+      return Result;
+   end Encoded;
+
+   procedure Decode
+     (Bytes       : String;
+      Newest_Turn : Natural;
+      Held        : out Excerpt_Memory;
+      Status      : out Decode_Status)
+   is
+      At_Byte : Natural := Bytes'First + 1;
+      Total   : Natural;
+   begin
+      Held := Empty;
+      if Bytes'Length = 0 then
+         Status := Malformed;
+         return;
+      end if;
+      Total := Character'Pos (Bytes (Bytes'First));
+      if Total > Max_Depth or else Total > Newest_Turn then
+         Status := Malformed;
+         return;
+      end if;
+      for Index in 1 .. Total loop
+         if Bytes'Last - At_Byte + 1 < Length_Bytes then
+            Held := Empty;
+            Status := Malformed;
+            return;
+         end if;
+         declare
+            Size  : constant Natural :=
+              Character'Pos (Bytes (At_Byte))
+              + 256 * Character'Pos (Bytes (At_Byte + 1));
+            Start : constant Positive := At_Byte + Length_Bytes;
+         begin
+            if Size > Max_Recall_Bytes or else Bytes'Last - Start + 1 < Size
+            then
+               Held := Empty;
+               Status := Malformed;
+               return;
+            end if;
+            declare
+               Text : String renames Bytes (Start .. Start + Size - 1);
+            begin
+               if not Utf8.Is_Valid (Text) then
+                  Held := Empty;
+                  Status := Not_Utf8;
+                  return;
+               end if;
+               Keep (Held, Newest_Turn - Total + Index, Text, Max_Depth);
+            end;
+            At_Byte := Start + Size;
+         end;
+      end loop;
+      if At_Byte /= Bytes'Last + 1 then
+         Held := Empty;
+         Status := Malformed;
+         return;
+      end if;
+      Status := Decoded;
+   end Decode;
+
+end Organs.Morag.Excerpts;

@@ -1,0 +1,265 @@
+with Ada.Numerics.Long_Elementary_Functions;
+with Ada.Strings.Fixed;
+with AUnit.Assertions;
+with Organs.Morag.Excerpts;
+with Organs.Morag.Relevance;
+with Organs.Sets;
+with Session_Repositories.Memory;
+with Session_Repositories.Stored;
+with Session_Store;
+with Store_Files;
+with Test_Organs;
+with Turn_Cycle;
+with Turn_Service;
+with Turn_Thinkers;
+
+package body Recall_Tests is
+
+   use AUnit.Assertions;
+   use type Organs.Morag.Score_Thousandths;
+   use type Organs.Morag.Recall_Status;
+   use type Organs.Morag.Hit;
+   use type Turn_Service.Turn_End;
+
+   package Morag renames Organs.Morag;
+   package Relevance renames Organs.Morag.Relevance;
+
+   Ranking : aliased constant Relevance.Organ := (null record);
+
+   type Text_Access is access constant String;
+   type Text_List is array (Positive range <>) of Text_Access;
+
+   --  A score as a recall spells it: whole part, a point, three digits
+   function Image (Score : Morag.Score_Thousandths) return String is
+      Digits_Of : constant String := Morag.Score_Thousandths'Image (Score + 1000);
+      --  " 1ddd" or more: at least four digits once 1000 is added
+   begin
+      return Morag.Score_Thousandths'Image (Score / 1000) (2 .. Morag.Score_Thousandths'Image (Score / 1000)'Last)
+        & "." & Digits_Of (Digits_Of'Last - 2 .. Digits_Of'Last);
+   end Image;
+
+   --  A memory keeping Texts as the turns From, From + 1, ...
+   function Kept (Texts : Text_List; From : Positive := 1)
+     return Morag.Excerpts.Excerpt_Memory
+   is
+      Held : Morag.Excerpts.Excerpt_Memory;
+   begin
+      for Index in Texts'Range loop
+         Held.Keep (From + Index - Texts'First, Texts (Index).all, Morag.Max_Depth);
+      end loop;
+      return Held;
+   end Kept;
+
+   --  The scores against a reference computed here from the texts' word
+   --  counts, counted by hand: Okapi BM25, k1 = 1.2, b = 0.75, the IDF
+   --  ln (1 + (N - n + 0.5) / (n + 0.5)), over the three texts alone
+   procedure Test_Scores_Are_Bm25_Over_The_Session (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Ada.Numerics.Long_Elementary_Functions;
+      Held   : constant Morag.Excerpts.Excerpt_Memory :=
+        Kept ([new String'("Boats, harbour; BOATS!"), new String'("lemon cake sugar"),
+               new String'("harbour at rain")]);
+      --  Words: (boats, harbour, boats), (lemon, cake, sugar), (harbour, rain): "at" is too short
+      Scores : constant Relevance.Score_List := Relevance.Scores (Held, "the harbour boats");
+      Mean   : constant Long_Float := 8.0 / 3.0;
+      Idf_Harbour : constant Long_Float := Log (1.0 + (3.0 - 2.0 + 0.5) / (2.0 + 0.5));
+      Idf_Boats   : constant Long_Float := Log (1.0 + (3.0 - 1.0 + 0.5) / (1.0 + 0.5));
+
+      function Term (Idf, Tf, Length : Long_Float) return Long_Float is
+        (Idf * Tf * 2.2 / (Tf + 1.2 * (0.25 + 0.75 * Length / Mean)));
+
+      function Near (Score : Morag.Score_Thousandths; Expected : Long_Float) return Boolean is
+        (abs (Long_Float (Score) - 1000.0 * Expected) <= 1.0);
+   begin
+      Assert (Scores'Length = 3, "a score for every kept turn");
+      Assert (Near (Scores (1), Term (Idf_Boats, 2.0, 3.0) + Term (Idf_Harbour, 1.0, 3.0)),
+              "the first text:" & Scores (1)'Image);
+      Assert (Scores (2) = 0, "a text sharing no word scores nothing");
+      Assert (Near (Scores (3), Term (Idf_Harbour, 1.0, 2.0)), "the third text:" & Scores (3)'Image);
+      Assert (Scores (1) > Scores (3), "the text of both words, one twice, ranks first");
+   end Test_Scores_Are_Bm25_Over_The_Session;
+
+   procedure Test_Recall_Names_The_Best_Turns (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Held  : constant Morag.Excerpts.Excerpt_Memory :=
+        Kept ([new String'("boats harbour boats"), new String'("lemon cake sugar"),
+               new String'("harbour rain")], From => 5);
+      Given : constant Morag.Recall_Result := Ranking.Recall (Held, "harbour boats");
+      Scores : constant Relevance.Score_List := Relevance.Scores (Held, "harbour boats");
+   begin
+      Assert (Given.Status = Morag.Recalled and then Given.Hit_Last = 2, "two turns share a word");
+      Assert (Given.Hits (1) = (Turn => 5, Score => Scores (1)) and then Given.Hits (2) = (Turn => 7, Score => Scores (3)),
+              "best first, named by their turns");
+      Assert (Given.Text = "turn 5 (score " & Image (Scores (1)) & "): boats harbour boats; turn 7 (score "
+                           & Image (Scores (3)) & "): harbour rain",
+              "the text says which turns and why: " & Given.Text);
+      Assert (Ranking.Recall (Held, "zzz").Text = "" and then Ranking.Recall (Held, "zzz").Hit_Last = 0,
+              "no shared word, no recall");
+      Assert (Ranking.Recall (Kept ([1 .. 0 => <>]), "harbour").Text = "", "an empty memory recalls nothing");
+   end Test_Recall_Names_The_Best_Turns;
+
+   procedure Test_Ties_Go_To_The_Later_Turn (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Held  : constant Morag.Excerpts.Excerpt_Memory :=
+        Kept ([new String'("the red door"), new String'("the red door"), new String'("a blue door")]);
+      Given : constant Morag.Recall_Result := Ranking.Recall (Held, "red");
+   begin
+      Assert (Given.Hit_Last = 2 and then Given.Hits (1).Turn = 2 and then Given.Hits (2).Turn = 1,
+              "equal scores: the later turn first");
+   end Test_Ties_Go_To_The_Later_Turn;
+
+   --  Every turn at its bound: a recall names at most Top turns and stays
+   --  within Max_Recall_Bytes; an input is kept to Keep_Bytes, whole
+   --  characters; a huge input is ranked by its first Query_Bytes
+   procedure Test_Recall_Stays_Within_Its_Bounds (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Held : Morag.Excerpts.Excerpt_Memory;
+      Long : constant String := "door " & [1 .. 200_000 => 'x'];
+      Twos : constant String :=
+        [for Index in 1 .. 600 => Character'Val (if Index mod 2 = 1 then 16#C3# else 16#A9#)];
+      --  300 characters of two bytes each
+   begin
+      for Turn in 1 .. Morag.Max_Depth + 4 loop
+         Ranking.Remember (Held, Turn, "door " & Twos);
+      end loop;
+      Assert (Held.Count = Morag.Max_Depth and then Held.Turn_Of (1) = 5, "the latest Max_Depth turns");
+      Assert (Held.Excerpt (1)'Length = Relevance.Keep_Bytes - 1,
+              "kept to Keep_Bytes, never cutting a character:" & Held.Excerpt (1)'Length'Image);
+      declare
+         Given : constant Morag.Recall_Result := Ranking.Recall (Held, Long);
+      begin
+         Assert (Given.Hit_Last = Relevance.Top, "Top turns at most");
+         Assert (Given.Text'Length <= Morag.Max_Recall_Bytes, "within the recall's bound");
+         Assert (Given.Hits (1).Turn = Morag.Max_Depth + 4, "equal scores: the latest first");
+      end;
+      Assert (Ranking.Recall (Held, [1 .. Relevance.Query_Bytes => ' '] & "door").Hit_Last = 0,
+              "words past Query_Bytes are not asked");
+   end Test_Recall_Stays_Within_Its_Bounds;
+
+   ------------------------------------------------------------------------
+   --  Through the turn service, over both repositories
+
+   Path : constant String := "tests/ada/obj/recall-test.db";
+
+   function Relevance_Set return Organs.Sets.Organ_Set is
+     ((Test_Organs.Stub_Set with delta Morag => Ranking'Access));
+
+   function Opened_Store return Session_Repositories.Repository_Access is
+      Stored : constant Session_Repositories.Stored.Stored_Access := new Session_Repositories.Stored.Repository;
+      Result : Session_Store.Outcome;
+   begin
+      Stored.Open (Path, Capacity => 100, Busy_Timeout_Ms => 20, Full_Sync => False, Result => Result);
+      Assert (not Result.Failed, "the store opens");
+      return Session_Repositories.Repository_Access (Stored);
+   end Opened_Store;
+
+   Words : constant Text_List :=
+     [new String'("harbour"), new String'("sugar"), new String'("rain"), new String'("bicycle"),
+      new String'("lemon"), new String'("storm")];
+
+   Rooms : constant := 7;
+
+   --  Turn Number of a seeded script over Rooms sessions sharing Words:
+   --  its room, and an input that starts with the room's name
+   procedure Scripted (Number : Positive; Room : out Positive; Input : out Text_Access) is
+      State : Natural := Number * 7919 mod 10_007;
+
+      function Next return Natural is
+      begin
+         State := (State * 1103 + 12_345) mod 65_536;
+         return State / 16;
+      end Next;
+   begin
+      Room := Next mod Rooms + 1;
+      Input := new String'("room" & Room'Image & " says " & Words (Next mod Words'Length + 1).all & " "
+                           & Words (Next mod Words'Length + 1).all & " " & Words (Next mod Words'Length + 1).all);
+   end Scripted;
+
+   type Details is array (Positive range <>) of Text_Access;
+
+   --  The sense steps of turns From .. To of the script, through Sessions
+   procedure Run_Script (Sessions : Session_Repositories.Repository_Access; From, To : Positive;
+                         Seen : in out Details)
+   is
+      Turns  : Turn_Service.Service;
+      Trace  : Turn_Cycle.Turn_Trace;
+      Result : Turn_Service.Outcome;
+      Room   : Positive;
+      Input  : Text_Access;
+   begin
+      Turns.Configure (Relevance_Set, Test_Organs.Stub_Curve, Sessions, new Turn_Thinkers.Stub_Thinker);
+      for Number in From .. To loop
+         Scripted (Number, Room, Input);
+         Turns.Take_Turn (Turn_Thinkers.None, "1", "", "", "u" & Room'Image, "c", "s", Input.all, Trace, Result);
+         Assert (Result.Ended = Turn_Service.Answered, "the turn is answered");
+         Seen (Number) := new String'(Turn_Cycle.Text_Of (Trace, Trace.Steps (2).Detail));
+      end loop;
+   end Run_Script;
+
+   --  L1 with many sessions sharing words: every turn a recall names is
+   --  the same session's; the store, across a restart, recalls what the
+   --  body's memory recalls
+   procedure Test_Both_Repositories_Recall_Alike_And_Only_Their_Session
+     (T : in out AUnit.Test_Cases.Test_Case'Class)
+   is
+      pragma Unreferenced (T);
+      Last       : constant := 140;
+      In_Memory  : Details (1 .. Last);
+      On_Store   : Details (1 .. Last);
+      Named      : Natural := 0;
+   begin
+      Run_Script (Session_Repositories.Repository_Access
+                    (Session_Repositories.Memory.Memory_Access'(new Session_Repositories.Memory.Repository)),
+                  1, Last, In_Memory);
+      Store_Files.Remove (Path);
+      for Half in 1 .. 2 loop
+         declare
+            Sessions : constant Session_Repositories.Repository_Access := Opened_Store;
+         begin
+            Run_Script (Sessions, (if Half = 1 then 1 else Last / 2 + 1), (if Half = 1 then Last / 2 else Last),
+                        On_Store);
+            Sessions.Close;
+         end;
+      end loop;
+      Store_Files.Remove (Path);
+      for Number in 1 .. Last loop
+         Assert (In_Memory (Number).all = On_Store (Number).all,
+                 "turn" & Number'Image & ": the same recall: " & In_Memory (Number).all & " | "
+                 & On_Store (Number).all);
+         declare
+            Room  : Positive;
+            Input : Text_Access;
+            Text  : constant String := In_Memory (Number).all;
+            Mark  : Natural := Ada.Strings.Fixed.Index (Text, "): ");
+         begin
+            Scripted (Number, Room, Input);
+            while Mark > 0 loop
+               Named := Named + 1;
+               Assert (Ada.Strings.Fixed.Index (Text (Mark + 3 .. Text'Last), "room" & Room'Image & " says")
+                       = Mark + 3,
+                       "turn" & Number'Image & " names only its own session's turns: " & Text);
+               Mark := Ada.Strings.Fixed.Index (Text, "): ", Mark + 3);
+            end loop;
+         end;
+      end loop;
+      Assert (Named > Last, "the sessions shared words, so recalls named many turns:" & Named'Image);
+   end Test_Both_Repositories_Recall_Alike_And_Only_Their_Session;
+
+   overriding procedure Register_Tests (T : in out Test) is
+      use AUnit.Test_Cases.Registration;
+   begin
+      Register_Routine (T, Test_Scores_Are_Bm25_Over_The_Session'Access, "scores are BM25 over the session's turns");
+      Register_Routine (T, Test_Recall_Names_The_Best_Turns'Access, "a recall names the best turns and scores");
+      Register_Routine (T, Test_Ties_Go_To_The_Later_Turn'Access, "equal scores recall the later turn first");
+      Register_Routine (T, Test_Recall_Stays_Within_Its_Bounds'Access, "a recall stays within k and bytes");
+      Register_Routine (T, Test_Both_Repositories_Recall_Alike_And_Only_Their_Session'Access,
+                        "both repositories recall alike, each session only its own turns");
+   end Register_Tests;
+
+   overriding function Name (T : Test) return AUnit.Message_String is
+      pragma Unreferenced (T);
+   begin
+      return AUnit.Format ("Recall");
+   end Name;
+
+end Recall_Tests;
