@@ -38,6 +38,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from harness.answers import bounded
@@ -105,11 +106,18 @@ class AutobotSettings:
             raise IntentError("--max-turns", f"must be a positive integer, got {self.max_turns!r}")
 
 
+class EnvelopeStatus(StrEnum):
+    """The seed's two outcomes of a delegation; `degraded_reason` says why one is not `ok`."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
+
+
 @dataclass
 class Envelope:
     """The seed's result envelope, plus what an operator needs to act on it (`extra`)."""
 
-    status: str
+    status: EnvelopeStatus
     degraded_reason: str | None
     intent_id: str
     duration_ms: int
@@ -124,7 +132,7 @@ class Envelope:
 
     @property
     def retryable(self) -> bool:
-        return self.status != "ok" and is_retryable(self.degraded_reason)
+        return self.status != EnvelopeStatus.OK and is_retryable(self.degraded_reason)
 
     def to_dict(self) -> dict[str, Any]:
         seed = {name: getattr(self, name) for name in (
@@ -152,7 +160,7 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
                                           hermes_root(settings.transport.hermes_home, env),
                                           settings.approve_sensitive_write)
     except IntentError as exc:
-        return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
+        return Envelope(EnvelopeStatus.DEGRADED, INVALID_INTENT, intent_id, _ms(t0),
                         extra={"detail": str(exc), "field": exc.field})
     run = _Delegation(intent, intent_id, target, settings, transport or HermesTransport(settings.transport), t0)
     return run.execute(env)
@@ -239,7 +247,7 @@ class _Delegation:
 
     def _finish(self, outcome: RunOutcome, reason: str | None, detail: str, extra: dict[str, Any],
                 wrote_to: str | None = None) -> Envelope:
-        status = "ok" if reason is None else "degraded"
+        status = EnvelopeStatus.OK if reason is None else EnvelopeStatus.DEGRADED
         record = run_record("delegation", outcome, status=CANCELLED if reason == CANCELLED else status,
                             reason=reason, wrote_to=wrote_to,
                             raw_response=extra.get("raw_response"), detail=detail or None,
@@ -263,10 +271,10 @@ class _Delegation:
 
     def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
         intent = self.intent
-        record = refusal_record("delegation", status="degraded", reason=reason, detail=detail,
+        record = refusal_record("delegation", status=EnvelopeStatus.DEGRADED, reason=reason, detail=detail,
                                 profile=intent.hermes_profile, provider=intent.provider, model=intent.model,
                                 parent_id=self.settings.parent_id, **self._common())
-        envelope = Envelope("degraded", reason, self.intent_id, _ms(self.t0), model=intent.model,
+        envelope = Envelope(EnvelopeStatus.DEGRADED, reason, self.intent_id, _ms(self.t0), model=intent.model,
                             hermes_profile=intent.hermes_profile,
                             extra={"detail": detail, "intent_hash": intent.hash, **extra})
         return self._ledgered(envelope, record)
@@ -276,7 +284,7 @@ class _Delegation:
         try:
             entry: LedgerEntry = journal.settle(record) if journal is not None else self.ledger.append(record)
         except LedgerError as exc:
-            envelope.status, envelope.degraded_reason = "degraded", LEDGER_UNWRITABLE
+            envelope.status, envelope.degraded_reason = EnvelopeStatus.DEGRADED, LEDGER_UNWRITABLE
             envelope.extra["detail"] = f"the delegation's ledger record could not be written: {exc}"
             return envelope
         envelope.ledger_entry = entry.ref(self.intent.project_root)
@@ -295,4 +303,4 @@ def _ms(t0: float) -> int:
     return int((time.monotonic() - t0) * 1000)
 
 
-__all__ = ["AutobotSettings", "Envelope", "delegate", "is_retryable"]
+__all__ = ["AutobotSettings", "Envelope", "EnvelopeStatus", "delegate", "is_retryable"]

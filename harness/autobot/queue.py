@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.autobot.delegate import Envelope
+from harness.autobot.delegate import Envelope, EnvelopeStatus
 from harness.autobot.intent import Intent
 from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
 from harness.errors import ConfigError, HarnessError
@@ -228,7 +228,7 @@ class Queue:
         item["last_envelope"] = summary
         item["history"].append({"at": iso_utc(self.clock()), "status": envelope.status,
                                 "reason": envelope.degraded_reason, "ledger_entry": envelope.ledger_entry})
-        if envelope.status == "ok":
+        if envelope.status == EnvelopeStatus.OK:
             destination = "done"
         elif envelope.retryable and item["attempts"] < max_attempts:
             destination = "pending"

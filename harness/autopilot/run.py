@@ -25,7 +25,7 @@ from harness.autopilot.identity import LOCK_HELD, Identity, Refusal, identify, n
 from harness.autopilot.kernel import Kernel, KernelSettings
 from harness.autopilot.modes import run_debate, run_ordered, run_side_by_side
 from harness.autopilot.plan import Plan
-from harness.autopilot.report import build_envelope, refused_envelope, render_markdown
+from harness.autopilot.report import RunStatus, build_envelope, refused_envelope, render_markdown
 from harness.autopilot.selection import check_agents, select_agents
 from harness.autopilot.tree import KIND
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
@@ -40,8 +40,8 @@ class RunResult:
     markdown: str
 
     @property
-    def status(self) -> str:
-        return str(self.envelope["status"])
+    def status(self) -> RunStatus:
+        return RunStatus(self.envelope["status"])
 
 
 def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None = None,

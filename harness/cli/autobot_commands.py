@@ -16,9 +16,10 @@ from typing import Any
 
 from harness import settings
 from harness.autobot import AutobotSettings, Envelope, delegate
-from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, new_intent_id
+from harness.autobot.delegate import DEFAULT_MAX_TURNS, INVALID_INTENT, EnvelopeStatus, new_intent_id
 from harness.autobot.intent import IntentError, load_intent_file, load_intent_stream
 from harness.autobot.queue import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, QUEUE_DIR, Queue, refuse_if_nested
+from harness.cli.exit_codes import Status, autobot_status
 from harness.cli.hermes_options import (
     hermes_parent,
     json_parent,
@@ -46,18 +47,18 @@ def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
 
 
 def invalid(exc: IntentError) -> Envelope:
-    return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
+    return Envelope(EnvelopeStatus.DEGRADED, INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
 
 
-def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
+def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> Status:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
         print_error(f"invalid intent: {envelope.extra.get('detail')}")
-        return f"autobot:{INVALID_INTENT}"
-    return f"autobot:{envelope.status}"
+        return Status.AUTOBOT_INVALID_INTENT
+    return autobot_status(envelope.status)
 
 
-def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
+def cmd_delegate(args: argparse.Namespace, out: Any) -> Status:
     try:
         options = autobot_settings(args)
         intent = read_intent(args.intent_file)
@@ -77,7 +78,7 @@ def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
     return Queue.for_project(project or project_root(args))
 
 
-def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
+def cmd_enqueue(args: argparse.Namespace, out: Any) -> Status:
     try:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
@@ -86,10 +87,10 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
     item = queue.enqueue(intent)
     print_json({"status": "queued", "item_id": item["item_id"], "intent_hash": item["intent_hash"],
                 "queue": str(queue.root)}, args, out)
-    return "done"
+    return Status.DONE
 
 
-def cmd_drain(args: argparse.Namespace, out: Any) -> str:
+def cmd_drain(args: argparse.Namespace, out: Any) -> Status:
     refuse_if_nested(os.environ)
     try:
         options = autobot_settings(args)
@@ -101,14 +102,14 @@ def cmd_drain(args: argparse.Namespace, out: Any) -> str:
 
     report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
     print_json(report.to_dict(), args, out)
-    return "drain:all_ok" if report.all_ok else "drain:item_not_ok"
+    return Status.DRAIN_ALL_OK if report.all_ok else Status.DRAIN_ITEM_NOT_OK
 
 
-def cmd_queue(args: argparse.Namespace, out: Any) -> str:
+def cmd_queue(args: argparse.Namespace, out: Any) -> Status:
     state = queue_of(args).inspect()
     if args.json:
         print_json(state, args, out)
-        return "done"
+        return Status.DONE
     counts = ", ".join(f"{n} {s}" for s, n in state["counts"].items())
     print(f"queue {state['queue']}: {counts}", file=out)
     rows = [(i["item_id"], i["state"], str(i.get("attempts", "")), i.get("not_before") or "",
@@ -116,7 +117,7 @@ def cmd_queue(args: argparse.Namespace, out: Any) -> str:
     if rows:
         print(render_table(("item", "state", "tries", "not before", "last reason", "intent / problem"), rows,
                            right_aligned=frozenset({2})), file=out)
-    return "done"
+    return Status.DONE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -23,6 +23,7 @@ from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.selection import check_agents, select_agents
+from harness.cli.exit_codes import Status, autopilot_status
 from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
 from harness.cli.output import print_error
 from harness.dispatch.registry import Registry, RegistryError, load_registry
@@ -54,13 +55,13 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
                           else None)
 
 
-def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
+def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> Status:
     print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
     print_error(f"invalid plan: {field_name}: {message}")
-    return "autopilot:invalid"
+    return Status.AUTOPILOT_INVALID
 
 
-def cmd_run(args: argparse.Namespace, out: Any) -> str:
+def cmd_run(args: argparse.Namespace, out: Any) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -73,10 +74,10 @@ def cmd_run(args: argparse.Namespace, out: Any) -> str:
         print(result.markdown, file=out, end="")
     else:
         print_json(result.envelope, args, out)
-    return f"autopilot:{result.status}"
+    return autopilot_status(result.status)
 
 
-def cmd_check(args: argparse.Namespace, out: Any) -> str:
+def cmd_check(args: argparse.Namespace, out: Any) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -90,7 +91,7 @@ def cmd_check(args: argparse.Namespace, out: Any) -> str:
                 "requested_mode": plan.requested_mode, "width": plan.width, "band": plan.band.value,
                 "registry": settings.registry.source, "sentinel": settings.sentinel.to_dict(),
                 "selection": [p.to_dict() for p in picks]}, args, out)
-    return "autopilot:valid"
+    return Status.AUTOPILOT_VALID
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:

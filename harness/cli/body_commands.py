@@ -19,6 +19,7 @@ from pydantic import Field
 
 from harness import strict_yaml
 from harness.body import BODY_HELP, ORGANS_HELP, BodyOptions
+from harness.cli.exit_codes import Status
 from harness.client import BodyClient
 from harness.errors import ConfigError
 from harness.strict_json import InputRejected
@@ -124,18 +125,18 @@ def energy_summary(traces: Sequence[Mapping[str, Any]]) -> str:
 
 # -- commands ------------------------------------------------------------------------------
 
-def cmd_turn(args: argparse.Namespace, out: Any) -> str:
+def cmd_turn(args: argparse.Namespace, out: Any) -> Status:
     turn = Turn(input=args.text, uid=args.uid, channel=args.channel, server=args.server)
     for trace in run_turns(body_options(args), [turn]):
         print_trace(trace, args.json, out)
-    return "done"
+    return Status.DONE
 
 
-def cmd_session(args: argparse.Namespace, out: Any) -> str:
+def cmd_session(args: argparse.Namespace, out: Any) -> Status:
     turns = load_session(Path(args.file))
     for trace in run_turns(body_options(args), turns):
         print_trace(trace, args.json, out)
-    return "done"
+    return Status.DONE
 
 
 DEMO_READING = (
@@ -144,7 +145,7 @@ DEMO_READING = (
     "to 1 or 2 passes, while #docks' third turn has a third turn's energy, not the tavern's.")
 
 
-def cmd_demo(args: argparse.Namespace, out: Any) -> str:
+def cmd_demo(args: argparse.Namespace, out: Any) -> Status:
     traces = []
     for trace in run_turns(body_options(args), demo_turns()):
         traces.append(trace)
@@ -156,7 +157,7 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> str:
         print(DEMO_READING, file=out)
         if not args.full:
             print("each turn's whole 23-step trace: mafiabot-harness demo --full", file=out)
-    return "done"
+    return Status.DONE
 
 
 def body_options(args: argparse.Namespace) -> BodyOptions:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import settings, strict_json
+from harness.cli.exit_codes import Status, dispatch_status
 from harness.cli.hermes_options import hermes_parent, json_parent, positive_seconds, print_json, project_root, transport_settings
 from harness.cli.output import print_error
 from harness.dispatch import DispatchSettings, RegistryError, dispatch, load_registry, parse_context
@@ -42,14 +43,14 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return raw
 
 
-def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> str:
+def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> Status:
     print_json(result.envelope, args, out)
     if result.status == INVALID_INPUT:
         print_error(f"invalid input: {result.envelope['message']}")
-    return f"dispatch:{result.status}"
+    return dispatch_status(result.status)
 
 
-def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
+def cmd_dispatch(args: argparse.Namespace, out: Any) -> Status:
     echo = {"target": args.target, "task_source": args.task_source, "reference_id": args.reference_id}
     try:
         registry = load_registry(Path(args.registry) if args.registry else None)

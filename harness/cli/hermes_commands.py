@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import BODY_HELP, ORGANS_HELP
+from harness.cli.exit_codes import Status
 from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.cognition import (
@@ -128,7 +129,7 @@ def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
             print(f"{indent}{line}", file=out)
 
 
-def cmd_mount(args: argparse.Namespace, out: Any) -> str:
+def cmd_mount(args: argparse.Namespace, out: Any) -> Status:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
@@ -153,7 +154,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
         print_sampling(spec, out)
-        return "done"
+        return Status.DONE
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_mount(plan, args.name)
     if not plan.changed:
@@ -188,7 +189,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
-    return "done"
+    return Status.DONE
 
 
 def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
@@ -206,13 +207,13 @@ def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> No
               file=out)
 
 
-def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
+def cmd_unmount(args: argparse.Namespace, out: Any) -> Status:
     home = _home(args)
     body = mounted_body(home, args.name)
     plan, removed = plan_unmount(home, args.name)
     if not removed or body is None:
         print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
-        return "done"
+        return Status.DONE
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
@@ -221,7 +222,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
         _print_sessions_kept(body.argv, out)
-        return "done"
+        return Status.DONE
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
     if plan.remove_config:
@@ -242,11 +243,11 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         print(f"SOUL.md was left as it is: {exc}; the persona the body replaced, if any, is in "
               f"{home.path}/SOUL.md.before-mafiabot.*", file=sys.stderr)
         _print_folders_removed(plan, args.name, out)
-        return "unmount:soul_not_restored"
+        return Status.UNMOUNT_SOUL_NOT_RESTORED
     if soul is not None:
         print(f"SOUL.md: {soul.sentence}", file=out)
     _print_folders_removed(plan, args.name, out)
-    return "done"
+    return Status.DONE
 
 
 def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
@@ -255,7 +256,7 @@ def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
         print(f"removed the empty folder {folder}, which mount made", file=out)
 
 
-def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
+def cmd_doctor(args: argparse.Namespace, out: Any) -> Status:
     home = _home(args)
     print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
 
@@ -268,9 +269,9 @@ def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
     failed = [c for c in run.checks if c.status == FAIL]
     if failed:
         print(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}", file=out)
-        return "doctor:check_failed"
+        return Status.DOCTOR_CHECK_FAILED
     print("all checks passed", file=out)
-    return "doctor:passed"
+    return Status.DOCTOR_PASSED
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

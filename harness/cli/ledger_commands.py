@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import settings
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import json_parent, print_json, project_root
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.journal import in_flight, settle_orphans
@@ -26,7 +27,7 @@ def ledger_of(args: argparse.Namespace) -> Ledger:
     return Ledger(default_ledger_path(project_root(args)))
 
 
-def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
+def cmd_ledger(args: argparse.Namespace, out: Any) -> Status:
     ledger = ledger_of(args)
     settle_orphans(ledger)
     if args.action == "verify":
@@ -42,10 +43,10 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
-    return "done"
+    return Status.DONE
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
+def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> Status:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())
@@ -62,8 +63,8 @@ def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> str:
         for problem in run_problems:
             print(f"  {problem}", file=out)
     if not result.ok:
-        return "ledger:damaged_line"
-    return "ledger:unsettled_run" if run_problems else "ledger:whole"
+        return Status.LEDGER_DAMAGED_LINE
+    return Status.LEDGER_UNSETTLED_RUN if run_problems else Status.LEDGER_WHOLE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

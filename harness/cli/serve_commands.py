@@ -23,6 +23,7 @@ from harness import settings
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import invalid, settings_for
+from harness.cli.exit_codes import Status, autopilot_status
 from harness.cli.hermes_options import (
     hermes_parent,
     json_parent,
@@ -47,7 +48,7 @@ MAX_PROPOSAL_BYTES = 4 * MAX_PROPOSAL_CHARS
 DEFAULT_GOAL = "Reach one decision from the two proposals"
 
 
-def cmd_serve(args: argparse.Namespace, out: Any) -> str:
+def cmd_serve(args: argparse.Namespace, out: Any) -> Status:
     root = project_root(args)
     if args.print_config:
         roots = ReadRoots.of(root, args.allow_dir)
@@ -56,7 +57,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
         print(rendered.text, file=out, end="")
         print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
               file=sys.stderr)
-        return "done"
+        return Status.DONE
     try:
         from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone
     except ImportError as exc:
@@ -67,7 +68,7 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
-    return "done"
+    return Status.DONE
 
 
 def proposal_task(label: str, path: Path) -> str:
@@ -84,7 +85,7 @@ def proposal_task(label: str, path: Path) -> str:
     return PROPOSAL_PREAMBLE.format(label=label, name=path.name) + text
 
 
-def cmd_converge(args: argparse.Namespace, out: Any) -> str:
+def cmd_converge(args: argparse.Namespace, out: Any) -> Status:
     root = project_root(args)
     output = settings.resolved(args.output, "--output")
     try:
@@ -99,7 +100,7 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> str:
     except RegistryError as exc:
         return invalid("registry", str(exc), args, out)
     print_json(result.envelope, args, out)
-    return f"autopilot:{result.status}"
+    return autopilot_status(result.status)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
