@@ -29,6 +29,7 @@ from harness.autopilot.report import RunStatus, build_envelope, refused_envelope
 from harness.autopilot.selection import check_agents, select_agents
 from harness.autopilot.tree import KIND
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
+from harness.errors import ConfigError
 from harness.hermes import HermesTransport, Transport
 from harness.ledger.records import refusal_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
@@ -42,6 +43,22 @@ class RunResult:
     @property
     def status(self) -> RunStatus:
         return RunStatus(self.envelope["status"])
+
+
+def check_startable(settings: KernelSettings) -> None:
+    """What a run needs of its settings before it spawns anything, checked without running (`autopilot check`):
+    ConfigError for a project root that is there and no folder, or a ledger its readers cannot open (a FIFO, a
+    folder, a device). What the ledger's lines hold is for its readers to judge."""
+    root = settings.project_root
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"project root: {root} is not a directory")
+    lines = Ledger(settings.ledger_path).lines()
+    try:
+        next(lines, None)
+    except LedgerError as exc:
+        raise ConfigError(f"ledger: {exc}") from None
+    finally:
+        lines.close()
 
 
 def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None = None,

@@ -30,6 +30,7 @@ from harness.cli.hermes_options import (
     transport_settings,
 )
 from harness.cli.output import print_error
+from harness.hermes.locate import check_named
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
 from harness.trace import render_table
 
@@ -96,6 +97,7 @@ def cmd_drain(args: argparse.Namespace, out: Any) -> Status:
         options = autobot_settings(args)
     except IntentError as exc:
         return emit(invalid(exc), args, out)
+    check_named(options.transport.hermes_bin, options.transport.hermes_home)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
         return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))

@@ -4,7 +4,9 @@
 `--markdown`) and returns `autopilot:<status>`; the exit-code table (harness.cli.exit_codes) keeps
 auto-pilot's contract: 0 completed, 1 partial, failed, stopped or no-convergence-possible, 2 invalid
 plan / registry / sentinel config, 3 escalate (a human is needed), 4 refused (nothing ran). `check`
-ends `autopilot:valid` or `autopilot:invalid` and spawns nothing.
+ends `autopilot:valid` or `autopilot:invalid` and spawns nothing; what would keep a run from starting
+(a named Hermes or home no run could use, a project root or ledger that cannot be one) is refused
+(a ConfigError, exit 2).
 
 Where things are: the registry is --registry, else the plan's `registry:`, else
 $MAFIABOT_AGENT_REGISTRY, else dispatch's defaults; the sentinel config --sentinel, else
@@ -22,11 +24,13 @@ from harness import settings
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.config import load_sentinel
 from harness.autopilot.plan import ALIASES, MODES, Plan
+from harness.autopilot.run import check_startable
 from harness.autopilot.selection import check_agents, select_agents
 from harness.cli.exit_codes import Status, autopilot_status
 from harness.cli.hermes_options import hermes_parent, json_parent, print_json, project_root, transport_settings
 from harness.cli.output import print_error
 from harness.dispatch.registry import Registry, RegistryError, load_registry
+from harness.hermes.locate import check_named
 from harness.ledger import default_ledger_path
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
@@ -82,6 +86,8 @@ def cmd_check(args: argparse.Namespace, out: Any) -> Status:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
         check_agents(plan, settings.registry)
+        check_startable(settings)
+        check_named(settings.transport.hermes_bin, settings.transport.hermes_home)
     except PlanInvalid as exc:
         return invalid(exc.field, exc.message, args, out)
     except RegistryError as exc:

@@ -34,6 +34,7 @@ from harness.cli.hermes_options import (
 )
 from harness.dispatch.registry import RegistryError
 from harness.errors import ConfigError
+from harness.hermes.locate import check_named
 from harness.resolve import ReadRoots, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.settings import AGENT_REGISTRY_ENV
@@ -64,7 +65,9 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> Status:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    left = serve(root, transport_settings(args), ReadRoots.of(root, args.allow_dir))
+    transport = transport_settings(args)
+    check_named(transport.hermes_bin, transport.hermes_home)
+    left = serve(root, transport, ReadRoots.of(root, args.allow_dir))
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)

@@ -420,8 +420,7 @@ LEAN_ENV = ("fifo", "symlink_loop", "name_300_chars", "deep_json_file")
 
 # Hostile values a command runs through with exit 0, each with why, as its help or docs say it. An entry
 # the command refuses again fails (`test_every_accepted_case_is_still_accepted`), so the list cannot drift.
-# Each group: (commands, slot, the classes accepted, why). The ones marked "not refused yet" are gaps the
-# typed seam of issue 26 closes; the others are how the command is meant to work.
+# Each group: (commands, slot, the classes accepted, why): how the command is meant to work.
 ALL_PATHS = (*LEAN_PATHS, "content:deep_json")
 UNMOUNTED = ("fifo", "dev_zero", "symlink_loop")
 _ACCEPTED_GROUPS: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
@@ -436,19 +435,10 @@ _ACCEPTED_GROUPS: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
     (("record",), "-o", ALL_PATHS, "an existing name is never written: FILE-2.jsonl, ... are used (--help says so)"),
     (("mount",), "--record", ("fifo", "dev_zero", "symlink_loop", "content:deep_json"),
      "written into the entry for the body to open when Hermes starts it; mount does not open it"),
-    (("autopilot check", "drain", "serve"), "--hermes", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
-     "not refused yet: Hermes is looked up when a run starts, and check, an empty queue and an idle server start none"),
-    (("autopilot check", "drain", "serve"), "--hermes-home", UNMOUNTED,
-     "not refused yet: Hermes's home is looked up when a run starts, and none starts here"),
-    (("autopilot check",), "--ledger", ("fifo", "dev_zero", "directory", "content:deep_json"),
-     "not refused yet: check plans without running, so it never opens the ledger"),
-    (("autopilot check",), settings.AUTOPILOT_LEDGER_ENV, ("fifo", "deep_json_file"),
-     "not refused yet: check plans without running, so it never opens the ledger"),
-    (("autopilot check",), "--project-root", ("fifo", "dev_zero"),
-     "not refused yet: a project root is resolved, not checked to be a directory"),
-    (("autopilot check",), settings.PROJECT_ROOT_ENV, ("fifo", "deep_json_file"),
-     "not refused yet: a project root is resolved, not checked to be a directory"),
-    (("ledger",), "--ledger", ("content:deep_json",), "a line that is no entry is skipped, as the ledger's readers do"),
+    (("autopilot check", "ledger"), "--ledger", ("content:deep_json",),
+     "a line that is no entry is skipped, as the ledger's readers do"),
+    (("autopilot check",), settings.AUTOPILOT_LEDGER_ENV, ("deep_json_file",),
+     "a line that is no entry is skipped, as the ledger's readers do"),
     (("ledger",), "--png", ("symlink_loop", "content:deep_json"), "an output: replaced, as a chart is"),
 ]
 
@@ -706,6 +696,29 @@ def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: Exit
     (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
     code, _, err = run_case([a.replace("<tmp>", str(tmp_path)) for a in argv], capfd)
     assert (code, masked(err, tmp_path)) == (expected_code, expected_err)
+
+
+@pytest.mark.parametrize("argv,expected_err", [
+    (["autopilot", "check", "{plan}", "--hermes", "<tmp>/folder"],
+     "mafiabot-harness: error: --hermes: the Hermes executable <tmp>/folder does not exist or is not executable\n"),
+    (["drain", "--hermes-home", "<tmp>/fifo"], "mafiabot-harness: error: --hermes-home: <tmp>/fifo is not a directory\n"),
+    (["serve", "--hermes-home", "<tmp>/loop-a"],
+     "mafiabot-harness: error: --hermes-home: <tmp>/loop-a: cannot be resolved: Symlink loop from '<tmp>/loop-a'\n"),
+    (["autopilot", "check", "{plan}", "--ledger", "<tmp>/folder"],
+     "mafiabot-harness: error: ledger: <tmp>/folder is not a regular file (a directory)\n"),
+    (["autopilot", "check", "{plan}", "--project-root", "<tmp>/fifo"],
+     "mafiabot-harness: error: project root: <tmp>/fifo is not a directory\n"),
+])
+def test_commands_that_start_no_run_refuse_what_would_keep_one_from_starting(
+        argv: list[str], expected_err: str, scene: Callable[[Case], list[str]], tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    plan = scene(Case(("autopilot", "check"), "", "baseline", ""))[-1]
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    code, out, err = run_case([a.replace("<tmp>", str(tmp_path)).replace("{plan}", plan) for a in argv], capfd)
+    assert (code, out, masked(err, tmp_path)) == (ExitCode.INVALID_INPUT, "", expected_err)
 
 
 def test_an_invalid_intents_envelope_is_exactly_as_written(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
