@@ -9,8 +9,9 @@ Invariants:
   control characters, at most n characters), `block(n)` (the same, line breaks allowed), `PathText`
   (one line, no NUL, at most MAX_PATH_CHARS, each component at most MAX_NAME_BYTES in UTF-8, the
   filesystem's own limits, so an over-long name is a field error rather than an OSError later) and
-  `matching(pattern, what)` (a line that is a name of some kind, `ProfileName` among them). Each strips surrounding
-  whitespace when asked, and no other kind of text check exists in the harness's input models.
+  `matching(pattern, what)` (a line that is a name of some kind, `ProfileName` and `EnvName` among them), and
+  `EnvValue` (any text but a NUL). Each strips surrounding whitespace when asked, and no other kind of text check
+  exists in the harness's input models.
 - `validate` is the only reader of a `ValidationError`: the first error (in field order) becomes
   `error(field, message)`, `field` dotted the way the project always wrote it (`payload.tags[1]`,
   `subtasks[0].uses`, `agents.andy.profile`), the message one line in the project's words: what was
@@ -30,7 +31,6 @@ from typing import Annotated, Any, TypeVar, Union
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from harness import settings
-from harness.hermes.locate import PROFILE_NAME, PROFILE_RULE
 
 MAX_PATH_CHARS = settings.MAX_PATH_CHARS
 MAX_NAME_BYTES = settings.MAX_NAME_BYTES
@@ -97,8 +97,23 @@ PathText = Annotated[str, AfterValidator(_path_check)]
 """A path as the operator wrote it (relative or absolute); where it may point is the caller's policy."""
 
 
+# Hermes's `_PROFILE_ID_RE` (hermes_cli/profiles.py): the one copy of the rule, for every layer that names a profile.
+PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+PROFILE_RULE = "lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64"
 ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
 """A Hermes profile's name, as `hermes -p NAME` accepts it."""
+
+
+def _no_nul(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("contains a NUL character")
+    return value
+
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+EnvName = Annotated[str, matching(ENV_NAME, "an environment variable name (letters, digits and '_', not first a digit)")]
+EnvValue = Annotated[str, AfterValidator(_no_nul)]
+"""An environment variable's value: any text, empty included, but no NUL (no environment can carry one)."""
 
 
 def describe(value: Any) -> str:
@@ -116,10 +131,16 @@ def validate(model: type[ModelT], document: Any, error: Callable[[str, str], Exc
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = tuple(first["loc"])
-        field = prefix + dotted(loc) if loc else root
-        raise error(field, _message(model, first, loc)) from None
+        raise field_error(model, exc, error, root=root, prefix=prefix) from None
+
+
+def field_error(model: type[BaseModel], exc: ValidationError, error: Callable[[str, str], Exception], *,
+                root: str = "(document)", prefix: str = "") -> Exception:
+    """`error(field, message)` for the first bad field of `exc`, a failure to build `model` (see `validate`)."""
+    first = exc.errors(include_url=False)[0]
+    loc = tuple(first["loc"])
+    field = prefix + dotted(loc) if loc else root
+    return error(field, _message(model, first, loc))
 
 
 def dotted(loc: tuple[int | str, ...]) -> str:

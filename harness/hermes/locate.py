@@ -16,14 +16,13 @@ Invariants:
   else the home itself. Profile `default` is the root; profile `P` is `<root>/profiles/P`.
   Every returned home is absolute. The transport passes the root to the child as `HERMES_HOME`
   with `--profile`, so both sides always agree on the home.
-- A profile name is `PROFILE_NAME` (Hermes's `_PROFILE_ID_RE`); this is the only copy of the rule.
+- A profile name is `typed_inputs.PROFILE_NAME` (Hermes's `_PROFILE_ID_RE`), the only copy of the rule.
 - Reading a profile's config is `config_yaml.read_config`: Hermes's own YAML reading, best effort.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,10 +33,9 @@ from harness import settings
 from harness.errors import ConfigError
 from harness.hermes.config_yaml import read_config
 from harness.settings import HERMES_BIN_ENV
+from harness.typed_inputs import PROFILE_NAME, PROFILE_RULE
 
 HERMES_HOME_ENV = "HERMES_HOME"
-PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-PROFILE_RULE = "lowercase letters, digits, '_' and '-', starting with a letter or digit, at most 64"
 DEFAULT_PROFILE = "default"
 PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
 # For --help texts: the order of `find_executable` after the explicit option.
