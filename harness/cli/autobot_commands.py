@@ -12,7 +12,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness import settings
 from harness.autobot import AutobotSettings, Envelope, delegate
@@ -51,7 +51,7 @@ def invalid(exc: IntentError) -> Envelope:
     return Envelope(EnvelopeStatus.DEGRADED, INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
 
 
-def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> Status:
+def emit(envelope: Envelope, args: argparse.Namespace, out: TextIO) -> Status:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
         print_error(f"invalid intent: {envelope.extra.get('detail')}")
@@ -59,7 +59,7 @@ def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> Status:
     return autobot_status(envelope.status)
 
 
-def cmd_delegate(args: argparse.Namespace, out: Any) -> Status:
+def cmd_delegate(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         options = autobot_settings(args)
         intent = read_intent(args.intent_file)
@@ -79,7 +79,7 @@ def queue_of(args: argparse.Namespace, project: Path | None = None) -> Queue:
     return Queue.for_project(project or project_root(args))
 
 
-def cmd_enqueue(args: argparse.Namespace, out: Any) -> Status:
+def cmd_enqueue(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
@@ -91,7 +91,7 @@ def cmd_enqueue(args: argparse.Namespace, out: Any) -> Status:
     return Status.DONE
 
 
-def cmd_drain(args: argparse.Namespace, out: Any) -> Status:
+def cmd_drain(args: argparse.Namespace, out: TextIO) -> Status:
     refuse_if_nested(os.environ)
     try:
         options = autobot_settings(args)
@@ -107,7 +107,7 @@ def cmd_drain(args: argparse.Namespace, out: Any) -> Status:
     return Status.DRAIN_ALL_OK if report.all_ok else Status.DRAIN_ITEM_NOT_OK
 
 
-def cmd_queue(args: argparse.Namespace, out: Any) -> Status:
+def cmd_queue(args: argparse.Namespace, out: TextIO) -> Status:
     state = queue_of(args).inspect()
     if args.json:
         print_json(state, args, out)

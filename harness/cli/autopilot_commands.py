@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness import settings
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
@@ -59,13 +59,13 @@ def settings_for(args: argparse.Namespace, plan: Plan) -> KernelSettings:
                           else None)
 
 
-def invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> Status:
+def invalid(field_name: str, message: str, args: argparse.Namespace, out: TextIO) -> Status:
     print_json({"autopilot": 1, "status": "invalid", "field": field_name, "detail": message}, args, out)
     print_error(f"invalid plan: {field_name}: {message}")
     return Status.AUTOPILOT_INVALID
 
 
-def cmd_run(args: argparse.Namespace, out: Any) -> Status:
+def cmd_run(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)
@@ -81,7 +81,7 @@ def cmd_run(args: argparse.Namespace, out: Any) -> Status:
     return autopilot_status(result.status)
 
 
-def cmd_check(args: argparse.Namespace, out: Any) -> Status:
+def cmd_check(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = settings_for(args, plan)

@@ -21,7 +21,7 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.cli.exit_codes import Status
@@ -53,7 +53,7 @@ from harness.hermes_mount.mount import (
     IN_MEMORY,
     STATE_FILE,
     STATE_FOLDER,
-    Plan,
+    HomeChange,
     apply_mount,
     apply_plan,
     build_spec,
@@ -81,7 +81,7 @@ def _profile_flag(home: HermesHome) -> str:
     return f" --profile {home.profile}" if home.profile else ""
 
 
-def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
+def check_entry_as_hermes_would(plan: HomeChange, out: TextIO) -> float:
     """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
     cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
@@ -101,7 +101,7 @@ def check_entry_as_hermes_would(plan: Plan, out: Any) -> float:
     return result.startup_seconds
 
 
-def discovery_advice(plan: Plan, startup: float | None) -> str:
+def discovery_advice(plan: HomeChange, startup: float | None) -> str:
     seconds, explicit = discovery_timeout(plan.doc.data)
     source = "as set in config.yaml" if explicit else "Hermes's default"
     measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
@@ -121,7 +121,7 @@ def runnable_harness() -> str:
     return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
 
 
-def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
+def print_sampling(spec: EntrySpec, out: TextIO, indent: str = "") -> None:
     """What mount chose for the entry's `sampling:` block and why, when its cognition samples."""
     if spec.sampling is not None and spec.sampling.on:
         assert spec.timeout is not None  # settled
@@ -129,7 +129,7 @@ def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
             print(f"{indent}{line}", file=out)
 
 
-def cmd_mount(args: argparse.Namespace, out: Any) -> Status:
+def cmd_mount(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
@@ -192,13 +192,13 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> Status:
     return Status.DONE
 
 
-def _print_plugin_changes(plan: Plan, out: Any, mood: str = "") -> None:
+def _print_plugin_changes(plan: HomeChange, out: TextIO, mood: str = "") -> None:
     if plan.plugin is not None:
         for change in plan.plugin.describe():
             print(f"Level1: {mood}{change}", file=out)
 
 
-def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> None:
+def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: TextIO) -> None:
     """Where the removed body's sessions stay: they hold the users' words, so unmount never deletes them."""
     store = state_of(body_argv)
     if store is not None and store.exists():
@@ -207,7 +207,7 @@ def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> No
               file=out)
 
 
-def cmd_unmount(args: argparse.Namespace, out: Any) -> Status:
+def cmd_unmount(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     body = mounted_body(home, args.name)
     plan, removed = plan_unmount(home, args.name)
@@ -250,13 +250,13 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> Status:
     return Status.DONE
 
 
-def _print_folders_removed(plan: Plan, name: str, out: Any) -> None:
+def _print_folders_removed(plan: HomeChange, name: str, out: TextIO) -> None:
     """Last, once SOUL.md is put back: the folders mount made go only when nothing is left in them."""
     for folder in finish_unmount(plan, name):
         print(f"removed the empty folder {folder}, which mount made", file=out)
 
 
-def cmd_doctor(args: argparse.Namespace, out: Any) -> Status:
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness import settings
 from harness.hermes import TransportSettings
@@ -71,6 +71,6 @@ def project_root(args: argparse.Namespace) -> Path:
     return settings.project_root(getattr(args, "project_root", None))
 
 
-def print_json(document: Any, args: argparse.Namespace, out: Any) -> None:
+def print_json(document: Any, args: argparse.Namespace, out: TextIO) -> None:
     indent = None if getattr(args, "compact", False) else 2
     print(json.dumps(document, ensure_ascii=False, indent=indent), file=out)

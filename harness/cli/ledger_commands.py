@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness import settings
 from harness.cli.exit_codes import Status
@@ -27,7 +27,7 @@ def ledger_of(args: argparse.Namespace) -> Ledger:
     return Ledger(default_ledger_path(project_root(args)))
 
 
-def cmd_ledger(args: argparse.Namespace, out: Any) -> Status:
+def cmd_ledger(args: argparse.Namespace, out: TextIO) -> Status:
     ledger = ledger_of(args)
     settle_orphans(ledger)
     if args.action == "verify":
@@ -46,7 +46,7 @@ def cmd_ledger(args: argparse.Namespace, out: Any) -> Status:
     return Status.DONE
 
 
-def verify(ledger: Ledger, args: argparse.Namespace, out: Any) -> Status:
+def verify(ledger: Ledger, args: argparse.Namespace, out: TextIO) -> Status:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import positive_seconds
@@ -71,7 +71,7 @@ def describe_failure(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(args: argparse.Namespace, out: Any) -> Status:
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> Status:
     transcripts = collect_transcripts(args.paths)
     body: BodyCommand = resolve_body(args.body)
     width = len(str(len(transcripts)))
@@ -95,7 +95,7 @@ def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> 
             "--max-seconds", str(max_seconds), "--", *body.argv]
 
 
-def cmd_record(args: argparse.Namespace, out: Any) -> Status:
+def cmd_record(args: argparse.Namespace, out: TextIO) -> Status:
     client = args.client[1:] if args.client[:1] == ["--"] else list(args.client)
     if not client:
         raise ConfigError("record needs the client's command line after --")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness import settings
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
@@ -49,7 +49,7 @@ MAX_PROPOSAL_BYTES = 4 * MAX_PROPOSAL_CHARS
 DEFAULT_GOAL = "Reach one decision from the two proposals"
 
 
-def cmd_serve(args: argparse.Namespace, out: Any) -> Status:
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> Status:
     root = project_root(args)
     if args.print_config:
         roots = ReadRoots.of(root, args.allow_dir)
@@ -88,7 +88,7 @@ def proposal_task(label: str, path: Path) -> str:
     return PROPOSAL_PREAMBLE.format(label=label, name=path.name) + text
 
 
-def cmd_converge(args: argparse.Namespace, out: Any) -> Status:
+def cmd_converge(args: argparse.Namespace, out: TextIO) -> Status:
     root = project_root(args)
     output = settings.resolved(args.output, "--output")
     try:
