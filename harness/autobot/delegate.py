@@ -32,6 +32,7 @@ Invariants:
 from __future__ import annotations
 
 import math
+import re
 import secrets
 import threading
 import time
@@ -39,7 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, InstanceOf, ValidationError
 
 from harness.answers import bounded
 from harness.autobot.intent import Intent, IntentError, parse_intent
@@ -64,6 +67,7 @@ from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
+from harness.typed_inputs import Items, StrictModel, field_error, matching
 
 INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
@@ -80,30 +84,34 @@ def is_retryable(reason: str | None) -> bool:
     return reason == LOCK_HELD or is_transient(reason)
 
 
-@dataclass(frozen=True)
-class AutobotSettings:
-    """Operator choices that are not part of the intent."""
+ReadOnlyToolset = Annotated[str, matching(re.compile("|".join(map(re.escape, sorted(READ_ONLY_TOOLSETS)))),
+                                           f"a read-only toolset ({', '.join(sorted(READ_ONLY_TOOLSETS))}): "
+                                           f"autobot sub-agents get no other")]
 
-    toolsets: tuple[str, ...] = ("todo",)
-    max_turns: int | None = DEFAULT_MAX_TURNS
+
+class AutobotSettings(StrictModel):
+    """Operator choices that are not part of the intent; a bad one raises `IntentError` naming its field.
+
+    Copied with `model_copy(update=...)` for one delegation's own `queue_item` or `stop`."""
+
+    toolsets: Annotated[Items[ReadOnlyToolset], Field(min_length=1)] = ("todo",)
+    max_turns: Annotated[int, Field(ge=1)] | None = DEFAULT_MAX_TURNS
     approve_sensitive_write: bool = False
-    transport: TransportSettings = field(default_factory=TransportSettings)
+    transport: InstanceOf[TransportSettings] = Field(default_factory=TransportSettings)
     parent_id: str | None = None
     queue_item: str | None = None
     # Named in advance by a caller that must find the run's ledger record later (a `serve` job whose
     # server may die before the envelope comes back); else a fresh one per delegation.
     intent_id: str | None = None
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
-    stop: threading.Event | None = field(default=None, compare=False)
+    stop: InstanceOf[threading.Event] | None = None
 
-    def __post_init__(self) -> None:
-        bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
-        if bad or not self.toolsets:
-            raise IntentError("--toolsets", f"{', '.join(bad) or '(none)'}: autobot sub-agents get read-only "
-                                            f"toolsets only ({', '.join(sorted(READ_ONLY_TOOLSETS))})")
-        if self.max_turns is not None and (isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int)
-                                           or self.max_turns < 1):
-            raise IntentError("--max-turns", f"must be a positive integer, got {self.max_turns!r}")
+    if not TYPE_CHECKING:  # mypy's pydantic plugin types the constructor from the fields; this only renames the error
+        def __init__(self, **fields: Any) -> None:
+            try:
+                super().__init__(**fields)
+            except ValidationError as exc:
+                raise field_error(AutobotSettings, exc, IntentError, root="(settings)") from None
 
 
 class EnvelopeStatus(StrEnum):

@@ -8,7 +8,6 @@ intent also gets a one-line message on stderr naming the field.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -100,7 +99,7 @@ def cmd_drain(args: argparse.Namespace, out: TextIO) -> Status:
     check_named(options.transport.hermes_bin, options.transport.hermes_home)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
-        return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))
+        return delegate(document, settings=options.model_copy(update={"queue_item": item_id}))
 
     report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
     print_json(report.to_dict(), args, out)
