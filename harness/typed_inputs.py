@@ -12,7 +12,9 @@ Invariants:
   `matching(pattern, what)` (a line that is a name of some kind, `ProfileName` and `EnvName` among them), and
   `EnvValue` (any text but a NUL). Each strips surrounding whitespace when asked, and no other kind of text check
   exists in the harness's input models.
-- `validate` is the only reader of a `ValidationError`: the first error (in field order) becomes
+- A model that code builds from keywords (a Hermes run, the operator's sub-agent settings) is a `BuiltModel`:
+  its constructor raises the layer's own field error, through the same translation as `validate`.
+- `validate` (and `field_error` below it) is the only reader of a `ValidationError`: the first error (in field order) becomes
   `error(field, message)`, `field` dotted the way the project always wrote it (`payload.tags[1]`,
   `subtasks[0].uses`, `agents.andy.profile`), the message one line in the project's words: what was
   expected and what kind of value came (`describe`). No message quotes the value itself: the documents
@@ -26,7 +28,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -42,6 +44,20 @@ class StrictModel(BaseModel):
     """An input shape: strict types, no unknown fields, immutable once validated."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class BuiltModel(StrictModel):
+    """A StrictModel that code builds from keywords (not read from a document): a bad field raises the layer's
+    own `FIELD_ERROR(field, message)` through `field_error`, never pydantic's ValidationError."""
+
+    FIELD_ERROR: ClassVar[type[Exception]]
+
+    if not TYPE_CHECKING:  # mypy's pydantic plugin types the constructor from the fields; this only renames the error
+        def __init__(self, **fields: Any) -> None:
+            try:
+                super().__init__(**fields)
+            except ValidationError as exc:
+                raise field_error(type(self), exc, type(self).FIELD_ERROR) from None
 
 
 def _list_as_tuple(value: Any) -> Any:

@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from pydantic import Field, InstanceOf, ValidationError
+from pydantic import Field, InstanceOf
 
 from harness.answers import bounded
 from harness.autobot.intent import Intent, IntentError, parse_intent
@@ -67,7 +67,7 @@ from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import Ledger, LedgerEntry, LedgerError, utc_now
 from harness.settings import state_dir
-from harness.typed_inputs import Items, StrictModel, field_error, matching
+from harness.typed_inputs import BuiltModel, Items, matching
 
 INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
@@ -89,7 +89,7 @@ ReadOnlyToolset = Annotated[str, matching(re.compile("|".join(map(re.escape, sor
                                            f"autobot sub-agents get no other")]
 
 
-class AutobotSettings(StrictModel):
+class AutobotSettings(BuiltModel):
     """Operator choices that are not part of the intent; a bad one raises `IntentError` naming its field.
 
     Copied with `model_copy(update=...)` for one delegation's own `queue_item` or `stop`."""
@@ -106,12 +106,7 @@ class AutobotSettings(StrictModel):
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
     stop: InstanceOf[threading.Event] | None = None
 
-    if not TYPE_CHECKING:  # mypy's pydantic plugin types the constructor from the fields; this only renames the error
-        def __init__(self, **fields: Any) -> None:
-            try:
-                super().__init__(**fields)
-            except ValidationError as exc:
-                raise field_error(AutobotSettings, exc, IntentError, root="(settings)") from None
+    FIELD_ERROR = IntentError
 
 
 class EnvelopeStatus(StrEnum):

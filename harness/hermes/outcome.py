@@ -18,12 +18,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness.errors import HarnessError
-from harness.typed_inputs import EnvName, EnvValue, Items, ProfileName, StrictModel, block, field_error, line, matching
+from harness.typed_inputs import BuiltModel, EnvName, EnvValue, Items, ProfileName, block, line, matching
 
 # -- reasons (stable strings: ledgers, queues and callers match on them) ----------------------
 HERMES_NOT_FOUND = "hermes_not_found"
@@ -90,7 +90,7 @@ class InvalidRunRequest(FieldError):
     """A `RunRequest` field is unusable."""
 
 
-class RunRequest(StrictModel):
+class RunRequest(BuiltModel):
     """One Hermes run.
 
     `mode="chat"` is `hermes chat -Q -q PROMPT --source tool` (exit 1 on provider failure; usage from
@@ -98,7 +98,7 @@ class RunRequest(StrictModel):
     file). `profile=None` means Hermes's root home (`--profile default`). `provider`/`model` left
     out mean the profile's configured ones. `env` is added to the child's environment (a parent id
     or a depth marker, for instance); `parent_id` is carried through to the outcome for ledgers.
-    A bad field raises `InvalidRunRequest` naming it (`typed_inputs.field_error`), never quoting it.
+    A bad field raises `InvalidRunRequest` naming it (`typed_inputs.BuiltModel`), never quoting it.
     """
 
     # No bound of its own: a prompt too large for a command line is the transport's `prompt_too_large` outcome.
@@ -115,12 +115,7 @@ class RunRequest(StrictModel):
     parent_id: str | None = None
     label: str = ""
 
-    if not TYPE_CHECKING:  # mypy's pydantic plugin types the constructor from the fields; this only renames the error
-        def __init__(self, **fields: Any) -> None:
-            try:
-                super().__init__(**fields)
-            except ValidationError as exc:
-                raise field_error(RunRequest, exc, InvalidRunRequest, root="(request)") from None
+    FIELD_ERROR = InvalidRunRequest
 
     @field_validator("env", mode="after")
     @classmethod
