@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TextIO
 
 from harness import cli
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import DIRECTORY, database_parent, hermes_parent, project_root
 from harness.errors import ConfigError
+from harness.hermes.locate import check_named
 from harness.resolve import ReadRoots, ServeSettings, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 
@@ -29,7 +31,7 @@ from harness.serve.client_config import CLIENTS, ServerEntry, render
 COMMAND_GROUPS: tuple[str, ...] = (*cli.COMMAND_MODULES, __name__)
 
 
-def cmd_serve(args: argparse.Namespace, out: Any) -> str:
+def cmd_serve(args: argparse.Namespace, out: TextIO) -> Status:
     if args.print_config:
         root = project_root(args)
         roots = ReadRoots.of(root, args.allow_dir)
@@ -38,18 +40,20 @@ def cmd_serve(args: argparse.Namespace, out: Any) -> str:
         print(rendered.text, file=out, end="")
         print(f"mafiabot-harness serve: the {args.print_config} configuration above goes in {rendered.hint}",
               file=sys.stderr)
-        return "done"
+        return Status.DONE
     try:
         from harness.serve.server import serve  # noqa: PLC0415 - the MCP SDK (the serve extra) is needed by `serve` alone
     except ImportError as exc:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    left = serve(ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home, args.database))
+    settings = ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home, args.database)
+    check_named(settings.transport.hermes_bin, settings.transport.hermes_home)
+    left = serve(settings)
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)
-    return "done"
+    return Status.DONE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,9 +9,12 @@ Invariants:
   control characters, at most n characters), `block(n)` (the same, line breaks allowed), `PathText`
   (one line, no NUL, at most MAX_PATH_CHARS, each component at most MAX_NAME_BYTES in UTF-8, the
   filesystem's own limits, so an over-long name is a field error rather than an OSError later) and
-  `matching(pattern, what)` (a line that is a name of some kind: `harness.hermes.locate.ProfileName` is one).
-  Each strips surrounding whitespace when asked, and no other kind of text check exists in the harness's input models.
-- `validate` is the only reader of a `ValidationError`: the first error (in field order) becomes
+  `matching(pattern, what)` (a line that is a name of some kind: `harness.hermes.locate.ProfileName` is one,
+  `EnvName` another), and `EnvValue` (any text but a NUL). Each strips surrounding whitespace when asked, and no
+  other kind of text check exists in the harness's input models.
+- A model that code builds from keywords (a Hermes run, the operator's sub-agent settings) is a `BuiltModel`:
+  its constructor raises the layer's own field error, through the same translation as `validate`.
+- `validate` (and `field_error` below it) is the only reader of a `ValidationError`: the first error (in field order) becomes
   `error(field, message)`, `field` dotted the way the project always wrote it (`payload.tags[1]`,
   `subtasks[0].uses`, `agents.andy.profile`), the message one line in the project's words: what was
   expected and what kind of value came (`describe`). No message quotes the value itself: the documents
@@ -25,7 +28,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -41,6 +44,20 @@ class StrictModel(BaseModel):
     """An input shape: strict types, no unknown fields, immutable once validated."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class BuiltModel(StrictModel):
+    """A StrictModel that code builds from keywords (not read from a document): a bad field raises the layer's
+    own `FIELD_ERROR(field, message)` through `field_error`, never pydantic's ValidationError."""
+
+    FIELD_ERROR: ClassVar[type[Exception]]
+
+    if not TYPE_CHECKING:  # mypy's pydantic plugin types the constructor from the fields; this only renames the error
+        def __init__(self, **fields: Any) -> None:
+            try:
+                super().__init__(**fields)
+            except ValidationError as exc:
+                raise field_error(type(self), exc, type(self).FIELD_ERROR) from None
 
 
 def _list_as_tuple(value: Any) -> Any:
@@ -96,6 +113,18 @@ PathText = Annotated[str, AfterValidator(_path_check)]
 """A path as the operator wrote it (relative or absolute); where it may point is the caller's policy."""
 
 
+def _no_nul(value: str) -> str:
+    if "\0" in value:
+        raise ValueError("contains a NUL character")
+    return value
+
+
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+EnvName = Annotated[str, matching(ENV_NAME, "an environment variable name (letters, digits and '_', not first a digit)")]
+EnvValue = Annotated[str, AfterValidator(_no_nul)]
+"""An environment variable's value: any text, empty included, but no NUL (no environment can carry one)."""
+
+
 def describe(value: Any) -> str:
     """A value as the error messages show it: its JSON kind, never its content (see the module invariants)."""
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", tuple: "list",
@@ -111,10 +140,16 @@ def validate(model: type[ModelT], document: Any, error: Callable[[str, str], Exc
     try:
         return model.model_validate(document)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        loc = tuple(first["loc"])
-        field = prefix + dotted(loc) if loc else root
-        raise error(field, _message(model, first, loc)) from None
+        raise field_error(model, exc, error, root=root, prefix=prefix) from None
+
+
+def field_error(model: type[BaseModel], exc: ValidationError, error: Callable[[str, str], Exception], *,
+                root: str = "(document)", prefix: str = "") -> Exception:
+    """`error(field, message)` for the first bad field of `exc`, a failure to build `model` (see `validate`)."""
+    first = exc.errors(include_url=False)[0]
+    loc = tuple(first["loc"])
+    field = prefix + dotted(loc) if loc else root
+    return error(field, _message(model, first, loc))
 
 
 def dotted(loc: tuple[int | str, ...]) -> str:

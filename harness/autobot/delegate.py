@@ -32,13 +32,17 @@ Invariants:
 from __future__ import annotations
 
 import math
+import re
 import secrets
 import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import Field, InstanceOf
 
 from harness.answers import bounded
 from harness.autobot.intent import Intent, IntentError, parse_intent
@@ -66,6 +70,7 @@ from harness.ledger.records import refusal_record, run_record
 from harness.ledger.store import LedgerEntry, LedgerError, LedgerStore, default_ledger_path, utc_now
 from harness.ledger.stores import opened_ledger
 from harness.settings import state_dir
+from harness.typed_inputs import BuiltModel, Items, matching
 
 INVALID_INTENT = "invalid_intent"
 LOCK_HELD = "lock_held"
@@ -82,39 +87,45 @@ def is_retryable(reason: str | None) -> bool:
     return reason == LOCK_HELD or is_transient(reason)
 
 
-@dataclass(frozen=True)
-class AutobotSettings:
-    """Operator choices that are not part of the intent."""
+ReadOnlyToolset = Annotated[str, matching(re.compile("|".join(map(re.escape, sorted(READ_ONLY_TOOLSETS)))),
+                                           f"a read-only toolset ({', '.join(sorted(READ_ONLY_TOOLSETS))}): "
+                                           f"autobot sub-agents get no other")]
 
-    toolsets: tuple[str, ...] = ("todo",)
-    max_turns: int | None = DEFAULT_MAX_TURNS
+
+class AutobotSettings(BuiltModel):
+    """Operator choices that are not part of the intent; a bad one raises `IntentError` naming its field.
+
+    Copied with `model_copy(update=...)` for one delegation's own `queue_item` or `stop`."""
+
+    toolsets: Annotated[Items[ReadOnlyToolset], Field(min_length=1)] = ("todo",)
+    max_turns: Annotated[int, Field(ge=1)] | None = DEFAULT_MAX_TURNS
     approve_sensitive_write: bool = False
-    transport: TransportSettings = field(default_factory=TransportSettings)
+    transport: InstanceOf[TransportSettings] = Field(default_factory=TransportSettings)
     parent_id: str | None = None
     queue_item: str | None = None
     # Named in advance by a caller that must find the run's ledger record later (a `serve` job whose
     # server may die before the envelope comes back); else a fresh one per delegation.
     intent_id: str | None = None
     # Set by a host that cancels this one delegation (not the whole command); see `cancellation`.
-    stop: threading.Event | None = field(default=None, compare=False)
+    stop: InstanceOf[threading.Event] | None = None
     # A libpq URL: the ledger and the intent lock live in that database (harness.database), not the project's files.
     database: str | None = None
 
-    def __post_init__(self) -> None:
-        bad = [t for t in self.toolsets if t not in READ_ONLY_TOOLSETS]
-        if bad or not self.toolsets:
-            raise IntentError("--toolsets", f"{', '.join(bad) or '(none)'}: autobot sub-agents get read-only "
-                                            f"toolsets only ({', '.join(sorted(READ_ONLY_TOOLSETS))})")
-        if self.max_turns is not None and (isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int)
-                                           or self.max_turns < 1):
-            raise IntentError("--max-turns", f"must be a positive integer, got {self.max_turns!r}")
+    FIELD_ERROR = IntentError
+
+
+class EnvelopeStatus(StrEnum):
+    """The seed's two outcomes of a delegation; `degraded_reason` says why one is not `ok`."""
+
+    OK = "ok"
+    DEGRADED = "degraded"
 
 
 @dataclass
 class Envelope:
     """The seed's result envelope, plus what an operator needs to act on it (`extra`)."""
 
-    status: str
+    status: EnvelopeStatus
     degraded_reason: str | None
     intent_id: str
     duration_ms: int
@@ -129,7 +140,7 @@ class Envelope:
 
     @property
     def retryable(self) -> bool:
-        return self.status != "ok" and is_retryable(self.degraded_reason)
+        return self.status != EnvelopeStatus.OK and is_retryable(self.degraded_reason)
 
     def to_dict(self) -> dict[str, Any]:
         seed = {name: getattr(self, name) for name in (
@@ -144,7 +155,7 @@ def new_intent_id() -> str:
 
 def invalid_intent(exc: IntentError) -> Envelope:
     """The envelope of an intent (or a setting of its delegation) that cannot be used: nothing ran."""
-    return Envelope("degraded", INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
+    return Envelope(EnvelopeStatus.DEGRADED, INVALID_INTENT, new_intent_id(), 0, extra={"detail": str(exc), "field": exc.field})
 
 
 def delegate(document: Any, *, settings: AutobotSettings | None = None,
@@ -162,7 +173,7 @@ def delegate(document: Any, *, settings: AutobotSettings | None = None,
                                           hermes_root(settings.transport.hermes_home, env),
                                           settings.approve_sensitive_write)
     except IntentError as exc:
-        return Envelope("degraded", INVALID_INTENT, intent_id, _ms(t0),
+        return Envelope(EnvelopeStatus.DEGRADED, INVALID_INTENT, intent_id, _ms(t0),
                         extra={"detail": str(exc), "field": exc.field})
     chosen = transport or HermesTransport(settings.transport)
     with opened_ledger(default_ledger_path(intent.project_root), settings.database) as ledger:
@@ -254,7 +265,7 @@ class _Delegation:
 
     def _finish(self, outcome: RunOutcome, reason: str | None, detail: str, extra: dict[str, Any],
                 wrote_to: str | None = None) -> Envelope:
-        status = "ok" if reason is None else "degraded"
+        status = EnvelopeStatus.OK if reason is None else EnvelopeStatus.DEGRADED
         record = run_record("delegation", outcome, status=CANCELLED if reason == CANCELLED else status,
                             reason=reason, wrote_to=wrote_to,
                             raw_response=extra.get("raw_response"), detail=detail or None,
@@ -278,10 +289,10 @@ class _Delegation:
 
     def _refused(self, reason: str, detail: str, **extra: Any) -> Envelope:
         intent = self.intent
-        record = refusal_record("delegation", status="degraded", reason=reason, detail=detail,
+        record = refusal_record("delegation", status=EnvelopeStatus.DEGRADED, reason=reason, detail=detail,
                                 profile=intent.hermes_profile, provider=intent.provider, model=intent.model,
                                 parent_id=self.settings.parent_id, **self._common())
-        envelope = Envelope("degraded", reason, self.intent_id, _ms(self.t0), model=intent.model,
+        envelope = Envelope(EnvelopeStatus.DEGRADED, reason, self.intent_id, _ms(self.t0), model=intent.model,
                             hermes_profile=intent.hermes_profile,
                             extra={"detail": detail, "intent_hash": intent.hash, **extra})
         return self._ledgered(envelope, record)
@@ -291,7 +302,7 @@ class _Delegation:
         try:
             entry: LedgerEntry = journal.settle(record) if journal is not None else self.ledger.append(record)
         except LedgerError as exc:
-            envelope.status, envelope.degraded_reason = "degraded", LEDGER_UNWRITABLE
+            envelope.status, envelope.degraded_reason = EnvelopeStatus.DEGRADED, LEDGER_UNWRITABLE
             envelope.extra["detail"] = f"the delegation's ledger record could not be written: {exc}"
             return envelope
         envelope.ledger_entry = entry.ref(self.intent.project_root)
@@ -310,4 +321,4 @@ def _ms(t0: float) -> int:
     return int((time.monotonic() - t0) * 1000)
 
 
-__all__ = ["AutobotSettings", "Envelope", "delegate", "is_retryable"]
+__all__ = ["AutobotSettings", "Envelope", "EnvelopeStatus", "delegate", "is_retryable"]

@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.autobot.delegate import Envelope
+from harness.autobot.delegate import Envelope, EnvelopeStatus
 from harness.autobot.intent import Intent
 from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
 from harness.errors import ConfigError, HarnessError
@@ -291,7 +291,7 @@ def settle_item(item: dict[str, Any], envelope: Envelope, now: float, max_attemp
     item["last_envelope"] = envelope.to_dict()
     item["history"].append({"at": iso_utc(now), "status": envelope.status, "reason": envelope.degraded_reason,
                             "ledger_entry": envelope.ledger_entry})
-    if envelope.status == "ok":
+    if envelope.status == EnvelopeStatus.OK:
         return "done"
     if envelope.retryable and item["attempts"] < max_attempts:
         item["not_before"] = now + min(MAX_BACKOFF_S, backoff_base_s * 2 ** (item["attempts"] - 1))

@@ -15,7 +15,8 @@ Children run only through `harness.hermes`'s transport; every spawn is ledgered 
 from harness.autopilot.errors import AutopilotError, DnaInvalid, PlanInvalid
 from harness.autopilot.kernel import KernelSettings
 from harness.autopilot.plan import Plan, load_plan, parse_plan
+from harness.autopilot.report import RunStatus
 from harness.autopilot.run import RunResult, run_plan
 
-__all__ = ["AutopilotError", "DnaInvalid", "KernelSettings", "Plan", "PlanInvalid", "RunResult", "load_plan",
-           "parse_plan", "run_plan"]
+__all__ = ["AutopilotError", "DnaInvalid", "KernelSettings", "Plan", "PlanInvalid", "RunResult", "RunStatus",
+           "load_plan", "parse_plan", "run_plan"]

@@ -4,7 +4,7 @@ Invariants:
 - The envelope lists every child (every attempt, and every step a rule kept from running) with its
   status, reason, artifacts, tokens and cost, plus its subtree (the runs it started by re-entering
   auto-pilot, read from the ledger), and every rule that fired with its figures.
-- The status is one of STATUSES, decided in this order: `escalate` when any rule paused or blocked
+- The status is a `RunStatus`, decided in this order: `escalate` when any rule paused or blocked
   the run; a debate's verdict; then `completed` (every sub-task ok), `partial` (some ok), `failed`
   (none ok, and at least one ran or was blocked), `stopped` (none ran: rules stopped them all).
   `refused` is the run that did not start. The envelope carries no exit code: the CLI derives it
@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from harness.autopilot.findings import Finding
@@ -24,22 +25,35 @@ from harness.autopilot.plan import Plan
 from harness.autopilot.selection import Pick, select_agents
 from harness.autopilot.tree import scan, subtree, totals_of
 
-STATUSES = ("completed", "partial", "failed", "stopped", "no-convergence-possible", "escalate", "refused")
+
+class RunStatus(StrEnum):
+    """What a run came to, as its envelope's `status` says it (the text is the envelope's)."""
+
+    COMPLETED = "completed"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    NO_CONVERGENCE_POSSIBLE = "no-convergence-possible"
+    ESCALATE = "escalate"
+    REFUSED = "refused"
+
+
 SHOWN_ANSWER_CHARS = 4000
 
 
-def status_of(kernel: Kernel) -> str:
+def status_of(kernel: Kernel) -> RunStatus:
     if kernel.halting:
-        return "escalate"
+        return RunStatus.ESCALATE
     if kernel.debate is not None:
-        return "completed" if kernel.debate["verdict"] == "converged" else "no-convergence-possible"
+        return RunStatus.COMPLETED if kernel.debate["verdict"] == "converged" else RunStatus.NO_CONVERGENCE_POSSIBLE
     finals = [kernel.final.get(s.id) for s in kernel.plan.subtasks]
     ok = sum(1 for c in finals if c is not None and c.status == "ok")
     if ok == len(finals):
-        return "completed"
+        return RunStatus.COMPLETED
     if ok:
-        return "partial"
-    return "failed" if any(c is not None and (c.spawned or c.status == "unknown") for c in finals) else "stopped"
+        return RunStatus.PARTIAL
+    spent = any(c is not None and (c.spawned or c.status == "unknown") for c in finals)
+    return RunStatus.FAILED if spent else RunStatus.STOPPED
 
 
 def build_envelope(kernel: Kernel, picks: list[Pick], started_at: str, duration_ms: int) -> dict[str, Any]:
@@ -104,7 +118,7 @@ def _escalation(kernel: Kernel, failed: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def refused_envelope(run_id: str, reason: str, detail: str, started_at: str, context: dict[str, Any]) -> dict[str, Any]:
-    return {"autopilot": 1, "status": "refused", "run_id": run_id,
+    return {"autopilot": 1, "status": RunStatus.REFUSED, "run_id": run_id,
             "reason": reason, "detail": detail, "children": [], "rules_fired": [], "started_at": started_at,
             **context}
 
@@ -143,7 +157,7 @@ def _money(totals: dict[str, Any]) -> str:
 
 
 def render_markdown(envelope: dict[str, Any]) -> str:
-    if envelope["status"] == "refused":
+    if envelope["status"] == RunStatus.REFUSED:
         return (f"# Auto-pilot run {envelope['run_id']}: refused\n\n**{envelope['reason']}**: {envelope['detail']}\n\n"
                 f"Nothing was spawned.\n")
     lines = [f"# Auto-pilot run {envelope['run_id']}: {envelope['status']}", "",

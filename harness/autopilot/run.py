@@ -25,13 +25,14 @@ from harness.autopilot.identity import LOCK_HELD, Identity, Refusal, identify, n
 from harness.autopilot.kernel import Kernel, KernelSettings
 from harness.autopilot.modes import run_debate, run_ordered, run_side_by_side
 from harness.autopilot.plan import Plan
-from harness.autopilot.report import build_envelope, refused_envelope, render_markdown
+from harness.autopilot.report import RunStatus, build_envelope, refused_envelope, render_markdown
 from harness.autopilot.selection import check_agents, select_agents
 from harness.autopilot.tree import KIND
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
+from harness.errors import ConfigError
 from harness.hermes import HermesTransport, Transport
 from harness.ledger.records import refusal_record
-from harness.ledger.store import LedgerError, utc_now
+from harness.ledger.store import Ledger, LedgerError, utc_now
 from harness.ledger.stores import opened_ledger
 
 
@@ -41,8 +42,27 @@ class RunResult:
     markdown: str
 
     @property
-    def status(self) -> str:
-        return str(self.envelope["status"])
+    def status(self) -> RunStatus:
+        return RunStatus(self.envelope["status"])
+
+
+def check_startable(settings: KernelSettings) -> None:
+    """What a run needs of its settings before it spawns anything, checked without running (`autopilot check`):
+    ConfigError for a project root that is there and no folder, or a ledger its readers cannot open (a FIFO, a
+    folder, a device). What the ledger's lines hold is for its readers to judge. A database's ledger is not
+    opened: a check connects to nothing."""
+    root = settings.project_root
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"project root: {root} is not a directory")
+    if settings.database is not None:
+        return
+    lines = Ledger(settings.ledger_path).lines()
+    try:
+        next(lines, None)
+    except LedgerError as exc:
+        raise ConfigError(f"ledger: {exc}") from None
+    finally:
+        lines.close()
 
 
 def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None = None,

@@ -27,17 +27,17 @@ import argparse
 import importlib
 import signal
 import sys
-from collections.abc import Iterator, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import NoReturn, TextIO
 
-from harness.cli.exit_codes import ExitCode, code_for, epilog, error_status
+from harness.cli.exit_codes import ExitCode, Status, code_for, epilog, error_status
 from harness.cli.output import PROG, print_error
 from harness.errors import HarnessError
 from harness.hermes import cancellation
 from harness.version import version
 
 # How a command that a cancelling signal stopped exits (harness.hermes.cancellation), as a shell reports it.
-CANCELLED_STATUSES = {signal.SIGHUP: "hung_up", signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+CANCELLED_STATUSES = {signal.SIGHUP: Status.HUNG_UP, signal.SIGINT: Status.INTERRUPTED, signal.SIGTERM: Status.TERMINATED}
 
 # Command groups, in the order `--help` lists them; `harness.program` adds `serve` (the MCP server's launcher)
 # after them, so the command line never imports the server.
@@ -98,10 +98,10 @@ def not_utf8(argv: Sequence[str]) -> int | None:
     return None
 
 
-def cancelled_status() -> str | None:
+def cancelled_status() -> Status | None:
     """The status of a command a cancelling signal stopped, or None when none came."""
     signum = cancellation.requested()
-    return None if signum is None else CANCELLED_STATUSES.get(signal.Signals(signum), "terminated")
+    return None if signum is None else CANCELLED_STATUSES.get(signal.Signals(signum), Status.TERMINATED)
 
 
 def main(argv: Sequence[str] | None = None, groups: Sequence[str] = COMMAND_MODULES) -> int:
@@ -114,10 +114,11 @@ def main(argv: Sequence[str] | None = None, groups: Sequence[str] = COMMAND_MODU
     try:
         args = parser.parse_args(words)
     except SystemExit as done:  # --help, --version, or a usage error already printed on its one line
-        return done.code if isinstance(done.code, int) else code_for("usage")
+        return done.code if isinstance(done.code, int) else code_for(Status.USAGE)
     cancellation.install()
     try:
-        status = args.handler(args, sys.stdout)
+        handler: Callable[[argparse.Namespace, TextIO], Status] = args.handler
+        status = handler(args, sys.stdout)
         # A command that was cancelled but finished its run's record says so, as a killed shell job would.
         return code_for(cancelled_status() or status)
     except HarnessError as exc:
@@ -125,12 +126,12 @@ def main(argv: Sequence[str] | None = None, groups: Sequence[str] = COMMAND_MODU
         return code_for(error_status(exc))
     except BrokenPipeError:
         # stdout closed early (e.g. piped into head): nothing left to tell anyone
-        return code_for("done")
+        return code_for(Status.DONE)
     except KeyboardInterrupt:
         # SIGINT, SIGTERM or SIGHUP (see harness.hermes.cancellation): a body was already shut down by
         # the client's context manager, a Hermes run stopped and ledgered by its journal, on the way out
-        return code_for(cancelled_status() or "interrupted")
+        return code_for(cancelled_status() or Status.INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 (the edge's last resort: a bug must still end in one line, not a traceback)
         print_error(f"internal error (a bug; please report it): {type(exc).__name__}: {exc}")
-        return code_for("internal_error")
+        return code_for(Status.INTERNAL_ERROR)
 

@@ -8,11 +8,10 @@ intent also gets a one-line message on stderr naming the field.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness import resolve
 from harness.autobot import AutobotSettings, Envelope, delegate
@@ -26,6 +25,7 @@ from harness.autobot.queue import (
     receipt,
     refuse_if_nested,
 )
+from harness.cli.exit_codes import Status, autobot_status
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
@@ -40,6 +40,7 @@ from harness.cli.hermes_options import (
     transport_settings,
 )
 from harness.cli.output import print_error
+from harness.hermes.locate import check_named
 from harness.settings import AUTOBOT_QUEUE_ENV as QUEUE_ENV
 from harness.trace import render_table
 
@@ -56,15 +57,15 @@ def autobot_settings(args: argparse.Namespace) -> AutobotSettings:
                            transport=transport_settings(args), database=database_url(args))
 
 
-def emit(envelope: Envelope, args: argparse.Namespace, out: Any) -> str:
+def emit(envelope: Envelope, args: argparse.Namespace, out: TextIO) -> Status:
     print_json(envelope.to_dict(), args, out)
     if envelope.degraded_reason == INVALID_INTENT:
         print_error(f"invalid intent: {envelope.extra.get('detail')}")
-        return f"autobot:{INVALID_INTENT}"
-    return f"autobot:{envelope.status}"
+        return Status.AUTOBOT_INVALID_INTENT
+    return autobot_status(envelope.status)
 
 
-def cmd_delegate(args: argparse.Namespace, out: Any) -> str:
+def cmd_delegate(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         options = autobot_settings(args)
         intent = read_intent(args.intent_file)
@@ -79,36 +80,37 @@ def queue_of(args: argparse.Namespace, project: Path | None = None) -> QueueStor
     return resolve.queue(args.queue, project or (lambda: project_root(args)), database=database_url(args))
 
 
-def cmd_enqueue(args: argparse.Namespace, out: Any) -> str:
+def cmd_enqueue(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         intent = read_intent(args.intent_file)
     except IntentError as exc:
         return emit(invalid_intent(exc), args, out)
     queue = queue_of(args, intent.project_root)
     print_json(receipt(queue, queue.enqueue(intent)), args, out)
-    return "done"
+    return Status.DONE
 
 
-def cmd_drain(args: argparse.Namespace, out: Any) -> str:
+def cmd_drain(args: argparse.Namespace, out: TextIO) -> Status:
     refuse_if_nested(os.environ)
     try:
         options = autobot_settings(args)
     except IntentError as exc:
         return emit(invalid_intent(exc), args, out)
+    check_named(options.transport.hermes_bin, options.transport.hermes_home)
 
     def run(document: dict[str, Any], item_id: str) -> Envelope:
-        return delegate(document, settings=dataclasses.replace(options, queue_item=item_id))
+        return delegate(document, settings=options.model_copy(update={"queue_item": item_id}))
 
     report = queue_of(args).drain(args.max, run, max_attempts=args.max_attempts, backoff_base_s=args.backoff)
     print_json(report.to_dict(), args, out)
-    return "drain:all_ok" if report.all_ok else "drain:item_not_ok"
+    return Status.DRAIN_ALL_OK if report.all_ok else Status.DRAIN_ITEM_NOT_OK
 
 
-def cmd_queue(args: argparse.Namespace, out: Any) -> str:
+def cmd_queue(args: argparse.Namespace, out: TextIO) -> Status:
     state = queue_of(args).inspect()
     if args.json:
         print_json(state, args, out)
-        return "done"
+        return Status.DONE
     counts = ", ".join(f"{n} {s}" for s, n in state["counts"].items())
     print(f"queue {state['queue']}: {counts}", file=out)
     rows = [(i["item_id"], i["state"], str(i.get("attempts", "")), i.get("not_before") or "",
@@ -116,7 +118,7 @@ def cmd_queue(args: argparse.Namespace, out: Any) -> str:
     if rows:
         print(render_table(("item", "state", "tries", "not before", "last reason", "intent / problem"), rows,
                            right_aligned=frozenset({2})), file=out)
-    return "done"
+    return Status.DONE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,7 +4,9 @@
 `--markdown`) and returns `autopilot:<status>`; the exit-code table (harness.cli.exit_codes) keeps
 auto-pilot's contract: 0 completed, 1 partial, failed, stopped or no-convergence-possible, 2 invalid
 plan / registry / sentinel config, 3 escalate (a human is needed), 4 refused (nothing ran). `check`
-ends `autopilot:valid` or `autopilot:invalid` and spawns nothing.
+ends `autopilot:valid` or `autopilot:invalid` and spawns nothing; what would keep a run from starting
+(a named Hermes or home no run could use, a project root or ledger that cannot be one) is refused
+(a ConfigError, exit 2).
 
 Where things are: the registry is --registry, else the plan's `registry:`, else
 $MAFIABOT_AGENT_REGISTRY, else dispatch's defaults; the sentinel config --sentinel, else
@@ -16,13 +18,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness.autopilot import PlanInvalid, load_plan, run_plan
 from harness.autopilot.bands import BAND_NAMES
 from harness.autopilot.plan import ALIASES, MODES
 from harness.autopilot.report import check_envelope, invalid_envelope
+from harness.autopilot.run import check_startable
 from harness.autopilot.selection import check_agents
+from harness.cli.exit_codes import Status, autopilot_status
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
@@ -36,6 +40,7 @@ from harness.cli.hermes_options import (
 )
 from harness.cli.output import print_error
 from harness.dispatch.registry import RegistryError
+from harness.hermes.locate import check_named
 from harness.resolve import PlanChoices
 from harness.settings import AGENT_REGISTRY_ENV as REGISTRY_ENV
 from harness.settings import AUTOPILOT_LEDGER_ENV as LEDGER_ENV
@@ -48,14 +53,14 @@ def plan_choices(args: argparse.Namespace) -> PlanChoices:
                        sentinel=args.sentinel, report=getattr(args, "report", None), database=database_url(args))
 
 
-def plan_invalid(field_name: str, message: str, args: argparse.Namespace, out: Any) -> str:
+def plan_invalid(field_name: str, message: str, args: argparse.Namespace, out: TextIO) -> Status:
     """The invalid envelope on stdout and its one line on stderr: a plan, registry or sentinel that cannot be used."""
     print_json(invalid_envelope(field_name, message), args, out)
     print_error(f"invalid plan: {field_name}: {message}")
-    return "autopilot:invalid"
+    return Status.AUTOPILOT_INVALID
 
 
-def cmd_run(args: argparse.Namespace, out: Any) -> str:
+def cmd_run(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         result = run_plan(plan, plan_choices(args).kernel_settings(plan))
@@ -67,20 +72,22 @@ def cmd_run(args: argparse.Namespace, out: Any) -> str:
         print(result.markdown, file=out, end="")
     else:
         print_json(result.envelope, args, out)
-    return f"autopilot:{result.status}"
+    return autopilot_status(result.status)
 
 
-def cmd_check(args: argparse.Namespace, out: Any) -> str:
+def cmd_check(args: argparse.Namespace, out: TextIO) -> Status:
     try:
         plan = load_plan(Path(args.plan), mode=args.mode, band=args.band)
         settings = plan_choices(args).kernel_settings(plan)
         check_agents(plan, settings.registry)
+        check_startable(settings)
+        check_named(settings.transport.hermes_bin, settings.transport.hermes_home)
     except PlanInvalid as exc:
         return plan_invalid(exc.field, exc.message, args, out)
     except RegistryError as exc:
         return plan_invalid("registry", str(exc), args, out)
     print_json(check_envelope(plan, settings), args, out)
-    return "autopilot:valid"
+    return Status.AUTOPILOT_VALID
 
 
 def _plan_options(parser: argparse.ArgumentParser) -> None:

@@ -13,12 +13,13 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 from pydantic import Field
 
 from harness import strict_yaml
 from harness.body import BODY_HELP, ORGANS_HELP, BodyOptions
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import DIRECTORY, FILE
 from harness.client import BodyClient
 from harness.errors import ConfigError
@@ -106,7 +107,7 @@ def run_turns(options: BodyOptions, turns: Iterable[Turn]) -> Iterable[dict[str,
             yield client.call_turn(turn.input, turn.uid, turn.channel, turn.server)
 
 
-def print_trace(trace: Mapping[str, Any], as_json: bool, out: Any) -> None:
+def print_trace(trace: Mapping[str, Any], as_json: bool, out: TextIO) -> None:
     if as_json:
         print(json.dumps(trace, ensure_ascii=False), file=out)
         return
@@ -125,18 +126,18 @@ def energy_summary(traces: Sequence[Mapping[str, Any]]) -> str:
 
 # -- commands ------------------------------------------------------------------------------
 
-def cmd_turn(args: argparse.Namespace, out: Any) -> str:
+def cmd_turn(args: argparse.Namespace, out: TextIO) -> Status:
     turn = Turn(input=args.text, uid=args.uid, channel=args.channel, server=args.server)
     for trace in run_turns(body_options(args), [turn]):
         print_trace(trace, args.json, out)
-    return "done"
+    return Status.DONE
 
 
-def cmd_session(args: argparse.Namespace, out: Any) -> str:
+def cmd_session(args: argparse.Namespace, out: TextIO) -> Status:
     turns = load_session(Path(args.file))
     for trace in run_turns(body_options(args), turns):
         print_trace(trace, args.json, out)
-    return "done"
+    return Status.DONE
 
 
 DEMO_READING = (
@@ -145,7 +146,7 @@ DEMO_READING = (
     "to 1 or 2 passes, while #docks' third turn has a third turn's energy, not the tavern's.")
 
 
-def cmd_demo(args: argparse.Namespace, out: Any) -> str:
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> Status:
     traces = []
     for trace in run_turns(body_options(args), demo_turns()):
         traces.append(trace)
@@ -157,7 +158,7 @@ def cmd_demo(args: argparse.Namespace, out: Any) -> str:
         print(DEMO_READING, file=out)
         if not args.full:
             print("each turn's whole 23-step trace: mafiabot-harness demo --full", file=out)
-    return "done"
+    return Status.DONE
 
 
 def body_options(args: argparse.Namespace) -> BodyOptions:

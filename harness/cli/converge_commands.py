@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness import settings
 from harness.autopilot import PlanInvalid, parse_plan, run_plan
 from harness.autopilot.plan import HARD_MAX_ROUNDS, MAX_TASK_CHARS
 from harness.cli.autopilot_commands import plan_choices, plan_invalid
+from harness.cli.exit_codes import Status, autopilot_status
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
@@ -53,7 +54,7 @@ def proposal_task(label: str, path: Path) -> str:
     return PROPOSAL_PREAMBLE.format(label=label, name=path.name) + text
 
 
-def cmd_converge(args: argparse.Namespace, out: Any) -> str:
+def cmd_converge(args: argparse.Namespace, out: TextIO) -> Status:
     root = project_root(args)
     output = settings.resolved(args.output, "--output")
     try:
@@ -68,7 +69,7 @@ def cmd_converge(args: argparse.Namespace, out: Any) -> str:
     except RegistryError as exc:
         return plan_invalid("registry", str(exc), args, out)
     print_json(result.envelope, args, out)
-    return f"autopilot:{result.status}"
+    return autopilot_status(result.status)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

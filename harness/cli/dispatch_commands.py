@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness import resolve, strict_json
+from harness.cli.exit_codes import Status, dispatch_status
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
@@ -52,14 +53,14 @@ def gather_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return raw
 
 
-def emit(result: DispatchResult, args: argparse.Namespace, out: Any) -> str:
+def emit(result: DispatchResult, args: argparse.Namespace, out: TextIO) -> Status:
     print_json(result.envelope, args, out)
     if result.status == INVALID_INPUT:
         print_error(f"invalid input: {result.envelope['message']}")
-    return f"dispatch:{result.status}"
+    return dispatch_status(result.status)
 
 
-def cmd_dispatch(args: argparse.Namespace, out: Any) -> str:
+def cmd_dispatch(args: argparse.Namespace, out: TextIO) -> Status:
     echo = {"target": args.target, "task_source": args.task_source, "reference_id": args.reference_id}
     try:
         registry = resolve.registry(args.registry)

@@ -21,9 +21,10 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness.body import BODY_HELP, ORGANS_HELP
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import DIRECTORY, FILE
 from harness.errors import ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
@@ -54,7 +55,7 @@ from harness.hermes_mount.mount import (
     STATE_FILE,
     STATE_FOLDER,
     STATE_OFF,
-    MountPlan,
+    HomeChange,
     apply_mount,
     apply_plan,
     build_spec,
@@ -82,7 +83,7 @@ def _profile_flag(home: HermesHome) -> str:
     return f" --profile {home.profile}" if home.profile else ""
 
 
-def check_entry_as_hermes_would(plan: MountPlan, out: Any) -> float:
+def check_entry_as_hermes_would(plan: HomeChange, out: TextIO) -> float:
     """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
     cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
     command, args, env = planned_entry(plan)
@@ -102,7 +103,7 @@ def check_entry_as_hermes_would(plan: MountPlan, out: Any) -> float:
     return result.startup_seconds
 
 
-def discovery_advice(plan: MountPlan, startup: float | None) -> str:
+def discovery_advice(plan: HomeChange, startup: float | None) -> str:
     seconds, explicit = discovery_timeout(plan.doc.data)
     source = "as set in config.yaml" if explicit else "Hermes's default"
     measured = f"; the body started in {startup * 1000:.0f} ms" if startup is not None else ""
@@ -122,7 +123,7 @@ def runnable_harness() -> str:
     return script.name if on_path and Path(on_path).resolve() == script.resolve() else str(script)
 
 
-def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
+def print_sampling(spec: EntrySpec, out: TextIO, indent: str = "") -> None:
     """What mount chose for the entry's `sampling:` block and why, when its cognition samples."""
     if spec.sampling is not None and spec.sampling.on:
         assert spec.timeout is not None  # settled
@@ -130,7 +131,7 @@ def print_sampling(spec: EntrySpec, out: Any, indent: str = "") -> None:
             print(f"{indent}{line}", file=out)
 
 
-def cmd_mount(args: argparse.Namespace, out: Any) -> str:
+def cmd_mount(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     spec = build_spec(home, args.name, args.body, args.organs, args.timeout, args.connect_timeout, args.record,
                       args.soul, tuple(args.body_arg) if args.body_arg is not None else None, args.compact,
@@ -155,7 +156,7 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
         print_sampling(spec, out)
-        return "done"
+        return Status.DONE
     new_profile = home.profile is not None and not home.path.exists()
     backup = apply_mount(plan, args.name)
     if not plan.changed:
@@ -190,16 +191,16 @@ def cmd_mount(args: argparse.Namespace, out: Any) -> str:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
     print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
-    return "done"
+    return Status.DONE
 
 
-def _print_plugin_changes(plan: MountPlan, out: Any, mood: str = "") -> None:
+def _print_plugin_changes(plan: HomeChange, out: TextIO, mood: str = "") -> None:
     if plan.plugin is not None:
         for change in plan.plugin.describe():
             print(f"Level1: {mood}{change}", file=out)
 
 
-def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> None:
+def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: TextIO) -> None:
     """Where the removed body's sessions stay: they hold the users' words, so unmount never deletes them."""
     store = state_of(body_argv)
     if store is not None and store.exists():
@@ -208,13 +209,13 @@ def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: Any) -> No
               file=out)
 
 
-def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
+def cmd_unmount(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     body = mounted_body(home, args.name)
     plan, removed = plan_unmount(home, args.name)
     if not removed or body is None:
         print(f"nothing is mounted as '{args.name}' in {home.config}; nothing changed", file=out)
-        return "done"
+        return Status.DONE
     if args.dry_run:
         print(f"dry run: {home.config} would change as follows (nothing was written):", file=out)
         print(plan.diff(), file=out, end="")
@@ -223,7 +224,7 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         if soul is not None:
             print(f"SOUL.md: {soul.sentence}", file=out)
         _print_sessions_kept(body.argv, out)
-        return "done"
+        return Status.DONE
     backup = apply_plan(plan)
     kept = f" (the previous file is kept as {backup.name})" if backup else ""
     if plan.remove_config:
@@ -244,20 +245,20 @@ def cmd_unmount(args: argparse.Namespace, out: Any) -> str:
         print(f"SOUL.md was left as it is: {exc}; the persona the body replaced, if any, is in "
               f"{home.path}/SOUL.md.before-mafiabot.*", file=sys.stderr)
         _print_folders_removed(plan, args.name, out)
-        return "unmount:soul_not_restored"
+        return Status.UNMOUNT_SOUL_NOT_RESTORED
     if soul is not None:
         print(f"SOUL.md: {soul.sentence}", file=out)
     _print_folders_removed(plan, args.name, out)
-    return "done"
+    return Status.DONE
 
 
-def _print_folders_removed(plan: MountPlan, name: str, out: Any) -> None:
+def _print_folders_removed(plan: HomeChange, name: str, out: TextIO) -> None:
     """Last, once SOUL.md is put back: the folders mount made go only when nothing is left in them."""
     for folder in finish_unmount(plan, name):
         print(f"removed the empty folder {folder}, which mount made", file=out)
 
 
-def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> Status:
     home = _home(args)
     print(f"mafiabot doctor: Hermes home {home.describe()}, server '{args.name}'", file=out, flush=True)
 
@@ -270,9 +271,9 @@ def cmd_doctor(args: argparse.Namespace, out: Any) -> str:
     failed = [c for c in run.checks if c.status == FAIL]
     if failed:
         print(f"{len(failed)} check(s) failed: {', '.join(c.name for c in failed)}", file=out)
-        return "doctor:check_failed"
+        return Status.DOCTOR_CHECK_FAILED
     print("all checks passed", file=out)
-    return "doctor:passed"
+    return Status.DOCTOR_PASSED
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

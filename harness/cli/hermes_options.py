@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from harness import resolve, settings
 from harness.hermes import TransportSettings
@@ -113,6 +113,6 @@ def project_root(args: argparse.Namespace) -> Path:
     return resolve.project_root(getattr(args, "project_root", None))
 
 
-def print_json(document: Any, args: argparse.Namespace, out: Any) -> None:
+def print_json(document: Any, args: argparse.Namespace, out: TextIO) -> None:
     indent = None if getattr(args, "compact", False) else 2
     print(json.dumps(document, ensure_ascii=False, indent=indent), file=out)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
 from harness import resolve
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import (
     DIRECTORY,
     FILE,
@@ -34,12 +35,12 @@ def ledger_path(args: argparse.Namespace) -> Path:
     return resolve.ledger_path(args.ledger, lambda: project_root(args))
 
 
-def cmd_ledger(args: argparse.Namespace, out: Any) -> str:
+def cmd_ledger(args: argparse.Namespace, out: TextIO) -> Status:
     with opened_ledger(ledger_path(args), database_url(args)) as ledger:
         return report(ledger, args, out)
 
 
-def report(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
+def report(ledger: LedgerStore, args: argparse.Namespace, out: TextIO) -> Status:
     settle_orphans(ledger)
     if args.action == "verify":
         return verify(ledger, args, out)
@@ -54,10 +55,10 @@ def report(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
         print(render_text(summary), file=out)
         if args.png:
             print(f"chart written to {args.png}", file=out)
-    return "done"
+    return Status.DONE
 
 
-def verify(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
+def verify(ledger: LedgerStore, args: argparse.Namespace, out: TextIO) -> Status:
     result = ledger.verify()
     flying = frozenset(in_flight(ledger))
     runs = reconcile(ledger.all_records())
@@ -74,8 +75,8 @@ def verify(ledger: LedgerStore, args: argparse.Namespace, out: Any) -> str:
         for problem in run_problems:
             print(f"  {problem}", file=out)
     if not result.ok:
-        return "ledger:damaged_line"
-    return "ledger:unsettled_run" if run_problems else "ledger:whole"
+        return Status.LEDGER_DAMAGED_LINE
+    return Status.LEDGER_UNSETTLED_RUN if run_problems else Status.LEDGER_WHOLE
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -20,8 +20,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TextIO
 
+from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import FILE, positive_seconds
 from harness.cli.output import print_error
 from harness.errors import ConfigError
@@ -70,7 +71,7 @@ def describe_failure(outcome: Outcome) -> str:
     return "\n".join(lines)
 
 
-def cmd_replay(args: argparse.Namespace, out: Any) -> str:
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> Status:
     transcripts = collect_transcripts(args.paths)
     body: BodyCommand = resolve_body(args.body)
     width = len(str(len(transcripts)))
@@ -85,7 +86,7 @@ def cmd_replay(args: argparse.Namespace, out: Any) -> str:
     counts = {status: sum(o.status == status for o in outcomes) for status in ("passed", "failed", "skipped")}
     print(f"{len(outcomes)} transcripts against {body.describe()}: {counts['passed']} passed, "
           f"{counts['failed']} failed, {counts['skipped']} skipped", file=out)
-    return "replay:transcript_failed" if counts["failed"] else "replay:passed"
+    return Status.REPLAY_TRANSCRIPT_FAILED if counts["failed"] else Status.REPLAY_PASSED
 
 
 def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> list[str]:
@@ -94,7 +95,7 @@ def relay_argv(out: Path, title: str, body: BodyCommand, max_seconds: float) -> 
             "--max-seconds", str(max_seconds), "--", *body.argv]
 
 
-def cmd_record(args: argparse.Namespace, out: Any) -> str:
+def cmd_record(args: argparse.Namespace, out: TextIO) -> Status:
     client = args.client[1:] if args.client[:1] == ["--"] else list(args.client)
     if not client:
         raise ConfigError("record needs the client's command line after --")
@@ -130,11 +131,11 @@ def _siblings(out: Path) -> set[Path]:
     return {p for p in folder.glob(f"{out.stem}*{out.suffix}") if p.is_file()}
 
 
-def _client_status(code: int) -> str:
+def _client_status(code: int) -> Status:
     if code != 0:
         print_error(f"the client exited with status {code}; the transcript holds what passed until then")
-        return "record:client_failed"
-    return "record:client_ok"
+        return Status.RECORD_CLIENT_FAILED
+    return Status.RECORD_CLIENT_OK
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

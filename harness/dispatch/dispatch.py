@@ -24,6 +24,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -158,16 +159,25 @@ def error_code(reason: str | None) -> str:
     return "transport_error"
 
 
+class DispatchStatus(StrEnum):
+    """What a dispatch came to: its envelope's `status`, with an `error` whose code is INVALID_INPUT told apart."""
+
+    DELIVERED = "delivered"
+    # Nothing was run: the inputs (or the registry) were refused.
+    INVALID_INPUT = INVALID_INPUT
+    # Run, and not delivered.
+    ERROR = "error"
+
+
 @dataclass
 class DispatchResult:
     envelope: dict[str, Any]
 
     @property
-    def status(self) -> str:
-        """`delivered`, `invalid_input` (nothing was run) or `error` (run, and not delivered)."""
-        if self.envelope["status"] == "delivered":
-            return "delivered"
-        return INVALID_INPUT if self.envelope["code"] == INVALID_INPUT else "error"
+    def status(self) -> DispatchStatus:
+        if self.envelope["status"] == DispatchStatus.DELIVERED:
+            return DispatchStatus.DELIVERED
+        return DispatchStatus.INVALID_INPUT if self.envelope["code"] == INVALID_INPUT else DispatchStatus.ERROR
 
 
 def _timestamp() -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from harness import settings
+from harness.errors import ConfigError
 from harness.hermes.config_yaml import read_config
 from harness.settings import HERMES_BIN_ENV
 from harness.typed_inputs import matching
@@ -44,8 +45,8 @@ PROJECT_HERMES = settings.HERMES_VENV / "bin" / "hermes"
 LOOKUP_ORDER = f"${HERMES_BIN_ENV}, else the checkout's {PROJECT_HERMES}, else `hermes` on PATH"
 
 __all__ = ["DEFAULT_PROFILE", "HERMES_BIN_ENV", "HERMES_HOME_ENV", "LOOKUP_ORDER", "PROFILE_NAME", "PROFILE_RULE", "ProfileName",
-           "Route", "active_home", "configured_fallbacks", "configured_route", "find_executable", "hermes_root",
-           "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
+           "Route", "active_home", "check_named", "configured_fallbacks", "configured_route", "find_executable",
+           "hermes_root", "is_profile_name", "not_found_detail", "profile_home", "project_hermes", "read_config"]
 
 
 ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PROFILE_RULE})")]
@@ -89,6 +90,21 @@ def not_found_detail(explicit: str | os.PathLike[str] | None = None,
     looked = f"{project} does not exist" if project is not None else settings.no_checkout_hint()
     return (f"Hermes not found: {looked} and there is no `hermes` on PATH; run `make hermes` in the checkout, "
             f"or point {HERMES_BIN_ENV} at a hermes executable")
+
+
+def check_named(hermes_bin: str | os.PathLike[str] | None, hermes_home: str | os.PathLike[str] | None) -> None:
+    """ConfigError when the executable or the home a command line names could serve no run: an executable that is
+    not a runnable file, a home that cannot be resolved or is there and no folder.
+
+    For the commands that may end without starting a run (auto-pilot's check, an empty drain, an idle server):
+    the option is refused when given, not when a run first needs it. Unnamed ones are the environment's, looked up
+    by the run that needs them, as every command does."""
+    if hermes_bin is not None and find_executable(hermes_bin) is None:
+        raise ConfigError(f"--hermes: {not_found_detail(hermes_bin)}")
+    if hermes_home is not None:
+        home = settings.resolved(hermes_home, "--hermes-home")
+        if home.exists() and not home.is_dir():
+            raise ConfigError(f"--hermes-home: {os.fspath(hermes_home)} is not a directory")
 
 
 def active_home(explicit: str | os.PathLike[str] | None = None,

@@ -1,8 +1,8 @@
 """The transport's typed seam: what a caller asks Hermes to run, and what it gets back.
 
 Invariants:
-- A `RunRequest` is validated when built: a bad field raises `InvalidRunRequest` naming it, so a
-  request that exists can always be turned into a command line.
+- A `RunRequest` is a strict model, validated when built: a bad field raises `InvalidRunRequest`
+  naming it, so a request that exists can always be turned into a command line.
 - A `RunOutcome` is a value, never an exception: every Hermes failure is `ok=False` with one of the
   stable reason strings below and a human `detail`. `retryable` is true only for transient causes.
 - `Usage.source` says where the figures come from: Hermes's own accounting (`hermes_state_db`,
@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
+
+from pydantic import Field, field_validator, model_validator
 
 from harness.errors import FieldError
-from harness.hermes.locate import is_profile_name
+from harness.hermes.locate import ProfileName
+from harness.typed_inputs import BuiltModel, EnvName, EnvValue, Items, block, line, matching
 
 # -- reasons (stable strings: ledgers, queues and callers match on them) ----------------------
 HERMES_NOT_FOUND = "hermes_not_found"
@@ -67,16 +71,18 @@ def is_auth(reason: str | None) -> bool:
 
 # -- the request ------------------------------------------------------------------------------
 TOOLSET_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Upstream fields (an intent's, a registry's) are at most 200 characters: this bounds only a caller's mistake.
+MAX_ROUTE_CHARS = 200
 Mode = Literal["chat", "oneshot"]
+RouteText = Annotated[str, line(MAX_ROUTE_CHARS, strip=True)]
+ToolsetName = Annotated[str, matching(TOOLSET_NAME, "a toolset name (letters, digits and '_.:-', at most 64)")]
 
 
 class InvalidRunRequest(FieldError):
     """A `RunRequest` field is unusable."""
 
 
-@dataclass(frozen=True)
-class RunRequest:
+class RunRequest(BuiltModel):
     """One Hermes run.
 
     `mode="chat"` is `hermes chat -Q -q PROMPT --source tool` (exit 1 on provider failure; usage from
@@ -84,55 +90,39 @@ class RunRequest:
     file). `profile=None` means Hermes's root home (`--profile default`). `provider`/`model` left
     out mean the profile's configured ones. `env` is added to the child's environment (a parent id
     or a depth marker, for instance); `parent_id` is carried through to the outcome for ledgers.
+    A bad field raises `InvalidRunRequest` naming it (`typed_inputs.BuiltModel`), never quoting it.
     """
 
-    prompt: str
-    profile: str | None = None
-    provider: str | None = None
-    model: str | None = None
-    session: str | None = None
-    toolsets: tuple[str, ...] | None = None
-    max_turns: int | None = None
-    timeout_s: float = 300.0
+    # No bound of its own: a prompt too large for a command line is the transport's `prompt_too_large` outcome.
+    prompt: Annotated[str, block(sys.maxsize)]
+    profile: ProfileName | None = None
+    provider: RouteText | None = None
+    model: RouteText | None = None
+    session: RouteText | None = None
+    toolsets: Annotated[Items[ToolsetName], Field(min_length=1)] | None = None
+    max_turns: Annotated[int, Field(ge=1)] | None = None
+    timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 300.0
     mode: Mode = "chat"
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[EnvName, EnvValue] = Field(default_factory=dict, validate_default=True)
     parent_id: str | None = None
     label: str = ""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.prompt, str) or not self.prompt.strip():
-            raise InvalidRunRequest("prompt", "must be a non-empty string")
-        if "\0" in self.prompt:
-            raise InvalidRunRequest("prompt", "contains a NUL character, which no command line can carry")
-        if self.profile is not None and not is_profile_name(self.profile):
-            raise InvalidRunRequest("profile", f"{self.profile!r} is not a Hermes profile name "
-                                               f"(lowercase letters, digits, '_' and '-', at most 64)")
-        for name in ("provider", "model", "session"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value.strip()
-                                      or any(ch in value for ch in "\n\r\0")):
-                raise InvalidRunRequest(name, "must be a non-empty single-line string")
-        if self.toolsets is not None and (
-                not self.toolsets or not all(isinstance(t, str) and TOOLSET_NAME.match(t) for t in self.toolsets)):
-            raise InvalidRunRequest("toolsets", f"must be a non-empty tuple of toolset names, got {self.toolsets!r}")
-        if self.max_turns is not None and (isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int)
-                                           or self.max_turns < 1):
-            raise InvalidRunRequest("max_turns", "must be a positive integer")
-        if (isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float))
-                or not math.isfinite(self.timeout_s) or self.timeout_s <= 0):
-            raise InvalidRunRequest("timeout_s", f"must be a positive number of seconds, got {self.timeout_s!r}")
-        if self.mode not in ("chat", "oneshot"):
-            raise InvalidRunRequest("mode", f"must be 'chat' or 'oneshot', got {self.mode!r}")
+    FIELD_ERROR = InvalidRunRequest
+
+    @field_validator("env", mode="after")
+    @classmethod
+    def _frozen_env(cls, env: Mapping[str, str]) -> Mapping[str, str]:
+        return MappingProxyType(dict(env))
+
+    @model_validator(mode="after")
+    def _oneshot_rules(self) -> RunRequest:
         if self.mode == "oneshot" and self.session is not None:
             raise InvalidRunRequest("session", "Hermes's one-shot mode cannot continue a session; use mode='chat'")
         if self.mode == "oneshot" and self.max_turns is not None:
             raise InvalidRunRequest("max_turns", "Hermes's one-shot mode has no turn cap; use mode='chat'")
         if self.mode == "oneshot" and self.provider is not None and self.model is None:
             raise InvalidRunRequest("model", "Hermes's one-shot mode needs a model whenever a provider is given")
-        for key, value in self.env.items():
-            if not (isinstance(key, str) and ENV_NAME.match(key)) or not isinstance(value, str) or "\0" in value:
-                raise InvalidRunRequest("env", f"{key!r} is not a usable environment variable")
-        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        return self
 
 
 # -- the outcome ------------------------------------------------------------------------------

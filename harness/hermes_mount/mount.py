@@ -130,9 +130,9 @@ def default_state(home: HermesHome) -> Path:
 
 
 @dataclass
-class MountPlan:
-    """What a mount or an unmount will write into a Hermes home, computed before anything is written (`--dry-run`
-    prints it). Not auto-pilot's `Plan`: the word is that module's; this one is a change to a config."""
+class HomeChange:
+    """What `mount` or `unmount` would change in one Hermes home, computed before anything is written (`--dry-run`
+    prints it). Not auto-pilot's `Plan`, which is a host agent's plan of sub-tasks; this one is a change to a config."""
 
     home: HermesHome
     doc: ConfigDocument
@@ -229,7 +229,7 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
                      state_at=len(relay_args) - len(own_args) + state_at)  # the body's own args end the relay's
 
 
-def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> MountPlan:
+def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level1: bool = True) -> HomeChange:
     """Mount's plan; `level1` installs and enables the Level1 plugin for the entry, False takes it away."""
     if discovery is not None:
         check_discovery_timeout(discovery)
@@ -264,7 +264,7 @@ def plan_mount(home: HermesHome, spec: EntrySpec, discovery: float | None, level
                                 "Level1 plugin; the file was left untouched")
     if level1 and view.disabled:
         notes.append(DISABLED_NOTE)
-    return MountPlan(home, doc, text, notes + plugin.notes, spec, plugin, state_of(body_argv(str(spec.command), spec.args)),
+    return HomeChange(home, doc, text, notes + plugin.notes, spec, plugin, state_of(body_argv(str(spec.command), spec.args)),
                 warnings)
 
 
@@ -392,14 +392,14 @@ def _check_nothing_else_changes(doc: ConfigDocument, text: str, name: str) -> No
                                 f"reads it (an alias into mcp_servers.{name}?); the file was left untouched")
 
 
-def planned_entry(plan: MountPlan) -> tuple[str, list[str], dict[str, str]]:
+def planned_entry(plan: HomeChange) -> tuple[str, list[str], dict[str, str]]:
     """What Hermes will run for the plan's entry once written: its command, args and env, as Hermes reads them."""
     assert plan.spec is not None
     entry = _servers_as_hermes(plan.new_text, plan.doc).get(plan.spec.name)
     return entry_command(entry if isinstance(entry, dict) else {})
 
 
-def planned_body(plan: MountPlan) -> MountedBody:
+def planned_body(plan: HomeChange) -> MountedBody:
     """The body the plan's entry will run, as Hermes will run it."""
     command, args, env = planned_entry(plan)
     return MountedBody(body_argv(command, args), hermes_child_env(env))
@@ -414,17 +414,17 @@ def mounted_body(home: HermesHome, name: str) -> MountedBody | None:
     return MountedBody(body_argv(command, args), hermes_child_env(env))
 
 
-def plan_unmount(home: HermesHome, name: str) -> tuple[MountPlan, bool]:
+def plan_unmount(home: HermesHome, name: str) -> tuple[HomeChange, bool]:
     """The plan, and whether there was an entry to remove (the Level1 plugin goes with the last entry it serves)."""
     doc = load_config(home.config)
     if doc.original is None:
-        return MountPlan(home, doc, ""), False
+        return HomeChange(home, doc, ""), False
     plugin = plan_files(home, name, install=False)
     removed = remove_entry(doc.data, name)
     if plugin.retires:
         disable(doc.data)
     if not removed:
-        return MountPlan(home, doc, doc.original, plugin=plugin), False
+        return HomeChange(home, doc, doc.original, plugin=plugin), False
     made = read_made(home)
     last = leaves_it_all(made, name)
     dropped = last and made.discovery is not None and doc.data.get(DISCOVERY_KEY) == made.discovery
@@ -436,7 +436,7 @@ def plan_unmount(home: HermesHome, name: str) -> tuple[MountPlan, bool]:
                                 "(a duplicate key?); the file was left untouched")
     _check_nothing_else_changes(doc, text, name)
     notes = [*plugin.notes, *([made.note] if made.note else [])]
-    return MountPlan(home, doc, text, notes, plugin=plugin, made=made, dropped_discovery=dropped,
+    return HomeChange(home, doc, text, notes, plugin=plugin, made=made, dropped_discovery=dropped,
                 remove_config=last and CONFIG_NAME in made.paths and not text.strip()), True
 
 
@@ -452,7 +452,7 @@ def _make_state_folder(state: Path) -> None:
                                 f"start; nothing was written")
 
 
-def apply_plan(plan: MountPlan) -> Path | None:
+def apply_plan(plan: HomeChange) -> Path | None:
     """Write the plan if it changes anything; returns the config's backup (None: no backup made).
 
     The plugin's files are written before config.yaml names the plugin, and removed after it no
@@ -472,7 +472,7 @@ def apply_plan(plan: MountPlan) -> Path | None:
     return backup
 
 
-def mount_paths(plan: MountPlan) -> list[Path]:
+def mount_paths(plan: HomeChange) -> list[Path]:
     """What applying mount's plan may create in the home, parents first (harness.hermes_mount.made records those
     that do not exist yet)."""
     home = plan.home.path
@@ -485,7 +485,7 @@ def mount_paths(plan: MountPlan) -> list[Path]:
     return candidates
 
 
-def apply_mount(plan: MountPlan, name: str) -> Path | None:
+def apply_mount(plan: HomeChange, name: str) -> Path | None:
     """Apply mount's plan and record what it made that was not there (the home, config.yaml, folders)."""
     created = absent(plan.home, mount_paths(plan))
     before = read_made(plan.home)
@@ -498,7 +498,7 @@ def apply_mount(plan: MountPlan, name: str) -> Path | None:
     return backup
 
 
-def finish_unmount(plan: MountPlan, name: str) -> list[str]:
+def finish_unmount(plan: HomeChange, name: str) -> list[str]:
     """After unmount's writes: what mount made and is now empty goes (harness.hermes_mount.made)."""
     if plan.made is None:
         return []
@@ -506,7 +506,7 @@ def finish_unmount(plan: MountPlan, name: str) -> list[str]:
                                plan.new_text if plan.config_changed and not plan.remove_config else None)
 
 
-def _remove_config(plan: MountPlan) -> Path | None:
+def _remove_config(plan: HomeChange) -> Path | None:
     """Remove the config.yaml that mount created and unmount emptied; kept as a backup first when it changed
     since mount last wrote it (the operator's, then)."""
     config = plan.home.config

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -176,7 +176,7 @@ class Ledger:
             raise LedgerError(str(exc)) from None
         return LedgerEntry(self.path, number, full["record_id"])
 
-    def lines(self) -> Iterator[LedgerLine]:
+    def lines(self) -> Generator[LedgerLine, None, None]:
         """Every line with its record or its problem; a missing ledger has no lines."""
         try:
             handle = strict_json.open_regular(self.path)

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from harness.autopilot.report import STATUSES
+from harness.autopilot.report import RunStatus
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -91,10 +91,10 @@ class DispatchFailed(Answer):
 
 
 class Autopilot(Answer):
-    """auto-pilot's envelope: the run's status (report.STATUSES) and every child."""
+    """auto-pilot's envelope: the run's status (report.RunStatus) and every child."""
 
     autopilot: int
-    status: Annotated[str, Field(json_schema_extra={"enum": list(STATUSES)})]
+    status: Annotated[str, Field(json_schema_extra={"enum": [status.value for status in RunStatus]})]
     children: list[dict[str, Any]]
     job_id: JobId = ""
 

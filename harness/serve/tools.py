@@ -23,7 +23,6 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -189,7 +188,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
         return invalid_intent(exc).to_dict()
 
     def work(stop: threading.Event) -> dict[str, Any]:
-        return delegate(intent, settings=dataclasses.replace(settings, stop=stop)).to_dict()
+        return delegate(intent, settings=settings.model_copy(update={"stop": stop})).to_dict()
 
     job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id,
                  ledger_in_database=ctx.database is not None)

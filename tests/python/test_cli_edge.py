@@ -43,11 +43,23 @@ from types import FrameType
 import pytest
 
 from harness import cli, settings, strict_json
-from harness.autopilot.report import STATUSES
+from harness.autobot.delegate import EnvelopeStatus
+from harness.autopilot.report import RunStatus
 from harness.cli import OUTPUT_RULE, subcommands
-from harness.cli.exit_codes import EXIT_TABLE, ExitCode, code_for, epilog, markdown_table
+from harness.cli.exit_codes import (
+    EXIT_TABLE,
+    ExitCode,
+    Status,
+    autobot_status,
+    autopilot_status,
+    code_for,
+    dispatch_status,
+    epilog,
+    markdown_table,
+)
 from harness.cli.hermes_options import PathArgument
 from harness.cli.output import PROG
+from harness.dispatch.dispatch import DispatchStatus
 from harness.hermes.locate import HERMES_HOME_ENV
 from harness.program import build_parser, main
 
@@ -408,8 +420,7 @@ LEAN_ENV = ("fifo", "symlink_loop", "name_300_chars", "deep_json_file")
 
 # Hostile values a command runs through with exit 0, each with why, as its help or docs say it. An entry
 # the command refuses again fails (`test_every_accepted_case_is_still_accepted`), so the list cannot drift.
-# Each group: (commands, slot, the classes accepted, why). The ones marked "not refused yet" are gaps the
-# typed seam of issue 26 closes; the others are how the command is meant to work.
+# Each group: (commands, slot, the classes accepted, why): how the command is meant to work.
 ALL_PATHS = (*LEAN_PATHS, "content:deep_json")
 UNMOUNTED = ("fifo", "dev_zero", "symlink_loop")
 _ACCEPTED_GROUPS: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
@@ -427,19 +438,10 @@ _ACCEPTED_GROUPS: list[tuple[tuple[str, ...], str, tuple[str, ...], str]] = [
      "written into the entry for the body to open when Hermes starts it; mount does not open it"),
     (("mount",), "--state", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
      "written into the entry for the body to open when Hermes starts it; mount does not open it"),
-    (("autopilot check", "drain", "serve"), "--hermes", ("fifo", "dev_zero", "symlink_loop", "directory", "content:deep_json"),
-     "not refused yet: Hermes is looked up when a run starts, and check, an empty queue and an idle server start none"),
-    (("autopilot check", "drain", "serve"), "--hermes-home", UNMOUNTED,
-     "not refused yet: Hermes's home is looked up when a run starts, and none starts here"),
-    (("autopilot check",), "--ledger", ("fifo", "dev_zero", "directory", "content:deep_json"),
-     "not refused yet: check plans without running, so it never opens the ledger"),
-    (("autopilot check",), settings.AUTOPILOT_LEDGER_ENV, ("fifo", "deep_json_file"),
-     "not refused yet: check plans without running, so it never opens the ledger"),
-    (("autopilot check",), "--project-root", ("fifo", "dev_zero"),
-     "not refused yet: a project root is resolved, not checked to be a directory"),
-    (("autopilot check",), settings.PROJECT_ROOT_ENV, ("fifo", "deep_json_file"),
-     "not refused yet: a project root is resolved, not checked to be a directory"),
-    (("ledger",), "--ledger", ("content:deep_json",), "a line that is no entry is skipped, as the ledger's readers do"),
+    (("autopilot check", "ledger"), "--ledger", ("content:deep_json",),
+     "a line that is no entry is skipped, as the ledger's readers do"),
+    (("autopilot check",), settings.AUTOPILOT_LEDGER_ENV, ("deep_json_file",),
+     "a line that is no entry is skipped, as the ledger's readers do"),
     (("ledger",), "--png", ("symlink_loop", "content:deep_json"), "an output: replaced, as a chart is"),
 ]
 
@@ -622,14 +624,25 @@ def test_a_bug_reaching_main_is_one_line_naming_an_internal_error(monkeypatch: p
 
 # -- the table: one meaning per code, every status of the domains in it, shown alike everywhere -----
 
-def test_every_status_is_in_the_table_once_and_every_autopilot_status_is_covered() -> None:
+def test_every_code_has_one_row_and_every_status_one_code() -> None:
+    assert [row.code for row in EXIT_TABLE] == sorted(ExitCode)
     statuses = [status for row in EXIT_TABLE for status in row.statuses]
-    assert len(statuses) == len(set(statuses))
-    assert len({row.code for row in EXIT_TABLE}) == len(EXIT_TABLE)
-    for status in STATUSES:
-        code_for(f"autopilot:{status}")
-    with pytest.raises(KeyError):
-        code_for("autopilot:no-such-status")
+    assert sorted(statuses) == sorted(Status)
+    assert all(row.statuses for row in EXIT_TABLE)
+
+
+def test_every_domain_status_reaches_the_code_its_contract_gives() -> None:
+    """docs/autopilot.md's contract (0, 1, 3, 4), autobot's seed (0, 1) and dispatch's (0, 1, 2 when nothing ran)."""
+    by_code: dict[ExitCode, set[str]] = {}
+    for status in RunStatus:
+        by_code.setdefault(code_for(autopilot_status(status)), set()).add(status)
+    assert by_code == {ExitCode.OK: {"completed"}, ExitCode.ESCALATE: {"escalate"}, ExitCode.REFUSED: {"refused"},
+                       ExitCode.NOT_DONE: {"partial", "failed", "stopped", "no-convergence-possible"}}
+    assert {code_for(autobot_status(s)) for s in EnvelopeStatus} == {ExitCode.OK, ExitCode.NOT_DONE}
+    assert [code_for(dispatch_status(s)) for s in DispatchStatus] == [ExitCode.OK, ExitCode.INVALID_INPUT,
+                                                                      ExitCode.NOT_DONE]
+    with pytest.raises(ValueError):
+        Status("autopilot:no-such-status")
 
 
 def test_every_commands_help_ends_with_the_one_table(capfd: pytest.CaptureFixture[str]) -> None:
@@ -645,30 +658,6 @@ def test_the_readme_shows_the_table_as_the_code_holds_it() -> None:
 
 # -- exact output, with paths and ids masked -------------------------------------------------------
 
-HELP_EPILOG = """\
-exit codes (the same in every command):
-    0  ok                       done as asked
-    1  not_done                 the command ran and its result says it did not succeed (see stdout)
-    2  invalid_input            an option, input file or configuration is unusable; nothing was run
-                                (kept from the seed: autobot: a malformed intent exits 2)
-    3  escalate                 auto-pilot: a human is needed (the envelope's escalation says why)
-    4  refused                  auto-pilot: the run did not start (the envelope's reason says why)
-    5  body_not_found           the body executable (or a fixture it needs) does not exist
-    6  body_died                the body exited while a reply was awaited
-    7  body_timeout             a bounded wait on the body ran out
-    8  body_rpc_error           the body answered with a JSON-RPC error
-    9  body_tool_error          the body refused the tool call (isError)
-   10  body_protocol_violation  the body wrote something that is not usable JSON-RPC
-   11  cannot_run               the harness could not do its own part (a state file, lock, ledger or client)
-   70  internal_error           a bug in the harness: the one-line message says where; please report it
-  129  hung_up                  its terminal hung up (SIGHUP)
-  130  interrupted              interrupted (Ctrl-C); a body it had started was shut down
-  143  terminated               terminated (SIGTERM)
-
-output: results on stdout, errors on stderr as one line. With --json, stdout holds only JSON: the
-result as one JSON document (a command that runs several turns prints one per turn, one per
-line); errors still go to stderr. Commands whose result is always JSON take --json too.
-"""
 
 INTENT_ID = re.compile(r"intent-\d{4}-\d{2}-\d{2}-\d{6}-[0-9a-f]{6}")
 
@@ -677,8 +666,18 @@ def masked(text: str, tmp_path: Path) -> str:
     return INTENT_ID.sub("<intent-id>", text.replace(str(tmp_path), "<tmp>"))
 
 
-def test_the_epilog_is_the_table_rendered() -> None:
-    assert f"{epilog()}\n\n{OUTPUT_RULE}\n" == HELP_EPILOG
+def test_the_epilog_is_the_table_rendered_one_aligned_line_per_row() -> None:
+    """Derived from EXIT_TABLE, not restated: a line per row (code, name, meaning), meanings in one column,
+    a seed's note under its row in that column."""
+    lines = epilog().splitlines()
+    assert lines[0] == "exit codes (the same in every command):"
+    rows = [line for line in lines[1:] if line.lstrip()[:1].isdigit()]
+    assert [line.split()[:2] for line in rows] == [[str(row.code.value), row.code.name.lower()] for row in EXIT_TABLE]
+    assert all(line.endswith(f"  {row.meaning}") for line, row in zip(rows, EXIT_TABLE, strict=True))
+    column = {line.index(row.meaning) for line, row in zip(rows, EXIT_TABLE, strict=True)}
+    seeds = [line for line in lines[1:] if line not in rows]
+    assert seeds == [" " * min(column) + f"(kept from the seed: {row.seed})" for row in EXIT_TABLE if row.seed]
+    assert len(column) == 1
 
 
 @pytest.mark.parametrize("argv,expected_code,expected_err", [
@@ -700,6 +699,29 @@ def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: Exit
     (tmp_path / "dup.json").write_text('{"intent": "x", "intent": "y", "project_root": "/"}')
     code, _, err = run_case([a.replace("<tmp>", str(tmp_path)) for a in argv], capfd)
     assert (code, masked(err, tmp_path)) == (expected_code, expected_err)
+
+
+@pytest.mark.parametrize("argv,expected_err", [
+    (["autopilot", "check", "{plan}", "--hermes", "<tmp>/folder"],
+     "mafiabot-harness: error: --hermes: the Hermes executable <tmp>/folder does not exist or is not executable\n"),
+    (["drain", "--hermes-home", "<tmp>/fifo"], "mafiabot-harness: error: --hermes-home: <tmp>/fifo is not a directory\n"),
+    (["serve", "--hermes-home", "<tmp>/loop-a"],
+     "mafiabot-harness: error: --hermes-home: <tmp>/loop-a: cannot be resolved: Symlink loop from '<tmp>/loop-a'\n"),
+    (["autopilot", "check", "{plan}", "--ledger", "<tmp>/folder"],
+     "mafiabot-harness: error: ledger: <tmp>/folder is not a regular file (a directory)\n"),
+    (["autopilot", "check", "{plan}", "--project-root", "<tmp>/fifo"],
+     "mafiabot-harness: error: project root: <tmp>/fifo is not a directory\n"),
+])
+def test_commands_that_start_no_run_refuse_what_would_keep_one_from_starting(
+        argv: list[str], expected_err: str, scene: Callable[[Case], list[str]], tmp_path: Path,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    plan = scene(Case(("autopilot", "check"), "", "baseline", ""))[-1]
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    code, out, err = run_case([a.replace("<tmp>", str(tmp_path)).replace("{plan}", plan) for a in argv], capfd)
+    assert (code, out, masked(err, tmp_path)) == (ExitCode.INVALID_INPUT, "", expected_err)
 
 
 def test_an_invalid_intents_envelope_is_exactly_as_written(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 
+from harness import settings
 from harness.autopilot import load_plan
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
@@ -77,6 +78,18 @@ def test_check_refuses_an_unknown_agent_with_exit_two(project, registry_file, ca
     path = write_yaml(project / "plan.yaml", {**PLAN, "subtasks": [{"task": "x", "agent": "bob"}]})
     code, envelope = cli(capsys, "check", str(path), "--registry", str(registry_file))
     assert code == ExitCode.INVALID_INPUT and envelope["field"] == "subtasks[0].agent"
+
+
+def test_check_refuses_a_ledger_file_only_when_the_ledger_is_that_file(project, registry_file, capsys,
+                                                                       monkeypatch) -> None:
+    path = write_yaml(project / "plan.yaml", PLAN)
+    folder = project / "not-a-ledger"
+    folder.mkdir()
+    words = ["autopilot", "check", str(path), "--registry", str(registry_file), "--ledger", str(folder), "--compact"]
+    assert main(words) == ExitCode.INVALID_INPUT and "ledger:" in capsys.readouterr().err
+    # With a database the runs' ledger is the database's: check connects to nothing, and the file is not its ledger.
+    monkeypatch.setenv(settings.DATABASE_URL_ENV, "postgresql://nobody@127.0.0.1:1/none")
+    assert main(words) == ExitCode.OK and json.loads(capsys.readouterr().out)["status"] == "valid"
 
 
 def test_an_unwritable_state_directory_stops_the_run_before_any_spawn(fake_hermes, project, registry_file,

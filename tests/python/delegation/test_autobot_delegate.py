@@ -156,7 +156,15 @@ def test_sensitive_files_need_the_operator_approval(fake_hermes, hermes_root, pr
 def test_a_write_toolset_for_the_sub_agent_is_refused() -> None:
     with pytest.raises(IntentError) as caught:
         AutobotSettings(toolsets=("todo", "terminal"))
-    assert caught.value.field == "--toolsets"
+    assert caught.value.field == "toolsets[1]" and "read-only toolset" in caught.value.message
+
+
+@pytest.mark.parametrize("fields, bad", [({"toolsets": ()}, "toolsets"), ({"max_turns": 0}, "max_turns"),
+                                         ({"max_turns": True}, "max_turns"), ({"transport": "x"}, "transport")])
+def test_unusable_sub_agent_settings_are_refused_by_name(fields: dict[str, object], bad: str) -> None:
+    with pytest.raises(IntentError) as caught:
+        AutobotSettings(**fields)  # type: ignore[arg-type]
+    assert caught.value.field == bad
 
 
 def test_a_nested_delegation_is_refused_and_ledgered_without_calling_hermes(fake_hermes, project, make_intent,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from harness.hermes import HermesTransport, InvalidRunRequest, RunOutcome, RunRequest, TransportSettings
 from harness.hermes.command import build_argv, display_argv, prompt_room
@@ -49,7 +51,26 @@ def test_oneshot_command_line_asks_for_a_usage_file() -> None:
 def test_a_bad_request_field_is_refused_by_name(fields: dict, bad: str) -> None:
     with pytest.raises(InvalidRunRequest) as caught:
         RunRequest(**{"prompt": "hi", **fields})
-    assert caught.value.field == bad
+    # A field inside a list or a mapping is named to its element, as every model names it (`toolsets[0]`).
+    assert re.fullmatch(rf"{bad}(\[\d+\]|\..*)?", caught.value.field), caught.value.field
+
+
+def test_a_bad_request_value_is_never_quoted_back() -> None:
+    marker = "given-text-marker"
+    for fields in ({"profile": marker.upper()}, {"toolsets": (f"{marker} x",)}, {"session": f"{marker}\n{marker}"},
+                   {"env": {"X": f"{marker}\0"}}):
+        with pytest.raises(InvalidRunRequest) as caught:
+            RunRequest(**{"prompt": "hi", **fields})
+        assert marker.lower() not in str(caught.value).lower(), caught.value
+
+
+def test_a_request_built_is_frozen_and_its_env_cannot_change() -> None:
+    request = RunRequest(prompt="hi", env={"A": "b"}, timeout_s=3)
+    assert request.timeout_s == 3.0 and dict(request.env) == {"A": "b"}
+    with pytest.raises(TypeError):
+        request.env["A"] = "c"  # type: ignore[index]
+    with pytest.raises(ValidationError):
+        request.prompt = "other"  # type: ignore[misc]
 
 
 # -- success and accounting -------------------------------------------------------------------
