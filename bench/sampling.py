@@ -25,7 +25,7 @@ Invariants:
 - Client and body stay unpinned: the sampled turn is a conversation, and the client's wake-ups are
   part of what a real client costs.
 - A turn's model calls are passes + 1, and + 1 more with `--intent model` (`calls_of`): the body's own
-  count is `Cycle_Order.Model_Calls`, and every run here asserts the body asked exactly that many.
+  count is `Energy_Gate.Planned_Calls`, and every run here asserts the body asked exactly that many.
 """
 
 from __future__ import annotations
