@@ -147,3 +147,17 @@ def test_the_intent_is_asked_with_the_sampling_timeout_and_a_silent_client_falls
     assert turn.cognition["calls"][-2]["status"] == "timed_out" and turn.cognition["calls"][-1]["status"] == "answered"
     assert any(m.get("method") == "notifications/cancelled" for m in turn.others), "the request is cancelled"
 
+
+
+def test_a_spent_budget_asks_nothing_not_even_the_intent(spawn_body):
+    """With --energy budget, a session that has no call left runs its turn on the stub and the rules: the intent
+    question is a model call like any other, never made past the budget (docs/energy.md)."""
+    client = start_sampling_body(spawn_body, *INTENT, "--energy", "budget", "--budget-calls", "10")
+    first = run_turn(client, answering_intent("act"), request_id=1)
+    assert len(first.requests) == 10 and first.cognition["budget"]["calls_left"] == 10
+    for request_id in (2, 3):
+        spent = run_turn(client, answering_intent("act"), request_id=request_id)
+        budget = spent.cognition["budget"]
+        assert spent.requests == [], "no sampling request once the budget is spent"
+        assert (budget["calls_used"], budget["turn_calls"], spent.cognition["calls"]) == (10, 0, [])
+        assert intent_statement(spent)["stated_by"] == "rules"

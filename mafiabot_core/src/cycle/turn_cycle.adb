@@ -238,10 +238,12 @@ package body Turn_Cycle is
                else
                   Trace.Passes := Energy_Gate.Passes_Within
                     (Curve, Organs.To_Millis (Trace.Energy),
-                     Trace.Calls_Left, Asks_Intent => Chosen.Intender.Asks_Model);
+                     Trace.Calls_Left,
+                     Asks_Intent => Chosen.Intender.Asks_Model);
                end if;
                if not Energy_Gate.Can_Ask
-                   (Trace.Calls_Left, Asks_Intent => Chosen.Intender.Asks_Model)
+                   (Trace.Calls_Left,
+                    Asks_Intent => Chosen.Intender.Asks_Model)
                  and then Trace.Reach = Organs.Model_Port.Reachable
                then
                   Asking := Drained'Access;
@@ -354,12 +356,12 @@ package body Turn_Cycle is
                   if Trace.Intent_Asked then
                      Next_Call (Step);
                      Chosen.Intender.State_Intent
-                       (Input, Text_Of (Trace, Schema), Port, Stated, Store,
-                        Trace.Calls (Trace.Call_Last).Call);
+                       (Input, Text_Of (Trace, Schema), Asking.all, Stated,
+                        Store, Trace.Calls (Trace.Call_Last).Call);
                   else
                      Chosen.Intender.State_Intent
-                       (Input, Text_Of (Trace, Schema), Port, Stated, Store,
-                        Unasked);
+                       (Input, Text_Of (Trace, Schema), Asking.all, Stated,
+                        Store, Unasked);
                   end if;
                   Texts.End_Part (Store, Basis);
                   Trace.Intent := Stated.Intent;
