@@ -40,7 +40,8 @@ package body Organs.Morag.Excerpts is
          if Held.Indexed then
             Listed := Listed + Words.Frame_Bytes
               + Words.Frame_Length
-                  (Slice (Held.Lists, Listed + 1, Listed + 2), 1);
+                  (Slice (Held.Lists, Listed + 1, Listed + Words.Frame_Bytes),
+                   Listed + 1);
          end if;
       end loop;
       --  Rebuilt at their exact sizes: Append would leave growth room in
