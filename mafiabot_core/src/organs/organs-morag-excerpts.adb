@@ -1,3 +1,4 @@
+with Organs.Morag.Words;
 with Utf8;
 
 package body Organs.Morag.Excerpts is
@@ -29,23 +30,61 @@ package body Organs.Morag.Excerpts is
         (if Held.Count > 0 and then Turn = Held.Newest + 1
          then Depth - 1 else 0);
       --  How many older excerpts stay: none after a gap in the turns
+      Listed : Natural := 0;
+      --  The framed lists of the dropped excerpts, when Indexed
    begin
       while Held.Count > Keeping loop
          Dropped := Dropped + Natural (Held.Sizes (1));
          Held.Sizes (1 .. Held.Count - 1) := Held.Sizes (2 .. Held.Count);
          Held.Count := Held.Count - 1;
+         if Held.Indexed then
+            Listed := Listed + Words.Frame_Bytes
+              + Words.Frame_Length
+                  (Slice (Held.Lists, Listed + 1, Listed + Words.Frame_Bytes),
+                   Listed + 1);
+         end if;
       end loop;
-      --  Rebuilt at its exact size: Append would leave growth room in
+      --  Rebuilt at their exact sizes: Append would leave growth room in
       --  every one of possibly 100,000 sessions.
       Held.Kept := To_Unbounded_String
         (Slice (Held.Kept, Dropped + 1, Length (Held.Kept)) & Excerpt);
+      if Held.Indexed then
+         Held.Lists := To_Unbounded_String
+           (Slice (Held.Lists, Listed + 1, Length (Held.Lists))
+            & Words.Framed (Words.Index_Of (Excerpt)));
+      end if;
       Held.Count := Held.Count + 1;
       Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
       Held.Newest := Turn;
    end Keep;
 
+   overriding function Word_Lists (Held : Excerpt_Memory) return String is
+   begin
+      if Held.Indexed then
+         return To_String (Held.Lists);
+      end if;
+      declare
+         function Lists_From (Index : Positive) return String is
+           (if Index > Held.Count then ""
+            else Words.Framed (Words.Index_Of (Held.Excerpt (Index)))
+                 & Lists_From (Index + 1));
+      begin
+         return Lists_From (1);
+      end;
+   end Word_Lists;
+
+   overriding procedure Index_Words (Held : in out Excerpt_Memory) is
+   begin
+      if not Held.Indexed then
+         Held.Lists := To_Unbounded_String (Word_Lists (Held));
+         Held.Indexed := True;
+      end if;
+   end Index_Words;
+
    function Encoded (Held : Excerpt_Memory) return String is
-      Result : String (1 .. 1 + Held.Count * Length_Bytes + Length (Held.Kept));
+      Kept   : constant String := To_String (Held.Kept);
+      --  One copy, not a slice for each excerpt
+      Result : String (1 .. 1 + Held.Count * Length_Bytes + Kept'Length);
       Last   : Natural := 1;
       From   : Positive := 1;
    begin
@@ -57,7 +96,7 @@ package body Organs.Morag.Excerpts is
             Result (Last + 1) := Character'Val (Size mod 256);
             Result (Last + 2) := Character'Val (Size / 256);
             Result (Last + 3 .. Last + 2 + Size) :=
-              Slice (Held.Kept, From, From + Size - 1);
+              Kept (From .. From + Size - 1);
             Last := Last + 2 + Size;
             From := From + Size;
          end;

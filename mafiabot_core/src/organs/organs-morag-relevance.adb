@@ -1,69 +1,15 @@
 with Ada.Numerics.Long_Elementary_Functions;
 with Fnv_Hash;
-with Organs.Word_Search;
+with Organs.Morag.Words;
 with Utf8;
 
 package body Organs.Morag.Relevance is
 
-   use type Fnv_Hash.Hash;
+   use type Words.Word_Key;
+   use type Words.Word_Prefix;
 
    K1 : constant Long_Float := 1.2;
    B  : constant Long_Float := 0.75;
-
-   Min_Word : constant := Organs.Word_Search.Min_Word_Bytes;
-
-   Max_Query : constant := Query_Bytes / (Min_Word + 1) + 1;
-   --  A word takes Min_Word bytes and a byte that ends it
-
-   Slots : constant := 1024;
-   --  The query's words by hash, open addressing: a power of two, at
-   --  least twice Max_Query, so a probe ends soon at a free slot
-
-   pragma Compile_Time_Error
-     (Slots < 2 * Max_Query, "the query's table stays at most half full");
-
-   Not_A_Word : constant Character := ASCII.NUL;
-
-   Word_Fold : constant array (Character) of Character :=
-     [for C in Character =>
-        (if Is_Word_Byte (C) then Folded (C) else Not_A_Word)];
-   --  A byte as a word holds it (Folded), or Not_A_Word: one look-up for
-   --  every byte of the memory, which each turn reads
-
-   --  The next word of Text at or after Index: Text (First .. Last) and
-   --  the hash of its folded bytes; Found is False past the last
-   procedure Next_Word
-     (Text  : String;
-      Index : in out Positive;
-      First : out Positive;
-      Last  : out Natural;
-      Hash  : out Fnv_Hash.Hash;
-      Found : out Boolean) is
-   begin
-      Found := False;
-      First := Index;
-      Last := 0;
-      Hash := Fnv_Hash.Basis;
-      while Index <= Text'Last loop
-         if Word_Fold (Text (Index)) /= Not_A_Word then
-            First := Index;
-            Hash := Fnv_Hash.Basis;
-            while Index <= Text'Last
-              and then Word_Fold (Text (Index)) /= Not_A_Word
-            loop
-               Hash := Fnv_Hash.Step (Hash, Word_Fold (Text (Index)));
-               Index := Index + 1;
-            end loop;
-            if Index - First >= Min_Word then
-               Last := Index - 1;
-               Found := True;
-               return;
-            end if;
-         else
-            Index := Index + 1;
-         end if;
-      end loop;
-   end Next_Word;
 
    function Scores (Held : Memory'Class; Input : String) return Score_List is
       use Ada.Numerics.Long_Elementary_Functions;
@@ -72,31 +18,31 @@ package body Organs.Morag.Relevance is
       Query  : constant String :=
         Folded (Input (Input'First .. Input'First - 1
                        + Utf8.Prefix_Length (Input, Query_Bytes)));
+      Most   : constant Positive := Words.Most_Words (Query'Length);
+      Slots  : constant Positive := Words.Table_Slots (Query'Length);
       Table  : array (0 .. Slots - 1) of Natural := [others => 0];
       --  0: a free slot, else the term whose hash leads there
-      Term_Hash  : array (1 .. Max_Query) of Fnv_Hash.Hash;
-      Term_First : array (1 .. Max_Query) of Positive;
-      Term_Last  : array (1 .. Max_Query) of Natural;
+      Term_Key   : array (1 .. Most) of Words.Word_Key;
+      Term_Prefix : array (1 .. Most) of Words.Word_Prefix;
+      Term_First : array (1 .. Most) of Positive;
+      Term_Last  : array (1 .. Most) of Natural;
       Terms  : Natural := 0;
       --  The query's distinct words: Query (Term_First .. Term_Last)
       Result : Score_List (1 .. Count) := [others => 0];
 
-      --  Whether Word, folded, is the query's Term
+      --  Whether Word, folded already, is the query's Term
       function Spells (Word : String; Term : Positive) return Boolean is
-        (Word'Length = Term_Last (Term) - Term_First (Term) + 1
-         and then (for all Offset in 0 .. Word'Length - 1 =>
-                     Folded (Word (Word'First + Offset))
-                     = Query (Term_First (Term) + Offset)));
+        (Word = Query (Term_First (Term) .. Term_Last (Term)));
 
-      --  Where the word of Hash spelled by Spelling is in Table, or the
-      --  free slot where it would go
-      function Slot_Of (Hash : Fnv_Hash.Hash; Spelling : String)
+      --  Where the word of Key spelled (folded) by Spelling is in Table, or
+      --  the free slot where it would go
+      function Slot_Of (Key : Words.Word_Key; Spelling : String)
         return Natural
       is
-         Index : Natural := Natural (Hash and (Slots - 1));
+         Index : Natural := Natural (Key and Words.Word_Key (Slots - 1));
       begin
          while Table (Index) /= 0
-           and then (Term_Hash (Table (Index)) /= Hash
+           and then (Term_Key (Table (Index)) /= Key
                      or else not Spells (Spelling, Table (Index)))
          loop
             Index := (Index + 1) mod Slots;
@@ -114,14 +60,16 @@ package body Organs.Morag.Relevance is
          return Result;
       end if;
       loop
-         Next_Word (Query, At_Byte, First, Last, Hash, Found);
+         Words.Next_Word (Query, At_Byte, First, Last, Hash, Found);
          exit when not Found;
          declare
-            Slot : constant Natural := Slot_Of (Hash, Query (First .. Last));
+            Key  : constant Words.Word_Key := Words.Key_Of (Hash);
+            Slot : constant Natural := Slot_Of (Key, Query (First .. Last));
          begin
             if Table (Slot) = 0 then
                Terms := Terms + 1;
-               Term_Hash (Terms) := Hash;
+               Term_Key (Terms) := Key;
+               Term_Prefix (Terms) := Words.Prefix_Of (Query (First .. Last));
                Term_First (Terms) := First;
                Term_Last (Terms) := Last;
                Table (Slot) := Terms;
@@ -138,28 +86,73 @@ package body Organs.Morag.Relevance is
          Lengths : array (1 .. Count) of Natural := [others => 0];
          Total   : Natural := 0;
          Sums    : array (1 .. Count) of Long_Float := [others => 0.0];
+         --  One pass over each kept text's word list: each distinct word
+         --  looked up among the query's
+         Lists   : constant String := Held.Word_Lists;
+         List_At : Positive := Lists'First;
       begin
-         --  One pass over each kept text: each word looked up among the
-         --  query's
          for Text in 1 .. Count loop
             declare
-               Excerpt : constant String := Held.Excerpt (Text);
+               --  Every index below stays within Lists (the loop's own
+               --  tests: a list cut short ends the count, it reads no byte
+               --  past its frame), the query's terms and Table; the checks
+               --  would cost more than this loop, most of a recall
+               pragma Suppress (Index_Check);
+               pragma Suppress (Range_Check);
+               pragma Suppress (Overflow_Check);
+               pragma Suppress (Length_Check);
+               List_Last : constant Natural :=
+                 Natural'Min (Lists'Last,
+                              List_At + Words.Frame_Bytes - 1
+                              + Words.Frame_Length (Lists, List_At));
+               Length    : Natural := 0;
+
+               --  Whether the word of Lead, the rest of whose bytes stand at
+               --  Lists (Rest), is the query's Term
+               function Spells
+                 (Lead : Words.Entry_Lead; Rest : Positive; Term : Positive)
+                 return Boolean
+               is (Natural (Lead.Size)
+                     = Term_Last (Term) - Term_First (Term) + 1
+                   and then Lead.Prefix = Term_Prefix (Term)
+                   and then
+                     (Natural (Lead.Size) <= Words.Prefix_Bytes
+                      or else
+                        Lists (Rest .. Rest - 1 + Words.Rest_Bytes (Lead))
+                        = Query (Term_First (Term) + Words.Prefix_Bytes
+                                 .. Term_Last (Term))));
             begin
-               At_Byte := Excerpt'First;
-               loop
-                  Next_Word (Excerpt, At_Byte, First, Last, Hash, Found);
-                  exit when not Found;
-                  Lengths (Text) := Lengths (Text) + 1;
+               At_Byte := List_At + Words.Frame_Bytes;
+               while At_Byte + Words.Entry_Lead_Bytes - 1 <= List_Last loop
                   declare
-                     Term : constant Natural :=
-                       Table (Slot_Of (Hash, Excerpt (First .. Last)));
+                     Lead : constant Words.Entry_Lead :=
+                       Words.Lead_At (Lists, At_Byte);
+                     Word : constant Positive :=
+                       At_Byte + Words.Entry_Lead_Bytes;
+                     Index : Natural :=
+                       Natural (Lead.Key and Words.Word_Key (Slots - 1));
+                     Term  : Natural;
                   begin
+                     exit when Word - 1 + Words.Rest_Bytes (Lead) > List_Last;
+                     Length := Length + Natural (Lead.Times);
+                     --  Slot_Of, by hand: this loop is most of a recall
+                     loop
+                        Term := Table (Index);
+                        exit when Term = 0
+                          or else (Term_Key (Term) = Lead.Key
+                                   and then Spells (Lead, Word, Term));
+                        Index := (Index + 1) mod Slots;
+                     end loop;
                      if Term /= 0 then
-                        Frequencies (Term, Text) := Frequencies (Term, Text) + 1;
+                        Frequencies (Term, Text) :=
+                          Frequencies (Term, Text) + Natural (Lead.Times);
                      end if;
+                     At_Byte := Word + Words.Rest_Bytes (Lead);
                   end;
                end loop;
-               Total := Total + Lengths (Text);
+               Lengths (Text) := Length;
+               Total := Total + Length;
+               List_At := List_Last + 1;
             end;
          end loop;
          if Total = 0 then
@@ -263,17 +256,29 @@ package body Organs.Morag.Relevance is
             end if;
          end loop;
          declare
-            function Spelled (From : Positive) return String is
-              (if From > Last then ""
-               else (if From > 1 then "; " else "")
-                    & "turn" & Positive'Image (Hits (From).Turn)
-                    & " (score " & Score_Image (Hits (From).Score) & "): "
-                    & Held.Excerpt (Places (From))
-                    & Spelled (From + 1));
-            Text : constant String := Spelled (1);
+            Text : String (1 .. Max_Recall_Bytes);
+            Used : Natural := 0;
+            --  Text (1 .. Used): within its bound by Hit_Lead_Bytes
+
+            procedure Put (Part : String) is
+            begin
+               Text (Used + 1 .. Used + Part'Length) := Part;
+               Used := Used + Part'Length;
+            end Put;
          begin
-            return (Length => Text'Length, Status => Recalled, Hits => Hits,
-                    Hit_Last => Last, Text => Text);
+            for From in 1 .. Last loop
+               if From > 1 then
+                  Put ("; ");
+               end if;
+               Put ("turn");
+               Put (Positive'Image (Hits (From).Turn));
+               Put (" (score ");
+               Put (Score_Image (Hits (From).Score));
+               Put ("): ");
+               Put (Held.Excerpt (Places (From)));
+            end loop;
+            return (Length => Used, Status => Recalled, Hits => Hits,
+                    Hit_Last => Last, Text => Text (1 .. Used));
          end;
       end;
    end Recall;
@@ -286,6 +291,7 @@ package body Organs.Morag.Relevance is
    is
       pragma Unreferenced (Self);
    begin
+      Held.Index_Words;
       Held.Keep
         (Turn,
          Input (Input'First .. Input'First - 1

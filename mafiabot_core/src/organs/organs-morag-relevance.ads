@@ -18,8 +18,10 @@
 --  bytes, Min_Word_Bytes or more, ASCII folded).  A recall names at most
 --  Top turns, those of a positive score, best first (a tie: the later
 --  turn), each as "turn T (score S): excerpt", joined by "; ": within
---  Max_Recall_Bytes by construction.  Time linear in the memory and the
---  query (plus a sort of their words), whatever the input's length.
+--  Max_Recall_Bytes by construction.  A recall reads the memory's word
+--  lists (Organs.Morag.Words), which it asks the memory to keep, not its
+--  texts: time linear in the lists and the query, whatever the input's
+--  length.
 
 package Organs.Morag.Relevance is
 

@@ -62,6 +62,18 @@ package Organs.Morag is
    --  Keep Excerpt, of the session's turn Turn, as the most recent,
    --  forgetting the oldest beyond Depth
 
+   function Word_Lists (Held : Memory) return String is abstract;
+   --  Every excerpt's words as Organs.Morag.Words gives them, oldest
+   --  first, each its Index_Of framed (Framed): what a ranking reads
+   --  instead of the texts
+
+   procedure Index_Words (Held : in out Memory) is abstract
+   with Post'Class => Count (Held) = Count (Held)'Old;
+   --  Keep the Word_Lists of every excerpt Held keeps now or later, so
+   --  that Word_Lists reads them instead of the texts: what an organ that
+   --  ranks asks of its memory (an organ that never ranks leaves a memory
+   --  without lists, and costs nothing for them)
+
    type Recall_Status is
      (Recalled,
       --  Text is what the memory gives for the input ("" for nothing)

@@ -19,6 +19,7 @@ package body Recall_Tests is
    use type Organs.Morag.Score_Thousandths;
    use type Organs.Morag.Recall_Status;
    use type Organs.Morag.Hit;
+   use type Organs.Morag.Relevance.Score_List;
    use type Turn_Service.Turn_End;
 
    package Morag renames Organs.Morag;
@@ -245,6 +246,59 @@ package body Recall_Tests is
       Assert (Named > Last, "the sessions shared words, so recalls named many turns:" & Named'Image);
    end Test_Both_Repositories_Recall_Alike_And_Only_Their_Session;
 
+   --  A ranking organ's memory keeps word lists beside its texts
+   --  (Index_Words), extended as it keeps and forgets; a memory without
+   --  them (one decoded from the store, or kept by another organ) builds
+   --  them from its texts.  Both must score alike, through evictions and a
+   --  gap in the turns, on a cycle of inputs sharing words.
+   procedure Test_Kept_Word_Lists_Score_As_The_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Inputs : constant Text_List :=
+        [new String'("the harbour boats sail out at dawn"), new String'("Lemon cake: SUGAR, sugar and butter"),
+         new String'("rain over the harbour, rain again"), new String'("a moon tower on the hill"),
+         new String'("how much sugar goes into lemon cake?"), new String'("")];
+      Listed : Morag.Excerpts.Excerpt_Memory;
+      Turn   : Positive := 1;
+   begin
+      for Step in 1 .. 3 * Morag.Max_Depth loop
+         Turn := Turn + (if Step = 2 * Morag.Max_Depth then 2 else 1);
+         --  one gap: the memory forgets every older turn
+         Ranking.Remember (Listed, Turn, Inputs (1 + Step mod Inputs'Length).all);
+         declare
+            Plain  : Morag.Excerpts.Excerpt_Memory;
+            Status : Morag.Excerpts.Decode_Status;
+            use type Morag.Excerpts.Decode_Status;
+         begin
+            Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Listed), Turn, Plain, Status);
+            Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
+            Assert (Listed.Word_Lists = Plain.Word_Lists, "the lists kept are those the texts give, step" & Step'Image);
+            for Query of Inputs loop
+               Assert (Relevance.Scores (Listed, Query.all) = Relevance.Scores (Plain, Query.all),
+                       "the same scores with and without kept lists, step" & Step'Image);
+            end loop;
+         end;
+      end loop;
+   end Test_Kept_Word_Lists_Score_As_The_Texts;
+
+   --  Words are matched on a part of their hash, then on their bytes:
+   --  "aufgy" and "dctcd" have the same low 32 bits of FNV-1a, and so have
+   --  "harboursdotcy" and "harboursiafgd", which share their first 8 bytes
+   --  too (found by a search over all such words); neither pair may count
+   --  as one word
+   procedure Test_Hash_Collisions_Change_No_Score (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Held : Morag.Excerpts.Excerpt_Memory;
+   begin
+      Ranking.Remember (Held, 1, "aufgy harboursdotcy");
+      Ranking.Remember (Held, 2, "lemon cake");
+      Assert (Relevance.Scores (Held, "dctcd harboursiafgd") = [0, 0], "colliding words score nothing");
+      Assert (Ranking.Recall (Held, "dctcd harboursiafgd").Hit_Last = 0, "and recall nothing");
+      Assert (Relevance.Scores (Held, "aufgy") (1) > 0 and then Relevance.Scores (Held, "harboursdotcy") (1) > 0,
+              "the words themselves match");
+      Assert (Relevance.Scores (Held, "aufgy dctcd") = Relevance.Scores (Held, "aufgy"),
+              "a query of both words of a pair counts them apart");
+   end Test_Hash_Collisions_Change_No_Score;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -252,6 +306,9 @@ package body Recall_Tests is
       Register_Routine (T, Test_Recall_Names_The_Best_Turns'Access, "a recall names the best turns and scores");
       Register_Routine (T, Test_Ties_Go_To_The_Later_Turn'Access, "equal scores recall the later turn first");
       Register_Routine (T, Test_Recall_Stays_Within_Its_Bounds'Access, "a recall stays within k and bytes");
+      Register_Routine (T, Test_Kept_Word_Lists_Score_As_The_Texts'Access,
+                        "kept word lists score as the texts they list");
+      Register_Routine (T, Test_Hash_Collisions_Change_No_Score'Access, "hash collisions change no score");
       Register_Routine (T, Test_Both_Repositories_Recall_Alike_And_Only_Their_Session'Access,
                         "both repositories recall alike, each session only its own turns");
    end Register_Tests;
