@@ -98,12 +98,49 @@ class DatabaseUnavailable(HarnessError):
 
 
 _PASSWORD = re.compile(r"(?P<head>^[a-z]+://[^/@:]*:)[^/@]*(?P<at>@)")
+# A password libpq would not take for one (a '/' in it: libpq then reads the user as a host) is masked too, up
+# to the last '@': its owner meant it as a password.
+_LOOSE_PASSWORD = re.compile(r"(?P<head>^[a-z]+://[^/@:]*:).*(?P<at>@)")
 _PASSWORD_PARAM = re.compile(r"(?P<head>[?&]password=)[^&]*", re.IGNORECASE)
 
 
 def shown_url(url: str) -> str:
-    """`url` with any password replaced by `***`: the only form of it the harness shows or records."""
-    return _PASSWORD_PARAM.sub(r"\g<head>***", _PASSWORD.sub(r"\g<head>***\g<at>", url))
+    """`url` with any password replaced by `***`: the only form of it the harness shows or records. The
+    masked text is read back as libpq reads it; where that still finds a password (one with a `/` in it, a
+    percent-encoded `password` key) or reads nothing, only the parts libpq names are shown, password left out."""
+    masked = _PASSWORD.sub(r"\g<head>***\g<at>", url)
+    masked = _PASSWORD_PARAM.sub(r"\g<head>***", _LOOSE_PASSWORD.sub(r"\g<head>***\g<at>", masked)
+                                 if masked == url else masked)
+    read_back = _conninfo(masked)
+    if read_back is not None and read_back.get("password") in (None, "***"):
+        return masked
+    parts = _conninfo(url)
+    scheme = url.split("://", 1)[0] if "://" in url else "postgresql"
+    if parts is None:
+        return f"{scheme}://... (not a URL libpq takes)"
+    user = parts.pop("user", "")
+    parts.pop("password", None)
+    host, port, dbname = parts.pop("host", ""), parts.pop("port", ""), parts.pop("dbname", "")
+    shown = f"{scheme}://{user}:***@{host}{':' + port if port else ''}/{dbname}"
+    return shown + ("?" + "&".join(f"{key}={value}" for key, value in sorted(parts.items())) if parts else "")
+
+
+def _conninfo(url: str) -> dict[str, str] | None:
+    """What libpq reads `url` as, None when it cannot (or no driver is installed to ask)."""
+    try:
+        import psycopg  # noqa: PLC0415
+    except ImportError:
+        return None
+    try:
+        return {key: str(value) for key, value in psycopg.conninfo.conninfo_to_dict(url).items()}
+    except psycopg.ProgrammingError:
+        return None
+
+
+def _scrubbed(detail: str, url: str) -> str:
+    """libpq's message about `url` without its password, should libpq have quoted it."""
+    password = (_conninfo(url) or {}).get("password")
+    return detail.replace(password, "***") if password else detail
 
 
 def application_name() -> str:
@@ -176,7 +213,11 @@ def connect(url: str) -> Database:
     except ImportError:
         raise ConfigError("a database was named, but psycopg is not installed: pip install "
                           "'mafiabot-harness[postgresql]' (it uses the system's libpq, Debian's libpq5)") from None
-    given = psycopg.conninfo.conninfo_to_dict(url) if _parses(url) else {}
+    given = _conninfo(url)
+    if given is None:
+        # libpq's own message quotes the URL, or the token it could not read: a password among them.
+        raise ConfigError(f"the database URL {shown_url(url)} is not one libpq takes (postgresql://user@host:port/"
+                          f"dbname?param=value, its parts percent-encoded)")
     defaults: dict[str, Any] = {name: value for name, value in KEEPALIVES.items() if name not in given}
     if "connect_timeout" not in given:
         defaults["connect_timeout"] = CONNECT_TIMEOUT_S
@@ -185,9 +226,11 @@ def connect(url: str) -> Database:
     try:
         connection = psycopg.connect(url, autocommit=True, **defaults)
     except psycopg.ProgrammingError as exc:
-        raise ConfigError(f"the database URL {shown_url(url)} is not one libpq takes: {_first_line(exc)}") from None
+        raise ConfigError(f"the database URL {shown_url(url)} is not one libpq takes: "
+                          f"{_scrubbed(_first_line(exc), url)}") from None
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"cannot connect to the database {shown_url(url)}: {_first_line(exc)}") from None
+        raise DatabaseUnavailable(f"cannot connect to the database {shown_url(url)}: "
+                                  f"{_scrubbed(_first_line(exc), url)}") from None
     database = Database(connection, url)
     try:
         migrate(database)
@@ -195,15 +238,6 @@ def connect(url: str) -> Database:
         database.close()
         raise
     return database
-
-
-def _parses(url: str) -> bool:
-    import psycopg  # noqa: PLC0415
-    try:
-        psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return False
-    return True
 
 
 def migrate(database: Database) -> int:

@@ -134,6 +134,18 @@ def test_a_password_in_the_url_is_never_shown_nor_written(fake_hermes, backend_p
     assert secret not in json.dumps(backend_pg.all_records())
 
 
+@pytest.mark.parametrize("url", ["postgresql://u:SECRET3@[::1/db", "postgresql://u:SECRET8%zz@127.0.0.1:1/db",
+                                 "postgresql://u:SEC/RET5@127.0.0.1:1/db",
+                                 "postgresql://u@127.0.0.1:1/db?sslmode=disable&pass%77ord=SECRET7"])
+def test_a_password_libpq_would_read_is_masked_however_the_url_spells_it(url: str, capsys) -> None:
+    # A '/' in the password, a percent-encoded key, a URL libpq cannot read: libpq's own messages quote the
+    # URL or the token that failed, so neither they nor the shown form may carry the password.
+    assert "SECRET" not in shown_url(url) and "RET5" not in shown_url(url)
+    assert main(["queue", "--database", url]) in (ExitCode.INVALID_INPUT, ExitCode.CANNOT_RUN)
+    printed = capsys.readouterr()
+    assert "SECRET" not in printed.out + printed.err and "RET5" not in printed.err and "Traceback" not in printed.err
+
+
 def test_an_unreachable_database_is_one_line_naming_it_and_nothing_runs(fake_hermes, project, make_intent,
                                                                        tmp_path: Path, monkeypatch, capsys) -> None:
     intent_file = tmp_path / "intent.json"
