@@ -220,7 +220,7 @@ private
      & " (docs/energy.md)" & LF
      & "  --budget-calls N       model calls a session may make in a window"
      & " (default 54;" & LF
-     & "                         at least one full turn's 9)" & LF
+     & "                         at least one full turn's 9, 10 with --intent model)" & LF
      & "  --budget-window-s S    the sliding window, in seconds (default 300)"
      & LF
      & "  --budget-tokens N      also tokens a session may spend in a window,"
