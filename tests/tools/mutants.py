@@ -60,7 +60,8 @@ SUITE_FILES = ("test_strict_json.py", "test_strict_yaml.py", "test_typed_inputs.
                "test_cli.py", "test_cli_edge.py")
 SEED = 26
 SAMPLE = 150
-# A mutant still running after this long hangs (a loop bound moved): killed.
+# A mutant still running after this long, plus three times the unmutated suite's own run, hangs (a loop
+# bound moved): killed. The suite's share keeps a whole-suite run on a loaded machine from counting as one.
 MUTANT_BOUND = 900.0
 # The plain and the mapped run of the unmutated suite (the old suite under coverage takes minutes).
 BASELINE_BOUND = 5400.0
@@ -356,19 +357,18 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
     started = time.monotonic()
     try:
         if args.full:
-            suite = Map([], {}, {}, {})
+            plain = run_suite(root, args.marker, bound=BASELINE_BOUND)
+            if not plain.passed:
+                print(f"the unmutated harness fails the suite of {args.tests_from}: {plain.first_failure}",
+                      file=sys.stderr)
+                return 1
+            suite = Map([], {}, {}, {"plain": round(plain.seconds, 1), "plain_cpu": round(plain.cpu_seconds, 1)})
         elif args.map and args.map.exists():
             suite = load_map(args.map)
         else:
             suite = baseline(root, args.marker)
             if args.map:
                 save_map(suite, args.map)
-        if args.full:
-            plain = run_suite(root, args.marker, bound=BASELINE_BOUND)
-            if not plain.passed:
-                print(f"the unmutated harness fails the suite of {args.tests_from}: {plain.first_failure}",
-                      file=sys.stderr)
-                return 1
         print(f"{args.tests_from}: {len(suite.tests)} tests, {len(suite.deselected)} deselected "
               f"(fail unmutated), baseline {suite.seconds}", flush=True)
         results: list[dict[str, Any]] = []
@@ -403,11 +403,12 @@ def run_one(root: Path, args: argparse.Namespace, mutant: Mutant, suite: Map) ->
     original = target.read_text(encoding="utf-8")
     target.write_text(mutated_source(mutant), encoding="utf-8")
     try:
-        run = run_suite(root, args.marker, select=select, deselect=suite.deselected)
+        bound = MUTANT_BOUND + 3 * suite.seconds.get("plain", 0.0)
+        run = run_suite(root, args.marker, select=select, deselect=suite.deselected, bound=bound)
         if run.missing and run.passed:
             # The mutant changed what is collected: the map no longer describes it; every test decides.
             select = None
-            run = run_suite(root, args.marker, deselect=suite.deselected)
+            run = run_suite(root, args.marker, deselect=suite.deselected, bound=bound)
     finally:
         target.write_text(original, encoding="utf-8")
     how = "passed" if run.passed else "failed: " + " — ".join(run.first_failure or ["?"])
