@@ -56,8 +56,8 @@ TOOLS = Path(__file__).resolve().parent
 TARGETS = ("harness/strict_json.py", "harness/strict_yaml.py", "harness/typed_inputs.py",
            *sorted(str(p.relative_to(REPO)) for p in (REPO / "harness" / "cli").glob("*.py")))
 # The tests of these modules, quickest first (-x stops at the first failure).
-SUITE_FILES = ("test_strict_json.py", "test_strict_yaml.py", "test_typed_inputs.py", "test_settings.py",
-               "test_cli.py", "test_cli_edge.py")
+SUITE_FILES = ("test_strict_json.py", "test_strict_yaml.py", "test_typed_inputs.py", "test_cli_inputs.py",
+               "test_settings.py", "test_cli.py", "test_cli_edge.py")
 SEED = 26
 SAMPLE = 150
 # A mutant still running after this long, plus three times the unmutated suite's own run, hangs (a loop
@@ -374,6 +374,8 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
         results: list[dict[str, Any]] = []
         if args.resume and args.out.exists():
             results = json.loads(args.out.read_text(encoding="utf-8"))["mutants"]
+            if args.retry_survivors:  # tests added since: what survived may not now (what was killed stays so)
+                results = [r for r in results if r["killed"]]
         met = {(r["file"], r["index"]) for r in results}
         for number, mutant in enumerate(mutants[:args.limit or None], 1):
             if (mutant.file, mutant.index) in met:
@@ -466,6 +468,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N mutants of the sample")
     parser.add_argument("--map", type=Path, help="the map of the unmutated suite: read if it exists, else written")
     parser.add_argument("--resume", action="store_true", help="keep the mutants --out has met; run the rest")
+    parser.add_argument("--retry-survivors", action="store_true", help="with --resume: run its survivors again")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two results files")
     parser.add_argument("--markdown", type=Path, help="with --compare: write the account here, not to stdout")
     args = parser.parse_args()
