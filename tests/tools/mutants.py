@@ -431,8 +431,20 @@ def write_results(args: argparse.Namespace, suite: Map, results: list[dict[str, 
     temporary.replace(args.out)
 
 
-def compare(old_path: Path, new_path: Path) -> str:
-    """A markdown account of two runs, on the mutants both met."""
+def reach(old_map: Path, new_map: Path) -> list[str]:
+    """Over the whole sample, from the two maps alone: the mutants one suite executes and the other never does."""
+    old, new = load_map(old_map), load_map(new_map)
+    lines = []
+    for title, first, second in (("executed by the old suite's tests only", old, new),
+                                 ("executed by the new suite's tests only", new, old)):
+        only = [m for m in sample() if tests_meeting(m, first) != [] and tests_meeting(m, second) == []]
+        lines += ["", f"## Of the whole sample, {title}: {len(only)}", ""]
+        lines += [f"- `{m.file}:{m.line}` {m.what}" for m in only]
+    return lines
+
+
+def compare(old_path: Path, new_path: Path, maps: list[Path] | None = None) -> str:
+    """A markdown account of two runs, on the mutants both met (and their reach, given both maps)."""
     old, new = (json.loads(path.read_text(encoding="utf-8")) for path in (old_path, new_path))
     old_by, new_by = ({(m["file"], m["index"]): m for m in doc["mutants"]} for doc in (old, new))
     both = [key for key in old_by if key in new_by]
@@ -442,8 +454,10 @@ def compare(old_path: Path, new_path: Path) -> str:
              "|---|---:|---:|---:|---:|---:|---|---:|---:|"]
     for doc, by in ((old, old_by), (new, new_by)):
         killed = sum(by[key]["killed"] for key in both)
+        base = doc["baseline_seconds"]
+        baseline_text = f"{base.get('plain', 0):.0f} s plain, {base.get('mapped', 0):.0f} s mapped"
         lines.append(f"| {doc['tests_from']} | {doc['tests']} | {len(doc['deselected'])} | {killed} | {len(both)} | "
-                     f"{100 * killed / max(len(both), 1):.1f} % | {doc['baseline_seconds']} | "
+                     f"{100 * killed / max(len(both), 1):.1f} % | {baseline_text} | "
                      f"{sum(by[key]['seconds'] for key in both):.0f} | "
                      f"{sum(by[key].get('cpu_seconds', 0.0) for key in both):.0f} |")
     for title, first, second in (("Killed by the old suite only", old_by, new_by),
@@ -454,7 +468,9 @@ def compare(old_path: Path, new_path: Path) -> str:
     for doc in (old, new):
         heading = f"## Deselected from {doc['tests_from']} (fail on the unmutated harness): {len(doc['deselected'])}"
         lines += ["", heading, ""]
-        lines += [f"- `{nodeid}`: {why}" for nodeid, why in sorted(doc["deselected"].items())]
+        lines += [f"- `{nodeid}`: {why[:160]}" for nodeid, why in sorted(doc["deselected"].items())]
+    if maps:
+        lines += reach(*maps)
     return "\n".join(lines) + "\n"
 
 
@@ -471,9 +487,11 @@ def main() -> int:
     parser.add_argument("--retry-survivors", action="store_true", help="with --resume: run its survivors again")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two results files")
     parser.add_argument("--markdown", type=Path, help="with --compare: write the account here, not to stdout")
+    parser.add_argument("--maps", nargs=2, type=Path, metavar=("OLD", "NEW"),
+                        help="with --compare: the two --map files, to add what each suite reaches")
     args = parser.parse_args()
     if args.compare:
-        text = compare(*args.compare)
+        text = compare(*args.compare, maps=args.maps)
         if args.markdown:
             args.markdown.write_text(text, encoding="utf-8")
         else:
