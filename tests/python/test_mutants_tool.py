@@ -1,0 +1,92 @@
+"""tests/tools/mutants.py runs a mutant over fewer tests only where no other test can meet it.
+
+The rule is what keeps "killed" meaning "the whole suite fails": a mutant that runs at import, or on a
+line some code ran outside every test (collection), goes to every test; one in a function body goes to
+the tests that executed its lines, in suite order; one no test executed survives without a run.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+SOURCE = '''\
+LIMIT = 3
+
+
+@decorated(flag=True)
+def reader(text, strict=False):
+    if len(text) > LIMIT and not strict:
+        return (
+            text
+            + "!"
+        )
+    return text
+
+
+class Holder:
+    size = 1
+
+    def grow(self):
+        return self.size + 1
+'''
+
+
+def load_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("mutants_tool", REPO / "tests" / "tools" / "mutants.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+mutants = load_tool()
+
+
+def found(source: str = SOURCE) -> dict[tuple[int, str], Any]:
+    tree = ast.parse(source)
+    mutator = mutants.Mutator("m.py", tree)
+    mutator.visit(tree)
+    return {(m.line, m.what): m for m in mutator.found}
+
+
+def test_what_runs_at_import_is_told_from_what_runs_in_a_call() -> None:
+    points = found()
+    at_import = {key for key, mutant in points.items() if mutant.at_import}
+    assert at_import == {(1, "3 -> 4"), (4, "True -> False"), (5, "False -> True"), (15, "1 -> 2")}
+    assert {key for key in points if key not in at_import} == {
+        (6, "Gt -> GtE"), (6, "and <-> or"), (6, "not dropped"), (8, "+ <-> -"), (18, "+ <-> -"), (18, "1 -> 2")}
+
+
+def test_a_mutant_inside_a_statement_of_many_lines_names_each_line_and_the_statement_s_first() -> None:
+    assert found()[(8, "+ <-> -")].lines == (7, 8, 9)
+    assert found()[(6, "Gt -> GtE")].lines == (6,)
+
+
+def suite(by_line: dict[int, set[str]]) -> Any:
+    return mutants.Map(["t::a", "t::b", "t::c"], {}, {"m.py": by_line}, {})
+
+
+def test_a_mutant_in_a_body_meets_the_tests_that_ran_its_lines_in_suite_order() -> None:
+    mutant = found()[(8, "+ <-> -")]
+    assert mutants.tests_meeting(mutant, suite({7: {"t::c"}, 9: {"t::a"}, 12: {"t::b"}})) == ["t::a", "t::c"]
+    assert mutants.tests_meeting(mutant, suite({12: {"t::b"}})) == []
+
+
+def test_a_mutant_run_at_import_or_during_collection_meets_every_test() -> None:
+    assert mutants.tests_meeting(found()[(1, "3 -> 4")], suite({1: {"t::a"}})) is None
+    assert mutants.tests_meeting(found()[(8, "+ <-> -")], suite({8: {"", "t::a"}})) is None
+
+
+def test_a_saved_map_reads_back_as_it_was(tmp_path: Path) -> None:
+    saved = mutants.Map(["t::a", "t::b[x|y]"], {"t::old": "AssertionError: no"},
+                        {"m.py": {3: {"", "t::b[x|y]"}, 4: {"t::a"}}}, {"plain": 1.5})
+    mutants.save_map(saved, tmp_path / "map.json")
+    assert mutants.load_map(tmp_path / "map.json") == saved
