@@ -78,8 +78,8 @@ test-ada: build
 	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
 # Two workers, a file's tests on one (--dist loadfile: a module's shared body and fixtures stay together).
-# Four finished sooner (4 min 7 s against 5 min 12 s) but, once in three runs, loaded the real Hermes
-# gateway enough that it took a test's next message for an interruption of the last. Tiers: docs/testing.md.
+# Four finished a little sooner but, once in three runs, loaded the real Hermes gateway enough that it took
+# a test's next message for an interruption of the last. Tiers and what runs where: docs/testing.md.
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 test-python: deps build build-unchecked build-dynamic
