@@ -123,8 +123,7 @@ class JobRunner:
 
     # -- starting and running -------------------------------------------------------------------------
 
-    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None,
-              ledger_in_database: bool = False) -> dict[str, Any]:
+    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
         with self._lock:
             if not self._opened:
@@ -140,7 +139,7 @@ class JobRunner:
             job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
                    "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
                    "envelope": None}
-            if ledger_in_database and self.database is not None:  # its run journals stay beside `ledger`
+            if self.database is not None:  # its runs are ledgered there; their journals stay beside `ledger`
                 job.update(ledger=shown_url(self.database), journal=str(ledger))
             try:
                 self.store.write(job)

@@ -94,7 +94,7 @@ class ServeContext:
     transport: TransportSettings
     jobs: JobRunner
     read_roots: ReadRoots | None = None
-    # serve's --database: the queue and the ledger in that PostgreSQL database (jobs stay this server's files).
+    # serve's --database: the queue, the jobs and the runs' ledger in that PostgreSQL database.
     database: str | None = None
 
     @property
@@ -190,8 +190,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=settings.model_copy(update={"stop": stop})).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id,
-                 ledger_in_database=ctx.database is not None)
+    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id)
     return Started(job, args.wait_seconds)
 
 
@@ -223,7 +222,7 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
                                     database=ctx.database)
         return dispatch(args.inputs, settings).envelope
 
-    return Started(_start(ctx, "agent_dispatch", work, ledger, None, ledger_in_database=ctx.database is not None),
+    return Started(_start(ctx, "agent_dispatch", work, ledger, None),
                    args.wait_seconds)
 
 
@@ -259,9 +258,9 @@ def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
-           intent_id: str | None, *, ledger_in_database: bool = False) -> dict[str, Any]:
+           intent_id: str | None) -> dict[str, Any]:
     try:
-        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id, ledger_in_database=ledger_in_database)
+        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id)
     except JobRefused as exc:
         raise ToolFailure(str(exc)) from None
 
