@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import body_path, default_organs, find_body
+from harness.database import holds_password, shown_url
 from harness.errors import BodyDied, HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
@@ -72,11 +73,13 @@ from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     DISCOVERY_RANGE,
     TOOL,
+    DatabaseState,
     body_argv,
     discovery_timeout,
     entry_command,
     find_entry,
     flow_args,
+    is_ada_body,
     servers_as_hermes,
     state_of,
     tool_name,
@@ -95,7 +98,7 @@ from harness.hermes_mount.probe import (
     record_problem,
     recorded_into,
 )
-from harness.hermes_mount.soul import is_ada_body, soul_state
+from harness.hermes_mount.soul import soul_state
 from harness.hermes_plugin import PLUGIN_NAME
 
 STEP_COUNT = 23
@@ -293,6 +296,8 @@ def _check_state(command: str, args: list[str], env: dict[str, str], add: Callab
     elif store is None:
         add("state", OK, "no --state: each body keeps its sessions in memory, so each Hermes session's body starts "
                          "them afresh")
+    elif isinstance(store, DatabaseState):
+        _check_database_state(command, args, env, store, add)
     elif not store.is_absolute():
         add("state", WARN, f"--state {store} is relative: the body finds it from the folder Hermes runs in, "
                            "whichever that is; run mount again with an absolute --state")
@@ -311,6 +316,29 @@ def _check_state(command: str, args: list[str], env: dict[str, str], add: Callab
             add("state", FAIL, f"the body could not open its store {store}: {exc}")
         else:
             add("state", OK, f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
+
+
+def _check_database_state(command: str, args: list[str], env: dict[str, str], store: DatabaseState,
+                          add: Callable[[str, str, str], None]) -> None:
+    """`state` for a database: the body connects to it and makes or migrates its schema as Hermes starts it (no
+    session changed); what it refuses is said in its own words, which name the server and never the password."""
+    shown = shown_url(store.url)
+    if holds_password(store.url):
+        add("state", WARN, f"--state {shown} holds a password in config.yaml: move it to ~/.pgpass (PGPASSFILE) or a "
+                           "service file, and mount again with the URL without it")
+    try:
+        probe_store(command, args, hermes_child_env(env))
+    except BodyDied as exc:
+        said = exc.stderr_tail.strip().splitlines()
+        add("state", FAIL, f"the body refuses its database (exit code {exc.exit_code}: "
+                           f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under Hermes "
+                           f"ends the same way: see that the server is up and the role can log in (PGPASSFILE), or "
+                           "mount again with another --state")
+    except HarnessError as exc:
+        add("state", FAIL, f"the body could not open its database {shown}: {exc}")
+    else:
+        add("state", OK, f"sessions: the database {shown}, usable (the body connected as Hermes starts it; no "
+                         "session changed)")
 
 
 def _check_discovery(discovery: float, explicit: bool, startup: float | None,

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from conftest import isolated_env
 from harness.body import BodyOptions
+from harness.cli import main
 from harness.client import BodyClient
 from harness.errors import RpcError
 from sampling_support import run_turn, start_sampling_body
@@ -353,3 +355,52 @@ def test_bodies_starting_at_once_on_a_new_database_make_one_schema_and_share_one
 def test_the_static_body_refuses_a_url_naming_the_build_that_has_the_client(body_exe):
     line = refusal(start_on(body_exe, "postgresql://mafiabot@localhost/mafiabot"))
     assert DYNAMIC in line and "no PostgreSQL client" in line, line
+
+
+# -- mount and doctor --------------------------------------------------------------------------------
+
+def hermes_entry(home: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8"))["mcp_servers"][
+        "mafiabot"]
+    return entry
+
+
+def doctor_line(home: Path, capsys: pytest.CaptureFixture[str], check: str) -> tuple[int, str]:
+    capsys.readouterr()
+    status = main(["doctor", "--hermes-home", str(home), "--no-hermes"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.split()[1:2] == [check]]
+    return status, line
+
+
+def test_mount_writes_a_database_with_the_dynamic_body_and_doctor_opens_it(dynamic_exe, pg_url, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--state", pg_url]) == 0
+    entry = hermes_entry(home)
+    assert entry["command"] == str(dynamic_exe.absolute()), "only the dynamic body has a PostgreSQL client"
+    assert entry["args"][entry["args"].index("--state") + 1] == pg_url
+    out = capsys.readouterr().out
+    assert f"sessions: kept in the database {pg_url}" in out and "PostgreSQL client" in out
+    assert not (home / "mafiabot").exists(), "a database needs no folder in the home"
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 0 and line.split()[0] == "ok" and "sessions: the database" in line, line
+    assert main(["mount", "--hermes-home", str(home), "--timeout", "90"]) == 0
+    assert hermes_entry(home)["command"] == entry["command"] and hermes_entry(home)["args"] == entry["args"], (
+        "a remount that does not ask keeps the database, and the body that can open it")
+
+
+def test_doctor_fails_a_database_the_body_refuses_in_the_body_s_own_words(dynamic_exe, pg_url, tmp_path, capsys):
+    home = tmp_path / "home"
+    missing = pg_url.replace("/test_", "/missing_", 1)
+    assert main(["mount", "--hermes-home", str(home), "--state", missing]) == 0, "mount never opens the store"
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 1 and line.split()[0] == "fail", line
+    assert "the body refuses its database (exit code 2" in line and "database missing_" in line, line
+
+
+def test_mount_refuses_a_url_holding_a_password_and_writes_nothing(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert main(["mount", "--hermes-home", str(home), "--state", "postgresql://vito:omerta-pw@db/family"]) != 0
+    said = capsys.readouterr()
+    assert "PGPASSFILE" in said.err and "omerta-pw" not in said.err + said.out
+    assert not (home / "config.yaml").exists()
