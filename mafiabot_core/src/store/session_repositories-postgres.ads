@@ -14,7 +14,8 @@
 --    it is the one read (compare-and-set), else keeps nothing.
 --  - At most Capacity sessions: a turn that makes a new session past it
 --    evicts the least recently used in its own transaction (logged on
---    stderr); sessions another turn holds at that moment are passed over.
+--    stderr); a session whose row another turn is writing at that moment
+--    is passed over (SKIP LOCKED), so no turn waits on another's.
 --    The count is kept by a trigger in a tally row, so no turn counts rows.
 --  - The budget log (--energy budget) is a table of its own, whose rows
 --    go with their session (a foreign key, on delete cascade); the recall
