@@ -304,18 +304,27 @@ def _check_state(command: str, args: list[str], env: dict[str, str], add: Callab
     elif not store.exists():
         add("state", OK, f"sessions: {store} not made yet (the body makes it at its first start)")
     else:
-        try:
-            probe_store(command, args, hermes_child_env(env))
-        except BodyDied as exc:
-            said = exc.stderr_tail.strip().splitlines()
-            add("state", FAIL, f"the body refuses its store (exit code {exc.exit_code}: "
-                               f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under "
-                               f"Hermes ends the same way: repair or move away {store}, or mount again with another "
-                               "--state")
-        except HarnessError as exc:
-            add("state", FAIL, f"the body could not open its store {store}: {exc}")
-        else:
-            add("state", OK, f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
+        _open_store(command, args, env, add, ("store", str(store)),
+                    f"repair or move away {store}, or mount again with another --state",
+                    f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
+
+
+def _open_store(command: str, args: list[str], env: dict[str, str], add: Callable[[str, str, str], None],
+                kind_and_name: tuple[str, str], remedy: str, usable: str) -> None:
+    """Start the entry's body on its own store as Hermes starts it (`probe_store`): a refusal is reported in the
+    body's own words and followed by `remedy`, an open store by `usable`."""
+    kind, name = kind_and_name
+    try:
+        probe_store(command, args, hermes_child_env(env))
+    except BodyDied as exc:
+        said = exc.stderr_tail.strip().splitlines()
+        add("state", FAIL, f"the body refuses its {kind} (exit code {exc.exit_code}: "
+                           f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under "
+                           f"Hermes ends the same way: {remedy}")
+    except HarnessError as exc:
+        add("state", FAIL, f"the body could not open its {kind} {name}: {exc}")
+    else:
+        add("state", OK, usable)
 
 
 def _check_database_state(command: str, args: list[str], env: dict[str, str], store: DatabaseState,
@@ -326,19 +335,9 @@ def _check_database_state(command: str, args: list[str], env: dict[str, str], st
     if holds_password(store.url):
         add("state", WARN, f"--state {shown} holds a password in config.yaml: move it to ~/.pgpass (PGPASSFILE) or a "
                            "service file, and mount again with the URL without it")
-    try:
-        probe_store(command, args, hermes_child_env(env))
-    except BodyDied as exc:
-        said = exc.stderr_tail.strip().splitlines()
-        add("state", FAIL, f"the body refuses its database (exit code {exc.exit_code}: "
-                           f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under Hermes "
-                           f"ends the same way: see that the server is up and the role can log in (PGPASSFILE), or "
-                           "mount again with another --state")
-    except HarnessError as exc:
-        add("state", FAIL, f"the body could not open its database {shown}: {exc}")
-    else:
-        add("state", OK, f"sessions: the database {shown}, usable (the body connected as Hermes starts it; no "
-                         "session changed)")
+    _open_store(command, args, env, add, ("database", shown),
+                "see that the server is up and the role can log in (PGPASSFILE), or mount again with another --state",
+                f"sessions: the database {shown}, usable (the body connected as Hermes starts it; no session changed)")
 
 
 def _check_discovery(discovery: float, explicit: bool, startup: float | None,
