@@ -93,8 +93,6 @@ TOOL = "turn"
 STATE_OPTION = "--state"
 # The body's builds: the static default, the dynamic one (the only one with a PostgreSQL client), either unchecked.
 ADA_BODY = re.compile(r"^mafiabot(-dynamic)?(-unchecked)?$")
-STATIC_BODY = "mafiabot"
-DYNAMIC_BODY = "mafiabot-dynamic"
 ALWAYS_OWNED = frozenset({STATE_OPTION})
 _YAML_1_1 = YAML(typ="safe")
 _YAML_1_1.version = (1, 1)

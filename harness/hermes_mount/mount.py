@@ -46,7 +46,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.body import default_organs, find_body
+from harness.body import database_client, default_organs, find_body
 from harness.errors import BodyNotFound, ConfigError
 from harness.hermes.config_yaml import CONFIG_NAME
 from harness.hermes_mount.cognition import (
@@ -74,10 +74,8 @@ from harness.hermes_mount.config_file import (
 )
 from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
-    DYNAMIC_BODY,
     SERVERS_KEY,
     STATE_OPTION,
-    STATIC_BODY,
     DatabaseState,
     EntrySpec,
     Store,
@@ -321,15 +319,15 @@ def _with_a_database_client(spec: EntrySpec) -> tuple[EntrySpec, list[str]]:
     so the static body is replaced by the dynamic one beside it, with a note; BodyNotFound when that is missing."""
     argv = [str(spec.command), *spec.args]
     at = len(argv) - len(body_argv(str(spec.command), spec.args))  # where the body is: 0, or after the relay's --
-    static = Path(argv[at])
-    if static.name != STATIC_BODY:
+    named = Path(argv[at])
+    try:
+        client = database_client(named)
+    except BodyNotFound as exc:
+        raise BodyNotFound(f"--state {state_of(argv[at:])}: {exc}") from None
+    if client == named:
         return spec, []
-    dynamic = static.with_name(DYNAMIC_BODY)
-    if not dynamic.is_file():
-        raise BodyNotFound(f"--state {state_of(argv[at:])}: only {DYNAMIC_BODY} has a PostgreSQL client, and {dynamic} "
-                           f"does not exist (build it with `make build-dynamic`, or name one with --body)")
-    argv[at] = str(dynamic)
-    note = f"the database needs the body's PostgreSQL client: the entry runs {dynamic} (the static {static} has none)"
+    argv[at] = str(client)
+    note = f"the database needs the body's PostgreSQL client: the entry runs {client} (the static {named} has none)"
     return replace(spec, command=Path(argv[0]), args=tuple(argv[1:])), [note]
 
 
