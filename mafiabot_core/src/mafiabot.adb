@@ -240,6 +240,7 @@ begin
             Session_Repositories.Postgres.Open
               (Url             => To_String (Settings.State_Path),
                Capacity        => Settings.Max_Sessions,
+               Busy_Timeout_Ms => Settings.State_Busy_Ms,
                Keeps_Budgets   => Settings.Energy = Body_Config.Budget,
                Proposed_Secret => Drawn_Secret,
                Opened          => Sessions,

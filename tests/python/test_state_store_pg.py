@@ -301,6 +301,23 @@ def test_a_connection_ended_mid_run_fails_that_turn_alone_and_the_next_reconnect
     assert "connected again" in client.stderr_text()
 
 
+# The first key of the body's advisory locks (Lock_Namespace in store-pg/session_repositories-postgres.adb); the
+# second is hashtext of the session key in hex.
+LOCK_NAMESPACE = 0x6D616610
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_session_locked_past_the_busy_timeout_fails_that_turn_alone(spawn_on, store):
+    client = started(spawn_on, "--state-busy-ms", "100")
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    with store.connect() as holder:
+        holder.execute("SELECT pg_advisory_lock (%s, hashtext (encode (%s, 'hex')))",
+                       (LOCK_NAMESPACE, key_of(ROOMS[0]).encode()))
+        assert_store_failed(client, ROOMS[0], store, "past --state-busy-ms")
+        assert client.call_turn("another session", *ROOMS[1])["turn"] == 1, "other sessions go on meanwhile"
+    assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the failed turn did not happen"
+
+
 @pytest.mark.parametrize("store", ["postgresql"], indirect=True)
 def test_a_sampled_turn_whose_connection_ends_while_it_waits_keeps_nothing(spawn_on, store):
     sampled = start_sampling_body(spawn_on)

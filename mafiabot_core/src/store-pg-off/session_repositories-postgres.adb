@@ -8,13 +8,15 @@ package body Session_Repositories.Postgres is
    procedure Open
      (Url             : String;
       Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
       Keeps_Budgets   : Boolean;
       Proposed_Secret : String;
       Opened          : out Repository_Access;
       Secret          : out Ada.Strings.Unbounded.Unbounded_String;
       Result          : out Status)
    is
-      pragma Unreferenced (Url, Capacity, Keeps_Budgets, Proposed_Secret);
+      pragma Unreferenced
+        (Url, Capacity, Busy_Timeout_Ms, Keeps_Budgets, Proposed_Secret);
    begin
       Opened := null;
       Secret := Ada.Strings.Unbounded.Null_Unbounded_String;

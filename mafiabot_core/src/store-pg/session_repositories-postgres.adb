@@ -95,6 +95,10 @@ package body Session_Repositories.Postgres is
      & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
      & " $4::bigint[])";
 
+   Lock_Failed : constant String :=
+     "cannot lock the session (another body's turn of it held the lock"
+     & " past --state-busy-ms, or the server refused)";
+
    Lost_Note : constant String :=
      " (the connection to the server was lost: nothing of this turn was"
      & " kept; the next turn connects again)";
@@ -110,6 +114,7 @@ package body Session_Repositories.Postgres is
       Server        : Unbounded_String;
       --  Host, port and database, for every failure's line
       Capacity      : Positive := 10_000;
+      Busy_Timeout_Ms : Positive := 5_000;
       Keeps_Budgets : Boolean := False;
    end record;
 
@@ -341,6 +346,18 @@ package body Session_Repositories.Postgres is
         & Port & ", database " & Db;
    end Server_Of;
 
+   --  What every new connection is given, at Open and after a reconnect:
+   --  the bound of a wait for another body's lock, set in the session (a
+   --  URL's options=-c... stays the operator's)
+   procedure Set_Up_Session (Self : Pg_Repository; Result : in out Status)
+   is
+      Bound : constant String := Self.Busy_Timeout_Ms'Image;
+   begin
+      Run (Self, "SET lock_timeout = "
+           & Bound (Bound'First + 1 .. Bound'Last),
+           "cannot set the lock timeout", Result);
+   end Set_Up_Session;
+
    --  A connection is made once at Open; a turn that finds it lost (the
    --  server restarted, or ended this session) makes it again
    procedure Connect_Again_If_Lost
@@ -352,6 +369,7 @@ package body Session_Repositories.Postgres is
       end if;
       Libpq.Reset (Self.Conn);
       if Is_Connected (Self) then
+         Set_Up_Session (Self, Result);
          Body_Log.Info ("session store " & To_String (Self.Server)
                         & ": connected again");
       else
@@ -569,7 +587,7 @@ package body Session_Repositories.Postgres is
       Connect_Again_If_Lost (Self, Result);
       Run (Self, "BEGIN", "cannot start a turn", Result);
       if Length = Short then
-         Run (Self, Lock_Session, "cannot lock the session", Result,
+         Run (Self, Lock_Session, Lock_Failed, Result,
               [1 => Bytes_Param (Key'Unchecked_Access)]);
       end if;
       Read_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
@@ -593,7 +611,7 @@ package body Session_Repositories.Postgres is
                if Length = Long then
                   Run (Self, "BEGIN", "cannot start the turn's commit",
                        Result);
-                  Run (Self, Lock_Session, "cannot lock the session", Result,
+                  Run (Self, Lock_Session, Lock_Failed, Result,
                        [1 => Bytes_Param (Key'Unchecked_Access)]);
                   Read_Bytes (Self, Key'Access, Again, Result);
                   if not Result.Failed and then Again /= Read then
@@ -760,6 +778,7 @@ package body Session_Repositories.Postgres is
    procedure Open
      (Url             : String;
       Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
       Keeps_Budgets   : Boolean;
       Proposed_Secret : String;
       Opened          : out Repository_Access;
@@ -774,6 +793,7 @@ package body Session_Repositories.Postgres is
       Secret := Null_Unbounded_String;
       Result := (others => <>);
       Store.Capacity := Capacity;
+      Store.Busy_Timeout_Ms := Busy_Timeout_Ms;
       Store.Keeps_Budgets := Keeps_Budgets;
       Store.Conn := Connected (Url);
       if Store.Conn = Libpq.No_Connection then
@@ -791,6 +811,7 @@ package body Session_Repositories.Postgres is
       end if;
       Replaced := Libpq.Set_Notice_Processor
         (Store.Conn, Ignore_Notice'Address, System.Null_Address);
+      Set_Up_Session (Store.all, Result);
       Run (Store.all, "BEGIN", "cannot be used", Result);
       Run (Store.all, "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
            & "," & Schema_Lock'Image & ")", "cannot lock the schema", Result);

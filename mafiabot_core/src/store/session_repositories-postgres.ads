@@ -8,7 +8,8 @@
 --    Short turn holds its session's advisory lock (a transaction-level one,
 --    keyed by a hash of the session's key) from its read to its commit, so
 --    turns of one session from several bodies serialize, and turns of other
---    sessions go on beside it.  A Long turn reads its session in a
+--    sessions go on beside it; a wait longer than the busy timeout
+--    (--state-busy-ms) fails the turn.  A Long turn reads its session in a
 --    transaction of its own and holds nothing while it waits on the client;
 --    its commit takes the lock, reads the record again and writes only if
 --    it is the one read (compare-and-set), else keeps nothing.
@@ -55,6 +56,7 @@ package Session_Repositories.Postgres is
    procedure Open
      (Url             : String;
       Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
       Keeps_Budgets   : Boolean;
       Proposed_Secret : String;
       Opened          : out Repository_Access;
@@ -71,5 +73,7 @@ package Session_Repositories.Postgres is
    --  Result.Failed, naming the server and why, when the database cannot be
    --  reached or used, or when this build has no PostgreSQL client.
    --  Keeps_Budgets: every turn reads and writes its session's budget log.
+   --  Busy_Timeout_Ms bounds every wait for a lock another body holds (the
+   --  server's lock_timeout): a turn that waits longer fails, naming it.
 
 end Session_Repositories.Postgres;
