@@ -7,7 +7,8 @@ Invariants held here, each against what one in-memory body gives for the same tu
   reply that reached the client is reflected in the store, and no turn number is ever answered twice.
 - A store that cannot be used is refused at start-up (exit 2, one stderr line naming the file, nothing
   on stdout); a turn the store fails mid-run is answered -32010 and did not happen; the body serves on.
-- The session cap and LRU eviction hold for the store, across bodies; L1 holds across bodies and
+- The session cap and LRU eviction hold for the store, across bodies (with pipelined turns of one session from
+  two bodies: test_state_store_pg.py, over this store and PostgreSQL); L1 holds across bodies and
   restarts. The tally the cap counts is the number of sessions however they go (evicted, or deleted
   by hand), and a store of schema 2 is migrated to 3 with its sessions.
 - A sampled turn waiting on its client holds no lock: other bodies serve and start meanwhile. It
@@ -106,21 +107,6 @@ def test_two_bodies_on_one_store_interleaving_turns_give_what_one_body_gives(spa
     assert len(set(chosen)) == 2
     seen = [bodies[which].call_turn(text, *room) for which, (room, text) in zip(chosen, turns, strict=True)]
     assert seen == expected
-
-
-def test_turns_pipelined_to_two_bodies_at_once_lose_no_turn(spawn_body, tmp_path):
-    """Both bodies run turns of the same session concurrently: the write lock serializes them."""
-    store = tmp_path / "race.db"
-    bodies = [spawn_body(extra_args=store_args(store)) for _ in range(2)]
-    for client in bodies:
-        client.initialize()
-    each = 30
-    sent = {client: [client.send_request("tools/call", {"name": "turn", "arguments": {
-        "input": f"hello {n}", "uid": "u", "channel": "c", "server": "s"}}) for n in range(each)]
-        for client in bodies}
-    numbers = [client.wait_response(request_id)["result"]["structuredContent"]["turn"]
-               for client, ids in sent.items() for request_id in ids]
-    assert sorted(numbers) == list(range(1, 2 * each + 1))
 
 
 def test_bodies_starting_at_once_on_a_new_store_all_serve_it(spawn_body, tmp_path):
@@ -517,23 +503,6 @@ def test_a_store_that_cannot_grow_fails_the_turns_that_need_room_and_keeps_every
 
 
 # -- the cap, and L1 -----------------------------------------------------------------------------
-
-def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_body, tmp_path):
-    store = tmp_path / "capped.db"
-    first, second = (spawn_body(max_sessions=2, extra_args=store_args(store)) for _ in range(2))
-    first.initialize()
-    second.initialize()
-    a, b, c = ROOMS
-    assert first.call_turn("one", *a)["turn"] == 1
-    assert first.call_turn("one", *b)["turn"] == 1
-    assert second.call_turn("one", *c)["turn"] == 1  # the store is full: a is the least recently used
-    assert first.call_turn("two", *b)["turn"] == 2
-    assert second.call_turn("again", *a)["turn"] == 1
-    assert "evict" in second.stderr_text().lower()
-    assert set(stored_turns(store)) == {key_of(b), key_of(a)}
-    with sqlite3.connect(store) as db:
-        assert db.execute("SELECT sessions FROM tally").fetchone() == (2,)
-
 
 def room_of(uid: str) -> tuple[str, str, str]:
     return (uid, "c", "s")

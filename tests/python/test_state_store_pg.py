@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +68,10 @@ class Store:
         """Run one statement by hand (an operator's, a damaged record's); the rows it changed."""
         raise NotImplementedError
 
+    def tally(self) -> int:
+        """The count of sessions the cap is held to, as the store keeps it."""
+        raise NotImplementedError
+
     def turns(self) -> dict[str, int]:
         """Each stored session's turn counter, read from its record (format 1: turns at bytes 1..4)."""
         return {key: int.from_bytes(record[1:5], "little") for key, record in self.records().items()}
@@ -96,6 +100,11 @@ class SqliteStore(Store):
         with closing(sqlite3.connect(self.path)) as db, db:
             return db.execute(sql.replace("body_sessions", "sessions").replace("%s", "?"), params).rowcount
 
+    def tally(self) -> int:
+        import sqlite3
+        with closing(sqlite3.connect(self.path)) as db:
+            return int(db.execute("SELECT sessions FROM tally").fetchone()[0])
+
 
 @dataclass
 class PgStore(Store):
@@ -123,6 +132,10 @@ class PgStore(Store):
         with self.connect() as db:
             return int(db.execute(sql, params).rowcount)
 
+    def tally(self) -> int:
+        with self.connect() as db:
+            return int(db.execute("SELECT sessions FROM body_tally").fetchone()[0])
+
 
 @pytest.fixture
 def dynamic_exe(body_exe: Path) -> Path:
@@ -143,23 +156,14 @@ SpawnOn = Callable[..., BodyClient]
 
 
 @pytest.fixture
-def spawn_on(store: Store, tmp_path: Path) -> Iterator[SpawnOn]:
+def spawn_on(store: Store, spawn_body: Callable[..., BodyClient]) -> SpawnOn:
     """spawn_on(*more_args, **BodyOptions overrides): a started body on the store (not initialized)."""
-    clients: list[BodyClient] = []
 
     def spawn(*more: str, **overrides: Any) -> BodyClient:
-        number = len(clients) + 1
         extra = ("--state", store.state, *overrides.pop("extra_args", ()), *more)
-        options = BodyOptions(body=store.body, hermes_home=tmp_path / f"hermes-{number}", extra_args=extra,
-                              **overrides)
-        client = BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
-                                         stderr_log=tmp_path / f"body-{number}.stderr")
-        clients.append(client.start())
-        return client
+        return spawn_body(body=store.body, extra_args=extra, **overrides)
 
-    yield spawn
-    for client in clients:
-        client.close()
+    return spawn
 
 
 def started(spawn_on: SpawnOn, *more: str, **overrides: Any) -> BodyClient:
@@ -193,8 +197,9 @@ def test_a_restarted_body_and_two_bodies_continue_every_session_as_one_body_woul
 
 
 def test_turns_of_one_session_pipelined_to_two_bodies_lose_no_turn(spawn_on):
+    """Both bodies run turns of the same session concurrently: the store's lock serializes them."""
     bodies = [started(spawn_on) for _ in range(2)]
-    each = 15
+    each = 30
     sent = {client: [client.send_request("tools/call", {"name": "turn", "arguments": {
         "input": f"hello {n}", "uid": "u", "channel": "c", "server": "s"}}) for n in range(each)]
         for client in bodies}
@@ -212,10 +217,11 @@ def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_on
     assert first.call_turn("two", *b)["turn"] == 2
     assert second.call_turn("again", *a)["turn"] == 1
     assert "evict" in second.stderr_text().lower()
-    assert store.turns() == {key_of(b): 2, key_of(a): 1}
+    assert store.turns() == {key_of(b): 2, key_of(a): 1} and store.tally() == 2
     assert store.execute("DELETE FROM body_sessions WHERE key = %s", key_of(b).encode()) == 1
+    assert store.tally() == 1, "the tally follows a deletion by hand"
     assert first.call_turn("new", *c)["turn"] == 1, "a session deleted by hand leaves room: nothing evicted"
-    assert store.turns() == {key_of(a): 1, key_of(c): 1}
+    assert store.turns() == {key_of(a): 1, key_of(c): 1} and store.tally() == 2
 
 
 def test_a_record_that_does_not_decode_fails_its_session_alone_by_name(spawn_on, store):
