@@ -23,8 +23,9 @@ Invariants:
   `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
   `timeout` and `connect_timeout` unless new ones are given.
 - `--state` is always mount's to write, and like `--soul` a remount that does not ask keeps the
-  entry's own choice, a file or none (harness.hermes_mount.mount.settle_state); `split_state` is
-  the one reading of which arguments are a `--state`.
+  entry's own choice, a file, a database or none (harness.hermes_mount.mount.settle_state);
+  `split_state` is the one reading of which arguments are a `--state`, and `state_value` of what one
+  names. Any build of the body (`ADA_BODY`) is the body whose arguments a remount keeps.
 - `--cognition` is mount's when asked (`spec.cognition`), else the entry's own body argument. The
   `sampling:` block is mount's to size only with sampling cognition, and to take back only what it
   wrote (harness.hermes_mount.cognition); the rest of the block is the operator's.

@@ -14,9 +14,11 @@ Invariants:
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
   (harness.hermes_mount.soul asks it).
-- `state` is decided by `settle_state`: as asked, else the entry's own (a file or none), else for a
-  new entry the home's default store, which without Level1 is none. Applying makes only the store's
-  folder: the store itself is the body's to make.
+- `state` is decided by `settle_state`: as asked, else the entry's own (a file, a database or none),
+  else for a new entry the home's default store, which without Level1 is none. Applying makes only a
+  file store's folder: the store itself is the body's to make. A database (`--state postgresql://...`)
+  is written only without a password, and its entry runs the body's dynamic build, the one with a
+  PostgreSQL client (`harness.body.database_client`).
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
