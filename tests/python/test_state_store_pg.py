@@ -4,7 +4,8 @@ Invariants held here:
 - The key cases of the SQLite store's suite (test_state_store.py) run over both stores (`store`, one
   parametrised fixture), each against what one in-memory body gives for the same turns: a restarted body and
   two bodies interleaving continue every session as one body would; turns of one session pipelined to two
-  bodies lose none; the cap evicts the least recently used session across bodies, its tally exact; a record
+  bodies lose none; however often a body is SIGKILLed mid-turn, no reply the client saw is undone and no turn
+  number is answered twice; the cap evicts the least recently used session across bodies, its tally exact; a record
   that does not decode fails its session alone, by name (-32010); a budget stays spent across a restart; every
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
@@ -17,7 +18,9 @@ Invariants held here:
 from __future__ import annotations
 
 import json
+import random
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from contextlib import closing
@@ -93,6 +96,7 @@ class SqliteStore(Store):
     def records(self) -> dict[str, bytes]:
         import sqlite3
         with closing(sqlite3.connect(self.path)) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
             return {bytes(key).decode(): bytes(record) for key, record in db.execute("SELECT key, record FROM sessions")}
 
     def execute(self, sql: str, *params: object) -> int:
@@ -206,6 +210,40 @@ def test_turns_of_one_session_pipelined_to_two_bodies_lose_no_turn(spawn_on):
     numbers = [client.wait_response(request_id)["result"]["structuredContent"]["turn"]
                for client, ids in sent.items() for request_id in ids]
     assert sorted(numbers) == list(range(1, 2 * each + 1))
+
+
+def test_sigkill_mid_turn_never_undoes_a_reply_the_client_saw(spawn_on, store):
+    rng = random.Random(1616)
+    answered: dict[str, list[int]] = {key_of(room): [] for room in ROOMS}
+
+    def saw(reply: dict[str, Any]) -> None:
+        trace = reply["result"]["structuredContent"]
+        session = trace["session"]
+        answered[key_of((session["uid"], session["channel"], session["server"]))].append(trace["turn"])
+
+    for _round in range(30):
+        client = started(spawn_on)
+        pipelined = rng.randrange(1, 12)
+        for n in range(pipelined):
+            room = rng.choice(ROOMS)
+            client.send_request("tools/call", {"name": "turn", "arguments": {
+                "input": f"turn {n}", "uid": room[0], "channel": room[1], "server": room[2]}})
+        for _ in range(rng.randrange(0, pipelined)):
+            saw(client.read_message())
+        # Killed while it works through the rest of the pipelined turns: before, within or after one.
+        client.signal(signal.SIGKILL)
+        for line in client.read_until_eof().splitlines():
+            saw(json.loads(line))
+        client.close()
+    kept = store.turns()
+    assert any(answered.values()), "some replies were seen before the kills"
+    for key, numbers in answered.items():
+        assert numbers == sorted(set(numbers)), f"a turn number of {key!r} was answered twice: {numbers}"
+        if numbers:
+            assert kept[key] >= numbers[-1], f"{key!r}: a reply of turn {numbers[-1]} was seen, {kept[key]} kept"
+    survivor = started(spawn_on)
+    for room in ROOMS:
+        assert survivor.call_turn("after the kills", *room)["turn"] == kept.get(key_of(room), 0) + 1
 
 
 def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_on, store):
