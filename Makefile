@@ -10,7 +10,7 @@ SHELL        := /bin/bash
 VENV         := .venv
 PYTHON       ?= python3
 GPRBUILD     := gprbuild -j0 -p -q
-APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev postgresql libpq5
+APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev postgresql libpq5 libpq-dev
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BODY         := mafiabot_core/bin/mafiabot
 ADA_TESTS    := tests/ada/bin/run_ada_tests
@@ -30,6 +30,7 @@ deps: apt venv hermes
 apt:
 	@if ! command -v gprbuild >/dev/null || [ ! -f /usr/share/gpr/gnatcoll.gpr ] \
 	    || [ ! -f /usr/share/gpr/aunit.gpr ] || [ ! -f /usr/include/sqlite3.h ] \
+	    || [ ! -f /usr/include/postgresql/libpq-fe.h ] \
 	    || ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
 	  echo "make: installing Debian's Ada toolchain and PostgreSQL ($(APT_PACKAGES)) with apt-get: about 1-2 minutes"; \
 	  $(SUDO) apt-get update -qq && \
@@ -64,7 +65,8 @@ build-unchecked: apt
 	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr -XMAFIABOT_CONTRACTS=off
 
 # The body linked against Debian's shared GNAT libraries (the default build is
-# static: it starts ten times faster; see mafiabot_core.gpr).
+# static: it starts ten times faster; see mafiabot_core.gpr), and the only one
+# with the PostgreSQL store (libpq, from libpq-dev: docs/scale-out.md).
 build-dynamic: apt
 	$(GPRBUILD) -P mafiabot_core/mafiabot_core.gpr -XMAFIABOT_LINK=dynamic
 

@@ -20,6 +20,9 @@ from harness import settings
 from harness.errors import BodyNotFound
 
 BUILT_BODY = Path("mafiabot_core") / "bin" / "mafiabot"
+# The static build's name, and the dynamic one's (the only one linking libpq)
+STATIC_BODY = BUILT_BODY.name
+DYNAMIC_BODY = "mafiabot-dynamic"
 SHIPPED_ORGANS = Path("stubs") / "organs" / "default.json"
 BODY_ENV_VAR = settings.BODY_ENV
 # For --help texts, so every command states the same defaults.
@@ -45,6 +48,19 @@ def find_body(explicit: str | os.PathLike[str] | None = None) -> Path:
     if not os.access(path, os.X_OK):
         raise BodyNotFound(f"the body {path} is not executable")
     return path
+
+
+def database_client(body: Path) -> Path:
+    """The build of the body that can open a `--state postgresql://...`: only the dynamic one links libpq
+    (docs/scale-out.md), so the static build (`mafiabot`) gives way to `mafiabot-dynamic` beside it, and any other
+    build is itself. BodyNotFound when the dynamic build is missing."""
+    if body.name != STATIC_BODY:
+        return body
+    dynamic = body.with_name(DYNAMIC_BODY)
+    if not dynamic.is_file():
+        raise BodyNotFound(f"only {DYNAMIC_BODY} has a PostgreSQL client, and {dynamic} does not exist (build it with "
+                           f"`make build-dynamic`, or name one with --body)")
+    return dynamic
 
 
 def default_organs() -> Path | None:

@@ -125,6 +125,12 @@ def shown_url(url: str) -> str:
     return shown + ("?" + "&".join(f"{key}={value}" for key, value in sorted(parts.items())) if parts else "")
 
 
+def holds_password(url: str) -> bool:
+    """Whether `url` spells a password, in its user part or as a parameter (as libpq reads it, where a driver is
+    installed to ask): what must never be written into a file the harness writes."""
+    return bool(_PASSWORD.search(url) or _PASSWORD_PARAM.search(url) or (_conninfo(url) or {}).get("password"))
+
+
 def _conninfo(url: str) -> dict[str, str] | None:
     """What libpq reads `url` as, None when it cannot (or no driver is installed to ask)."""
     try:

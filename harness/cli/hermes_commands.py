@@ -44,6 +44,7 @@ from harness.hermes_mount.entry import (
     DEFAULT_TIMEOUT,
     DISCOVERY_KEY,
     DISCOVERY_RANGE,
+    DatabaseState,
     EntrySpec,
     discovery_timeout,
     state_of,
@@ -175,7 +176,10 @@ def cmd_mount(args: argparse.Namespace, out: TextIO) -> Status:
     print(f"  env:     HERMES_HOME={spec.hermes_home}", file=out)
     print(f"  timeout: {spec.timeout} s per call, connect_timeout {spec.connect_timeout} s", file=out)
     print(f"  the model sees the tool as {tool_name(args.name)}", file=out)
-    if plan.state is not None:
+    if isinstance(plan.state, DatabaseState):
+        print(f"  sessions: kept in the database {plan.state}, so every body on it, on any machine, continues "
+              f"them (--state off: each Hermes session's body starts them afresh)", file=out)
+    elif plan.state is not None:
         print(f"  sessions: kept in {plan.state}, so every `hermes chat` of this home continues them "
               f"(--state off: each Hermes session's body starts them afresh)", file=out)
     else:
@@ -203,7 +207,10 @@ def _print_plugin_changes(plan: HomeChange, out: TextIO, mood: str = "") -> None
 def _print_sessions_kept(body_argv: tuple[str, ...] | list[str], out: TextIO) -> None:
     """Where the removed body's sessions stay: they hold the users' words, so unmount never deletes them."""
     store = state_of(body_argv)
-    if store is not None and store.exists():
+    if isinstance(store, DatabaseState):
+        print(f"sessions: kept in the database {store}; unmount deletes no session: a body mounted again with that "
+              "--state continues them", file=out)
+    elif store is not None and store.exists():
         print(f"sessions: kept in {store} (with its -wal and -shm files, if any); unmount deletes no session: "
               "a body mounted again with that --state continues them, and removing the files forgets them all",
               file=out)
@@ -311,11 +318,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     mount.add_argument("--compact", action="store_true",
                        help="the body's --text-block compact: the model reads each turn's output and a one-line "
                             "summary, not the whole trace (structuredContent keeps it)")
-    mount.add_argument("--state", metavar="FILE|off", type=FILE.also({STATE_OFF}),
+    mount.add_argument("--state", metavar="FILE|URL|off", type=FILE.also({STATE_OFF}),
                        help=f"the body's session store (default: the entry's own on a remount; for a new entry "
                             f"<home>/{STATE_FOLDER}/{STATE_FILE}, shared by the home's CLI chats and gateway, or none "
-                            "with --no-level1, where the model chooses the key); off: none, sessions last as long as "
-                            "one body")
+                            "with --no-level1, where the model chooses the key); a postgresql:// URL shares them with "
+                            "every host on that database (the dynamic body; no password in the URL: PGPASSFILE); "
+                            "off: none, sessions last as long as one body")
     mount.add_argument("--no-level1", action="store_true",
                        help=f"do not install the Level1 plugin ({PLUGIN_NAME}), which sets each turn's uid, channel "
                             "and server from the Hermes session; the model's own values then reach the body")

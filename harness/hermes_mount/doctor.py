@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.body import body_path, default_organs, find_body
+from harness.database import holds_password, shown_url
 from harness.errors import BodyDied, HarnessError
 from harness.hermes.config_yaml import server_enabled
 from harness.hermes.locate import find_executable, not_found_detail
@@ -72,11 +73,13 @@ from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     DISCOVERY_RANGE,
     TOOL,
+    DatabaseState,
     body_argv,
     discovery_timeout,
     entry_command,
     find_entry,
     flow_args,
+    is_ada_body,
     servers_as_hermes,
     state_of,
     tool_name,
@@ -95,7 +98,7 @@ from harness.hermes_mount.probe import (
     record_problem,
     recorded_into,
 )
-from harness.hermes_mount.soul import is_ada_body, soul_state
+from harness.hermes_mount.soul import soul_state
 from harness.hermes_plugin import PLUGIN_NAME
 
 STEP_COUNT = 23
@@ -293,24 +296,48 @@ def _check_state(command: str, args: list[str], env: dict[str, str], add: Callab
     elif store is None:
         add("state", OK, "no --state: each body keeps its sessions in memory, so each Hermes session's body starts "
                          "them afresh")
+    elif isinstance(store, DatabaseState):
+        _check_database_state(command, args, env, store, add)
     elif not store.is_absolute():
         add("state", WARN, f"--state {store} is relative: the body finds it from the folder Hermes runs in, "
                            "whichever that is; run mount again with an absolute --state")
     elif not store.exists():
         add("state", OK, f"sessions: {store} not made yet (the body makes it at its first start)")
     else:
-        try:
-            probe_store(command, args, hermes_child_env(env))
-        except BodyDied as exc:
-            said = exc.stderr_tail.strip().splitlines()
-            add("state", FAIL, f"the body refuses its store (exit code {exc.exit_code}: "
-                               f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under "
-                               f"Hermes ends the same way: repair or move away {store}, or mount again with another "
-                               "--state")
-        except HarnessError as exc:
-            add("state", FAIL, f"the body could not open its store {store}: {exc}")
-        else:
-            add("state", OK, f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
+        _open_store(command, args, env, add, ("store", str(store)),
+                    f"repair or move away {store}, or mount again with another --state",
+                    f"sessions: {store}, usable (the body opened it as Hermes starts it; no session changed)")
+
+
+def _open_store(command: str, args: list[str], env: dict[str, str], add: Callable[[str, str, str], None],
+                kind_and_name: tuple[str, str], remedy: str, usable: str) -> None:
+    """Start the entry's body on its own store as Hermes starts it (`probe_store`): a refusal is reported in the
+    body's own words and followed by `remedy`, an open store by `usable`."""
+    kind, name = kind_and_name
+    try:
+        probe_store(command, args, hermes_child_env(env))
+    except BodyDied as exc:
+        said = exc.stderr_tail.strip().splitlines()
+        add("state", FAIL, f"the body refuses its {kind} (exit code {exc.exit_code}: "
+                           f"{said[-1] if said else 'its stderr was empty'}), so every start of the body under "
+                           f"Hermes ends the same way: {remedy}")
+    except HarnessError as exc:
+        add("state", FAIL, f"the body could not open its {kind} {name}: {exc}")
+    else:
+        add("state", OK, usable)
+
+
+def _check_database_state(command: str, args: list[str], env: dict[str, str], store: DatabaseState,
+                          add: Callable[[str, str, str], None]) -> None:
+    """`state` for a database: the body connects to it and makes or migrates its schema as Hermes starts it (no
+    session changed); what it refuses is said in its own words, which name the server and never the password."""
+    shown = shown_url(store.url)
+    if holds_password(store.url):
+        add("state", WARN, f"--state {shown} holds a password in config.yaml: move it to ~/.pgpass (PGPASSFILE) or a "
+                           "service file, and mount again with the URL without it")
+    _open_store(command, args, env, add, ("database", shown),
+                "see that the server is up and the role can log in (PGPASSFILE), or mount again with another --state",
+                f"sessions: the database {shown}, usable (the body connected as Hermes starts it; no session changed)")
 
 
 def _check_discovery(discovery: float, explicit: bool, startup: float | None,

@@ -23,8 +23,9 @@ Invariants:
   `--max-sessions 50` survives a remount) unless `--body-arg`s are given, and keeps the entry's
   `timeout` and `connect_timeout` unless new ones are given.
 - `--state` is always mount's to write, and like `--soul` a remount that does not ask keeps the
-  entry's own choice, a file or none (harness.hermes_mount.mount.settle_state); `split_state` is
-  the one reading of which arguments are a `--state`.
+  entry's own choice, a file, a database or none (harness.hermes_mount.mount.settle_state);
+  `split_state` is the one reading of which arguments are a `--state`, and `state_value` of what one
+  names. Any build of the body (`ADA_BODY`) is the body whose arguments a remount keeps.
 - `--cognition` is mount's when asked (`spec.cognition`), else the entry's own body argument. The
   `sampling:` block is mount's to size only with sampling cognition, and to take back only what it
   wrote (harness.hermes_mount.cognition); the rest of the block is the operator's.
@@ -56,6 +57,7 @@ from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from harness.database import holds_password, shown_url
 from harness.errors import ConfigError
 from harness.hermes_mount.cognition import (
     COGNITION_OPTION,
@@ -67,6 +69,7 @@ from harness.hermes_mount.cognition import (
 )
 from harness.hermes_mount.config_file import HermesConfigError, child_mapping, line_of
 from harness.replay.recorder import RELAY_MODULE
+from harness.settings import DATABASE_SCHEMES
 
 SERVERS_KEY = "mcp_servers"
 DISCOVERY_KEY = "mcp_discovery_timeout"
@@ -89,6 +92,8 @@ TOOL = "turn"
 # The body's session store: mount decides it whether or not it was asked (harness.hermes_mount.mount.settle_state
 # keeps the entry's own choice when it was not), so `kept_body_args` never keeps it.
 STATE_OPTION = "--state"
+# The body's builds: the static default, the dynamic one (the only one with a PostgreSQL client), either unchecked.
+ADA_BODY = re.compile(r"^mafiabot(-dynamic)?(-unchecked)?$")
 ALWAYS_OWNED = frozenset({STATE_OPTION})
 _YAML_1_1 = YAML(typ="safe")
 _YAML_1_1.version = (1, 1)
@@ -126,14 +131,21 @@ def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
                                                  DEFAULT_CONNECT_TIMEOUT))
 
 
+def is_ada_body(command: str) -> bool:
+    """Whether `command` is one of the body's builds (static, dynamic, unchecked)."""
+    return ADA_BODY.match(Path(command).name) is not None
+
+
 def entry_body(spec: EntrySpec, entry: Mapping[str, Any] | None) -> list[str] | None:
-    """The body command line of the entry already there, when it runs the spec's program; None otherwise (no
-    entry, or another program's, whose arguments are nothing of the body's to keep)."""
+    """The body command line of the entry already there, when it runs the spec's program (any build of the body
+    is the body); None otherwise (no entry, or another program's, whose arguments are nothing of the body's to
+    keep)."""
     if entry is None:
         return None
     command, args, _ = entry_command(entry)
     body, ours = body_argv(command, args), body_argv(str(spec.command), spec.args)
-    return body if Path(body[0]).name == Path(ours[0]).name else None
+    same = Path(body[0]).name == Path(ours[0]).name or (is_ada_body(body[0]) and is_ada_body(ours[0]))
+    return body if same else None
 
 
 def kept_body_args(spec: EntrySpec, entry: CommentedMap | None) -> tuple[str, ...]:
@@ -207,20 +219,52 @@ def body_argv(command: str, args: Iterable[str]) -> list[str]:
     return argv
 
 
-def split_state(argv: Iterable[str]) -> tuple[list[str], Path | None]:
+@dataclass(frozen=True)
+class DatabaseState:
+    """A `--state` naming a PostgreSQL database (the dynamic body's libpq reads the URL), not a file: nothing of it
+    is on this machine's disk, and mount writes it only without a password (`checked_database_state`)."""
+
+    url: str
+
+    def __str__(self) -> str:
+        return self.url
+
+
+# Where a body keeps its sessions: a file (SQLite) or a database.
+Store = Path | DatabaseState
+
+
+def state_value(text: str) -> Store:
+    """What a `--state` value names, as the body reads it: a PostgreSQL URL (harness.settings.DATABASE_SCHEMES,
+    the schemes the body takes too), else a file."""
+    return DatabaseState(text) if text.startswith(DATABASE_SCHEMES) else Path(text)
+
+
+def checked_database_state(url: str) -> DatabaseState:
+    """A database `--state` mount may write into config.yaml: ConfigError for one holding a password (the URL
+    itself is never quoted), which belongs in the password file libpq reads."""
+    if holds_password(url):
+        raise ConfigError(f"{STATE_OPTION} {shown_url(url)}: the URL holds a password, which mount would write into "
+                          "config.yaml: keep it in ~/.pgpass (or the file $PGPASSFILE names) or a service file "
+                          "(PGSERVICEFILE, then postgresql:///?service=NAME), which the body's libpq reads; "
+                          "nothing was written")
+    return DatabaseState(url)
+
+
+def split_state(argv: Iterable[str]) -> tuple[list[str], Store | None]:
     """A body's command line without its `--state` options, and the store they name: the last one, as the body
     reads them (None without one). The one reading of "what is a --state argument" (`--state FILE` or
     `--state=FILE`; a `--state` with no value after it names nothing)."""
     kept: list[str] = []
-    store: Path | None = None
+    store: Store | None = None
     items = iter(argv)
     for item in items:
         if item == STATE_OPTION:
             value = next(items, None)
             if value is not None:
-                store = Path(value)
+                store = state_value(value)
         elif item.startswith(STATE_OPTION + "="):
-            store = Path(item.split("=", 1)[1])
+            store = state_value(item.split("=", 1)[1])
         else:
             kept.append(item)
     return kept, store
@@ -232,8 +276,8 @@ def without_state(argv: Iterable[str]) -> list[str]:
     return split_state(argv)[0]
 
 
-def state_of(argv: Iterable[str]) -> Path | None:
-    """The --state file of a body's arguments (the last one, as the body reads them); None without one."""
+def state_of(argv: Iterable[str]) -> Store | None:
+    """The --state store of a body's arguments (the last one, as the body reads them); None without one."""
     return split_state(argv)[1]
 
 

@@ -14,9 +14,11 @@ Invariants:
   entry must be gone. Otherwise the plan is a HermesConfigError and nothing is written.
 - `soul` is written as the body's own `--soul` option; SOUL.md itself is the body's business
   (harness.hermes_mount.soul asks it).
-- `state` is decided by `settle_state`: as asked, else the entry's own (a file or none), else for a
-  new entry the home's default store, which without Level1 is none. Applying makes only the store's
-  folder: the store itself is the body's to make.
+- `state` is decided by `settle_state`: as asked, else the entry's own (a file, a database or none),
+  else for a new entry the home's default store, which without Level1 is none. Applying makes only a
+  file store's folder: the store itself is the body's to make. A database (`--state postgresql://...`)
+  is written only without a password, and its entry runs the body's dynamic build, the one with a
+  PostgreSQL client (`harness.body.database_client`).
 - `compact` is written as the body's `--text-block compact`: the model reads the output and a
   one-line summary per turn instead of the whole trace (docs/wire-contract.md says when to use it).
 - `cognition` sampling is written as the body's `--cognition sampling`, and with it (asked, or the
@@ -46,8 +48,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.body import default_organs, find_body
-from harness.errors import ConfigError
+from harness.body import database_client, default_organs, find_body
+from harness.errors import BodyNotFound, ConfigError
 from harness.hermes.config_yaml import CONFIG_NAME
 from harness.hermes_mount.cognition import (
     COGNITION_OPTION,
@@ -76,11 +78,14 @@ from harness.hermes_mount.entry import (
     DISCOVERY_KEY,
     SERVERS_KEY,
     STATE_OPTION,
+    DatabaseState,
     EntrySpec,
+    Store,
     apply_entry,
     body_argv,
     check_discovery_timeout,
     check_name,
+    checked_database_state,
     discovery_timeout,
     entry_body,
     entry_command,
@@ -93,6 +98,7 @@ from harness.hermes_mount.entry import (
     set_discovery_timeout,
     settle,
     state_of,
+    state_value,
 )
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_mount.level1 import (
@@ -140,7 +146,7 @@ class HomeChange:
     notes: list[str] = field(default_factory=list)
     spec: EntrySpec | None = None  # mount's entry, settled against the one already there
     plugin: FilesPlan | None = None  # the Level1 plugin's folder (harness.hermes_mount.level1)
-    state: Path | None = None  # the body's --state file, whose folder mount makes when it writes
+    state: Store | None = None  # the body's --state: a file, whose folder mount makes when it writes, or a database
     warnings: list[str] = field(default_factory=list)  # what the operator asked for that weakens a guarantee
     made: Made | None = None  # unmount: what mount recorded making in the home (harness.hermes_mount.made)
     remove_config: bool = False  # unmount: config.yaml is mount's and nothing is left in it
@@ -208,7 +214,8 @@ def build_spec(home: HermesHome, name: str, body: str | None, organs: str | None
     if state is not None and "\x00" in state:
         raise ConfigError(f"{STATE_OPTION} holds a NUL byte, which no file name can; nothing was written")
     if state is not None and state != STATE_OFF:
-        state = str(Path(state).absolute())
+        asked = state_value(state)
+        state = str(checked_database_state(state) if isinstance(asked, DatabaseState) else Path(state).absolute())
     if soul is not None:
         own_args += (SOUL_OPTION, soul)
     if compact:
@@ -282,10 +289,11 @@ def settle_state(home: HermesHome, spec: EntrySpec, entry: Mapping[str, Any] | N
     body = entry_body(spec, entry)
     before = state_of(body) if body is not None else None
     default = default_state(home)
+    chosen: Store | None
     if spec.state == STATE_OFF:
         chosen = None
     elif spec.state is not None:
-        chosen = Path(spec.state)
+        chosen = state_value(spec.state)
     else:
         chosen = before if body is not None else default
     notes: list[str] = []
@@ -301,11 +309,32 @@ def settle_state(home: HermesHome, spec: EntrySpec, entry: Mapping[str, Any] | N
     args = list(spec.args)
     if chosen is not None:
         args[spec.state_at:spec.state_at] = [STATE_OPTION, str(chosen)]
-    return replace(spec, args=tuple(args)), notes, warnings
+    spec = replace(spec, args=tuple(args))
+    if isinstance(chosen, DatabaseState):
+        spec, switched = _with_a_database_client(spec)
+        notes += switched
+    return spec, notes, warnings
 
 
-def _store_moved(before: Path | None, after: Path | None) -> str:
-    def where(store: Path | None) -> str:
+def _with_a_database_client(spec: EntrySpec) -> tuple[EntrySpec, list[str]]:
+    """The spec running a body that can open a database: only the dynamic build links libpq (docs/scale-out.md),
+    so the static body is replaced by the dynamic one beside it, with a note; BodyNotFound when that is missing."""
+    argv = [str(spec.command), *spec.args]
+    at = len(argv) - len(body_argv(str(spec.command), spec.args))  # where the body is: 0, or after the relay's --
+    named = Path(argv[at])
+    try:
+        client = database_client(named)
+    except BodyNotFound as exc:
+        raise BodyNotFound(f"--state {state_of(argv[at:])}: {exc}") from None
+    if client == named:
+        return spec, []
+    argv[at] = str(client)
+    note = f"the database needs the body's PostgreSQL client: the entry runs {client} (the static {named} has none)"
+    return replace(spec, command=Path(argv[0]), args=tuple(argv[1:])), [note]
+
+
+def _store_moved(before: Store | None, after: Store | None) -> str:
+    def where(store: Store | None) -> str:
         return str(store) if store is not None else IN_MEMORY
 
     left = f"; {before} is left as it is" if before is not None else ""
@@ -459,7 +488,7 @@ def apply_plan(plan: HomeChange) -> Path | None:
     longer does: a Hermes starting meanwhile never enables a plugin that is not there.
     """
     installing = plan.plugin is not None and bool(plan.plugin.writes)
-    if plan.state is not None:  # also when nothing else changes: a folder removed since is made again
+    if isinstance(plan.state, Path):  # also when nothing else changes: a folder removed since is made again
         _make_state_folder(plan.state)
     if installing and plan.plugin is not None:
         apply_files(plan.plugin)
@@ -479,7 +508,7 @@ def mount_paths(plan: HomeChange) -> list[Path]:
     candidates = [home, plan.home.config]
     if plan.plugin is not None and plan.plugin.writes:
         candidates += [plan.plugin.folder.parent, plan.plugin.folder]
-    if plan.state is not None and plan.state.parent.is_relative_to(home):
+    if isinstance(plan.state, Path) and plan.state.parent.is_relative_to(home):
         parts = plan.state.parent.relative_to(home).parts
         candidates += [home.joinpath(*parts[:n]) for n in range(1, len(parts) + 1)]
     return candidates

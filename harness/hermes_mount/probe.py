@@ -36,8 +36,8 @@ from typing import Any
 from harness.client import REQUEST_TIMEOUT, BodyClient
 from harness.errors import BodyNotFound, ProtocolViolation, RpcError
 from harness.hermes_mount.cognition import COGNITION_OPTION, SAMPLING
-from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_relay, state_of
-from harness.hermes_mount.soul import SOUL_OFF, is_ada_body
+from harness.hermes_mount.entry import STATE_OPTION, TOOL, body_argv, is_ada_body, is_relay, state_of
+from harness.hermes_mount.soul import SOUL_OFF
 from harness.replay.recorder import unwritable_reason
 
 HERMES_PASSED_ENV = ("PATH", "HOME", "USER", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR")

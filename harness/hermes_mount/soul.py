@@ -20,14 +20,12 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.errors import BodyDied, BodyNotFound, BodyTimeout, ProtocolViolation
-from harness.hermes_mount.entry import without_state
+from harness.hermes_mount.entry import is_ada_body, without_state
 
 SOUL_OPTION = "--soul"
 SOUL_POLICIES = ("keep", "replace", "off")
@@ -38,17 +36,12 @@ RESTORE_TASK = "--soul-restore"
 # Both tasks read one small file (and restore writes one): milliseconds; this only stops a hang.
 SOUL_TASK_TIMEOUT = 10.0
 # The Ada body's executables (mafiabot_core.gpr): static or dynamic, contracts on or off.
-ADA_BODY = re.compile(r"^mafiabot(-dynamic)?(-unchecked)?$")
 
 
 @dataclass(frozen=True)
 class SoulReport:
     word: str  # soul_state: missing, hermes-default, body, operator; restore: restored, removed, kept, missing
     sentence: str  # names the file and says what was or would be done
-
-
-def is_ada_body(command: str) -> bool:
-    return ADA_BODY.match(Path(command).name) is not None
 
 
 def soul_state(body_argv: Sequence[str], env: Mapping[str, str]) -> SoulReport | None:

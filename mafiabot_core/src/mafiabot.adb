@@ -28,6 +28,7 @@ with Organs.Morag.Relevance;
 with Organs.Sets;
 with Sampling_Port;
 with Session_Repositories.Memory;
+with Session_Repositories.Postgres;
 with Session_Repositories.Stored;
 with Session_Store;
 with Soul_Writer;
@@ -128,7 +129,9 @@ procedure Mafiabot is
    Stub     : Stub_Organs.Fixture;
    Sessions : Session_Repositories.Repository_Access;
    Stored   : Session_Repositories.Stored.Stored_Access;
-   --  With --state: the store Sessions is
+   --  With --state FILE: the store Sessions is
+   Database_Secret : Unbounded_String;
+   --  With --state postgresql://...: the secret kept in the database
 
    function Drawn_Secret return String;
    --  32 bytes of /dev/urandom, in hex: the secret of a body without a
@@ -176,7 +179,10 @@ procedure Mafiabot is
          Limits           => (Max_Depth    => Settings.Max_Depth,
                               Max_Elements => Settings.Max_Elements),
          Turn_Deadline_Ms => Settings.Turn_Deadline_Ms);
-      if Session_Repositories.Stored."=" (Stored, null) then
+      if Length (Database_Secret) > 0 then
+         --  Every body on the database shares it, as on a file
+         Thinker.Set_Secret (To_String (Database_Secret));
+      elsif Session_Repositories.Stored."=" (Stored, null) then
          Thinker.Set_Secret (Drawn_Secret);
       else
          declare
@@ -220,7 +226,33 @@ begin
            (Stub,
             Stub_Organs.Fixtures.Parse_Curve (To_String (Settings.Thresholds)));
       end if;
-      if Length (Settings.State_Path) > 0 then
+      if Session_Repositories.Postgres.Names_A_Database
+           (To_String (Settings.State_Path))
+      then
+         declare
+            use type Body_Config.Energy_Source;
+            Opened : Session_Repositories.Status;
+         begin
+            --  --state postgresql://...: every turn reads its session from
+            --  the database and commits it there before its reply is
+            --  written; the secret is made with the schema, so it is
+            --  proposed whatever the cognition
+            Session_Repositories.Postgres.Open
+              (Url             => To_String (Settings.State_Path),
+               Capacity        => Settings.Max_Sessions,
+               Busy_Timeout_Ms => Settings.State_Busy_Ms,
+               Keeps_Budgets   => Settings.Energy = Body_Config.Budget,
+               Proposed_Secret => Drawn_Secret,
+               Opened          => Sessions,
+               Secret          => Database_Secret,
+               Result          => Opened);
+            if Opened.Failed then
+               --  As a bad store file: one line naming the server, exit 2
+               Body_Log.Error ("session store " & To_String (Opened.Reason));
+               GNAT.OS_Lib.OS_Exit (Usage_Status);
+            end if;
+         end;
+      elsif Length (Settings.State_Path) > 0 then
          declare
             use type Body_Config.State_Durability;
             use type Body_Config.Energy_Source;

@@ -92,14 +92,15 @@ SpawnBody = Callable[..., BodyClient]
 
 @pytest.fixture
 def spawn_body(body_exe: Path, tmp_path: Path) -> Iterator[SpawnBody]:
-    """A factory: spawn_body(**BodyOptions overrides) -> a started BodyClient."""
+    """A factory: spawn_body(**BodyOptions overrides) -> a started BodyClient (`body` too: another build)."""
     clients: list[BodyClient] = []
     numbers = itertools.count(1)
 
     def spawn(**overrides: object) -> BodyClient:
         number = next(numbers)
         overrides.setdefault("hermes_home", tmp_path / f"hermes-{number}")
-        options = BodyOptions(body=body_exe, **overrides)  # type: ignore[arg-type]
+        overrides.setdefault("body", body_exe)
+        options = BodyOptions(**overrides)  # type: ignore[arg-type]
         client = BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
                                          stderr_log=tmp_path / f"body-{number}.stderr")
         clients.append(client.start())

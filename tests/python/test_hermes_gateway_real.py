@@ -41,6 +41,7 @@ from types import TracebackType
 import pytest
 
 import harness.hermes_plugin as level1
+from harness.cli import main
 from hermes_support import (
     HERMES,
     HERMES_RUN_TIMEOUT,
@@ -49,6 +50,7 @@ from hermes_support import (
     chat_in_profile,
     hermes_env,
     mount_offline,
+    offline_config,
     project_hermes,
     requires_hermes,
     tool_results,
@@ -350,3 +352,34 @@ def test_level1_under_a_real_gateway_an_api_conversation_is_its_own_session_not_
     assert [trace["turn"] for trace in (in_first, in_continued, in_other, in_cli)] == [1, 2, 1, 1]
     assert in_cli["session"] | {"origin": ""} == {"uid": PROFILE, "channel": "cli", "origin": "",
                                                   "server": level1.home_server(profile_home.resolve())}
+
+
+def test_two_gateway_hosts_on_one_database_continue_a_user_s_session_one_after_the_other(body_exe, pg_url, tmp_path):
+    """Two "machines": each its own HOME and Hermes home, its gateway on the same IRC network, its body on one
+    PostgreSQL database (docs/scale-out.md). alice's message to the first is her turn 1; once it is gone, her next
+    message to the second is turn 2 of the same session, her first turn's recall in it."""
+    if not (body_exe.parent / "mafiabot-dynamic").is_file():
+        pytest.skip("needs mafiabot-dynamic (make build-dynamic): only the dynamic build links libpq")
+    script = json.loads((SCRIPTS / "forged_key_gateway.json").read_text())
+    with StubModel(script, tmp_path / "model") as model, IrcStub() as irc:
+        for joins, (machine, reply) in enumerate((("a", "reply one"), ("b", "reply two")), start=1):
+            home, root = tmp_path / machine / "home", tmp_path / machine / "hermes-root"
+            home.mkdir(parents=True)
+            profile_home = root / "profiles" / PROFILE
+            profile_home.mkdir(parents=True)
+            (profile_home / "config.yaml").write_text(offline_config(model.base_url), encoding="utf-8")
+            assert main(["mount", "--hermes-home", str(root), "--profile", PROFILE, "--discovery-timeout", "30",
+                         "--state", pg_url]) == 0
+            with Gateway(PROFILE, home, root, irc_env(irc), tmp_path / machine / "gateway") as gateway:
+                # The network is the same for both: the second host has joined when a second JOIN arrives
+                irc.wait_until(lambda lines, joins=joins: sum(line.command == "JOIN" for line in lines) >= joins,
+                               HERMES_RUN_TIMEOUT, f"host {machine} to join {CHANNEL}", abort=gateway.stopped_why)
+                say_and_wait(irc, gateway, profile_home, "alice", CHANNEL, "who is the godfather?", reply)
+                assert gateway.stop() in (0, 1), gateway.output_tail()
+        calls = model.agent_calls()
+    on_a, on_b = tool_results(calls)
+    assert on_a["session"] | {"origin": ""} == on_b["session"] | {"origin": ""} == {
+        "uid": "alice", "channel": CHANNEL, "server": PLATFORM, "origin": ""}
+    assert (on_a["turn"], on_b["turn"]) == (1, 2), "the second host continued the first host's session"
+    assert on_b["energy"] < on_a["energy"]
+    assert "recall: 'what did carol say in the back room?'" in on_b["steps"][1]["detail"]

@@ -7,7 +7,7 @@ Invariants:
   layer may use it without reaching anything else.
 - The stub organs (stubs/) are chosen by the boot alone: no other unit of the body names them, so the fixture stays
   the stubs' private business and a second implementation of the organs goes through the same seam (Organs.Sets).
-- SQLite is the store's alone.
+- SQLite is the store's alone, and libpq the PostgreSQL store's.
 
 A unit depends on the units its spec and its body `with` (`limited with` and `private with` included) and on its
 parents (a child unit sees its parent's declarations). The graph is read from the sources' context clauses, so a
@@ -139,3 +139,14 @@ def test_only_the_session_store_knows_of_sqlite() -> None:
             for unit in UNITS.in_folder(folder) if UNITS.direct[unit] & store] == []
     knowing = {unit for unit, named in UNITS.direct.items() if "sqlite" in named}
     assert knowing == {"session_store"}
+
+
+def test_only_the_postgresql_store_knows_of_libpq() -> None:
+    """libpq, linked by the dynamic build alone (store-pg/), is the PostgreSQL store's body's alone: its spec
+    (store/) names no libpq, so the static build's body (store-pg-off/) completes the same spec."""
+    knowing = {unit for unit, named in UNITS.direct.items() if "libpq" in named}
+    assert knowing == {"session_repositories.postgres"}
+    spec = SOURCES / "store" / "session_repositories-postgres.ads"
+    assert "libpq" not in context_clause_units(spec)
+    assert {path.parent.name for path in SOURCES.rglob("session_repositories-postgres.adb")} == {
+        "store-pg", "store-pg-off"}

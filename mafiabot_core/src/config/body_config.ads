@@ -196,6 +196,10 @@ private
      & " shared with other bodies" & LF
      & "                         (default: in memory, gone when the body"
      & " exits)" & LF
+     & "  --state postgresql://...  keep them in a PostgreSQL database"
+     & " (mafiabot-dynamic only;" & LF
+     & "                         the password in PGPASSFILE, not the URL)"
+     & LF
      & "  --state-busy-ms N      how long a turn waits for another body's"
      & " lock (default 5000)" & LF
      & "  --state-sync normal|full  normal (default): a committed turn"

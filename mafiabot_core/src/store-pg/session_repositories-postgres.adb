@@ -1,0 +1,829 @@
+with Ada.Unchecked_Conversion;
+with Interfaces.C.Strings;
+with System;
+with Body_Log;
+with Libpq;
+with Organs.Drive_Box;
+with Organs.Morag.Excerpts;
+with Session_Records;
+with Session_Table;
+with Wall_Clocks;
+
+package body Session_Repositories.Postgres is
+
+   use Ada.Strings.Unbounded;
+   use type Interfaces.C.int;
+   use type Interfaces.Integer_64;
+   use type Interfaces.Unsigned_64;
+   use type Libpq.Connection;
+
+   package C renames Interfaces.C;
+
+   Lock_Namespace : constant := 16#6D61_6610#;
+   --  The first key of the body's advisory locks: apart from the
+   --  harness's namespaces on the same database (harness/database.py,
+   --  16#6D61_6601# .. 16#6D61_6604#)
+
+   Schema_Lock : constant := 0;
+
+   Version_Text : constant String := "1";
+   --  Schema_Version as body_meta holds it
+
+   pragma Compile_Time_Error
+     (Schema_Version /= 1, "Version_Text spells Schema_Version");
+   --  The second key of the lock Open makes or migrates the schema under
+
+   type Sql_Text is access constant String;
+
+   Migrations : constant array (1 .. Schema_Version) of Sql_Text :=
+     [1 => new String'
+        ("CREATE TABLE body_meta (name text PRIMARY KEY, value text NOT NULL);"
+         & "CREATE TABLE body_sessions (key bytea PRIMARY KEY,"
+         & " record bytea NOT NULL, used bigint NOT NULL);"
+         --  used: the rank of use, from a sequence every kept turn draws
+         --  from; its index finds the least recently used
+         & "CREATE INDEX body_sessions_by_use ON body_sessions (used);"
+         & "CREATE SEQUENCE body_session_use;"
+         & "CREATE TABLE body_tally (one integer PRIMARY KEY CHECK (one = 1),"
+         & " sessions bigint NOT NULL);"
+         & "INSERT INTO body_tally VALUES (1, 0);"
+         --  Every insert and delete of a session, a body's or an
+         --  operator's by hand, keeps the tally; an update fires none
+         & "CREATE FUNCTION body_count_sessions () RETURNS trigger"
+         & " LANGUAGE plpgsql AS $$ BEGIN"
+         & " UPDATE body_tally SET sessions = sessions"
+         & " + CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;"
+         & " RETURN NULL; END $$;"
+         & "CREATE TRIGGER body_counted AFTER INSERT OR DELETE ON body_sessions"
+         & " FOR EACH ROW EXECUTE FUNCTION body_count_sessions ();"
+         & "CREATE TABLE body_budget_calls (key bytea NOT NULL"
+         & " REFERENCES body_sessions (key) ON DELETE CASCADE,"
+         & " ended_ms bigint NOT NULL, calls bigint NOT NULL,"
+         & " tokens bigint NOT NULL);"
+         & "CREATE INDEX body_budget_calls_by_key ON body_budget_calls"
+         & " (key, ended_ms);"
+         & "INSERT INTO body_meta VALUES ('schema_version', '0');")];
+   --  Append-only: Migrations (V) takes a database of version V - 1 to V
+   --  (a new database is of version 0); once released, never edited
+
+   Read_Record : constant String :=
+     "SELECT record FROM body_sessions WHERE key = $1";
+   Lock_Session : constant String :=
+     "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
+     & ", hashtext (encode ($1, 'hex')))";
+   --  Two sessions whose keys share a hash only wait for each other
+   Write_Record : constant String :=
+     "INSERT INTO body_sessions (key, record, used)"
+     & " VALUES ($1, $2, nextval ('body_session_use'))"
+     & " ON CONFLICT (key) DO UPDATE"
+     & " SET record = excluded.record, used = excluded.used"
+     & " RETURNING (xmax = 0)";
+   --  Whether the row was inserted (a new session), not updated
+   Evict_Past_Capacity : constant String :=
+     "WITH gone AS (DELETE FROM body_sessions WHERE key IN"
+     & " (SELECT key FROM body_sessions ORDER BY used LIMIT greatest (0,"
+     & " (SELECT sessions FROM body_tally) - $1::bigint)"
+     & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
+     & " SELECT count (*) FROM gone";
+   Read_Budget : constant String :=
+     "SELECT ended_ms, calls, tokens FROM body_budget_calls WHERE key = $1"
+     & " ORDER BY ended_ms";
+   Forget_Budget : constant String :=
+     "DELETE FROM body_budget_calls WHERE key = $1";
+   Log_Budget : constant String :=
+     "INSERT INTO body_budget_calls (key, ended_ms, calls, tokens)"
+     & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
+     & " $4::bigint[])";
+
+   Lock_Failed : constant String :=
+     "cannot lock the session (another body's turn of it held the lock"
+     & " past --state-busy-ms, or the server refused)";
+
+   Lost_Note : constant String :=
+     " (the connection to the server was lost: nothing of this turn was"
+     & " kept; the next turn connects again)";
+
+   type Record_Read is record
+      Found : Boolean := False;
+      Bytes : Unbounded_String;
+      --  When Found: the record's bytes as read
+   end record;
+
+   type Pg_Repository is limited new Repository with record
+      Conn          : Libpq.Connection := Libpq.No_Connection;
+      Server        : Unbounded_String;
+      --  Host, port and database, for every failure's line
+      Capacity      : Positive := 10_000;
+      Busy_Timeout_Ms : Positive := 5_000;
+      Keeps_Budgets : Boolean := False;
+   end record;
+
+   overriding procedure Within_Turn
+     (Self        : in out Pg_Repository;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      Length      : Turn_Length;
+      Work        : not null access procedure
+                      (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
+                       Result  : out Verdict);
+      Result      : out Status);
+
+   overriding procedure Close (Self : in out Pg_Repository);
+
+   type Pg_Access is access all Pg_Repository;
+
+   --  -- Talking to the server -------------------------------------------
+
+   type Param is record
+      Value  : access constant String;
+      --  Read by libpq during the one Execute it is given to (so a local
+      --  object's 'Unchecked_Access is safe: it outlives that call)
+      Binary : Boolean := True;
+      --  Else text, ending in a NUL (libpq reads it as a C string)
+   end record;
+
+   type Param_List is array (Positive range <>) of Param;
+
+   Empty_Bytes : aliased constant String := "-";
+   --  Where an empty bytea points: libpq takes a null pointer for NULL
+
+   function Text_Param (Value : access constant String) return Param is
+     ((Value => Value, Binary => False));
+
+   function Bytes_Param (Value : access constant String) return Param is
+     ((Value => Value, Binary => True));
+
+   function Spelled (Number : Interfaces.Integer_64) return String is
+     (Interfaces.Integer_64'Image (Number) & ASCII.NUL);
+   --  A text parameter's spelling (the leading blank is PostgreSQL's to
+   --  skip)
+
+   function Text_Of (Text : C.Strings.chars_ptr) return String is
+     (if C.Strings."=" (Text, C.Strings.Null_Ptr) then ""
+      else C.Strings.Value (Text));
+
+   --  libpq's last error on one line: its messages end in, and may hold,
+   --  line feeds
+   function Last_Error (Self : Pg_Repository) return String is
+      Message : String := Text_Of (Libpq.Error_Message (Self.Conn));
+      Last    : Natural := Message'Last;
+   begin
+      while Last >= Message'First
+        and then Message (Last) in ASCII.LF | ASCII.CR | ' '
+      loop
+         Last := Last - 1;
+      end loop;
+      for Each of Message (Message'First .. Last) loop
+         if Each in ASCII.LF | ASCII.CR | ASCII.HT then
+            Each := ' ';
+         end if;
+      end loop;
+      return Message (Message'First .. Last);
+   end Last_Error;
+
+   function Is_Connected (Self : Pg_Repository) return Boolean is
+     (Self.Conn /= Libpq.No_Connection
+      and then Libpq.Status (Self.Conn) = Libpq.Connection_OK);
+
+   function Execute
+     (Self  : Pg_Repository;
+      Sql   : String;
+      Given : Param_List := []) return Libpq.Result
+   is
+      type Address_Array is array (Given'Range) of System.Address
+      with Convention => C;
+      type Int_Array is array (Given'Range) of C.int
+      with Convention => C;
+      Values  : Address_Array;
+      Lengths : Int_Array;
+      Formats : Int_Array;
+   begin
+      for Index in Given'Range loop
+         Values (Index) :=
+           (if Given (Index).Value'Length = 0 then Empty_Bytes'Address
+            else Given (Index).Value.all'Address);
+         Lengths (Index) := C.int (Given (Index).Value'Length);
+         Formats (Index) :=
+           (if Given (Index).Binary then Libpq.Binary_Format
+            else Libpq.Text_Format);
+      end loop;
+      if Given'Length = 0 then
+         return Libpq.Exec_Params
+           (Self.Conn, C.To_C (Sql), 0, System.Null_Address,
+            System.Null_Address, System.Null_Address, System.Null_Address,
+            Libpq.Binary_Format);
+      end if;
+      return Libpq.Exec_Params
+        (Self.Conn, C.To_C (Sql), C.int (Given'Length), System.Null_Address,
+         Values'Address, Lengths'Address, Formats'Address,
+         Libpq.Binary_Format);
+   end Execute;
+
+   function Succeeded (Res : Libpq.Result) return Boolean is
+     (Libpq."/=" (Res, Libpq.No_Result)
+      and then Libpq.Result_Status (Res) in Libpq.Command_OK
+                                          | Libpq.Tuples_OK);
+
+   function Has_Row (Res : Libpq.Result) return Boolean is
+     (Libpq.Tuples (Res) > 0);
+
+   function Cell_Length (Res : Libpq.Result; Row, Column : Natural)
+     return Natural is
+     (Natural (Libpq.Get_Length (Res, C.int (Row), C.int (Column))));
+
+   --  A column of a binary result as its bytes
+   function Cell (Res : Libpq.Result; Row, Column : Natural) return String is
+      Bytes : constant String (1 .. Cell_Length (Res, Row, Column))
+      with Import,
+           Address => Libpq.Get_Value (Res, C.int (Row), C.int (Column));
+   begin
+      return Bytes;
+   end Cell;
+
+   function As_Signed is new Ada.Unchecked_Conversion
+     (Interfaces.Unsigned_64, Interfaces.Integer_64);
+
+   --  A bigint column of a binary result: eight bytes, most significant
+   --  first; anything else reads as 0
+   function Int8 (Res : Libpq.Result; Row, Column : Natural)
+     return Interfaces.Integer_64
+   is
+      Bytes : constant String := Cell (Res, Row, Column);
+      Value : Interfaces.Unsigned_64 := 0;
+   begin
+      if Bytes'Length /= 8 then
+         return 0;
+      end if;
+      for Each of Bytes loop
+         Value := Interfaces.Shift_Left (Value, 8)
+                  or Interfaces.Unsigned_64 (Character'Pos (Each));
+      end loop;
+      return As_Signed (Value);
+   end Int8;
+
+   function Failure (Self : Pg_Repository; Reason : String) return Status is
+     ((Failed => True,
+       Reason => Self.Server & ": " & To_Unbounded_String (Reason)));
+
+   --  Undo the open transaction, if any (a lost connection has none left:
+   --  the server rolled it back)
+   procedure Roll_Back (Self : Pg_Repository) is
+   begin
+      if Is_Connected (Self)
+        and then Libpq.Transaction_Status (Self.Conn)
+                 /= Libpq.Transaction_Idle
+      then
+         Libpq.Clear (Execute (Self, "ROLLBACK"));
+      end if;
+   end Roll_Back;
+
+   --  Res failed: Result says so (What, and the server's words), the
+   --  transaction is rolled back and Res cleared
+   procedure Fail
+     (Self   : Pg_Repository;
+      Res    : Libpq.Result;
+      What   : String;
+      Result : out Status)
+   is
+      Reason : constant String := What & ": " & Last_Error (Self);
+   begin
+      Libpq.Clear (Res);
+      if Is_Connected (Self) then
+         Result := Failure (Self, Reason);
+         Roll_Back (Self);
+      else
+         Result := Failure (Self, Reason & Lost_Note);
+      end if;
+   end Fail;
+
+   --  Run Sql, which returns nothing the caller reads
+   procedure Run
+     (Self   : Pg_Repository;
+      Sql    : String;
+      What   : String;
+      Result : in out Status;
+      Given  : Param_List := [])
+   is
+      Res : Libpq.Result;
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, Sql, Given);
+      if Succeeded (Res) then
+         Libpq.Clear (Res);
+      else
+         Fail (Self, Res, What, Result);
+      end if;
+   end Run;
+
+   procedure Ignore_Notice
+     (Argument : System.Address; Message : C.Strings.chars_ptr)
+   with Convention => C;
+   --  The server's notices are no failure of a turn's, and stderr is the
+   --  body's log, not the server's
+
+   procedure Ignore_Notice
+     (Argument : System.Address; Message : C.Strings.chars_ptr)
+   is
+      pragma Unreferenced (Argument, Message);
+   begin
+      null;
+   end Ignore_Notice;
+
+   --  The server as a failure names it: never the URL (it may hold a
+   --  password), but what libpq made of it
+   function Server_Of (Conn : Libpq.Connection) return String is
+      Host : constant String := Text_Of (Libpq.Host (Conn));
+      Port : constant String := Text_Of (Libpq.Port (Conn));
+      Db   : constant String := Text_Of (Libpq.Db (Conn));
+   begin
+      if Host = "" and then Db = "" then
+         return "PostgreSQL server (the --state URL)";
+      end if;
+      return "PostgreSQL server " & Host & (if Port = "" then "" else ":")
+        & Port & ", database " & Db;
+   end Server_Of;
+
+   --  What every new connection is given, at Open and after a reconnect:
+   --  the bound of a wait for another body's lock, set in the session (a
+   --  URL's options=-c... stays the operator's)
+   procedure Set_Up_Session (Self : Pg_Repository; Result : in out Status)
+   is
+      Bound : constant String := Self.Busy_Timeout_Ms'Image;
+   begin
+      Run (Self, "SET lock_timeout = "
+           & Bound (Bound'First + 1 .. Bound'Last),
+           "cannot set the lock timeout", Result);
+   end Set_Up_Session;
+
+   --  A connection is made once at Open; a turn that finds it lost (the
+   --  server restarted, or ended this session) makes it again
+   procedure Connect_Again_If_Lost
+     (Self : in out Pg_Repository; Result : out Status) is
+   begin
+      Result := (others => <>);
+      if Is_Connected (Self) then
+         return;
+      end if;
+      Libpq.Reset (Self.Conn);
+      if Is_Connected (Self) then
+         Set_Up_Session (Self, Result);
+         Body_Log.Info ("session store " & To_String (Self.Server)
+                        & ": connected again");
+      else
+         Result := Failure (Self, "cannot connect again: " & Last_Error (Self)
+                            & "; this turn was not run, the next one"
+                            & " tries again");
+      end if;
+   end Connect_Again_If_Lost;
+
+   --  -- A turn --------------------------------------------------------
+
+   --  Session_Key's record as stored (Read.Found False when there is none)
+   procedure Read_Bytes
+     (Self   : Pg_Repository;
+      Key    : access constant String;
+      Read   : out Record_Read;
+      Result : in out Status)
+   is
+      Res : Libpq.Result;
+   begin
+      Read := (others => <>);
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, Read_Record, [1 => Bytes_Param (Key)]);
+      if not Succeeded (Res) then
+         Fail (Self, Res, "cannot read the session", Result);
+         return;
+      end if;
+      if Has_Row (Res) then
+         Read := (Found => True, Bytes => To_Unbounded_String (Cell (Res, 0, 0)));
+      end if;
+      Libpq.Clear (Res);
+   end Read_Bytes;
+
+   --  Budget: the session's budget log into State, oldest first; a value
+   --  out of its range is held at the range's end, as the SQLite store does
+   procedure Read_Budget_Log
+     (Self   : Pg_Repository;
+      Key    : access constant String;
+      State  : in out Session_Table.Session;
+      Result : in out Status)
+   is
+      Res : Libpq.Result;
+
+      function Column (Row, Index : Natural; High : Interfaces.Integer_64)
+        return Interfaces.Integer_64 is
+        (Interfaces.Integer_64'Max
+           (0, Interfaces.Integer_64'Min (High, Int8 (Res, Row, Index))));
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, Read_Budget, [1 => Bytes_Param (Key)]);
+      if not Succeeded (Res) then
+         Fail (Self, Res, "cannot read the session's budget", Result);
+         return;
+      end if;
+      State.Reservoir.Log.Clear;
+      for Row in 0 .. Natural (Libpq.Tuples (Res)) - 1 loop
+         State.Reservoir.Log.Append
+           (Organs.Drive_Box.Spent_Calls'
+              (At_Ms  => Wall_Clocks.Epoch_Ms
+                           (Column (Row, 0, Interfaces.Integer_64
+                                              (Wall_Clocks.Epoch_Ms'Last))),
+               Calls  => Natural
+                           (Column (Row, 1, Interfaces.Integer_64
+                                              (Natural'Last))),
+               Tokens => Natural
+                           (Column (Row, 2, Interfaces.Integer_64
+                                              (Natural'Last)))));
+      end loop;
+      Libpq.Clear (Res);
+   end Read_Budget_Log;
+
+   --  In the turn's transaction: Session_Key's session into State and
+   --  Memory (fresh and empty when new), and what was read into Read
+   procedure Read_Session
+     (Self   : Pg_Repository;
+      Chosen : Organs.Sets.Organ_Set;
+      Key    : access constant String;
+      State  : out Session_Table.Session;
+      Memory : out Organs.Morag.Excerpts.Excerpt_Memory;
+      Read   : out Record_Read;
+      Result : in out Status)
+   is
+      Decoded : Session_Records.Decode_Status;
+      use type Session_Records.Decode_Status;
+   begin
+      State := Session_Table.Fresh (Chosen, Key.all);
+      Memory := Organs.Morag.Excerpts.Empty;
+      Read_Bytes (Self, Key, Read, Result);
+      if Result.Failed or else not Read.Found then
+         return;
+      end if;
+      Session_Records.Decode (To_String (Read.Bytes), State, Memory, Decoded);
+      if Decoded /= Session_Records.Decoded then
+         State := Session_Table.Fresh (Chosen, Key.all);
+         Memory := Organs.Morag.Excerpts.Empty;
+         Result := Failure (Self, "holds "
+                            & Session_Records.Explanation (Decoded)
+                            & " for this session");
+         Roll_Back (Self);
+      elsif Self.Keeps_Budgets then
+         Read_Budget_Log (Self, Key, State, Result);
+      end if;
+   end Read_Session;
+
+   --  Budget: State's log as the session's rows, in the turn's transaction
+   procedure Write_Budget_Log
+     (Self   : Pg_Repository;
+      Key    : access constant String;
+      State  : Session_Table.Session;
+      Result : in out Status)
+   is
+      Ended, Calls, Tokens : Unbounded_String;
+   begin
+      Run (Self, Forget_Budget, "cannot write the session's budget", Result,
+           [1 => Bytes_Param (Key)]);
+      if Result.Failed or else State.Reservoir.Log.Is_Empty then
+         return;
+      end if;
+      for Spent of State.Reservoir.Log loop
+         Append (Ended, "," & Interfaces.Integer_64'Image
+                   (Interfaces.Integer_64 (Spent.At_Ms)));
+         Append (Calls, "," & Spent.Calls'Image);
+         Append (Tokens, "," & Spent.Tokens'Image);
+      end loop;
+      declare
+         function Spelled_Array (List : Unbounded_String) return String is
+           ("{" & Slice (List, 2, Length (List)) & "}" & ASCII.NUL);
+         Ended_Text  : aliased constant String := Spelled_Array (Ended);
+         Calls_Text  : aliased constant String := Spelled_Array (Calls);
+         Tokens_Text : aliased constant String := Spelled_Array (Tokens);
+      begin
+         Run (Self, Log_Budget, "cannot write the session's budget", Result,
+              [Bytes_Param (Key), Text_Param (Ended_Text'Unchecked_Access),
+               Text_Param (Calls_Text'Unchecked_Access),
+               Text_Param (Tokens_Text'Unchecked_Access)]);
+      end;
+   end Write_Budget_Log;
+
+   --  In the turn's transaction: State and Memory as the session's record,
+   --  the most recently used; past the capacity, the least recently used
+   --  evicted; then the commit.  When Result.Failed, nothing was kept
+   procedure Write_Session
+     (Self   : Pg_Repository;
+      Key    : access constant String;
+      State  : Session_Table.Session;
+      Memory : Organs.Morag.Excerpts.Excerpt_Memory;
+      Result : in out Status)
+   is
+      Bytes    : aliased constant String :=
+        Session_Records.Encoded (State, Memory);
+      Capacity : aliased constant String :=
+        Spelled (Interfaces.Integer_64 (Self.Capacity));
+      Res      : Libpq.Result;
+      Inserted : Boolean;
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, Write_Record, [Bytes_Param (Key),
+                                           Bytes_Param (Bytes'Unchecked_Access)]);
+      if not Succeeded (Res) or else not Has_Row (Res) then
+         Fail (Self, Res, "cannot write the session", Result);
+         return;
+      end if;
+      Inserted := Cell (Res, 0, 0) = String'(1 => Character'Val (1));
+      Libpq.Clear (Res);
+      if Self.Keeps_Budgets then
+         Write_Budget_Log (Self, Key, State, Result);
+      end if;
+      --  Counted by the insert's trigger
+      if not Result.Failed and then Inserted then
+         Res := Execute (Self, Evict_Past_Capacity,
+                         [1 => Text_Param (Capacity'Unchecked_Access)]);
+         if not Succeeded (Res) or else not Has_Row (Res) then
+            Fail (Self, Res, "cannot evict past the capacity", Result);
+            return;
+         end if;
+         declare
+            Evicted : constant Interfaces.Integer_64 := Int8 (Res, 0, 0);
+         begin
+            Libpq.Clear (Res);
+            if Evicted > 0 then
+               Body_Log.Info
+                 ("session store full (" & Self.Capacity'Image
+                  & " ): evicted" & Evicted'Image
+                  & " least recently used session(s)");
+            end if;
+         end;
+      end if;
+      Run (Self, "COMMIT", "cannot commit the turn", Result);
+   end Write_Session;
+
+   overriding procedure Within_Turn
+     (Self        : in out Pg_Repository;
+      Chosen      : Organs.Sets.Organ_Set;
+      Session_Key : String;
+      Length      : Turn_Length;
+      Work        : not null access procedure
+                      (Session : in out Session_Table.Session;
+                       Memory  : in out Organs.Morag.Memory'Class;
+                       Result  : out Verdict);
+      Result      : out Status)
+   is
+      Key    : aliased constant String := Session_Key;
+      Held   : Session_Table.Session;
+      Memory : Organs.Morag.Excerpts.Excerpt_Memory;
+      Read   : Record_Read;
+      Again  : Record_Read;
+      Said   : Verdict;
+   begin
+      Connect_Again_If_Lost (Self, Result);
+      Run (Self, "BEGIN", "cannot start a turn", Result);
+      if Length = Short then
+         Run (Self, Lock_Session, Lock_Failed, Result,
+              [1 => Bytes_Param (Key'Unchecked_Access)]);
+      end if;
+      Read_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
+      if Length = Long then
+         --  A read of its own: nothing is held while the client thinks
+         Run (Self, "COMMIT", "cannot read the session", Result);
+      end if;
+      if not Result.Failed then
+         begin
+            Work (Held, Memory, Said);
+         exception
+            when others =>
+               --  Not handled here: the lock is released now, and the
+               --  request loop's edge answers
+               Roll_Back (Self);
+               raise;
+         end;
+         case Said is
+            when Discard => Roll_Back (Self);
+            when Keep =>
+               if Length = Long then
+                  Run (Self, "BEGIN", "cannot start the turn's commit",
+                       Result);
+                  Run (Self, Lock_Session, Lock_Failed, Result,
+                       [1 => Bytes_Param (Key'Unchecked_Access)]);
+                  Read_Bytes (Self, Key'Access, Again, Result);
+                  if not Result.Failed and then Again /= Read then
+                     Result := Failure
+                       (Self, "the session changed in another body during"
+                        & " this turn; nothing of this turn was kept");
+                     Roll_Back (Self);
+                  end if;
+               end if;
+               Write_Session (Self, Key'Access, Held, Memory, Result);
+         end case;
+      end if;
+      if Result.Failed then
+         Body_Log.Error ("session store " & To_String (Result.Reason));
+      end if;
+   end Within_Turn;
+
+   overriding procedure Close (Self : in out Pg_Repository) is
+   begin
+      if Self.Conn /= Libpq.No_Connection then
+         Libpq.Finish (Self.Conn);
+         Self.Conn := Libpq.No_Connection;
+      end if;
+   end Close;
+
+   --  -- Opening ------------------------------------------------------
+
+   --  Connect with the defaults the harness's connections have: a bounded
+   --  wait for the server, keepalives that end a vanished machine's
+   --  session, a name in pg_stat_activity; the URL's own parameters,
+   --  expanded after them, win
+   function Connected (Url : String) return Libpq.Connection is
+      type Chars_Array is array (Positive range <>) of C.Strings.chars_ptr
+      with Convention => C;
+      Keywords : Chars_Array :=
+        [C.Strings.New_String ("connect_timeout"),
+         C.Strings.New_String ("keepalives"),
+         C.Strings.New_String ("keepalives_idle"),
+         C.Strings.New_String ("keepalives_interval"),
+         C.Strings.New_String ("keepalives_count"),
+         C.Strings.New_String ("application_name"),
+         C.Strings.New_String ("dbname"),
+         C.Strings.Null_Ptr];
+      Values   : Chars_Array :=
+        [C.Strings.New_String ("10"),
+         C.Strings.New_String ("1"),
+         C.Strings.New_String ("30"),
+         C.Strings.New_String ("10"),
+         C.Strings.New_String ("3"),
+         C.Strings.New_String ("mafiabot-body"),
+         C.Strings.New_String (Url),
+         C.Strings.Null_Ptr];
+      Conn     : constant Libpq.Connection :=
+        Libpq.Connect_Params (Keywords'Address, Values'Address, 1);
+   begin
+      for Each of Keywords loop
+         C.Strings.Free (Each);
+      end loop;
+      for Each of Values loop
+         C.Strings.Free (Each);
+      end loop;
+      return Conn;
+   end Connected;
+
+   --  Under the schema lock: make or migrate the schema; when Result.Failed
+   --  the transaction is rolled back
+   procedure Make_Schema (Self : Pg_Repository; Result : in out Status) is
+      Res     : Libpq.Result;
+      Version : Natural := 0;
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, "SELECT to_regclass ('body_meta') IS NOT NULL");
+      if not Succeeded (Res) or else not Has_Row (Res) then
+         Fail (Self, Res, "cannot read the schema", Result);
+         return;
+      end if;
+      if Cell (Res, 0, 0) = String'(1 => Character'Val (1)) then
+         Libpq.Clear (Res);
+         Res := Execute (Self, "SELECT value FROM body_meta"
+                         & " WHERE name = 'schema_version'");
+         if not Succeeded (Res) then
+            Fail (Self, Res, "cannot read the schema version", Result);
+            return;
+         end if;
+         declare
+            Spelled_Version : constant String :=
+              (if Has_Row (Res) then Cell (Res, 0, 0) else "");
+         begin
+            Libpq.Clear (Res);
+            Version := Natural'Value (Spelled_Version);
+         exception
+            when Constraint_Error =>
+               Result := Failure (Self, "holds a body_meta table that is not"
+                                  & " a mafiabot session store's");
+               Roll_Back (Self);
+               return;
+         end;
+      else
+         Libpq.Clear (Res);
+      end if;
+      if Version > Schema_Version then
+         Result := Failure
+           (Self, "holds a session store of schema version"
+            & Version'Image & "; this body reads version"
+            & Natural'Image (Schema_Version) & " (a newer body made it)");
+         Roll_Back (Self);
+         return;
+      end if;
+      for Next in Version + 1 .. Schema_Version loop
+         --  Several statements in one string: libpq's simple query
+         Res := Libpq.Exec (Self.Conn, C.To_C (Migrations (Next).all));
+         if not Succeeded (Res) then
+            Fail (Self, Res, "cannot make the schema (version" & Next'Image
+                  & ")", Result);
+            return;
+         end if;
+         Libpq.Clear (Res);
+      end loop;
+      if Version < Schema_Version then
+         Run (Self, "UPDATE body_meta SET value = '" & Version_Text
+              & "' WHERE name = 'schema_version'",
+              "cannot mark the schema version", Result);
+      end if;
+   end Make_Schema;
+
+   --  In Open's transaction: the store's secret, Proposed unless another
+   --  body's is kept
+   procedure Keep_Secret
+     (Self     : Pg_Repository;
+      Proposed : String;
+      Secret   : out Unbounded_String;
+      Result   : in out Status)
+   is
+      Given : aliased constant String := Proposed & ASCII.NUL;
+      Res   : Libpq.Result;
+   begin
+      Secret := Null_Unbounded_String;
+      Run (Self, "INSERT INTO body_meta VALUES ('request_state_key', $1)"
+           & " ON CONFLICT (name) DO NOTHING",
+           "cannot keep the requestState secret", Result,
+           [1 => Text_Param (Given'Unchecked_Access)]);
+      if Result.Failed then
+         return;
+      end if;
+      Res := Execute (Self, "SELECT value FROM body_meta"
+                      & " WHERE name = 'request_state_key'");
+      if not Succeeded (Res) then
+         Fail (Self, Res, "cannot read the requestState secret", Result);
+         return;
+      end if;
+      if Has_Row (Res) and then Cell_Length (Res, 0, 0) = Secret_Digits then
+         Secret := To_Unbounded_String (Cell (Res, 0, 0));
+      end if;
+      Libpq.Clear (Res);
+      if Length (Secret) /= Secret_Digits then
+         Result := Failure (Self, "holds a requestState secret that is not"
+                            & Secret_Digits'Image & " hex digits");
+         Roll_Back (Self);
+      end if;
+   end Keep_Secret;
+
+   procedure Open
+     (Url             : String;
+      Capacity        : Positive;
+      Busy_Timeout_Ms : Positive;
+      Keeps_Budgets   : Boolean;
+      Proposed_Secret : String;
+      Opened          : out Repository_Access;
+      Secret          : out Ada.Strings.Unbounded.Unbounded_String;
+      Result          : out Status)
+   is
+      Store    : constant Pg_Access := new Pg_Repository;
+      Replaced : System.Address;
+      pragma Unreferenced (Replaced);
+   begin
+      Opened := null;
+      Secret := Null_Unbounded_String;
+      Result := (others => <>);
+      Store.Capacity := Capacity;
+      Store.Busy_Timeout_Ms := Busy_Timeout_Ms;
+      Store.Keeps_Budgets := Keeps_Budgets;
+      Store.Conn := Connected (Url);
+      if Store.Conn = Libpq.No_Connection then
+         Store.Server := To_Unbounded_String
+           ("PostgreSQL server (the --state URL)");
+         Result := Failure (Store.all, "cannot connect (out of memory)");
+         return;
+      end if;
+      Store.Server := To_Unbounded_String (Server_Of (Store.Conn));
+      if not Is_Connected (Store.all) then
+         Result := Failure (Store.all, "cannot connect: "
+                            & Last_Error (Store.all));
+         Store.Close;
+         return;
+      end if;
+      Replaced := Libpq.Set_Notice_Processor
+        (Store.Conn, Ignore_Notice'Address, System.Null_Address);
+      Set_Up_Session (Store.all, Result);
+      Run (Store.all, "BEGIN", "cannot be used", Result);
+      Run (Store.all, "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
+           & "," & Schema_Lock'Image & ")", "cannot lock the schema", Result);
+      Make_Schema (Store.all, Result);
+      Keep_Secret (Store.all, Proposed_Secret, Secret, Result);
+      Run (Store.all, "COMMIT", "cannot commit the schema", Result);
+      if Result.Failed then
+         Secret := Null_Unbounded_String;
+         Store.Close;
+         return;
+      end if;
+      Opened := Repository_Access (Store);
+   end Open;
+
+end Session_Repositories.Postgres;

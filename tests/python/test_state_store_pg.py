@@ -1,0 +1,539 @@
+"""Sessions in PostgreSQL (`--state postgresql://...`, the dynamic body), held to the SQLite store's contract.
+
+Invariants held here:
+- The key cases of the SQLite store's suite (test_state_store.py) run over both stores (`store`, one
+  parametrised fixture), each against what one in-memory body gives for the same turns: a restarted body and
+  two bodies interleaving continue every session as one body would; turns of one session pipelined to two
+  bodies lose none; however often a body is SIGKILLed mid-turn, no reply the client saw is undone and no turn
+  number is answered twice; the cap evicts the least recently used session across bodies, its tally exact; a record
+  that does not decode fails its session alone, by name (-32010); a budget stays spent across a restart; every
+  body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
+  body turned meanwhile keeps nothing.
+- PostgreSQL alone: a connection the server ends under a running body fails the turn that meets it (-32010
+  naming the server), which wrote nothing, and the next turn connects again and continues the session; a server
+  that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one line naming the
+  server, never the password); the static body refuses a URL at start, naming the build that has the client.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from conftest import isolated_env
+from harness.body import BodyOptions
+from harness.cli import main
+from harness.client import BodyClient
+from harness.database import DatabaseUnavailable
+from harness.errors import ConfigError, RpcError
+from harness.session_copy import copy_sessions
+from sampling_support import SAMPLING_ARGS, run_turn, start_sampling_body
+from support import SHIPPED_ORGANS
+from test_sampling_wire import created, first_round_state, modern_turn
+from test_state_store import (
+    ROOMS,
+    STARTUP_BOUND,
+    STORE_FAILED,
+    key_of,
+    park_sampled_turn,
+    reference_traces,
+    resume_sampled_turn,
+    room_of,
+    script,
+)
+
+DYNAMIC = "mafiabot-dynamic"
+
+
+class Store:
+    """One store the bodies share: its --state, the body that can open it, and a reader of what it holds."""
+
+    body: Path
+    state: str
+    # What a failure's line names the store by.
+    named: str
+
+    def records(self) -> dict[str, bytes]:
+        raise NotImplementedError
+
+    def execute(self, sql: str, *params: object) -> int:
+        """Run one statement by hand (an operator's, a damaged record's); the rows it changed."""
+        raise NotImplementedError
+
+    def tally(self) -> int:
+        """The count of sessions the cap is held to, as the store keeps it."""
+        raise NotImplementedError
+
+    def turns(self) -> dict[str, int]:
+        """Each stored session's turn counter, read from its record (format 1: turns at bytes 1..4)."""
+        return {key: int.from_bytes(record[1:5], "little") for key, record in self.records().items()}
+
+
+@dataclass
+class SqliteStore(Store):
+    body: Path
+    path: Path
+
+    @property
+    def state(self) -> str:  # type: ignore[override]
+        return str(self.path)
+
+    @property
+    def named(self) -> str:  # type: ignore[override]
+        return str(self.path)
+
+    def records(self) -> dict[str, bytes]:
+        import sqlite3
+        with closing(sqlite3.connect(self.path)) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            return {bytes(key).decode(): bytes(record) for key, record in db.execute("SELECT key, record FROM sessions")}
+
+    def execute(self, sql: str, *params: object) -> int:
+        import sqlite3
+        with closing(sqlite3.connect(self.path)) as db, db:
+            return db.execute(sql.replace("body_sessions", "sessions").replace("%s", "?"), params).rowcount
+
+    def tally(self) -> int:
+        import sqlite3
+        with closing(sqlite3.connect(self.path)) as db:
+            return int(db.execute("SELECT sessions FROM tally").fetchone()[0])
+
+
+@dataclass
+class PgStore(Store):
+    body: Path
+    url: str
+
+    @property
+    def state(self) -> str:  # type: ignore[override]
+        return self.url
+
+    @property
+    def named(self) -> str:  # type: ignore[override]
+        return f"database {self.url.split('/')[3].split('?')[0]}"
+
+    def connect(self) -> Any:
+        import psycopg
+        return psycopg.connect(self.url, autocommit=True)
+
+    def records(self) -> dict[str, bytes]:
+        with self.connect() as db:
+            return {bytes(key).decode(): bytes(record)
+                    for key, record in db.execute("SELECT key, record FROM body_sessions").fetchall()}
+
+    def execute(self, sql: str, *params: object) -> int:
+        with self.connect() as db:
+            return int(db.execute(sql, params).rowcount)
+
+    def tally(self) -> int:
+        with self.connect() as db:
+            return int(db.execute("SELECT sessions FROM body_tally").fetchone()[0])
+
+
+@pytest.fixture
+def dynamic_exe(body_exe: Path) -> Path:
+    dynamic = body_exe.parent / DYNAMIC
+    if not dynamic.is_file():
+        pytest.skip(f"needs {DYNAMIC} (make build-dynamic): only the dynamic build links libpq")
+    return dynamic
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, body_exe: Path, tmp_path: Path) -> Store:
+    if request.param == "sqlite":
+        return SqliteStore(body_exe, tmp_path / "sessions.db")
+    return PgStore(request.getfixturevalue("dynamic_exe"), request.getfixturevalue("pg_url"))
+
+
+SpawnOn = Callable[..., BodyClient]
+
+
+@pytest.fixture
+def spawn_on(store: Store, spawn_body: Callable[..., BodyClient]) -> SpawnOn:
+    """spawn_on(*more_args, **BodyOptions overrides): a started body on the store (not initialized)."""
+
+    def spawn(*more: str, **overrides: Any) -> BodyClient:
+        extra = ("--state", store.state, *overrides.pop("extra_args", ()), *more)
+        return spawn_body(body=store.body, extra_args=extra, **overrides)
+
+    return spawn
+
+
+def started(spawn_on: SpawnOn, *more: str, **overrides: Any) -> BodyClient:
+    client = spawn_on(*more, **overrides)
+    client.initialize()
+    return client
+
+
+def assert_store_failed(client: BodyClient, room: tuple[str, str, str], store: Store, says: str = "") -> RpcError:
+    with pytest.raises(RpcError) as failed:
+        client.call_turn("this turn fails", *room)
+    assert failed.value.code == STORE_FAILED
+    assert store.named in failed.value.message and says in failed.value.message, failed.value.message
+    return failed.value
+
+
+# -- over both stores ----------------------------------------------------------------------------
+
+def test_a_restarted_body_and_two_bodies_continue_every_session_as_one_body_would(spawn_body, spawn_on, store):
+    turns = script(seed=16, turns=18)
+    expected = reference_traces(spawn_body, turns)
+    seen = []
+    for part in (turns[:6], turns[6:12]):
+        client = started(spawn_on)
+        seen += [client.call_turn(text, *room) for room, text in part]
+        client.close()
+    bodies = [started(spawn_on) for _ in range(2)]
+    seen += [bodies[n % 2].call_turn(text, *room) for n, (room, text) in enumerate(turns[12:])]
+    assert seen == expected
+    assert max(t["turn"] for t in seen[6:12]) > 2, "the script continues some session across a restart"
+
+
+def test_turns_of_one_session_pipelined_to_two_bodies_lose_no_turn(spawn_on):
+    """Both bodies run turns of the same session concurrently: the store's lock serializes them."""
+    bodies = [started(spawn_on) for _ in range(2)]
+    each = 30
+    sent = {client: [client.send_request("tools/call", {"name": "turn", "arguments": {
+        "input": f"hello {n}", "uid": "u", "channel": "c", "server": "s"}}) for n in range(each)]
+        for client in bodies}
+    numbers = [client.wait_response(request_id)["result"]["structuredContent"]["turn"]
+               for client, ids in sent.items() for request_id in ids]
+    assert sorted(numbers) == list(range(1, 2 * each + 1))
+
+
+def test_sigkill_mid_turn_never_undoes_a_reply_the_client_saw(spawn_on, store):
+    rng = random.Random(1616)
+    answered: dict[str, list[int]] = {key_of(room): [] for room in ROOMS}
+
+    def saw(reply: dict[str, Any]) -> None:
+        trace = reply["result"]["structuredContent"]
+        session = trace["session"]
+        answered[key_of((session["uid"], session["channel"], session["server"]))].append(trace["turn"])
+
+    for _round in range(30):
+        client = started(spawn_on)
+        pipelined = rng.randrange(1, 12)
+        for n in range(pipelined):
+            room = rng.choice(ROOMS)
+            client.send_request("tools/call", {"name": "turn", "arguments": {
+                "input": f"turn {n}", "uid": room[0], "channel": room[1], "server": room[2]}})
+        for _ in range(rng.randrange(0, pipelined)):
+            saw(client.read_message())
+        # Killed while it works through the rest of the pipelined turns: before, within or after one.
+        client.signal(signal.SIGKILL)
+        for line in client.read_until_eof().splitlines():
+            saw(json.loads(line))
+        client.close()
+    kept = store.turns()
+    assert any(answered.values()), "some replies were seen before the kills"
+    for key, numbers in answered.items():
+        assert numbers == sorted(set(numbers)), f"a turn number of {key!r} was answered twice: {numbers}"
+        if numbers:
+            assert kept[key] >= numbers[-1], f"{key!r}: a reply of turn {numbers[-1]} was seen, {kept[key]} kept"
+    survivor = started(spawn_on)
+    for room in ROOMS:
+        assert survivor.call_turn("after the kills", *room)["turn"] == kept.get(key_of(room), 0) + 1
+
+
+def test_the_store_evicts_the_least_recently_used_session_across_bodies(spawn_on, store):
+    first, second = (started(spawn_on, max_sessions=2) for _ in range(2))
+    a, b, c = ROOMS
+    assert first.call_turn("one", *a)["turn"] == 1
+    assert first.call_turn("one", *b)["turn"] == 1
+    assert second.call_turn("one", *c)["turn"] == 1  # the store is full: a is the least recently used
+    assert first.call_turn("two", *b)["turn"] == 2
+    assert second.call_turn("again", *a)["turn"] == 1
+    assert "evict" in second.stderr_text().lower()
+    assert store.turns() == {key_of(b): 2, key_of(a): 1} and store.tally() == 2
+    assert store.execute("DELETE FROM body_sessions WHERE key = %s", key_of(b).encode()) == 1
+    assert store.tally() == 1, "the tally follows a deletion by hand"
+    assert first.call_turn("new", *c)["turn"] == 1, "a session deleted by hand leaves room: nothing evicted"
+    assert store.turns() == {key_of(a): 1, key_of(c): 1} and store.tally() == 2
+
+
+def test_a_record_that_does_not_decode_fails_its_session_alone_by_name(spawn_on, store):
+    client = started(spawn_on)
+    for room in ROOMS[:2]:
+        assert client.call_turn("one", *room)["turn"] == 1
+    assert store.execute("UPDATE body_sessions SET record = %s WHERE key = %s", b"\x01\xff",
+                         key_of(ROOMS[0]).encode()) == 1
+    assert_store_failed(client, ROOMS[0], store, "for this session")
+    assert client.call_turn("two", *ROOMS[1])["turn"] == 2
+    assert store.execute("UPDATE body_sessions SET record = %s WHERE key = %s", b"\x09",
+                         key_of(ROOMS[1]).encode()) == 1
+    assert_store_failed(client, ROOMS[1], store, "another format")
+    assert client.ping() == {}
+
+
+def sampled_turn_calls(client: BodyClient) -> dict[str, Any]:
+    """One sampled turn of room_of('u'), every request answered: its budget as the trace reports it."""
+    budget: dict[str, Any] = run_turn(client).trace["cognition"]["budget"]
+    return budget
+
+
+def test_a_session_s_budget_stays_spent_across_a_restart(spawn_on, store):
+    budget_args = ("--energy", "budget", "--budget-calls", "40", "--budget-window-s", "3600")
+    first = start_sampling_body(spawn_on, *budget_args)
+    spent = [sampled_turn_calls(first) for _ in range(2)]
+    assert spent[0]["turn_calls"] > 0 and spent[1]["calls_used"] == spent[0]["turn_calls"]
+    first.close()
+    restarted = start_sampling_body(spawn_on, *budget_args)
+    after = sampled_turn_calls(restarted)
+    assert after["calls_used"] == spent[0]["turn_calls"] + spent[1]["turn_calls"], "the log came back from the store"
+    assert after["calls_left"] == 40 - after["calls_used"]
+
+
+def test_every_body_on_a_store_accepts_the_request_state_of_the_others(spawn_on):
+    state = first_round_state(spawn_on("--cognition", "sampling", no_soul=True))
+    other = spawn_on("--cognition", "sampling", no_soul=True)
+    other.send_raw(modern_turn({"sampling": {}}, request_id=3, requestState=state,
+                               inputResponses={"call-2": created("round 2")}))
+    result = other.read_message()["result"]
+    assert result["resultType"] == "input_required" and list(result["inputRequests"]) == ["call-3"]
+
+
+def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_keeps_the_other_s_turn(spawn_on, store):
+    sampled = start_sampling_body(spawn_on)
+    run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    other = started(spawn_on)
+    assert other.call_turn("the same session", *room_of("u"))["turn"] == 2
+    kept = store.records()[key_of(room_of("u"))]
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert "the session changed in another body during this turn" in turn.response["error"]["message"]
+    assert store.records()[key_of(room_of("u"))] == kept, "the store holds the other body's turn alone"
+    assert run_turn(sampled).trace["turn"] == 3, "the sampled body goes on from it"
+
+
+# -- PostgreSQL alone ------------------------------------------------------------------------------
+
+@pytest.fixture
+def pg_store(dynamic_exe: Path, pg_url: str) -> PgStore:
+    return PgStore(dynamic_exe, pg_url)
+
+
+def end_body_connections(store: PgStore) -> int:
+    """What an operator's pg_terminate_backend, or a server restart, does to every body on the database."""
+    with store.connect() as db:
+        ended = db.execute("SELECT count (*) FILTER (WHERE pg_terminate_backend (pid)) FROM pg_stat_activity"
+                           " WHERE application_name = 'mafiabot-body' AND datname = current_database ()").fetchone()
+    return int(ended[0])
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_connection_ended_mid_run_fails_that_turn_alone_and_the_next_reconnects(spawn_on, store):
+    client = started(spawn_on)
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    before = store.records()
+    assert end_body_connections(store) == 1
+    assert_store_failed(client, ROOMS[0], store, "the connection to the server was lost")
+    assert store.records() == before, "the failed turn wrote nothing"
+    assert client.ping() == {}
+    assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the next turn connected again and continued"
+    assert "connected again" in client.stderr_text()
+
+
+# The first key of the body's advisory locks (Lock_Namespace in store-pg/session_repositories-postgres.adb); the
+# second is hashtext of the session key in hex.
+LOCK_NAMESPACE = 0x6D616610
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_session_locked_past_the_busy_timeout_fails_that_turn_alone(spawn_on, store):
+    client = started(spawn_on, "--state-busy-ms", "100")
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    with store.connect() as holder:
+        holder.execute("SELECT pg_advisory_lock (%s, hashtext (encode (%s, 'hex')))",
+                       (LOCK_NAMESPACE, key_of(ROOMS[0]).encode()))
+        assert_store_failed(client, ROOMS[0], store, "past --state-busy-ms")
+        assert client.call_turn("another session", *ROOMS[1])["turn"] == 1, "other sessions go on meanwhile"
+    assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the failed turn did not happen"
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_sampled_turn_whose_connection_ends_while_it_waits_keeps_nothing(spawn_on, store):
+    sampled = start_sampling_body(spawn_on)
+    run_turn(sampled)
+    parked = park_sampled_turn(sampled)
+    before = store.records()
+    assert end_body_connections(store) == 1
+    turn = resume_sampled_turn(sampled, parked)
+    assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
+    assert store.records() == before
+    assert run_turn(sampled).trace["turn"] == 2
+
+
+def start_on(body: Path, state: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [str(body), "--organs", str(SHIPPED_ORGANS), "--no-soul", "--state", state],
+        input=b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', capture_output=True, timeout=STARTUP_BOUND, check=False)
+
+
+def refusal(run: subprocess.CompletedProcess[bytes]) -> str:
+    assert run.returncode == 2, run
+    assert run.stdout == b"", "nothing is served without a store"
+    lines = run.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_a_server_that_cannot_be_reached_is_refused_at_start_naming_it_never_the_password(dynamic_exe, tmp_path):
+    line = refusal(start_on(dynamic_exe, f"postgresql://vito:omerta-pw@localhost/family?host={tmp_path}"))
+    assert "cannot connect" in line and "database family" in line and str(tmp_path) in line, line
+    assert "omerta-pw" not in line
+
+
+def test_a_database_of_a_newer_schema_is_refused_and_left_as_it_is(pg_store):
+    assert start_on(pg_store.body, pg_store.url).returncode == 0, "the first start makes the schema"
+    assert pg_store.execute("UPDATE body_meta SET value = '99' WHERE name = 'schema_version'") == 1
+    line = refusal(start_on(pg_store.body, pg_store.url))
+    assert pg_store.named in line and "schema version 99" in line, line
+    with pg_store.connect() as db:
+        assert db.execute("SELECT value FROM body_meta WHERE name = 'schema_version'").fetchone() == ("99",)
+
+
+def test_bodies_starting_at_once_on_a_new_database_make_one_schema_and_share_one_secret(pg_store):
+    starts = [subprocess.Popen([str(pg_store.body), "--organs", str(SHIPPED_ORGANS), "--no-soul", "--state",
+                                pg_store.url], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+              for _ in range(4)]
+    for process in starts:
+        out, err = process.communicate(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', timeout=STARTUP_BOUND)
+        assert process.returncode == 0 and json.loads(out)["result"] == {}, err
+    with pg_store.connect() as db:
+        assert db.execute("SELECT name FROM body_meta ORDER BY name").fetchall() == [
+            ("request_state_key",), ("schema_version",)]
+
+
+def test_the_static_body_refuses_a_url_naming_the_build_that_has_the_client(body_exe):
+    line = refusal(start_on(body_exe, "postgresql://mafiabot@localhost/mafiabot"))
+    assert DYNAMIC in line and "no PostgreSQL client" in line, line
+
+
+# -- mount and doctor --------------------------------------------------------------------------------
+
+def hermes_entry(home: Path) -> dict[str, Any]:
+    entry: dict[str, Any] = YAML(typ="safe").load((home / "config.yaml").read_text(encoding="utf-8"))["mcp_servers"][
+        "mafiabot"]
+    return entry
+
+
+def doctor_line(home: Path, capsys: pytest.CaptureFixture[str], check: str) -> tuple[int, str]:
+    capsys.readouterr()
+    status = main(["doctor", "--hermes-home", str(home), "--no-hermes"])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.split()[1:2] == [check]]
+    return status, line
+
+
+def test_mount_writes_a_database_with_the_dynamic_body_and_doctor_opens_it(dynamic_exe, pg_url, tmp_path, capsys):
+    home = tmp_path / "home"
+    assert main(["mount", "--hermes-home", str(home), "--state", pg_url]) == 0
+    entry = hermes_entry(home)
+    assert entry["command"] == str(dynamic_exe.absolute()), "only the dynamic body has a PostgreSQL client"
+    assert entry["args"][entry["args"].index("--state") + 1] == pg_url
+    out = capsys.readouterr().out
+    assert f"sessions: kept in the database {pg_url}" in out and "PostgreSQL client" in out
+    assert not (home / "mafiabot").exists(), "a database needs no folder in the home"
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 0 and line.split()[0] == "ok" and "sessions: the database" in line, line
+    assert main(["mount", "--hermes-home", str(home), "--timeout", "90"]) == 0
+    assert hermes_entry(home)["command"] == entry["command"] and hermes_entry(home)["args"] == entry["args"], (
+        "a remount that does not ask keeps the database, and the body that can open it")
+
+
+def test_doctor_fails_a_database_the_body_refuses_in_the_body_s_own_words(dynamic_exe, pg_url, tmp_path, capsys):
+    home = tmp_path / "home"
+    missing = pg_url.replace("/test_", "/missing_", 1)
+    assert main(["mount", "--hermes-home", str(home), "--state", missing]) == 0, "mount never opens the store"
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 1 and line.split()[0] == "fail", line
+    assert "the body refuses its database (exit code 2" in line and "database missing_" in line, line
+
+
+def test_mount_refuses_a_url_holding_a_password_and_writes_nothing(body_exe, tmp_path, capsys):
+    home = tmp_path / "home"
+    home.mkdir()
+    assert main(["mount", "--hermes-home", str(home), "--state", "postgresql://vito:omerta-pw@db/family"]) != 0
+    said = capsys.readouterr()
+    assert "PGPASSFILE" in said.err and "omerta-pw" not in said.err + said.out
+    assert not (home / "config.yaml").exists()
+
+
+# -- copying an SQLite store into the database ---------------------------------------------------------
+
+BUDGET_ARGS = ("--energy", "budget", "--budget-calls", "40", "--budget-window-s", "3600")
+
+
+def spawn_at(body: Path, state: str, tmp_path: Path, name: str, *more: str) -> BodyClient:
+    options = BodyOptions(body=body, hermes_home=tmp_path / f"hermes-{name}", no_soul=True,
+                          extra_args=("--state", state, *more))
+    return BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
+                                   stderr_log=tmp_path / f"body-{name}.stderr").start()
+
+
+def closing_query(store: Path, sql: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+    with closing(sqlite3.connect(store)) as db:
+        return db.execute(sql).fetchall()
+
+
+def test_a_copied_store_continues_every_session_in_the_database_as_on_the_file(body_exe, pg_store, tmp_path):
+    store = tmp_path / "sessions.db"
+    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
+        on_file.initialize()
+        for room, text in script(seed=5, turns=9):
+            on_file.call_turn(text, *room)
+    with spawn_at(body_exe, str(store), tmp_path, "file-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
+        sampled.initialize(capabilities={"sampling": {}})
+        spent = run_turn(sampled).trace["cognition"]["budget"]["turn_calls"]
+    with spawn_at(pg_store.body, pg_store.url, tmp_path, "db-first") as first:
+        first.initialize()
+        assert first.call_turn("already here", *ROOMS[0])["turn"] == 1
+    on_file_turns = SqliteStore(body_exe, store).turns()
+
+    copied = copy_sessions(store, pg_store.url, body_exe)
+    assert (copied.sessions, copied.skipped) == (len(on_file_turns) - 1, 1)
+    assert copied.budget_rows == 1 and "copied 3 from" in copied.lines()[0]
+    assert pg_store.turns() == {**on_file_turns, key_of(ROOMS[0]): 1}, "a session the database had is left as it is"
+    file_order = [bytes(key).decode() for (key,) in closing_query(store, "SELECT key FROM sessions ORDER BY used")]
+    with pg_store.connect() as db:
+        db_order = [bytes(key).decode() for (key,) in db.execute("SELECT key FROM body_sessions ORDER BY used")]
+    assert db_order == [key_of(ROOMS[0]), *(key for key in file_order if key != key_of(ROOMS[0]))], (
+        "the copied sessions keep their order of use, after the database's own")
+    again = copy_sessions(store, pg_store.url, body_exe)
+    assert (again.sessions, again.skipped, again.budget_rows) == (0, len(on_file_turns), 0), "copying twice adds none"
+
+    shutil.copy(store, tmp_path / "unmoved.db")
+    traces = []
+    for name, body, state in (("unmoved", body_exe, str(tmp_path / "unmoved.db")),
+                              ("moved", pg_store.body, pg_store.url)):
+        with spawn_at(body, state, tmp_path, name) as client:
+            client.initialize()
+            traces.append(client.call_turn("what was the door?", *ROOMS[1]))
+    assert traces[0] == traces[1] and traces[1]["turn"] == on_file_turns[key_of(ROOMS[1])] + 1
+    with spawn_at(pg_store.body, pg_store.url, tmp_path, "db-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
+        sampled.initialize(capabilities={"sampling": {}})
+        assert run_turn(sampled).trace["cognition"]["budget"]["calls_used"] == spent, "the budget moved with it"
+
+
+def test_a_copy_into_a_database_the_body_refuses_writes_nothing_and_says_why(body_exe, pg_store, tmp_path):
+    store = tmp_path / "sessions.db"
+    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
+        on_file.initialize()
+        on_file.call_turn("one", *ROOMS[0])
+    missing = pg_store.url.replace("/test_", "/missing_", 1)
+    with pytest.raises(DatabaseUnavailable, match=r"the body refuses the database .*database missing_"):
+        copy_sessions(store, missing, body_exe)
+    with pytest.raises(ConfigError, match="does not exist"):
+        copy_sessions(tmp_path / "none.db", pg_store.url, body_exe)
