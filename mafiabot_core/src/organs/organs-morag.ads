@@ -62,17 +62,17 @@ package Organs.Morag is
    --  Keep Excerpt, of the session's turn Turn, as the most recent,
    --  forgetting the oldest beyond Depth
 
-   function Word_Lists (Held : Memory) return String is abstract;
-   --  Every excerpt's words as Organs.Morag.Words gives them, oldest
-   --  first, each its Index_Of framed (Framed): what a ranking reads
-   --  instead of the texts
+   function Word_Index (Held : Memory) return String is abstract;
+   --  The inverted index of the words of every excerpt, as
+   --  Organs.Morag.Words builds it (Added, oldest excerpt first): what a
+   --  ranking reads instead of the texts
 
    procedure Index_Words (Held : in out Memory) is abstract
    with Post'Class => Count (Held) = Count (Held)'Old;
-   --  Keep the Word_Lists of every excerpt Held keeps now or later, so
-   --  that Word_Lists reads them instead of the texts: what an organ that
-   --  ranks asks of its memory (an organ that never ranks leaves a memory
-   --  without lists, and costs nothing for them)
+   --  Keep the Word_Index of the excerpts Held keeps now or later, so that
+   --  Word_Index reads it instead of building it from the texts: what an
+   --  organ that ranks asks of its memory (an organ that never ranks
+   --  leaves a memory without an index, and costs nothing for it)
 
    type Recall_Status is
      (Recalled,
