@@ -117,31 +117,6 @@ package body Organs.Morag.Relevance is
       return Result;
    end Scores;
 
-   --  Value's decimal digits, without a sign or a blank
-   function Digits_Of (Value : Natural) return String is
-      Text : String (1 .. 10);
-      --  Natural'Last has 10 digits
-      First : Positive := Text'Last;
-      Rest  : Natural := Value / 10;
-   begin
-      Text (First) := Character'Val (Character'Pos ('0') + Value mod 10);
-      while Rest > 0 loop
-         First := First - 1;
-         Text (First) := Character'Val (Character'Pos ('0') + Rest mod 10);
-         Rest := Rest / 10;
-      end loop;
-      return Text (First .. Text'Last);
-   end Digits_Of;
-
-   function Score_Image (Score : Score_Thousandths) return String is
-      Part : constant Natural := Natural (Score mod 1000);
-   begin
-      return Digits_Of (Natural (Score / 1000)) & "."
-        & [Character'Val (Character'Pos ('0') + Part / 100),
-           Character'Val (Character'Pos ('0') + Part / 10 mod 10),
-           Character'Val (Character'Pos ('0') + Part mod 10)];
-   end Score_Image;
-
    overriding function Recall
      (Self : Organ; Held : Memory'Class; Input : String)
      return Recall_Result
@@ -187,20 +162,40 @@ package body Organs.Morag.Relevance is
             Used : Natural := 0;
             --  Text (1 .. Used): within its bound by Hit_Lead_Bytes
 
-            procedure Put (Part : String) is
+            procedure Put (Part : String) with Inline is
             begin
                Text (Used + 1 .. Used + Part'Length) := Part;
                Used := Used + Part'Length;
             end Put;
+
+            --  Value's decimal digits, at least Least of them (leading
+            --  zeros), written in place
+            procedure Put_Digits (Value : Natural; Least : Positive := 1) is
+               Width : Positive := 1;
+               Rest  : Natural := Value / 10;
+            begin
+               while Rest > 0 or else Width < Least loop
+                  Width := Width + 1;
+                  Rest := Rest / 10;
+               end loop;
+               Rest := Value;
+               for Place in reverse Used + 1 .. Used + Width loop
+                  Text (Place) := Character'Val (Character'Pos ('0') + Rest mod 10);
+                  Rest := Rest / 10;
+               end loop;
+               Used := Used + Width;
+            end Put_Digits;
          begin
             for From in 1 .. Last loop
                if From > 1 then
                   Put ("; ");
                end if;
                Put ("turn ");
-               Put (Digits_Of (Hits (From).Turn));
+               Put_Digits (Hits (From).Turn);
                Put (" (score ");
-               Put (Score_Image (Hits (From).Score));
+               Put_Digits (Natural (Hits (From).Score / 1000));
+               Put (".");
+               Put_Digits (Natural (Hits (From).Score mod 1000), Least => 3);
                Put ("): ");
                Put (Held.Excerpt (Places (From)));
             end loop;
