@@ -65,16 +65,14 @@ package body Organs.Morag.Relevance is
          --  the query's
          while At_Byte <= Index'Last loop
             declare
-               Lead : constant Words.Term_Lead :=
-                 Words.Lead_At (Index, At_Byte);
                Term : constant Natural :=
-                 Words.Find (Asked, Query, Lead, Index, At_Byte);
+                 Words.Find (Asked, Query, Index, At_Byte);
             begin
                if Term /= 0 then
-                  Holding (Term) := Natural (Lead.Postings);
-                  Postings (Term) := Words.Postings_At (Lead, At_Byte);
+                  Holding (Term) := Words.Postings_Of (Index, At_Byte);
+                  Postings (Term) := Words.Postings_At (Index, At_Byte);
                end if;
-               At_Byte := Words.Next_Term (Lead, At_Byte);
+               At_Byte := Words.Next_Term (Index, At_Byte);
             end;
          end loop;
 
@@ -168,34 +166,15 @@ package body Organs.Morag.Relevance is
                Used := Used + Part'Length;
             end Put;
 
-            --  Value's decimal digits, at least Least of them (leading
-            --  zeros), written in place
-            procedure Put_Digits (Value : Natural; Least : Positive := 1) is
-               Width : Positive := 1;
-               Rest  : Natural := Value / 10;
-            begin
-               while Rest > 0 or else Width < Least loop
-                  Width := Width + 1;
-                  Rest := Rest / 10;
-               end loop;
-               Rest := Value;
-               for Place in reverse Used + 1 .. Used + Width loop
-                  Text (Place) := Character'Val (Character'Pos ('0') + Rest mod 10);
-                  Rest := Rest / 10;
-               end loop;
-               Used := Used + Width;
-            end Put_Digits;
          begin
             for From in 1 .. Last loop
                if From > 1 then
                   Put ("; ");
                end if;
                Put ("turn ");
-               Put_Digits (Hits (From).Turn);
+               Put_Decimal (Text, Used, Hits (From).Turn);
                Put (" (score ");
-               Put_Digits (Natural (Hits (From).Score / 1000));
-               Put (".");
-               Put_Digits (Natural (Hits (From).Score mod 1000), Least => 3);
+               Put_Score (Text, Used, Hits (From).Score);
                Put ("): ");
                Put (Held.Excerpt (Places (From)));
             end loop;

@@ -1,14 +1,33 @@
-with Ada.Unchecked_Conversion;
-
 package body Organs.Morag.Words is
 
    use type Interfaces.Unsigned_32;
    use type Interfaces.Unsigned_64;
 
-   function To_Lead is new Ada.Unchecked_Conversion (Lead_Bytes, Term_Lead);
    function To_Bytes is new Ada.Unchecked_Conversion (Term_Lead, Lead_Bytes);
    function To_Prefix is new Ada.Unchecked_Conversion
      (Prefix_Text, Word_Prefix);
+
+   subtype Key_Bytes is String (1 .. 4);
+   function To_Half_Bytes is new Ada.Unchecked_Conversion
+     (Interfaces.Unsigned_16, Half_Bytes);
+   function To_Key is new Ada.Unchecked_Conversion (Key_Bytes, Word_Key);
+
+   function Key_At (Index : String; At_Byte : Positive) return Word_Key is
+     (To_Key (Index (At_Byte + Key_Offset .. At_Byte + Key_Offset + 3)))
+   with Inline;
+
+   function Prefix_At (Index : String; At_Byte : Positive) return Word_Prefix
+   is (To_Prefix (Index (At_Byte + Prefix_Offset
+                         .. At_Byte + Prefix_Offset + Prefix_Bytes - 1)))
+   with Inline;
+
+   procedure Set_Postings
+     (Index : in out String; At_Byte : Positive; Postings : Natural)
+   with Inline is
+   begin
+      Index (At_Byte + Postings_Offset .. At_Byte + Postings_Offset + 1) :=
+        To_Half_Bytes (Interfaces.Unsigned_16 (Postings));
+   end Set_Postings;
 
    function Table_Slots (Bytes : Natural) return Positive is
       Slots : Positive := 16;
@@ -18,18 +37,6 @@ package body Organs.Morag.Words is
       end loop;
       return Slots;
    end Table_Slots;
-
-   --  The prefix of Text (First .. Last), folded
-   function Prefix_Of (Text : String; First, Last : Positive)
-     return Word_Prefix
-   is
-      Padded : Prefix_Text := [others => ASCII.NUL];
-   begin
-      for Offset in 0 .. Natural'Min (Last - First + 1, Prefix_Bytes) - 1 loop
-         Padded (1 + Offset) := Word_Fold (Text (First + Offset));
-      end loop;
-      return To_Prefix (Padded);
-   end Prefix_Of;
 
    procedure Collect (Text : String; Set : out Word_Set) is
       --  Every index below stays within its array: Text's by the loops' own
@@ -43,16 +50,21 @@ package body Organs.Morag.Words is
       pragma Suppress (Overflow_Check);
       Mask : constant Word_Key := Word_Key (Set.Slots - 1);
 
-      --  Whether Text (First .. Last) and the Known-th word fold alike
-      function Spells (First, Last : Positive; Known : Positive)
+      --  Whether Text (First .. Last), of Prefix, and the Known-th word
+      --  fold alike
+      function Spells
+        (First, Last : Positive; Prefix : Word_Prefix; Known : Positive)
         return Boolean is
-        (Last - First = Set.Last (Known) - Set.First (Known)
-         and then (for all Offset in 0 .. Last - First =>
+        (Prefix = Set.Prefix (Known)
+         and then Last - First = Set.Last (Known) - Set.First (Known)
+         and then (for all Offset in Prefix_Bytes .. Last - First =>
                      Word_Fold (Text (First + Offset))
                      = Word_Fold (Text (Set.First (Known) + Offset))));
 
-      --  Count Text (First .. Last), of Hash, among the words
-      procedure Add (First, Last : Positive; Hash : Fnv_Hash.Hash) is
+      --  Count Text (First .. Last), of Hash and Prefix, among the words
+      procedure Add
+        (First, Last : Positive; Hash : Fnv_Hash.Hash; Prefix : Word_Prefix)
+      is
          Key  : constant Word_Key := Key_Of (Hash);
          Slot : Positive := Natural (Key and Mask) + 1;
          Word : Natural;
@@ -60,7 +72,8 @@ package body Organs.Morag.Words is
          loop
             Word := Set.Table (Slot);
             exit when Word = 0
-              or else (Set.Key (Word) = Key and then Spells (First, Last, Word));
+              or else (Set.Key (Word) = Key
+                       and then Spells (First, Last, Prefix, Word));
             Slot := Natural (Word_Key (Slot) and Mask) + 1;
          end loop;
          if Word = 0 then
@@ -68,7 +81,7 @@ package body Organs.Morag.Words is
             Word := Set.Distinct;
             Set.Table (Slot) := Word;
             Set.Key (Word) := Key;
-            Set.Prefix (Word) := Prefix_Of (Text, First, Last);
+            Set.Prefix (Word) := Prefix;
             Set.First (Word) := First;
             Set.Last (Word) := Last;
             Set.Times (Word) := 1;
@@ -82,6 +95,8 @@ package body Organs.Morag.Words is
       First   : Positive;
       Hash    : Fnv_Hash.Hash;
       Folded  : Character;
+      Padded  : Prefix_Text;
+      --  The word's first Prefix_Bytes, folded, NUL past its end
    begin
       Set.Table := [others => 0];
       Set.Distinct := 0;
@@ -93,8 +108,12 @@ package body Organs.Morag.Words is
          else
             First := At_Byte;
             Hash := Fnv_Hash.Basis;
+            Padded := [others => ASCII.NUL];
             loop
                Hash := Fnv_Hash.Step (Hash, Folded);
+               if At_Byte - First < Prefix_Bytes then
+                  Padded (1 + At_Byte - First) := Folded;
+               end if;
                exit when At_Byte = Text'Last;
                At_Byte := At_Byte + 1;
                Folded := Word_Fold (Text (At_Byte));
@@ -106,7 +125,7 @@ package body Organs.Morag.Words is
                  (if Folded = Not_A_Word then At_Byte - 1 else At_Byte);
             begin
                if Last - First + 1 >= Min_Word then
-                  Add (First, Last, Hash);
+                  Add (First, Last, Hash, To_Prefix (Padded));
                end if;
                At_Byte := Last + 1;
             end;
@@ -117,37 +136,37 @@ package body Organs.Morag.Words is
    function Find
      (Set     : Word_Set;
       Text    : String;
-      Lead    : Term_Lead;
       Index   : String;
       At_Byte : Positive) return Natural
    is
       Mask : constant Word_Key := Word_Key (Set.Slots - 1);
-      Slot : Positive := Natural (Lead.Key and Mask) + 1;
-      Word : Natural;
-      Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
-      --  Index (Rest + Offset) is the word's byte Offset past its prefix
-   begin
-      loop
-         Word := Set.Table (Slot);
-         exit when Word = 0;
-         if Set.Key (Word) = Lead.Key
-           and then Set.Prefix (Word) = Lead.Prefix
-           and then Set.Last (Word) - Set.First (Word) + 1
-                    = Natural (Lead.Size)
+      Key  : constant Word_Key := Key_At (Index, At_Byte);
+      Slot : Positive := Natural (Key and Mask) + 1;
+      Word : Natural := Set.Table (Slot);
+
+      --  Whether the word of Index at At_Byte is Set's Known-th
+      function Spells (Known : Positive) return Boolean is
+         Size : constant Natural := Size_At (Index, At_Byte);
+         Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
+         --  Index (Rest + Offset) is the word's byte Offset past its prefix
+      begin
+         return Set.Prefix (Known) = Prefix_At (Index, At_Byte)
+           and then Set.Last (Known) - Set.First (Known) + 1 = Size
            and then
-             (for all Offset in Prefix_Bytes .. Natural (Lead.Size) - 1 =>
-                Word_Fold (Text (Set.First (Word) + Offset))
-                = Index (Rest + Offset))
-         then
+             (for all Offset in Prefix_Bytes .. Size - 1 =>
+                Word_Fold (Text (Set.First (Known) + Offset))
+                = Index (Rest + Offset));
+      end Spells;
+   begin
+      while Word /= 0 loop
+         if Set.Key (Word) = Key and then Spells (Word) then
             return Word;
          end if;
          Slot := Natural (Word_Key (Slot) and Mask) + 1;
+         Word := Set.Table (Slot);
       end loop;
       return 0;
    end Find;
-
-   function Lead_At (Index : String; At_Byte : Positive) return Term_Lead
-   is (To_Lead (Index (At_Byte .. At_Byte + Term_Lead_Bytes - 1)));
 
    function Added
      (Index : String; Keeping : Natural; Text : String) return String
@@ -192,6 +211,18 @@ package body Organs.Morag.Words is
             end Put_Newest;
 
             At_Byte : Positive := First_Term (Index);
+
+            --  Index (Unchanged .. At_Byte - 1): words that keep every
+            --  posting and gain none, copied at once when a word that
+            --  changes, or the end, comes
+            Unchanged : Positive := At_Byte;
+
+            procedure Copy_Unchanged with Inline is
+            begin
+               Result (Last + 1 .. Last + At_Byte - Unchanged) :=
+                 Index (Unchanged .. At_Byte - 1);
+               Last := Last + At_Byte - Unchanged;
+            end Copy_Unchanged;
          begin
             Put (Keeping + 1);
             Put ((Character'Pos (Index (Index'First + 1)) + 1) mod 256);
@@ -204,11 +235,11 @@ package body Organs.Morag.Words is
             Put (Set.Total / 256);
             while At_Byte <= Index'Last loop
                declare
-                  Lead  : constant Term_Lead := Lead_At (Index, At_Byte);
-                  Word  : constant Natural :=
-                    Find (Set, Text, Lead, Index, At_Byte);
-                  First : constant Positive := Postings_At (Lead, At_Byte);
-                  Kept  : Natural := Natural (Lead.Postings);
+                  Held  : constant Natural := Postings_Of (Index, At_Byte);
+                  First : constant Positive := Postings_At (Index, At_Byte);
+                  Next  : constant Positive := First + Posting_Bytes * Held;
+                  Word  : constant Natural := Find (Set, Text, Index, At_Byte);
+                  Kept  : Natural := Held;
                   --  The postings that stay: those of an age below
                   --  Keeping, which come first (newest first)
                begin
@@ -218,12 +249,16 @@ package body Organs.Morag.Words is
                   loop
                      Kept := Kept - 1;
                   end loop;
-                  if Kept > 0 or else Word /= 0 then
-                     Put ((Lead with delta Postings => Interfaces.Unsigned_16
-                             (Kept + Boolean'Pos (Word /= 0))));
-                     Result (Last + 1 .. Last + Rest_Bytes (Lead)) :=
-                       Index (At_Byte + Term_Lead_Bytes .. First - 1);
-                     Last := Last + Rest_Bytes (Lead);
+                  if Word /= 0 or else Kept < Held then
+                     Copy_Unchanged;
+                     Unchanged := Next;
+                  end if;
+                  if Word /= 0 or else Kept in 1 .. Held - 1 then
+                     Result (Last + 1 .. Last + First - At_Byte) :=
+                       Index (At_Byte .. First - 1);
+                     Set_Postings
+                       (Result, Last + 1, Kept + Boolean'Pos (Word /= 0));
+                     Last := Last + First - At_Byte;
                      if Word /= 0 then
                         Put_Newest (Word);
                         Matched (Word) := True;
@@ -232,9 +267,10 @@ package body Organs.Morag.Words is
                        Index (First .. First - 1 + Posting_Bytes * Kept);
                      Last := Last + Posting_Bytes * Kept;
                   end if;
-                  At_Byte := Next_Term (Lead, At_Byte);
+                  At_Byte := Next;
                end;
             end loop;
+            Copy_Unchanged;
             for Word in 1 .. Set.Distinct loop
                if not Matched (Word) then
                   Put (Term_Lead'

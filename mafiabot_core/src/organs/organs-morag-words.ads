@@ -9,6 +9,7 @@
 --  hash are never counted as one: whoever matches on the hash compares the
 --  bytes (Fnv_Hash is no defence against chosen collisions).
 
+with Ada.Unchecked_Conversion;
 with Fnv_Hash;
 with Interfaces;
 with Organs.Word_Search;
@@ -129,20 +130,25 @@ package Organs.Morag.Words is
    end record
    with Size => 8 * Term_Lead_Bytes;
 
-   function Lead_At (Index : String; At_Byte : Positive) return Term_Lead
-   with Inline, Pre => At_Byte in Index'Range
-                       and then Index'Last - At_Byte >= Term_Lead_Bytes - 1;
-   --  The lead of the word of Index at At_Byte
+   --  The word whose lead stands at At_Byte of an index (At_Byte from
+   --  First_Term, then Next_Term until past Index'Last)
 
-   function Rest_Bytes (Lead : Term_Lead) return Natural is
-     (Natural'Max (0, Natural (Lead.Size) - Prefix_Bytes));
+   function Postings_Of (Index : String; At_Byte : Positive) return Natural
+   with Inline;
+   --  How many excerpts hold it
 
-   function Postings_At (Lead : Term_Lead; At_Byte : Positive) return Positive
-   is (At_Byte + Term_Lead_Bytes + Rest_Bytes (Lead));
-   --  Where the postings of the word whose lead is at At_Byte stand
+   function Size_At (Index : String; At_Byte : Positive) return Natural
+   with Inline;
+   --  How many bytes it has
 
-   function Next_Term (Lead : Term_Lead; At_Byte : Positive) return Positive
-   is (Postings_At (Lead, At_Byte) + Posting_Bytes * Natural (Lead.Postings));
+   function Postings_At (Index : String; At_Byte : Positive) return Positive
+   is (At_Byte + Term_Lead_Bytes
+       + Natural'Max (0, Size_At (Index, At_Byte) - Prefix_Bytes));
+   --  Where its postings stand
+
+   function Next_Term (Index : String; At_Byte : Positive) return Positive
+   is (Postings_At (Index, At_Byte)
+       + Posting_Bytes * Postings_Of (Index, At_Byte));
    --  Where the next word's lead stands
 
    function Age_At (Index : String; At_Byte : Positive) return Natural
@@ -156,12 +162,11 @@ package Organs.Morag.Words is
    function Find
      (Set     : Word_Set;
       Text    : String;
-      Lead    : Term_Lead;
       Index   : String;
       At_Byte : Positive) return Natural
    with Inline;
    --  The distinct word of Set (collected from Text) that is the word of
-   --  Index whose Lead is at At_Byte, or 0 for none
+   --  Index whose lead is at At_Byte, or 0 for none
 
 private
 
@@ -217,12 +222,32 @@ private
    --  only (Organs.Morag.Excerpts.Encoded leaves it out), so it never
    --  meets a machine of another byte order.
 
+   Postings_Offset : constant := 0;
+   Size_Offset     : constant := 2;
+   Key_Offset      : constant := 4;
+   Prefix_Offset   : constant := 8;
+   --  Where each field of a lead stands: the readers read one field alone
+   --  (a walk over an index reads every word's key, and the rest of a lead
+   --  only for the few it looks at closer)
+
    for Term_Lead use record
-      Postings at 0 range 0 .. 15;
-      Size     at 2 range 0 .. 15;
-      Key      at 4 range 0 .. 31;
-      Prefix   at 8 range 0 .. 63;
+      Postings at Postings_Offset range 0 .. 15;
+      Size     at Size_Offset range 0 .. 15;
+      Key      at Key_Offset range 0 .. 31;
+      Prefix   at Prefix_Offset range 0 .. 63;
    end record;
+
+   subtype Half_Bytes is String (1 .. 2);
+   function To_Half is new Ada.Unchecked_Conversion
+     (Half_Bytes, Interfaces.Unsigned_16);
+
+   function Postings_Of (Index : String; At_Byte : Positive) return Natural is
+     (Natural (To_Half (Index (At_Byte + Postings_Offset
+                               .. At_Byte + Postings_Offset + 1))));
+
+   function Size_At (Index : String; At_Byte : Positive) return Natural is
+     (Natural (To_Half (Index (At_Byte + Size_Offset
+                               .. At_Byte + Size_Offset + 1))));
 
    subtype Lead_Bytes is String (1 .. Term_Lead_Bytes);
    subtype Prefix_Text is String (1 .. Prefix_Bytes);

@@ -94,6 +94,25 @@ package Organs.Morag is
    end record;
    --  An earlier turn a recall drew on, and why: its score
 
+   Max_Decimal_Bytes : constant := 10;
+   --  Natural'Last in decimal
+   Max_Score_Bytes   : constant := 11;
+   --  Score_Thousandths'Last as Put_Score writes it: 1000000.000
+
+   procedure Put_Decimal (Text : in out String; Last : in out Natural;
+                          Value : Natural)
+   with Pre  => Last in Text'First - 1 .. Text'Last - Max_Decimal_Bytes,
+        Post => Last in Last'Old + 1 .. Last'Old + Max_Decimal_Bytes;
+   --  Value's decimal digits at Text (Last + 1 ..), Last moved past them
+
+   procedure Put_Score (Text : in out String; Last : in out Natural;
+                        Score : Score_Thousandths)
+   with Pre  => Last in Text'First - 1 .. Text'Last - Max_Score_Bytes,
+        Post => Last in Last'Old + 5 .. Last'Old + Max_Score_Bytes;
+   --  Score as a recall says it, its whole part, a point and three digits
+   --  (1.204, 0.310), at Text (Last + 1 ..), Last moved past it: the one
+   --  form of a score in a recall's text and in a result's recall member
+
    subtype Hit_Count is Natural range 0 .. Max_Hits;
    type Hit_List is array (1 .. Max_Hits) of Hit;
 

@@ -247,9 +247,9 @@ package body Turn_Tool is
    --  the recall's text gives it
    function Recollection_Image (Trace : Turn_Cycle.Turn_Trace) return String
    is
-      Most : constant := 64 + Organs.Morag.Max_Hits * 48;
-      --  The lead and the closing, and each hit: {"turn":2147483647,
-      --  "score":1000000.000} and a comma
+      Most : constant := 64 + Organs.Morag.Max_Hits
+        * (32 + Organs.Morag.Max_Decimal_Bytes + Organs.Morag.Max_Score_Bytes);
+      --  The lead and the closing, and each hit: ,{"turn":T,"score":S}
       Text : String (1 .. Most);
       Used : Natural := 0;
 
@@ -259,36 +259,16 @@ package body Turn_Tool is
          Used := Used + Part'Length;
       end Put;
 
-      --  Value's decimal digits, at least Least of them
-      procedure Put_Digits (Value : Natural; Least : Positive := 1) is
-         Width : Positive := 1;
-         Rest  : Natural := Value / 10;
-      begin
-         while Rest > 0 or else Width < Least loop
-            Width := Width + 1;
-            Rest := Rest / 10;
-         end loop;
-         Rest := Value;
-         for Place in reverse Used + 1 .. Used + Width loop
-            Text (Place) :=
-              Character'Val (Character'Pos ('0') + Rest mod 10);
-            Rest := Rest / 10;
-         end loop;
-         Used := Used + Width;
-      end Put_Digits;
    begin
       Put ("{""mode"":""" & Recall_Mode & """,""hits"":[");
       for Index in 1 .. Trace.Recall_Hit_Last loop
          declare
-            use type Organs.Morag.Score_Thousandths;
             Hit : Organs.Morag.Hit renames Trace.Recall_Hits (Index);
          begin
             Put ((if Index > 1 then ",{""turn"":" else "{""turn"":"));
-            Put_Digits (Hit.Turn);
+            Organs.Morag.Put_Decimal (Text, Used, Hit.Turn);
             Put (",""score"":");
-            Put_Digits (Natural (Hit.Score / 1000));
-            Put (".");
-            Put_Digits (Natural (Hit.Score mod 1000), Least => 3);
+            Organs.Morag.Put_Score (Text, Used, Hit.Score);
             Put ("}");
          end;
       end loop;
