@@ -56,6 +56,20 @@ package body Recall_Tests is
       return Held;
    end Kept;
 
+   --  Held as the store gives it back: its record decoded, without the
+   --  index it kept
+   function Decoded (Held : Morag.Excerpts.Excerpt_Memory; Turn : Positive)
+     return Morag.Excerpts.Excerpt_Memory
+   is
+      use type Morag.Excerpts.Decode_Status;
+      Plain  : Morag.Excerpts.Excerpt_Memory;
+      Status : Morag.Excerpts.Decode_Status;
+   begin
+      Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Held), Turn, Plain, Status);
+      Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
+      return Plain;
+   end Decoded;
+
    --  The scores against a reference computed here from the texts' word
    --  counts, counted by hand: Okapi BM25, k1 = 1.2, b = 0.75, the IDF
    --  ln (1 + (N - n + 0.5) / (n + 0.5)), over the three texts alone
@@ -270,12 +284,8 @@ package body Recall_Tests is
          --  one gap: the memory forgets every older turn
          Ranking.Remember (Listed, Turn, Inputs (1 + Step mod Inputs'Length).all);
          declare
-            Plain  : Morag.Excerpts.Excerpt_Memory;
-            Status : Morag.Excerpts.Decode_Status;
-            use type Morag.Excerpts.Decode_Status;
+            Plain : constant Morag.Excerpts.Excerpt_Memory := Decoded (Listed, Turn);
          begin
-            Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Listed), Turn, Plain, Status);
-            Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
             for Query of Inputs loop
                Assert (Relevance.Scores (Listed, Query.all) = Relevance.Scores (Plain, Query.all),
                        "the same scores with and without a kept index, step" & Step'Image);
@@ -442,12 +452,8 @@ package body Recall_Tests is
                Turn := Turn + (if Next (25) = 0 then 3 else 1);
                Ranking.Remember (Held, Turn, Sentence);
                declare
-                  Plain  : Morag.Excerpts.Excerpt_Memory;
-                  Status : Morag.Excerpts.Decode_Status;
-                  use type Morag.Excerpts.Decode_Status;
+                  Plain : constant Morag.Excerpts.Excerpt_Memory := Decoded (Held, Turn);
                begin
-                  Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Held), Turn, Plain, Status);
-                  Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
                   for Query in 1 .. 4 loop
                      declare
                         Asked    : constant String := Sentence;
