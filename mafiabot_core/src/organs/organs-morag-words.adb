@@ -41,10 +41,9 @@ package body Organs.Morag.Words is
    procedure Collect (Text : String; Set : out Word_Set) is
       --  Every index below stays within its array: Text's by the loops' own
       --  tests (At_Byte <= Text'Last, a word within the bytes scanned),
-      --  the words' by Most >= Most_Words (Text'Length) (the precondition,
-      --  which the shipped build checks), the table's by the mask (Slots a
-      --  power of two); the checks cost more than the scan, a third of a
-      --  relevance turn's own work
+      --  the words' by Most = Most_Words (Text'Length) (the precondition,
+      --  which the shipped build checks), the table's by the mask (Slots =
+      --  Table_Slots, a power of two); the checks cost more than the scan
       pragma Suppress (Index_Check);
       pragma Suppress (Range_Check);
       pragma Suppress (Overflow_Check);

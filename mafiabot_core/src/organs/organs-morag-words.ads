@@ -44,8 +44,14 @@ package Organs.Morag.Words is
    --  The most words a text of Bytes bytes holds: a word takes Min_Word
    --  bytes and a byte that ends it
 
+   function Is_Power_Of_Two (Count : Positive) return Boolean is
+     (Interfaces."=" (Interfaces."and" (Interfaces.Unsigned_32 (Count),
+                                       Interfaces.Unsigned_32 (Count - 1)),
+                      0));
+
    function Table_Slots (Bytes : Natural) return Positive
-   with Post => Table_Slots'Result >= 2 * Most_Words (Bytes);
+   with Post => Table_Slots'Result >= 2 * Most_Words (Bytes)
+                and then Is_Power_Of_Two (Table_Slots'Result);
    --  How many slots a table of the words of a text of Bytes bytes takes,
    --  by hash with open addressing: a power of two, at least twice the
    --  words, so that a probe ends soon at a free slot; sized by the text,
@@ -61,21 +67,13 @@ package Organs.Morag.Words is
    --  of L bytes
 
    procedure Collect (Text : String; Set : out Word_Set)
-   with Pre => Set.Most >= Most_Words (Text'Length)
-               and then Set.Slots >= Table_Slots (Text'Length)
-               and then Set.Slots mod 2 = 0;
+   with Pre => Set.Most = Most_Words (Text'Length)
+               and then Set.Slots = Table_Slots (Text'Length);
    --  Set is Text's words, each once, numbered 1 .. Distinct (Set) in the
    --  order of their first occurrence; Set refers to Text, which the
    --  calls below are given again
 
    function Distinct (Set : Word_Set) return Natural with Inline;
-
-   function Occurrences (Set : Word_Set) return Natural with Inline;
-   --  How many words Text holds, each occurrence counted
-
-   function Times (Set : Word_Set; Word : Positive) return Positive
-   with Inline, Pre => Word <= Distinct (Set);
-   --  How many times Text holds its Word-th distinct word
 
    ---------------------------------------------------------------------
    --  An index: the words of a memory's kept excerpts (at most Max_Depth,
@@ -190,11 +188,6 @@ private
    --  Word W is Text (First (W) .. Last (W)), folded
 
    function Distinct (Set : Word_Set) return Natural is (Set.Distinct);
-
-   function Occurrences (Set : Word_Set) return Natural is (Set.Total);
-
-   function Times (Set : Word_Set; Word : Positive) return Positive is
-     (Set.Times (Word));
 
    Header_Bytes : constant := 2;
    Count_Bytes  : constant := 2;
