@@ -90,20 +90,26 @@ package body Organs.Morag.Relevance is
                                  / Mean);
             end loop;
             for Term in Holding'Range loop
-               for Posting in 0 .. Holding (Term) - 1 loop
+               if Holding (Term) > 0 then
                   declare
-                     At_Posting : constant Positive :=
-                       Postings (Term) + Words.Posting_Bytes * Posting;
-                     Text : constant Recall_Count :=
-                       Count - Words.Age_At (Index, At_Posting);
-                     Tf   : constant Long_Float :=
-                       Long_Float (Words.Times_At (Index, At_Posting));
+                     Weight     : constant Long_Float :=
+                       Idf (Count, Holding (Term));
+                     At_Posting : Positive := Postings (Term);
                   begin
-                     Sums (Text) := Sums (Text)
-                       + Idf (Count, Holding (Term)) * Tf * (K1 + 1.0)
-                         / (Tf + Norm (Text));
+                     for Posting in 1 .. Holding (Term) loop
+                        declare
+                           Text : constant Recall_Count :=
+                             Count - Words.Age_At (Index, At_Posting);
+                           Tf   : constant Long_Float :=
+                             Long_Float (Words.Times_At (Index, At_Posting));
+                        begin
+                           Sums (Text) := Sums (Text)
+                             + Weight * Tf * (K1 + 1.0) / (Tf + Norm (Text));
+                        end;
+                        At_Posting := At_Posting + Words.Posting_Bytes;
+                     end loop;
                   end;
-               end loop;
+               end if;
             end loop;
             for Text in 1 .. Count loop
                Result (Text) := Score_Thousandths
