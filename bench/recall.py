@@ -50,22 +50,30 @@ def per_turn(fixture: Path, work: Path, recall: str, name: str, inputs: list[str
     return (run(turns) - run(0)) / turns
 
 
-def measure(turns: int) -> list[str]:
+def rows(turns: int) -> list[dict]:
+    """Per input: a stored turn's instructions with each recall, and their ratio (what `make bench` reports)."""
     work = Path(tempfile.mkdtemp(prefix="mafiabot-bench-recall-"))
     try:
         fixture = workloads.write_bench_fixture(work)
-        lines = ["# Recall by relevance: a stored turn's instructions (callgrind)", "",
-                 f"{turns} turns of one pinned 8-pass session with `--state`, less the handshake alone.", "",
-                 "| inputs | `--recall fixture` | `--recall relevance` | relevance / fixture |",
-                 "| --- | --- | --- | --- |"]
+        out = []
         for name, inputs in (("varied", VARIED), ("same", [workloads.TURN_INPUT])):
             fixture_cost = per_turn(fixture, work, "fixture", name, inputs, turns)
             relevance_cost = per_turn(fixture, work, "relevance", name, inputs, turns)
-            lines.append(f"| {name} | {fixture_cost:,.0f} | {relevance_cost:,.0f} | "
-                         f"{relevance_cost / fixture_cost:.3f} |")
-        return [*lines, ""]
+            out.append({"inputs": name, "turns": turns, "fixture": round(fixture_cost),
+                        "relevance": round(relevance_cost), "ratio": round(relevance_cost / fixture_cost, 3)})
+        return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(turns: int) -> list[str]:
+    lines = ["# Recall by relevance: a stored turn's instructions (callgrind)", "",
+             f"{turns} turns of one pinned 8-pass session with `--state`, less the handshake alone.", "",
+             "| inputs | `--recall fixture` | `--recall relevance` | relevance / fixture |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| {row['inputs']} | {row['fixture']:,} | {row['relevance']:,} | {row['ratio']:.3f} |"
+              for row in rows(turns)]
+    return [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:

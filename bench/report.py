@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from bench import workloads, worst_case
+from bench import sampling, workloads, worst_case
 from bench.harness_overhead import HARNESS_ROW
 
 # Allocator noise on a flat process is a few pages; a leak of even 10 bytes per turn over
@@ -88,6 +88,10 @@ def targets(results: dict) -> list[dict]:
     worst = _get(results, "worst_case", "rows")
     worst_ms = worst_case.worst_ms(worst) if worst else None
     full_size = _get(results, "worst_case", "bytes") == worst_case.FULL_SIZE
+    sampled = _get(results, "sampled_pass")
+    per_pass_us = max(row["body_cpu_per_call_us"] for row in sampled) if sampled else None
+    recalled = _get(results, "recall")
+    recall_ratio = max(row["ratio"] for row in recalled) if recalled else None
 
     def ratio(a, b):
         return None if a is None or b is None else a / b
@@ -114,6 +118,11 @@ def targets(results: dict) -> list[dict]:
         _verdict("load: failures among all turns", "0", failures, lambda v: v == 0, "{}"),
         _verdict("CPU of the costliest 4 MB worst-case turn", f"≤ {worst_case.TARGET_MS:g} ms",
                  worst_ms if full_size else None, lambda v: v <= worst_case.TARGET_MS, "{:.1f} ms"),
+        _verdict("body's own CPU per sampled pass (the most of 1, 4, 8 passes; bench.sampling)",
+                 f"≤ {sampling.TARGET_MS_PER_PASS} ms", per_pass_us, lambda v: v <= sampling.TARGET_MS_PER_PASS * 1000,
+                 "{:.1f} µs"),
+        _verdict("stored turn, --recall relevance ÷ fixture (callgrind, the worse input; bench.recall)", "≤ 1.2",
+                 recall_ratio, lambda v: v <= 1.2, "{:.3f}×"),
     ]
     return [asdict(v) | {"verdict": v.word} for v in verdicts]
 

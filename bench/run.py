@@ -15,13 +15,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench import chart, harness_overhead, latency, load, memory, report, servers, startup, stats, workloads, worst_case
+from bench import (
+    chart,
+    harness_overhead,
+    latency,
+    load,
+    memory,
+    recall,
+    report,
+    sampling,
+    servers,
+    startup,
+    stats,
+    workloads,
+    worst_case,
+)
 
 RESULTS = workloads.ROOT / "bench" / "results"
 
@@ -44,12 +59,15 @@ class Plan:
     worst_case_repeats: int = 5
     load_bodies: int = 100
     load_seconds: float = 60.0
+    sampled_turns: int = 400
+    recall_turns: int = recall.TURNS
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(round_trips=500, pipelined=500, pings=1_000, cross_cpu_turns=300, startups=20,
                    session_checkpoints=(1_000, 5_000), soak_turns=40_000, harness_turns=200, input_sizes=(16, 65_536),
-                   input_turns=5, worst_case_bytes=262_144, worst_case_repeats=1, load_bodies=10, load_seconds=3.0)
+                   input_turns=5, worst_case_bytes=262_144, worst_case_repeats=1, load_bodies=10, load_seconds=3.0,
+                   sampled_turns=40, recall_turns=30)
 
 
 def log(message: str) -> None:
@@ -143,6 +161,9 @@ def _extras(plan: Plan, setup: Setup, pipe_round_trip: dict) -> dict:
     load_body = servers.Server("body", (str(servers.body_path()), "--organs", str(workloads.DEFAULT_FIXTURE),
                                         "--no-soul"))
     out["load"] = load.summary(load.run(load_body, plan.load_bodies, plan.load_seconds))
+    log("issue 24: the body's own CPU per sampled pass, and a stored turn's cost with relevance recall")
+    out["sampled_pass"] = sampling.own_time(sampling.Plan(cpu_turns=plan.sampled_turns), setup.fixture)
+    out["recall"] = recall.rows(plan.recall_turns) if shutil.which("valgrind") else None
     return out
 
 

@@ -8,7 +8,10 @@ Invariants held here:
   own turn T, never another session's (L1), however many sessions share the words.
 - The same recall after a restart on `--state`, and the same with and without a store: the ranking reads
   only the session's kept turns, which the store keeps in the session's record.
-- Without the flag (the default, `--recall fixture`) nothing changes: the fixture's recall, no scores.
+- The same as data: every relevance turn's result has a `recall` member, its mode and the turns and
+  scores the text names, in its order; the outputSchema declares it, so the SDK client validates it.
+- Without the flag (the default, `--recall fixture`) nothing changes: the fixture's recall, no scores, no
+  `recall` member in a result or in the outputSchema.
 """
 
 from __future__ import annotations
@@ -61,6 +64,20 @@ def test_a_later_turn_about_the_second_subject_recalls_the_second_not_the_latest
     assert all(score < found[0][1] for score in latest), "the latest turn shares only 'the', and ranks below"
     assert [score for _, score, _ in found] == sorted((score for _, score, _ in found), reverse=True)
     assert "recalled 'turn 2 (score" in traces[-1]["output"], "the output carries the recall too"
+
+
+def test_the_result_says_the_recalled_turns_and_scores_as_data(spawn_body):
+    client = spawn_body(extra_args=RELEVANCE)
+    client.initialize()
+    traces = talk(client, [*SUBJECTS, ABOUT_THE_SECOND, "zzz qqq"])
+    for trace in traces:
+        recall = trace["recall"]
+        assert recall["mode"] == "relevance"
+        assert [(hit["turn"], hit["score"]) for hit in recall["hits"]] == \
+            [(turn, score) for turn, score, _ in hits(trace)], recall_detail(trace)
+    assert traces[0]["recall"]["hits"] == [], "the first turn has nothing to recall"
+    assert traces[-2]["recall"]["hits"][0]["turn"] == 2
+    assert traces[-1]["recall"]["hits"] == [], "no shared word, no turn named"
 
 
 def test_no_shared_word_recalls_nothing(spawn_body):
@@ -116,6 +133,7 @@ def test_the_default_recall_stays_the_fixtures(spawn_body):
     traces = talk(client, [*SUBJECTS, ABOUT_THE_SECOND])
     assert hits(traces[-1]) == []
     assert "recall: '" in recall_detail(traces[-1])
+    assert all("recall" not in trace for trace in traces), "the fixture's results keep their members"
 
 
 def test_the_sampled_prompts_carry_the_recalled_turns_and_scores(spawn_body):

@@ -255,6 +255,8 @@ package body Turn_Cycle is
                     Chosen.Morag.Recall (Memory, Input);
                begin
                   Texts.Keep (Store, Given.Text, Recall_Bytes, Recalled);
+                  Trace.Recall_Hits := Given.Hits;
+                  Trace.Recall_Hit_Last := Given.Hit_Last;
                   Unrecalled := Given.Status = Organs.Morag.Unavailable;
                end;
                Texts.Start_Part (Store, Sense_Bytes);

@@ -137,6 +137,11 @@ package Turn_Cycle is
       Energy    : Organs.Fraction := 0.0;
       Terrain   : Organs.Drive_Box.Terrain_Kind := Organs.Drive_Box.Depleted;
       Passes    : Energy_Gate.Pass_Count := 1;
+      Recall_Hits : Organs.Morag.Hit_List := Organs.Morag.No_Hits;
+      Recall_Hit_Last : Organs.Morag.Hit_Count := 0;
+      --  Recall_Hits (1 .. Recall_Hit_Last): the earlier turns the recall
+      --  drew on and their scores, best first (none from an organ that
+      --  does not rank)
       --  Budget (--energy budget): the session's budget as the turn
       --  found it, and what the turn spent of it
       Budget    : Organs.Drive_Box.Budget_View;

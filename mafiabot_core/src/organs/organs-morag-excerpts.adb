@@ -30,53 +30,45 @@ package body Organs.Morag.Excerpts is
         (if Held.Count > 0 and then Turn = Held.Newest + 1
          then Depth - 1 else 0);
       --  How many older excerpts stay: none after a gap in the turns
-      Listed : Natural := 0;
-      --  The framed lists of the dropped excerpts, when Indexed
    begin
       while Held.Count > Keeping loop
          Dropped := Dropped + Natural (Held.Sizes (1));
          Held.Sizes (1 .. Held.Count - 1) := Held.Sizes (2 .. Held.Count);
          Held.Count := Held.Count - 1;
-         if Held.Indexed then
-            Listed := Listed + Words.Frame_Bytes
-              + Words.Frame_Length
-                  (Slice (Held.Lists, Listed + 1, Listed + Words.Frame_Bytes),
-                   Listed + 1);
-         end if;
       end loop;
       --  Rebuilt at their exact sizes: Append would leave growth room in
       --  every one of possibly 100,000 sessions.
       Held.Kept := To_Unbounded_String
         (Slice (Held.Kept, Dropped + 1, Length (Held.Kept)) & Excerpt);
       if Held.Indexed then
-         Held.Lists := To_Unbounded_String
-           (Slice (Held.Lists, Listed + 1, Length (Held.Lists))
-            & Words.Framed (Words.Index_Of (Excerpt)));
+         Held.Index := To_Unbounded_String
+           (Words.Added (To_String (Held.Index), Held.Count, Excerpt));
       end if;
       Held.Count := Held.Count + 1;
       Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
       Held.Newest := Turn;
    end Keep;
 
-   overriding function Word_Lists (Held : Excerpt_Memory) return String is
+   overriding function Word_Index (Held : Excerpt_Memory) return String is
    begin
       if Held.Indexed then
-         return To_String (Held.Lists);
+         return To_String (Held.Index);
       end if;
       declare
-         function Lists_From (Index : Positive) return String is
-           (if Index > Held.Count then ""
-            else Words.Framed (Words.Index_Of (Held.Excerpt (Index)))
-                 & Lists_From (Index + 1));
+         --  The index of the oldest Through excerpts
+         function Index_Through (Through : Natural) return String is
+           (if Through = 0 then Words.Empty_Index
+            else Words.Added (Index_Through (Through - 1), Through - 1,
+                              Held.Excerpt (Through)));
       begin
-         return Lists_From (1);
+         return Index_Through (Held.Count);
       end;
-   end Word_Lists;
+   end Word_Index;
 
    overriding procedure Index_Words (Held : in out Excerpt_Memory) is
    begin
       if not Held.Indexed then
-         Held.Lists := To_Unbounded_String (Word_Lists (Held));
+         Held.Index := To_Unbounded_String (Word_Index (Held));
          Held.Indexed := True;
       end if;
    end Index_Words;

@@ -36,11 +36,12 @@ package Organs.Morag.Excerpts is
       Excerpt : String;
       Depth   : Recall_Count);
 
-   overriding function Word_Lists (Held : Excerpt_Memory) return String;
+   overriding function Word_Index (Held : Excerpt_Memory) return String;
 
    overriding procedure Index_Words (Held : in out Excerpt_Memory);
-   --  The lists live beside the texts in the value only: Encoded leaves
-   --  them out and Decode gives a memory without them
+   --  The index lives beside the texts in the value only: Encoded leaves
+   --  it out and Decode gives a memory without it, which builds it from
+   --  its texts when a ranking first asks
 
    --  Bytes, little-endian: the number of excerpts (1 byte: 0 ..
    --  Max_Depth), then each excerpt oldest first as its length (2 bytes: at
@@ -77,8 +78,7 @@ private
    --  One text holds the kept excerpts back to back, oldest first: a
    --  session costs one string and 32 bytes of lengths, not sixteen
    --  strings, which is what lets 100,000 sessions fit in 64 MB.  Their
-   --  word lists, once asked for (Index_Words), are one more string, each
-   --  list framed with its length.
+   --  words' index, once asked for (Index_Words), is one more string.
    type Excerpt_Memory is new Memory with record
       Kept    : Ada.Strings.Unbounded.Unbounded_String;
       Sizes   : Excerpt_Lengths := [others => 0];
@@ -86,9 +86,9 @@ private
       Newest  : Natural := 0;
       --  The turn of the newest excerpt, when Count > 0
       Indexed : Boolean := False;
-      Lists   : Ada.Strings.Unbounded.Unbounded_String;
-      --  When Indexed, the framed word list of every kept excerpt, oldest
-      --  first; else ""
+      Index   : Ada.Strings.Unbounded.Unbounded_String;
+      --  When Indexed, the Organs.Morag.Words index of the kept excerpts;
+      --  else ""
    end record;
 
    Empty : constant Excerpt_Memory := (others => <>);

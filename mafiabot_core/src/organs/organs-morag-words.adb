@@ -1,58 +1,33 @@
-with Ada.Unchecked_Conversion;
-
 package body Organs.Morag.Words is
 
-   use type Fnv_Hash.Hash;
+   use type Interfaces.Unsigned_32;
+   use type Interfaces.Unsigned_64;
 
-   procedure Next_Word
-     (Text  : String;
-      Index : in out Positive;
-      First : out Positive;
-      Last  : out Natural;
-      Hash  : out Fnv_Hash.Hash;
-      Found : out Boolean) is
-   begin
-      Found := False;
-      First := Index;
-      Last := 0;
-      Hash := Fnv_Hash.Basis;
-      while Index <= Text'Last loop
-         if Word_Fold (Text (Index)) /= Not_A_Word then
-            First := Index;
-            Hash := Fnv_Hash.Basis;
-            while Index <= Text'Last
-              and then Word_Fold (Text (Index)) /= Not_A_Word
-            loop
-               Hash := Fnv_Hash.Step (Hash, Word_Fold (Text (Index)));
-               Index := Index + 1;
-            end loop;
-            if Index - First >= Min_Word then
-               Last := Index - 1;
-               Found := True;
-               return;
-            end if;
-         else
-            Index := Index + 1;
-         end if;
-      end loop;
-   end Next_Word;
-
-   function To_Lead is new Ada.Unchecked_Conversion (Lead_Bytes, Entry_Lead);
-   function To_Bytes is new Ada.Unchecked_Conversion (Entry_Lead, Lead_Bytes);
-   function To_Length is new Ada.Unchecked_Conversion
-     (Frame, Interfaces.Unsigned_16);
-   function To_Frame is new Ada.Unchecked_Conversion
-     (Interfaces.Unsigned_16, Frame);
+   function To_Bytes is new Ada.Unchecked_Conversion (Term_Lead, Lead_Bytes);
    function To_Prefix is new Ada.Unchecked_Conversion
      (Prefix_Text, Word_Prefix);
 
-   function Prefix_Of (Word : String) return Word_Prefix is
-      Kept   : constant Natural := Natural'Min (Word'Length, Prefix_Bytes);
-      Padded : Prefix_Text := [others => ASCII.NUL];
+   subtype Key_Bytes is String (1 .. 4);
+   function To_Half_Bytes is new Ada.Unchecked_Conversion
+     (Interfaces.Unsigned_16, Half_Bytes);
+   function To_Key is new Ada.Unchecked_Conversion (Key_Bytes, Word_Key);
+
+   function Key_At (Index : String; At_Byte : Positive) return Word_Key is
+     (To_Key (Index (At_Byte + Key_Offset .. At_Byte + Key_Offset + 3)))
+   with Inline;
+
+   function Prefix_At (Index : String; At_Byte : Positive) return Word_Prefix
+   is (To_Prefix (Index (At_Byte + Prefix_Offset
+                         .. At_Byte + Prefix_Offset + Prefix_Bytes - 1)))
+   with Inline;
+
+   procedure Set_Postings
+     (Index : in out String; At_Byte : Positive; Postings : Natural)
+   with Inline is
    begin
-      Padded (1 .. Kept) := Word (Word'First .. Word'First + Kept - 1);
-      return To_Prefix (Padded);
-   end Prefix_Of;
+      Index (At_Byte + Postings_Offset .. At_Byte + Postings_Offset + 1) :=
+        To_Half_Bytes (Interfaces.Unsigned_16 (Postings));
+   end Set_Postings;
 
    function Table_Slots (Bytes : Natural) return Positive is
       Slots : Positive := 16;
@@ -63,101 +38,258 @@ package body Organs.Morag.Words is
       return Slots;
    end Table_Slots;
 
-   function Index_Of (Text : String) return String is
-      Most  : constant Positive := Most_Words (Text'Length);
-      Slots : constant Positive := Table_Slots (Text'Length);
+   procedure Collect (Text : String; Set : out Word_Set) is
+      --  Every index below stays within its array: Text's by the loops' own
+      --  tests (At_Byte <= Text'Last, a word within the bytes scanned),
+      --  the words' by Most = Most_Words (Text'Length) (the precondition,
+      --  which the shipped build checks), the table's by the mask (Slots =
+      --  Table_Slots, a power of two); the checks cost more than the scan
+      pragma Suppress (Index_Check);
+      pragma Suppress (Range_Check);
+      pragma Suppress (Overflow_Check);
+      Mask : constant Word_Key := Word_Key (Set.Slots - 1);
 
-      Table : array (0 .. Slots - 1) of Natural := [others => 0];
-      --  0: a free slot, else the distinct word whose hash leads there
-      Word_Hash  : array (1 .. Most) of Fnv_Hash.Hash := [others => 0];
-      Word_First : array (1 .. Most) of Positive;
-      Word_Last  : array (1 .. Most) of Natural;
-      Times      : array (1 .. Most) of Natural := [others => 0];
-      Distinct   : Natural := 0;
-      Bytes      : Natural := 0;
-
-      --  Whether Text (First .. Last) and the Known-th word fold alike
-      function Spells (First : Positive; Last : Natural; Known : Positive)
+      --  Whether Text (First .. Last), of Prefix, and the Known-th word
+      --  fold alike
+      function Spells
+        (First, Last : Positive; Prefix : Word_Prefix; Known : Positive)
         return Boolean is
-        (Last - First = Word_Last (Known) - Word_First (Known)
-         and then (for all Offset in 0 .. Last - First =>
+        (Prefix = Set.Prefix (Known)
+         and then Last - First = Set.Last (Known) - Set.First (Known)
+         and then (for all Offset in Prefix_Bytes .. Last - First =>
                      Word_Fold (Text (First + Offset))
-                     = Word_Fold (Text (Word_First (Known) + Offset))));
+                     = Word_Fold (Text (Set.First (Known) + Offset))));
+
+      --  Count Text (First .. Last), of Hash and Prefix, among the words
+      procedure Add
+        (First, Last : Positive; Hash : Fnv_Hash.Hash; Prefix : Word_Prefix)
+      is
+         Key  : constant Word_Key := Key_Of (Hash);
+         Slot : Positive := Natural (Key and Mask) + 1;
+         Word : Natural;
+      begin
+         loop
+            Word := Set.Table (Slot);
+            exit when Word = 0
+              or else (Set.Key (Word) = Key
+                       and then Spells (First, Last, Prefix, Word));
+            Slot := Natural (Word_Key (Slot) and Mask) + 1;
+         end loop;
+         if Word = 0 then
+            Set.Distinct := Set.Distinct + 1;
+            Word := Set.Distinct;
+            Set.Table (Slot) := Word;
+            Set.Key (Word) := Key;
+            Set.Prefix (Word) := Prefix;
+            Set.First (Word) := First;
+            Set.Last (Word) := Last;
+            Set.Times (Word) := 1;
+         else
+            Set.Times (Word) := Set.Times (Word) + 1;
+         end if;
+         Set.Total := Set.Total + 1;
+      end Add;
 
       At_Byte : Positive := Text'First;
       First   : Positive;
-      Last    : Natural;
       Hash    : Fnv_Hash.Hash;
-      Found   : Boolean;
+      Folded  : Character;
+      Padded  : Prefix_Text;
+      --  The word's first Prefix_Bytes, folded, NUL past its end
    begin
-      loop
-         Next_Word (Text, At_Byte, First, Last, Hash, Found);
-         exit when not Found;
-         declare
-            Slot : Natural := Natural (Hash and Fnv_Hash.Hash (Slots - 1));
-         begin
-            while Table (Slot) /= 0
-              and then (Word_Hash (Table (Slot)) /= Hash
-                        or else not Spells (First, Last, Table (Slot)))
+      Set.Table := [others => 0];
+      Set.Distinct := 0;
+      Set.Total := 0;
+      while At_Byte <= Text'Last loop
+         Folded := Word_Fold (Text (At_Byte));
+         if Folded = Not_A_Word then
+            At_Byte := At_Byte + 1;
+         else
+            First := At_Byte;
+            Hash := Fnv_Hash.Basis;
+            Padded := [others => ASCII.NUL];
             loop
-               Slot := (Slot + 1) mod Slots;
+               Hash := Fnv_Hash.Step (Hash, Folded);
+               if At_Byte - First < Prefix_Bytes then
+                  Padded (1 + At_Byte - First) := Folded;
+               end if;
+               exit when At_Byte = Text'Last;
+               At_Byte := At_Byte + 1;
+               Folded := Word_Fold (Text (At_Byte));
+               exit when Folded = Not_A_Word;
             end loop;
-            if Table (Slot) = 0 then
-               Distinct := Distinct + 1;
-               Word_Hash (Distinct) := Hash;
-               Word_First (Distinct) := First;
-               Word_Last (Distinct) := Last;
-               Table (Slot) := Distinct;
-               Bytes := Bytes + Entry_Lead_Bytes
-                 + Natural'Max (0, Last - First + 1 - Prefix_Bytes);
-            end if;
-            Times (Table (Slot)) := Times (Table (Slot)) + 1;
-         end;
+            --  At_Byte is the word's last byte, or the one that ends it
+            declare
+               Last : constant Positive :=
+                 (if Folded = Not_A_Word then At_Byte - 1 else At_Byte);
+            begin
+               if Last - First + 1 >= Min_Word then
+                  Add (First, Last, Hash, To_Prefix (Padded));
+               end if;
+               At_Byte := Last + 1;
+            end;
+         end if;
       end loop;
-      return List : String (1 .. Bytes) do
+   end Collect;
+
+   function Find
+     (Set     : Word_Set;
+      Text    : String;
+      Index   : String;
+      At_Byte : Positive) return Natural
+   is
+      Mask : constant Word_Key := Word_Key (Set.Slots - 1);
+      Key  : constant Word_Key := Key_At (Index, At_Byte);
+      Slot : Positive := Natural (Key and Mask) + 1;
+      Word : Natural := Set.Table (Slot);
+
+      --  Whether the word of Index at At_Byte is Set's Known-th
+      function Spells (Known : Positive) return Boolean is
+         Size : constant Natural := Size_At (Index, At_Byte);
+         Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
+         --  Index (Rest + Offset) is the word's byte Offset past its prefix
+      begin
+         return Set.Prefix (Known) = Prefix_At (Index, At_Byte)
+           and then Set.Last (Known) - Set.First (Known) + 1 = Size
+           and then
+             (for all Offset in Prefix_Bytes .. Size - 1 =>
+                Word_Fold (Text (Set.First (Known) + Offset))
+                = Index (Rest + Offset));
+      end Spells;
+   begin
+      while Word /= 0 loop
+         if Set.Key (Word) = Key and then Spells (Word) then
+            return Word;
+         end if;
+         Slot := Natural (Word_Key (Slot) and Mask) + 1;
+         Word := Set.Table (Slot);
+      end loop;
+      return 0;
+   end Find;
+
+   function Added
+     (Index : String; Keeping : Natural; Text : String) return String
+   is
+      Set : Word_Set (Most_Words (Text'Length), Table_Slots (Text'Length));
+   begin
+      Collect (Text, Set);
+      declare
+         New_Bytes : Natural := 0;
+         --  What Text's words add at most: each a posting, and the lead
+         --  and spelling of a word the index lacks
+      begin
+         for Word in 1 .. Set.Distinct loop
+            New_Bytes := New_Bytes + Term_Lead_Bytes + Posting_Bytes
+              + Natural'Max (0, Set.Last (Word) - Set.First (Word) + 1
+                                - Prefix_Bytes);
+         end loop;
          declare
-            Next : Positive := 1;
+            Result  : String (1 .. Index'Length + Count_Bytes + New_Bytes);
+            Last    : Natural := 0;
+            Matched : array (1 .. Set.Distinct) of Boolean :=
+              [others => False];
+            --  Text's words the index holds already
+
+            procedure Put (Byte : Natural) with Inline is
+            begin
+               Last := Last + 1;
+               Result (Last) := Character'Val (Byte);
+            end Put;
+
+            procedure Put (Lead : Term_Lead) with Inline is
+            begin
+               Result (Last + 1 .. Last + Term_Lead_Bytes) := To_Bytes (Lead);
+               Last := Last + Term_Lead_Bytes;
+            end Put;
+
+            --  The newest excerpt's posting of its Word-th distinct word
+            procedure Put_Newest (Word : Positive) with Inline is
+            begin
+               Put (Character'Pos (Result (2)));
+               Put (Set.Times (Word) - 1);
+            end Put_Newest;
+
+            At_Byte : Positive := First_Term (Index);
+
+            --  Index (Unchanged .. At_Byte - 1): words that keep every
+            --  posting and gain none, copied at once when a word that
+            --  changes, or the end, comes
+            Unchanged : Positive := At_Byte;
+
+            procedure Copy_Unchanged with Inline is
+            begin
+               Result (Last + 1 .. Last + At_Byte - Unchanged) :=
+                 Index (Unchanged .. At_Byte - 1);
+               Last := Last + At_Byte - Unchanged;
+            end Copy_Unchanged;
          begin
-            for Word in 1 .. Distinct loop
+            Put (Keeping + 1);
+            Put ((Character'Pos (Index (Index'First + 1)) + 1) mod 256);
+            --  The new excerpt's number; the kept ones keep theirs
+            Result (Last + 1 .. Last + Count_Bytes * Keeping) :=
+              Index (First_Term (Index) - Count_Bytes * Keeping
+                     .. First_Term (Index) - 1);
+            Last := Last + Count_Bytes * Keeping;
+            Put (Set.Total mod 256);
+            Put (Set.Total / 256);
+            while At_Byte <= Index'Last loop
                declare
-                  Size : constant Natural :=
-                    Word_Last (Word) - Word_First (Word) + 1;
-                  Spelling : String (1 .. Size);
-                  Lead : Entry_Lead;
+                  Held  : constant Natural := Postings_Of (Index, At_Byte);
+                  First : constant Positive := Postings_At (Index, At_Byte);
+                  Next  : constant Positive := First + Posting_Bytes * Held;
+                  Word  : constant Natural := Find (Set, Text, Index, At_Byte);
+                  Kept  : Natural := Held;
+                  --  The postings that stay: those of an age below
+                  --  Keeping, which come first (newest first)
                begin
-                  for Offset in 0 .. Size - 1 loop
-                     Spelling (1 + Offset) :=
-                       Word_Fold (Text (Word_First (Word) + Offset));
+                  while Kept > 0
+                    and then Age_At (Index, First + Posting_Bytes * (Kept - 1))
+                             >= Keeping
+                  loop
+                     Kept := Kept - 1;
                   end loop;
-                  Lead := (Times  => Interfaces.Unsigned_16 (Times (Word)),
-                           Size   => Interfaces.Unsigned_16 (Size),
-                           Key    => Key_Of (Word_Hash (Word)),
-                           Prefix => Prefix_Of (Spelling));
-                  List (Next .. Next + Entry_Lead_Bytes - 1) :=
-                    To_Bytes (Lead);
-                  Next := Next + Entry_Lead_Bytes;
-                  List (Next .. Next + Rest_Bytes (Lead) - 1) :=
-                    Spelling (Prefix_Bytes + 1 .. Size);
-                  Next := Next + Rest_Bytes (Lead);
+                  if Word /= 0 or else Kept < Held then
+                     Copy_Unchanged;
+                     Unchanged := Next;
+                  end if;
+                  if Word /= 0 or else Kept in 1 .. Held - 1 then
+                     Result (Last + 1 .. Last + First - At_Byte) :=
+                       Index (At_Byte .. First - 1);
+                     Set_Postings
+                       (Result, Last + 1, Kept + Boolean'Pos (Word /= 0));
+                     Last := Last + First - At_Byte;
+                     if Word /= 0 then
+                        Put_Newest (Word);
+                        Matched (Word) := True;
+                     end if;
+                     Result (Last + 1 .. Last + Posting_Bytes * Kept) :=
+                       Index (First .. First - 1 + Posting_Bytes * Kept);
+                     Last := Last + Posting_Bytes * Kept;
+                  end if;
+                  At_Byte := Next;
                end;
             end loop;
+            Copy_Unchanged;
+            for Word in 1 .. Set.Distinct loop
+               if not Matched (Word) then
+                  Put (Term_Lead'
+                         (Postings => 1,
+                          Size     => Interfaces.Unsigned_16
+                            (Set.Last (Word) - Set.First (Word) + 1),
+                          Key      => Set.Key (Word),
+                          Prefix   => Set.Prefix (Word)));
+                  for Byte in Set.First (Word) + Prefix_Bytes
+                              .. Set.Last (Word)
+                  loop
+                     Last := Last + 1;
+                     Result (Last) := Word_Fold (Text (Byte));
+                  end loop;
+                  Put_Newest (Word);
+               end if;
+            end loop;
+            return Result (1 .. Last);
          end;
-      end return;
-   end Index_Of;
-
-   function Framed (List : String) return String is
-   begin
-      return Result : String (1 .. Frame_Bytes + List'Length) do
-         Result (1 .. Frame_Bytes) :=
-           To_Frame (Interfaces.Unsigned_16 (List'Length));
-         Result (Frame_Bytes + 1 .. Result'Last) := List;
-      end return;
-   end Framed;
-
-   function Frame_Length (Lists : String; At_Byte : Positive) return Natural
-   is (Natural (To_Length (Lists (At_Byte .. At_Byte + Frame_Bytes - 1))));
-
-   function Lead_At (List : String; At_Byte : Positive) return Entry_Lead
-   is (To_Lead (List (At_Byte .. At_Byte + Entry_Lead_Bytes - 1)));
+      end;
+   end Added;
 
 end Organs.Morag.Words;

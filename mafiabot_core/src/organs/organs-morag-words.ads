@@ -1,13 +1,15 @@
---  The words a MoRAG ranking counts, and a text's words as a list
---  (Index_Of) that a memory keeps beside the text, so that a recall reads
---  a short list for each kept turn instead of its text.
+--  The words a MoRAG ranking counts, and an inverted index of the words of
+--  a memory's kept excerpts (Added), which the memory keeps beside its
+--  texts, so that a recall reads each distinct word of the session once,
+--  with the excerpts that hold it, instead of every excerpt's text.
 --
 --  Words are those of Organs.Word_Search: maximal runs of Is_Word_Byte
---  bytes, Min_Word_Bytes or more, ASCII folded (Folded).  A list names a
+--  bytes, Min_Word_Bytes or more, ASCII folded (Folded).  The index names a
 --  word by its folded bytes as well as by a hash, so that two words of one
 --  hash are never counted as one: whoever matches on the hash compares the
 --  bytes (Fnv_Hash is no defence against chosen collisions).
 
+with Ada.Unchecked_Conversion;
 with Fnv_Hash;
 with Interfaces;
 with Organs.Word_Search;
@@ -24,105 +26,223 @@ package Organs.Morag.Words is
    --  A byte as a word holds it (Folded), or Not_A_Word: one look-up for
    --  every byte a ranking reads
 
-   procedure Next_Word
-     (Text  : String;
-      Index : in out Positive;
-      First : out Positive;
-      Last  : out Natural;
-      Hash  : out Fnv_Hash.Hash;
-      Found : out Boolean);
-   --  The next word of Text at or after Index: Text (First .. Last) and
-   --  the hash of its folded bytes; Found is False past the last
-
    subtype Word_Key is Interfaces.Unsigned_32;
-   --  The low half of a word's hash: what a list keeps of it
+   --  The low half of a word's hash: what an index keeps of it
 
    function Key_Of (Hash : Fnv_Hash.Hash) return Word_Key is
      (Word_Key (Interfaces."and" (Hash, 16#FFFF_FFFF#)));
 
-   --  A list, Index_Of (Text): each distinct word of Text once, in the
-   --  order of its first occurrence, as an Entry_Lead (how many times Text
-   --  holds it, its length, its Word_Key and its first Prefix_Bytes
-   --  folded) and then the rest of its folded bytes.  Lists, Framed, stand
-   --  back to back each led by its length (2 bytes).
-
-   Entry_Lead_Bytes : constant := 16;
-   Frame_Bytes      : constant := 2;
-   Prefix_Bytes     : constant := 8;
+   Prefix_Bytes : constant := 8;
 
    subtype Word_Prefix is Interfaces.Unsigned_64;
    --  A word's first Prefix_Bytes bytes, folded, NUL after a shorter
    --  word's last: two words of at most Prefix_Bytes bytes are the same
    --  word if and only if their lengths and prefixes are equal
 
-   function Prefix_Of (Word : String) return Word_Prefix;
-   --  The prefix of Word, folded already
-
    function Most_Words (Bytes : Natural) return Positive is
      (Bytes / (Min_Word + 1) + 1);
    --  The most words a text of Bytes bytes holds: a word takes Min_Word
    --  bytes and a byte that ends it
 
+   function Is_Power_Of_Two (Count : Positive) return Boolean is
+     (Interfaces."=" (Interfaces."and" (Interfaces.Unsigned_32 (Count),
+                                       Interfaces.Unsigned_32 (Count - 1)),
+                      0));
+
    function Table_Slots (Bytes : Natural) return Positive
-   with Post => Table_Slots'Result >= 2 * Most_Words (Bytes);
+   with Post => Table_Slots'Result >= 2 * Most_Words (Bytes)
+                and then Is_Power_Of_Two (Table_Slots'Result);
    --  How many slots a table of the words of a text of Bytes bytes takes,
    --  by hash with open addressing: a power of two, at least twice the
    --  words, so that a probe ends soon at a free slot; sized by the text,
    --  since a short one (nearly every turn's) would pay for clearing a
    --  long one's table
 
-   Max_Words : constant := Max_Recall_Bytes / (Min_Word + 1) + 1;
+   ---------------------------------------------------------------------
+   --  A text's distinct words, found in one pass (Collect): a recall's
+   --  query, and what an excerpt adds to an index
 
-   Most_List_Bytes : constant :=
-     Max_Words * Entry_Lead_Bytes + Max_Recall_Bytes;
-   --  Every word's lead and, at most, all of the text's bytes
+   type Word_Set (Most : Positive; Slots : Positive) is limited private;
+   --  Declare one as Word_Set (Most_Words (L), Table_Slots (L)) for a text
+   --  of L bytes
 
-   function Index_Of (Text : String) return String
-   with Pre => Is_Within (Text, Max_Recall_Bytes);
-   --  Text's words as a list, of at most Most_List_Bytes; time linear in
-   --  Text
+   procedure Collect (Text : String; Set : out Word_Set)
+   with Pre => Set.Most = Most_Words (Text'Length)
+               and then Set.Slots = Table_Slots (Text'Length);
+   --  Set is Text's words, each once, numbered 1 .. Distinct (Set) in the
+   --  order of their first occurrence; Set refers to Text, which the
+   --  calls below are given again
 
-   function Framed (List : String) return String;
-   --  List (an Index_Of, at most Most_List_Bytes) led by its length
+   function Distinct (Set : Word_Set) return Natural with Inline;
 
-   function Frame_Length (Lists : String; At_Byte : Positive) return Natural
-   with Inline;
-   --  The length of the list framed at Lists (At_Byte)
+   ---------------------------------------------------------------------
+   --  An index: the words of a memory's kept excerpts (at most Max_Depth,
+   --  each at most Max_Recall_Bytes), oldest first, as one string built by
+   --  Added only:
+   --  - how many excerpts it indexes (1 byte), the newest one's number (1
+   --    byte: each excerpt Added is numbered one more than the one before,
+   --    modulo 256), then each one's count of word occurrences (2 bytes),
+   --    oldest first;
+   --  - then each distinct word once, in no order a reader may rely on:
+   --    its Term_Lead (how many excerpts hold it, its length, its Word_Key
+   --    and its first Prefix_Bytes folded), the rest of its folded bytes,
+   --    and for each excerpt holding it, newest first, a posting of 2
+   --    bytes: the excerpt's number and how many times it holds the word,
+   --    less one (at most Most_Words (Max_Recall_Bytes), 256, times: one
+   --    byte).  Numbers, not ages, so that the postings an excerpt keeps
+   --    are copied as they are when a newer one is added.
 
-   type Entry_Lead is record
-      Times  : Interfaces.Unsigned_16;
-      --  How many times the text holds the word
-      Size   : Interfaces.Unsigned_16;
+   Empty_Index : constant String;
+
+   function Added
+     (Index : String; Keeping : Natural; Text : String) return String
+   with Pre => Keeping < Max_Depth
+               and then Keeping <= Texts_Of (Index)
+               and then Is_Within (Text, Max_Recall_Bytes),
+        Post => Texts_Of (Added'Result) = Keeping + 1;
+   --  Index with its newest Keeping excerpts only, and Text as the newest:
+   --  time linear in Index and Text
+
+   function Texts_Of (Index : String) return Natural
+   with Inline, Pre => Index'Length >= Empty_Index'Length;
+   --  How many excerpts Index indexes
+
+   function Word_Count (Index : String; Text : Positive) return Natural
+   with Inline, Pre => Text <= Texts_Of (Index);
+   --  How many word occurrences the Text-th excerpt, oldest first, holds
+
+   function First_Term (Index : String) return Positive
+   with Inline, Pre => Index'Length >= Empty_Index'Length;
+   --  Where the first word's lead stands (past Index'Last: none)
+
+   Term_Lead_Bytes : constant := 16;
+   Posting_Bytes   : constant := 2;
+
+   type Term_Lead is record
+      Postings : Interfaces.Unsigned_16;
+      --  How many excerpts hold the word
+      Size     : Interfaces.Unsigned_16;
       --  How many bytes it has: those past its prefix follow the lead
-      Key    : Word_Key;
-      Prefix : Word_Prefix;
+      Key      : Word_Key;
+      Prefix   : Word_Prefix;
    end record
-   with Size => 8 * Entry_Lead_Bytes;
+   with Size => 8 * Term_Lead_Bytes;
 
-   function Lead_At (List : String; At_Byte : Positive) return Entry_Lead
+   --  The word whose lead stands at At_Byte of an index (At_Byte from
+   --  First_Term, then Next_Term until past Index'Last)
+
+   function Postings_Of (Index : String; At_Byte : Positive) return Natural
    with Inline;
-   --  The lead of the entry of List at At_Byte; the rest of its word
-   --  follows (Rest_Bytes), and the next entry after it
+   --  How many excerpts hold it
 
-   function Rest_Bytes (Lead : Entry_Lead) return Natural is
-     (Natural'Max (0, Natural (Lead.Size) - Prefix_Bytes));
+   function Size_At (Index : String; At_Byte : Positive) return Natural
+   with Inline;
+   --  How many bytes it has
+
+   function Postings_At (Index : String; At_Byte : Positive) return Positive
+   is (At_Byte + Term_Lead_Bytes
+       + Natural'Max (0, Size_At (Index, At_Byte) - Prefix_Bytes));
+   --  Where its postings stand
+
+   function Next_Term (Index : String; At_Byte : Positive) return Positive
+   is (Postings_At (Index, At_Byte)
+       + Posting_Bytes * Postings_Of (Index, At_Byte));
+   --  Where the next word's lead stands
+
+   function Age_At (Index : String; At_Byte : Positive) return Natural
+   with Inline;
+   --  The age of the excerpt whose posting is at At_Byte (0: the newest)
+
+   function Times_At (Index : String; At_Byte : Positive) return Positive
+   is (Character'Pos (Index (At_Byte + 1)) + 1);
+   --  How many times that excerpt holds the word
+
+   function Find
+     (Set     : Word_Set;
+      Text    : String;
+      Index   : String;
+      At_Byte : Positive) return Natural
+   with Inline;
+   --  The distinct word of Set (collected from Text) that is the word of
+   --  Index whose lead is at At_Byte, or 0 for none
 
 private
 
-   --  The frames, leads and prefixes are in the order of the machine's own
-   --  words, read and written by one conversion each: a list lives in
-   --  memory only (Organs.Morag.Excerpts.Encoded leaves it out), so it
-   --  never meets a machine of another byte order.
+   type Positions is array (Positive range <>) of Natural;
+   type Keys is array (Positive range <>) of Word_Key;
+   type Prefixes is array (Positive range <>) of Word_Prefix;
+   type Slot_Table is array (Positive range <>) of Natural;
 
-   for Entry_Lead use record
-      Times  at 0 range 0 .. 15;
-      Size   at 2 range 0 .. 15;
-      Key    at 4 range 0 .. 31;
-      Prefix at 8 range 0 .. 63;
+   type Word_Set (Most : Positive; Slots : Positive) is limited record
+      Table    : Slot_Table (1 .. Slots);
+      --  0: a free slot, else the distinct word whose key leads there (a
+      --  key K leads to slot (K and (Slots - 1)) + 1, probing onwards)
+      Key      : Keys (1 .. Most);
+      Prefix   : Prefixes (1 .. Most);
+      First    : Positions (1 .. Most);
+      Last     : Positions (1 .. Most);
+      Times    : Positions (1 .. Most);
+      Distinct : Natural := 0;
+      Total    : Natural := 0;
+   end record;
+   --  Word W is Text (First (W) .. Last (W)), folded
+
+   function Distinct (Set : Word_Set) return Natural is (Set.Distinct);
+
+   Header_Bytes : constant := 2;
+   Count_Bytes  : constant := 2;
+
+   Empty_Index : constant String := [1 .. Header_Bytes => Character'Val (0)];
+
+   function Age_At (Index : String; At_Byte : Positive) return Natural is
+     ((Character'Pos (Index (Index'First + 1))
+       - Character'Pos (Index (At_Byte))) mod 256);
+
+   function Texts_Of (Index : String) return Natural is
+     (Character'Pos (Index (Index'First)));
+
+   function Word_Count (Index : String; Text : Positive) return Natural is
+     (Character'Pos (Index (Index'First + Header_Bytes
+                            + Count_Bytes * (Text - 1)))
+      + 256 * Character'Pos (Index (Index'First + Header_Bytes
+                                    + Count_Bytes * (Text - 1) + 1)));
+
+   function First_Term (Index : String) return Positive is
+     (Index'First + Header_Bytes + Count_Bytes * Texts_Of (Index));
+
+   --  The leads and prefixes are in the order of the machine's own words,
+   --  read and written by one conversion each: an index lives in memory
+   --  only (Organs.Morag.Excerpts.Encoded leaves it out), so it never
+   --  meets a machine of another byte order.
+
+   Postings_Offset : constant := 0;
+   Size_Offset     : constant := 2;
+   Key_Offset      : constant := 4;
+   Prefix_Offset   : constant := 8;
+   --  Where each field of a lead stands: the readers read one field alone
+   --  (a walk over an index reads every word's key, and the rest of a lead
+   --  only for the few it looks at closer)
+
+   for Term_Lead use record
+      Postings at Postings_Offset range 0 .. 15;
+      Size     at Size_Offset range 0 .. 15;
+      Key      at Key_Offset range 0 .. 31;
+      Prefix   at Prefix_Offset range 0 .. 63;
    end record;
 
-   subtype Lead_Bytes is String (1 .. Entry_Lead_Bytes);
+   subtype Half_Bytes is String (1 .. 2);
+   function To_Half is new Ada.Unchecked_Conversion
+     (Half_Bytes, Interfaces.Unsigned_16);
+
+   function Postings_Of (Index : String; At_Byte : Positive) return Natural is
+     (Natural (To_Half (Index (At_Byte + Postings_Offset
+                               .. At_Byte + Postings_Offset + 1))));
+
+   function Size_At (Index : String; At_Byte : Positive) return Natural is
+     (Natural (To_Half (Index (At_Byte + Size_Offset
+                               .. At_Byte + Size_Offset + 1))));
+
+   subtype Lead_Bytes is String (1 .. Term_Lead_Bytes);
    subtype Prefix_Text is String (1 .. Prefix_Bytes);
-   subtype Frame is String (1 .. Frame_Bytes);
 
 end Organs.Morag.Words;

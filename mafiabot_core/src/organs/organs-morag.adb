@@ -11,6 +11,37 @@ package body Organs.Morag is
                                      - Organs.Word_Search.Max_Texts,
       "one recall must index every kept byte");
 
+   procedure Put_Decimal (Text : in out String; Last : in out Natural;
+                          Value : Natural)
+   is
+      Width : Positive := 1;
+      Rest  : Natural := Value / 10;
+   begin
+      while Rest > 0 loop
+         Width := Width + 1;
+         Rest := Rest / 10;
+      end loop;
+      Rest := Value;
+      for Place in reverse Last + 1 .. Last + Width loop
+         Text (Place) := Character'Val (Character'Pos ('0') + Rest mod 10);
+         Rest := Rest / 10;
+      end loop;
+      Last := Last + Width;
+   end Put_Decimal;
+
+   procedure Put_Score (Text : in out String; Last : in out Natural;
+                        Score : Score_Thousandths)
+   is
+      Part : constant Natural := Natural (Score mod 1000);
+   begin
+      Put_Decimal (Text, Last, Natural (Score / 1000));
+      Text (Last + 1) := '.';
+      Text (Last + 2) := Character'Val (Character'Pos ('0') + Part / 100);
+      Text (Last + 3) := Character'Val (Character'Pos ('0') + Part / 10 mod 10);
+      Text (Last + 4) := Character'Val (Character'Pos ('0') + Part mod 10);
+      Last := Last + 4;
+   end Put_Score;
+
    function Latest_Sharing (Held : Memory'Class; Input : String) return String
    is
       Count : constant Natural := Held.Count;

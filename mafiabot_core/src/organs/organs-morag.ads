@@ -62,17 +62,17 @@ package Organs.Morag is
    --  Keep Excerpt, of the session's turn Turn, as the most recent,
    --  forgetting the oldest beyond Depth
 
-   function Word_Lists (Held : Memory) return String is abstract;
-   --  Every excerpt's words as Organs.Morag.Words gives them, oldest
-   --  first, each its Index_Of framed (Framed): what a ranking reads
-   --  instead of the texts
+   function Word_Index (Held : Memory) return String is abstract;
+   --  The inverted index of the words of every excerpt, as
+   --  Organs.Morag.Words builds it (Added, oldest excerpt first): what a
+   --  ranking reads instead of the texts
 
    procedure Index_Words (Held : in out Memory) is abstract
    with Post'Class => Count (Held) = Count (Held)'Old;
-   --  Keep the Word_Lists of every excerpt Held keeps now or later, so
-   --  that Word_Lists reads them instead of the texts: what an organ that
-   --  ranks asks of its memory (an organ that never ranks leaves a memory
-   --  without lists, and costs nothing for them)
+   --  Keep the Word_Index of the excerpts Held keeps now or later, so that
+   --  Word_Index reads it instead of building it from the texts: what an
+   --  organ that ranks asks of its memory (an organ that never ranks
+   --  leaves a memory without an index, and costs nothing for it)
 
    type Recall_Status is
      (Recalled,
@@ -93,6 +93,25 @@ package Organs.Morag is
       Score : Score_Thousandths := 0;
    end record;
    --  An earlier turn a recall drew on, and why: its score
+
+   Max_Decimal_Bytes : constant := 10;
+   --  Natural'Last in decimal
+   Max_Score_Bytes   : constant := 11;
+   --  Score_Thousandths'Last as Put_Score writes it: 1000000.000
+
+   procedure Put_Decimal (Text : in out String; Last : in out Natural;
+                          Value : Natural)
+   with Pre  => Last in Text'First - 1 .. Text'Last - Max_Decimal_Bytes,
+        Post => Last in Last'Old + 1 .. Last'Old + Max_Decimal_Bytes;
+   --  Value's decimal digits at Text (Last + 1 ..), Last moved past them
+
+   procedure Put_Score (Text : in out String; Last : in out Natural;
+                        Score : Score_Thousandths)
+   with Pre  => Last in Text'First - 1 .. Text'Last - Max_Score_Bytes,
+        Post => Last in Last'Old + 5 .. Last'Old + Max_Score_Bytes;
+   --  Score as a recall says it, its whole part, a point and three digits
+   --  (1.204, 0.310), at Text (Last + 1 ..), Last moved past it: the one
+   --  form of a score in a recall's text and in a result's recall member
 
    subtype Hit_Count is Natural range 0 .. Max_Hits;
    type Hit_List is array (1 .. Max_Hits) of Hit;

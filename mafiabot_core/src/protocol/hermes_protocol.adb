@@ -93,6 +93,7 @@ package body Hermes_Protocol is
       Turn_Tool.Set_Identity (Self.Identity, Chosen, Identity);
       Turn_Tool.Set_Text_Block (Self.Identity, Settings.Text_Block);
       Turn_Tool.Set_Cognition (Self.Identity, Settings.Cognition);
+      Turn_Tool.Set_Recall (Self.Identity, Settings.Recall);
       Self.Client := Client;
       Self.Turns := Turns;
       --  The replies carry the identity: they are written again
@@ -332,7 +333,7 @@ package body Hermes_Protocol is
    procedure Answer_Tools_List
      (Params : Params_Members; Id : String; Modern : Boolean;
       Problem : out Outcome; Json : in out Json_Text.Builder;
-      Sampled : Boolean; Intent_Asked : Boolean) is
+      Sampled : Boolean; Intent_Asked : Boolean; Ranked : Boolean) is
    begin
       if Params (Cursor) /= No_Node then
          Problem := Failure (Invalid_Params, "Invalid params: unknown cursor"
@@ -343,7 +344,8 @@ package body Hermes_Protocol is
       Json.Key ("tools");
       Json.Start_Array;
       Turn_Tool.Write_Definition
-        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked);
+        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked,
+         Ranked => Ranked);
       Json.End_Array;
       if Modern then
          Json.Int_Field ("ttlMs", Tools_Ttl_Ms);
@@ -573,7 +575,8 @@ package body Hermes_Protocol is
                         Answer_Tools_List
                           (Given, Id, Modern, Problem, Json,
                            Turn_Tool.Is_Sampled (Self.Identity),
-                           Turn_Tool.Is_Intent_Asked (Self.Identity));
+                           Turn_Tool.Is_Intent_Asked (Self.Identity),
+                          Turn_Tool.Is_Ranked (Self.Identity));
                      when Lifecycle.Tools_Call =>
                         Answer_Tools_Call
                           (Self, X, Line, Given, Id, Modern, Problem);

@@ -4,6 +4,7 @@ with Organs.Deck;
 with Organs.Drive_Box;
 with Organs.Intender;
 with Organs.Model_Port;
+with Organs.Morag;
 with Organs.Texts;
 
 package body Turn_Tool is
@@ -43,7 +44,8 @@ package body Turn_Tool is
    procedure Write_Definition
      (Json         : in out Json_Text.Builder;
       Sampled      : Boolean := False;
-      Intent_Asked : Boolean := False) is
+      Intent_Asked : Boolean := False;
+      Ranked       : Boolean := False) is
    begin
       Json.Start_Object;
       Json.Text_Field ("name", Name);
@@ -57,7 +59,8 @@ package body Turn_Tool is
       Json.Raw_Field ("inputSchema", Input_Schema);
       Json.Key ("outputSchema");
       Write_Output_Schema
-        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked);
+        (Json, Sampled => Sampled, Intent_Asked => Intent_Asked,
+         Ranked => Ranked);
       Json.Key ("annotations");
       Json.Start_Object;
       Json.Bool_Field ("readOnlyHint", False);
@@ -228,9 +231,50 @@ package body Turn_Tool is
      (Json : in out Json_Text.Builder; Call : Turn_Cycle.Call_Trace)
    with Pre => Call.Call.Asked;
 
-   function Is_Shown (M : Member; Sampled : Boolean) return Boolean is
-     (M.Kind /= Account or else Sampled);
-   --  An Account member is in the results of a sampling body alone
+   function Is_Shown (M : Member; Sampled, Ranked : Boolean) return Boolean
+   is (case M.Kind is
+          when Account => Sampled,
+          when Recollection => Ranked,
+          when others => True);
+   --  An Account member is in the results of a sampling body alone, a
+   --  Recollection member in those of a body whose recall ranks
+
+   Recall_Mode : constant String := "relevance";
+   --  The mode a Recollection names: --recall relevance, the one that ranks
+
+   --  {"mode":"relevance","hits":[{"turn":T,"score":S},...]}: the turns
+   --  the recall drew on, best first, each score with three decimals as
+   --  the recall's text gives it
+   function Recollection_Image (Trace : Turn_Cycle.Turn_Trace) return String
+   is
+      Most : constant := 64 + Organs.Morag.Max_Hits
+        * (32 + Organs.Morag.Max_Decimal_Bytes + Organs.Morag.Max_Score_Bytes);
+      --  The lead and the closing, and each hit: ,{"turn":T,"score":S}
+      Text : String (1 .. Most);
+      Used : Natural := 0;
+
+      procedure Put (Part : String) is
+      begin
+         Text (Used + 1 .. Used + Part'Length) := Part;
+         Used := Used + Part'Length;
+      end Put;
+
+   begin
+      Put ("{""mode"":""" & Recall_Mode & """,""hits"":[");
+      for Index in 1 .. Trace.Recall_Hit_Last loop
+         declare
+            Hit : Organs.Morag.Hit renames Trace.Recall_Hits (Index);
+         begin
+            Put ((if Index > 1 then ",{""turn"":" else "{""turn"":"));
+            Organs.Morag.Put_Decimal (Text, Used, Hit.Turn);
+            Put (",""score"":");
+            Organs.Morag.Put_Score (Text, Used, Hit.Score);
+            Put ("}");
+         end;
+      end loop;
+      Put ("]}");
+      return Text (1 .. Used);
+   end Recollection_Image;
 
    type Word_List is array (Positive range <>) of Name_Text;
 
@@ -568,7 +612,8 @@ package body Turn_Tool is
                    when Choice => M.Choice_Of /= null,
                    when Fraction => M.Fraction_Of /= null,
                    when Count => M.Count_Of /= null,
-                   when Pass_Total | Steps | Names | Given_Text | Account =>
+                   when Pass_Total | Steps | Names | Given_Text | Account
+                      | Recollection =>
                      True));
 
    function Is_Well_Formed (Members : Member_List) return Boolean is
@@ -622,7 +667,8 @@ package body Turn_Tool is
    begin
       for M of Members loop
          case M.Kind is
-            when Text | Choice | Fraction | Count | Given_Text | Account =>
+            when Text | Choice | Fraction | Count | Given_Text | Account
+               | Recollection =>
                Holes := Holes + 1;
             when Steps => Holes := Holes + Natural (Cycle_Order.Step_Index'Last);
             when Pass_Total | Names => null;
@@ -881,6 +927,57 @@ package body Turn_Tool is
      (Account_Field, Account_Field_Name, Write_Stating_Field_Schema);
    --  The Account of a body whose intender asks the model
 
+   --  A Recollection: {"mode":"relevance","hits":[{"turn","score"}...]}
+   procedure Write_Recollection_Schema (Json : in out Json_Text.Builder) is
+      procedure Hit_Properties (Json : in out Json_Text.Builder) is
+      begin
+         Json.Key ("turn");
+         Write_Whole_Range (Json, 1);
+         Json.Key ("score");
+         Json.Start_Object;
+         Json.Text_Field ("type", "number");
+         Json.Int_Field ("minimum", 0);
+         Json.End_Object;
+      end Hit_Properties;
+
+      procedure Hit_Required (Json : in out Json_Text.Builder) is
+      begin
+         Json.Text ("turn");
+         Json.Text ("score");
+      end Hit_Required;
+
+      procedure Write_Hit is new Write_Object_Schema
+        (Hit_Properties, Hit_Required);
+
+      procedure Properties (Json : in out Json_Text.Builder) is
+      begin
+         Json.Key ("mode");
+         Json.Start_Object;
+         Json.Key ("enum");
+         Json.Start_Array;
+         Json.Text (Recall_Mode);
+         Json.End_Array;
+         Json.End_Object;
+         Json.Key ("hits");
+         Json.Start_Object;
+         Json.Text_Field ("type", "array");
+         Json.Int_Field ("maxItems", Organs.Morag.Max_Hits);
+         Json.Key ("items");
+         Write_Hit (Json);
+         Json.End_Object;
+      end Properties;
+
+      procedure Required (Json : in out Json_Text.Builder) is
+      begin
+         Json.Text ("mode");
+         Json.Text ("hits");
+      end Required;
+
+      procedure Write is new Write_Object_Schema (Properties, Required);
+   begin
+      Write (Json);
+   end Write_Recollection_Schema;
+
    procedure Write_Kind_Schema
      (Json : in out Json_Text.Builder; Kind : Value_Kind; Intent_Asked : Boolean)
    is
@@ -931,6 +1028,8 @@ package body Turn_Tool is
             else
                Write_Account_Schema (Json);
             end if;
+         when Recollection =>
+            Write_Recollection_Schema (Json);
       end case;
    end Write_Kind_Schema;
 
@@ -939,7 +1038,7 @@ package body Turn_Tool is
    procedure Write_Members_Schema
      (Json : in out Json_Text.Builder; Members : Member_List;
       First, Last : Positive; Within_Group : Boolean; Sampled : Boolean;
-      Intent_Asked : Boolean)
+      Intent_Asked : Boolean; Ranked : Boolean)
    is
       procedure Properties (Json : in out Json_Text.Builder) is
          At_Member : Positive := First;
@@ -951,7 +1050,7 @@ package body Turn_Tool is
                   else Run_Last (Members, At_Member));
                M   : Member renames Members (At_Member);
             begin
-               if not Is_Shown (M, Sampled) then
+               if not Is_Shown (M, Sampled, Ranked) then
                   null;
                elsif Within_Group or else M.Group = Result then
                   Json.Key (M.Name.all);
@@ -960,7 +1059,7 @@ package body Turn_Tool is
                   Json.Key (Group_Name (M.Group));
                   Write_Members_Schema
                     (Json, Members, At_Member, Run, True, Sampled,
-                     Intent_Asked);
+                     Intent_Asked, Ranked);
                end if;
                At_Member := Run + 1;
             end;
@@ -974,7 +1073,7 @@ package body Turn_Tool is
             declare
                M : Member renames Members (At_Member);
             begin
-               if not Is_Shown (M, Sampled) then
+               if not Is_Shown (M, Sampled, Ranked) then
                   At_Member := At_Member + 1;
                elsif Within_Group or else M.Group = Result then
                   if M.Kind /= Given_Text then
@@ -998,12 +1097,13 @@ package body Turn_Tool is
      (Json         : in out Json_Text.Builder;
       Members      : Member_List := Result_Members;
       Sampled      : Boolean := False;
-      Intent_Asked : Boolean := False)
+      Intent_Asked : Boolean := False;
+      Ranked       : Boolean := False)
    is
    begin
       Write_Members_Schema
         (Json, Members, Members'First, Members'Last, Within_Group => False,
-         Sampled => Sampled, Intent_Asked => Intent_Asked);
+         Sampled => Sampled, Intent_Asked => Intent_Asked, Ranked => Ranked);
    end Write_Output_Schema;
 
    procedure Set_Identity
@@ -1028,6 +1128,14 @@ package body Turn_Tool is
       Identity.Sampled := Kind = Body_Config.Sampling;
    end Set_Cognition;
 
+   procedure Set_Recall
+     (Identity : in out Result_Identity; Kind : Body_Config.Recall_Kind)
+   is
+      use type Body_Config.Recall_Kind;
+   begin
+      Identity.Ranked := Kind = Body_Config.Relevance;
+   end Set_Recall;
+
    procedure Set_Text_Block
      (Identity : in out Result_Identity; Form : Body_Config.Text_Block_Form)
    is
@@ -1050,7 +1158,7 @@ package body Turn_Tool is
    begin
       Json.Start_Object;
       for M of Members loop
-         if not Is_Shown (M, Identity.Sampled)
+         if not Is_Shown (M, Identity.Sampled, Identity.Ranked)
            or else (M.Kind = Given_Text and then not Given)
          then
             goto Next_Member;  -- absent from this body's or this call's
@@ -1117,7 +1225,7 @@ package body Turn_Tool is
                   end;
                end loop;
                Json.End_Array;
-            when Account =>
+            when Account | Recollection =>
                Json.Hole (Raw_Hole);
          end case;
          <<Next_Member>>
@@ -1189,6 +1297,11 @@ package body Turn_Tool is
          --  The Account's value, written once for both copies (a stub
          --  body's results have none)
 
+         Recollection_Text : constant String :=
+           (if Identity.Ranked then Recollection_Image (Trace) else "");
+         --  Likewise the Recollection's (a fixture recall's results have
+         --  none)
+
          --  The values of one copy of Write_Shape's document, in its order
          procedure Fill_Copy (Copy : Member_List) is
          begin
@@ -1197,6 +1310,10 @@ package body Turn_Tool is
                   when Account =>
                      if Identity.Sampled then
                         Json.Fill_Raw (Account_Text);
+                     end if;
+                  when Recollection =>
+                     if Identity.Ranked then
+                        Json.Fill_Raw (Recollection_Text);
                      end if;
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));

@@ -35,11 +35,13 @@ package Turn_Tool is
    procedure Write_Definition
      (Json         : in out Json_Text.Builder;
       Sampled      : Boolean := False;
-      Intent_Asked : Boolean := False);
+      Intent_Asked : Boolean := False;
+      Ranked       : Boolean := False);
    --  The tool object of tools/list; Sampled: of a body whose cognition is
    --  --cognition sampling (its outputSchema declares `cognition`);
    --  Intent_Asked: whose intender asks the model too (--intent model: its
-   --  `cognition` declares `intent`)
+   --  `cognition` declares `intent`); Ranked: whose recall ranks (--recall
+   --  relevance: its outputSchema declares `recall`)
 
    type Argument is (Input, Uid, Channel, Server, Key_Origin);
    --  Key_Origin, optional: who set the key (the Level1 Hermes plugin
@@ -88,7 +90,7 @@ package Turn_Tool is
 
    type Value_Kind is
      (Text, Choice, Fraction, Count, Pass_Total, Steps, Names, Given_Text,
-      Account);
+      Account, Recollection);
    --  Text: a string of the trace; Choice: the intent, one of an enum;
    --  Fraction: a number in [0, 1]; Count: a whole number of 1 or more;
    --  Pass_Total: how many passes ran, the same on every turn of one shape;
@@ -99,6 +101,10 @@ package Turn_Tool is
    --  calls came to, an object whose calls vary from turn to turn: only in
    --  the results (and the outputSchema) of a body run with --cognition
    --  sampling
+   --  Recollection: how the turn's recall chose, and which earlier turns
+   --  it drew on with their scores: only in the results (and the
+   --  outputSchema) of a body run with --recall relevance, so that the
+   --  fixture's results, and its replays, stay as they were
 
    type Group_Kind is (Result, Session, Route, Coherence, Identity);
    --  The object a member sits in: the result itself, or one of its
@@ -140,7 +146,8 @@ package Turn_Tool is
          when Choice => Choice_Of : Choice_Reader;
          when Fraction => Fraction_Of : Fraction_Reader;
          when Count => Count_Of : Count_Reader;
-         when Pass_Total | Steps | Given_Text | Account => null;
+         when Pass_Total | Steps | Given_Text | Account | Recollection =>
+            null;
          when Names => List : Identity_List;
       end case;
    end record;
@@ -170,12 +177,14 @@ package Turn_Tool is
      (Json         : in out Json_Text.Builder;
       Members      : Member_List := Result_Members;
       Sampled      : Boolean := False;
-      Intent_Asked : Boolean := False)
+      Intent_Asked : Boolean := False;
+      Ranked       : Boolean := False)
    with Pre => Is_Well_Formed (Members);
    --  The JSON Schema of a result of Members: each object's properties in
    --  the table's order, all of them required but Given_Text ones, nothing
    --  else allowed; an Account member only when Sampled, with its intent
-   --  statement only when Intent_Asked
+   --  statement only when Intent_Asked, a Recollection member only when
+   --  Ranked
 
    type Result_Identity is limited private;
    --  What every result carries that is fixed at boot: the identity drawn
@@ -200,6 +209,13 @@ package Turn_Tool is
    --  (Sampling) or not (Stub, the default), as Set_Text_Block
 
    function Is_Sampled (Identity : Result_Identity) return Boolean;
+
+   procedure Set_Recall
+     (Identity : in out Result_Identity; Kind : Body_Config.Recall_Kind);
+   --  Whether the results written from now on carry their Recollection
+   --  members (Relevance) or not (Fixture, the default), as Set_Text_Block
+
+   function Is_Ranked (Identity : Result_Identity) return Boolean;
 
    function Is_Intent_Asked (Identity : Result_Identity) return Boolean;
 
@@ -252,10 +268,14 @@ private
       Text_Block : Body_Config.Text_Block_Form := Body_Config.Full;
       Sampled    : Boolean := False;
       Intent_Asked : Boolean := False;
+      Ranked     : Boolean := False;
    end record;
 
    function Is_Sampled (Identity : Result_Identity) return Boolean is
      (Identity.Sampled);
+
+   function Is_Ranked (Identity : Result_Identity) return Boolean is
+     (Identity.Ranked);
 
    function Is_Intent_Asked (Identity : Result_Identity) return Boolean is
      (Identity.Intent_Asked);
@@ -303,6 +323,7 @@ private
       Member'(Text, Named ("output"), Result, Trace_Only, Output_Of'Access),
       Member'(Names, Named ("roles"), Identity, Trace_Only, Roles),
       Member'(Names, Named ("cards"), Identity, Trace_Only, Cards),
+      Member'(Recollection, Named ("recall"), Result, Trace_Only),
       Member'(Account, Named ("cognition"), Result, Trace_Only)];
 
 end Turn_Tool;

@@ -1,6 +1,9 @@
+with Ada.Containers.Indefinite_Vectors;
 with Ada.Numerics.Long_Elementary_Functions;
 with Ada.Strings.Fixed;
+with Ada.Strings.Unbounded;
 with AUnit.Assertions;
+with Organs;
 with Organs.Morag.Excerpts;
 with Organs.Morag.Relevance;
 with Organs.Sets;
@@ -12,6 +15,7 @@ with Test_Organs;
 with Turn_Cycle;
 with Turn_Service;
 with Turn_Thinkers;
+with Utf8;
 
 package body Recall_Tests is
 
@@ -19,6 +23,7 @@ package body Recall_Tests is
    use type Organs.Morag.Score_Thousandths;
    use type Organs.Morag.Recall_Status;
    use type Organs.Morag.Hit;
+   use type Organs.Morag.Recall_Result;
    use type Organs.Morag.Relevance.Score_List;
    use type Turn_Service.Turn_End;
 
@@ -50,6 +55,20 @@ package body Recall_Tests is
       end loop;
       return Held;
    end Kept;
+
+   --  Held as the store gives it back: its record decoded, without the
+   --  index it kept
+   function Decoded (Held : Morag.Excerpts.Excerpt_Memory; Turn : Positive)
+     return Morag.Excerpts.Excerpt_Memory
+   is
+      use type Morag.Excerpts.Decode_Status;
+      Plain  : Morag.Excerpts.Excerpt_Memory;
+      Status : Morag.Excerpts.Decode_Status;
+   begin
+      Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Held), Turn, Plain, Status);
+      Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
+      return Plain;
+   end Decoded;
 
    --  The scores against a reference computed here from the texts' word
    --  counts, counted by hand: Okapi BM25, k1 = 1.2, b = 0.75, the IDF
@@ -246,12 +265,12 @@ package body Recall_Tests is
       Assert (Named > Last, "the sessions shared words, so recalls named many turns:" & Named'Image);
    end Test_Both_Repositories_Recall_Alike_And_Only_Their_Session;
 
-   --  A ranking organ's memory keeps word lists beside its texts
-   --  (Index_Words), extended as it keeps and forgets; a memory without
-   --  them (one decoded from the store, or kept by another organ) builds
-   --  them from its texts.  Both must score alike, through evictions and a
-   --  gap in the turns, on a cycle of inputs sharing words.
-   procedure Test_Kept_Word_Lists_Score_As_The_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
+   --  A ranking organ's memory keeps an index of its words beside its
+   --  texts (Index_Words), extended as it keeps and forgets; a memory
+   --  without one (one decoded from the store, or kept by another organ)
+   --  builds it from its texts.  Both must score alike, through evictions
+   --  and a gap in the turns, on a cycle of inputs sharing words.
+   procedure Test_Kept_Word_Index_Scores_As_The_Texts (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
       Inputs : constant Text_List :=
         [new String'("the harbour boats sail out at dawn"), new String'("Lemon cake: SUGAR, sugar and butter"),
@@ -265,20 +284,15 @@ package body Recall_Tests is
          --  one gap: the memory forgets every older turn
          Ranking.Remember (Listed, Turn, Inputs (1 + Step mod Inputs'Length).all);
          declare
-            Plain  : Morag.Excerpts.Excerpt_Memory;
-            Status : Morag.Excerpts.Decode_Status;
-            use type Morag.Excerpts.Decode_Status;
+            Plain : constant Morag.Excerpts.Excerpt_Memory := Decoded (Listed, Turn);
          begin
-            Morag.Excerpts.Decode (Morag.Excerpts.Encoded (Listed), Turn, Plain, Status);
-            Assert (Status = Morag.Excerpts.Decoded, "the record decodes");
-            Assert (Listed.Word_Lists = Plain.Word_Lists, "the lists kept are those the texts give, step" & Step'Image);
             for Query of Inputs loop
                Assert (Relevance.Scores (Listed, Query.all) = Relevance.Scores (Plain, Query.all),
-                       "the same scores with and without kept lists, step" & Step'Image);
+                       "the same scores with and without a kept index, step" & Step'Image);
             end loop;
          end;
       end loop;
-   end Test_Kept_Word_Lists_Score_As_The_Texts;
+   end Test_Kept_Word_Index_Scores_As_The_Texts;
 
    --  Words are matched on a part of their hash, then on their bytes:
    --  "aufgy" and "dctcd" have the same low 32 bits of FNV-1a, and so have
@@ -299,6 +313,192 @@ package body Recall_Tests is
               "a query of both words of a pair counts them apart");
    end Test_Hash_Collisions_Change_No_Score;
 
+   ------------------------------------------------------------------------
+   --  The index against BM25 by brute force: every kept text's words
+   --  counted afresh, by this test's own tokenizer, for every query
+
+   package Word_Vectors is new Ada.Containers.Indefinite_Vectors (Positive, String);
+
+   --  The words of Text: maximal runs of word bytes, 3 bytes or more, folded
+   function Words_Of (Text : String) return Word_Vectors.Vector is
+      Result : Word_Vectors.Vector;
+      First  : Positive := Text'First;
+   begin
+      while First <= Text'Last loop
+         if Organs.Is_Word_Byte (Text (First)) then
+            declare
+               Last : Positive := First;
+            begin
+               while Last < Text'Last and then Organs.Is_Word_Byte (Text (Last + 1)) loop
+                  Last := Last + 1;
+               end loop;
+               if Last - First + 1 >= 3 then
+                  Result.Append (Organs.Folded (Text (First .. Last)));
+               end if;
+               First := Last + 1;
+            end;
+         else
+            First := First + 1;
+         end if;
+      end loop;
+      return Result;
+   end Words_Of;
+
+   function Times_In (Words : Word_Vectors.Vector; Word : String) return Natural is
+      Times : Natural := 0;
+   begin
+      for Each of Words loop
+         if Each = Word then
+            Times := Times + 1;
+         end if;
+      end loop;
+      return Times;
+   end Times_In;
+
+   --  BM25 as docs/recall.md states it, over the query's first Query_Bytes,
+   --  summed over its distinct words in the order of their first
+   --  occurrence, in thousandths
+   function Brute_Force (Held : Morag.Memory'Class; Query : String) return Relevance.Score_List is
+      use Ada.Numerics.Long_Elementary_Functions;
+      K1    : constant Long_Float := 1.2;
+      B     : constant Long_Float := 0.75;
+      Count : constant Natural := Held.Count;
+      Texts : array (1 .. Count) of Word_Vectors.Vector;
+      Sums  : array (1 .. Count) of Long_Float := [others => 0.0];
+      Asked : Word_Vectors.Vector;
+      Total : Natural := 0;
+   begin
+      for Text in Texts'Range loop
+         Texts (Text) := Words_Of (Held.Excerpt (Text));
+         Total := Total + Natural (Texts (Text).Length);
+      end loop;
+      for Word of Words_Of (Query (Query'First .. Query'First - 1 + Utf8.Prefix_Length (Query, Relevance.Query_Bytes)))
+      loop
+         if not Asked.Contains (Word) then
+            Asked.Append (Word);
+         end if;
+      end loop;
+      if Total > 0 then
+         for Word of Asked loop
+            declare
+               Holding : Natural := 0;
+               Mean    : constant Long_Float := Long_Float (Total) / Long_Float (Count);
+            begin
+               for Text of Texts loop
+                  Holding := Holding + (if Times_In (Text, Word) > 0 then 1 else 0);
+               end loop;
+               for Text in Texts'Range loop
+                  if Times_In (Texts (Text), Word) > 0 then
+                     declare
+                        Idf : constant Long_Float :=
+                          Log (1.0 + (Long_Float (Count - Holding) + 0.5) / (Long_Float (Holding) + 0.5));
+                        Tf  : constant Long_Float := Long_Float (Times_In (Texts (Text), Word));
+                     begin
+                        Sums (Text) := Sums (Text)
+                          + Idf * Tf * (K1 + 1.0)
+                            / (Tf + K1 * (1.0 - B + B * Long_Float (Texts (Text).Length) / Mean));
+                     end;
+                  end if;
+               end loop;
+            end;
+         end loop;
+      end if;
+      return [for Text in 1 .. Count =>
+                Morag.Score_Thousandths
+                  (Long_Float'Min (Sums (Text) * 1000.0, Long_Float (Morag.Score_Thousandths'Last)))];
+   end Brute_Force;
+
+   --  Random sessions of words that share prefixes, hashes (aufgy, dctcd)
+   --  and cases, of lengths that evict and cut at Keep_Bytes, with gaps in
+   --  their turns: the index's scores are the brute force's exactly, and
+   --  the recall names the brute force's best Top turns, the later first
+   --  among equals, whether the memory kept its index or was decoded
+   procedure Test_Index_Ranks_As_Brute_Force_Bm25 (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      Vocabulary : constant Text_List :=
+        [new String'("harbour"), new String'("Harbour"), new String'("HARBOURS"), new String'("harboursdotcy"),
+         new String'("harboursiafgd"), new String'("aufgy"), new String'("dctcd"), new String'("sugar"),
+         new String'("rain"), new String'("at"), new String'("a"), new String'("the"), new String'("lemon"),
+         new String'("caf" & Character'Val (16#C3#) & Character'Val (16#A9#)), new String'("moon"),
+         new String'("tonight?"), new String'("x1x"), new String'("butter,"), new String'("...")];
+      State : Natural := 24;
+
+      function Next (Below : Positive) return Natural is
+      begin
+         State := Natural ((Long_Long_Integer (State) * 1_103_515_245 + 12_345) mod 2 ** 31);
+         return (State / 65_536) mod Below;
+      end Next;
+
+      function Sentence return String is
+         Words : constant Natural := Next (90);
+         Text  : Ada.Strings.Unbounded.Unbounded_String;
+      begin
+         for Word in 1 .. Words loop
+            Ada.Strings.Unbounded.Append (Text, Vocabulary (1 + Next (Vocabulary'Length)).all);
+            Ada.Strings.Unbounded.Append (Text, (if Next (5) = 0 then "  " else " "));
+         end loop;
+         return Ada.Strings.Unbounded.To_String (Text);
+      end Sentence;
+
+      Compared : Natural := 0;
+      Ranked   : Natural := 0;
+   begin
+      for Session in 1 .. 12 loop
+         declare
+            Held : Morag.Excerpts.Excerpt_Memory;
+            Turn : Positive := 1;
+         begin
+            for Step in 1 .. 40 loop
+               Turn := Turn + (if Next (25) = 0 then 3 else 1);
+               Ranking.Remember (Held, Turn, Sentence);
+               declare
+                  Plain : constant Morag.Excerpts.Excerpt_Memory := Decoded (Held, Turn);
+               begin
+                  for Query in 1 .. 4 loop
+                     declare
+                        Asked    : constant String := Sentence;
+                        Expected : constant Relevance.Score_List := Brute_Force (Held, Asked);
+                        Given    : constant Morag.Recall_Result := Ranking.Recall (Held, Asked);
+                        Rank     : Natural := 0;
+                        Taken    : array (Expected'Range) of Boolean := [others => False];
+                     begin
+                        Assert (Relevance.Scores (Held, Asked) = Expected,
+                                "the index scores as BM25 over the texts: " & Asked);
+                        Assert (Relevance.Scores (Plain, Asked) = Expected, "and so does a decoded memory");
+                        Assert (Ranking.Recall (Plain, Asked) = Given, "the same recall either way");
+                        Compared := Compared + 1;
+                        --  The best positive score left, the later turn on a tie
+                        loop
+                           declare
+                              Best : Natural := 0;
+                           begin
+                              for Text in reverse Expected'Range loop
+                                 if not Taken (Text) and then Expected (Text) > 0
+                                   and then (Best = 0 or else Expected (Text) > Expected (Best))
+                                 then
+                                    Best := Text;
+                                 end if;
+                              end loop;
+                              exit when Best = 0 or else Rank = Relevance.Top;
+                              Rank := Rank + 1;
+                              Taken (Best) := True;
+                              Assert (Rank <= Given.Hit_Last
+                                      and then Given.Hits (Rank) = (Turn => Held.Turn_Of (Best),
+                                                                    Score => Expected (Best)),
+                                      "hit" & Rank'Image & " is the brute force's: " & Given.Text);
+                           end;
+                        end loop;
+                        Assert (Given.Hit_Last = Rank, "no more hits than the brute force ranks");
+                        Ranked := Ranked + Rank;
+                     end;
+                  end loop;
+               end;
+            end loop;
+         end;
+      end loop;
+      Assert (Compared = 12 * 40 * 4 and then Ranked > Compared, "the sessions' queries found turns to rank");
+   end Test_Index_Ranks_As_Brute_Force_Bm25;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -306,8 +506,10 @@ package body Recall_Tests is
       Register_Routine (T, Test_Recall_Names_The_Best_Turns'Access, "a recall names the best turns and scores");
       Register_Routine (T, Test_Ties_Go_To_The_Later_Turn'Access, "equal scores recall the later turn first");
       Register_Routine (T, Test_Recall_Stays_Within_Its_Bounds'Access, "a recall stays within k and bytes");
-      Register_Routine (T, Test_Kept_Word_Lists_Score_As_The_Texts'Access,
-                        "kept word lists score as the texts they list");
+      Register_Routine (T, Test_Kept_Word_Index_Scores_As_The_Texts'Access,
+                        "a kept word index scores as the texts it indexes");
+      Register_Routine (T, Test_Index_Ranks_As_Brute_Force_Bm25'Access,
+                        "the index ranks as BM25 computed from the texts, over random sessions");
       Register_Routine (T, Test_Hash_Collisions_Change_No_Score'Access, "hash collisions change no score");
       Register_Routine (T, Test_Both_Repositories_Recall_Alike_And_Only_Their_Session'Access,
                         "both repositories recall alike, each session only its own turns");

@@ -131,8 +131,8 @@ package body Turn_Tool_Tests is
       Assert (Turn_Tool.Is_Well_Formed (Regrouped), "so is the extended one");
       Assert (not Turn_Tool.Is_Well_Formed (Split), "a session member after the session's group is refused");
       Assert (not Turn_Tool.Is_Well_Formed (Twice), "a name twice in one object is refused");
-      Assert (Turn_Tool.Holes_Per_Copy (Members) = 12 + 23,
-              "ten values, the origin (when given), the cognition account and a detail per step:"
+      Assert (Turn_Tool.Holes_Per_Copy (Members) = 13 + 23,
+              "ten values, the origin (when given), the cognition account, the recall and a detail per step:"
               & Turn_Tool.Holes_Per_Copy (Members)'Image);
       Assert (1 + 2 * Turn_Tool.Holes_Per_Copy (Regrouped) <= Json_Text.Max_Holes, "the reply's holes fit");
    end Test_The_Table_Holds_Together;
