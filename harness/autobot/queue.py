@@ -36,7 +36,8 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,6 +137,22 @@ class Queue:
 
     def items_in(self, state: str) -> list[dict[str, Any]]:
         return [item for item in map(_read_item, self._files(state)) if item is not None]
+
+    def entries(self, state: str) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+        """Every file of one state, first in first out: its name, and its item or why it cannot be used."""
+        return [(path.name, *_check_item(path)) for path in self._files(state)]
+
+    @contextmanager
+    def held_still(self) -> Iterator[list[str]]:
+        """Hold `queue.lock` (so no drainer claims or settles an item meanwhile), the running items whose drainer
+        died dead-lettered first as the next claim would (`orphaned`, their runs settled); yields the ids of the
+        running items whose drainer is still alive. A queue that is no folder yet is left uncreated."""
+        if not self.root.is_dir():
+            yield []
+            return
+        with flocked(self.root / "queue.lock"):
+            self._dead_letter_orphans()
+            yield [path.stem for path in self._files("running")]  # the orphans are gone: these are claimed
 
     @classmethod
     def for_project(cls, project_root: Path) -> Queue:

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from harness.database import RUNNER_LOCK, Database, DatabaseUnavailable, advisory_key, connect, shown_url
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
+from harness.settings import state_dir
 
 JOBS_DIR = "serve-jobs"
 RUNNERS_DIR = "runners"
@@ -120,18 +121,29 @@ class FileJobStore:
             raise UnknownJob(f"the job file of {job_id} is unreadable: {exc}") from None
         return _checked(document, job_id)
 
+    def job_ids(self) -> list[str]:
+        """The ids of the job files kept here (a store that was never opened has none)."""
+        return sorted(path.stem for path in self.root.glob("job-*.json")) if self.root.is_dir() else []
+
     def runner_alive(self, runner_id: str) -> bool:
         if "/" in runner_id:
             return False
         return is_flocked(self.root / RUNNERS_DIR / f"{runner_id}.lock", missing=False)
 
 
+def file_job_store(project_root: Path) -> FileJobStore:
+    """The file store of the jobs of a server started in `project_root`."""
+    return FileJobStore(state_dir(project_root) / JOBS_DIR)
+
+
 class PgJobStore:
     """The jobs as rows of the database at `url`; the runner's liveness its session's advisory lock."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, session: Database | None = None) -> None:
+        """`session`: one the caller opened (and closes), so the store's writes join its transaction."""
         self.url = url
-        self._session: Database | None = None
+        self._session: Database | None = session
+        self._owns_session = session is None
 
     @property
     def where(self) -> str:
@@ -147,7 +159,7 @@ class PgJobStore:
             raise JobStoreUnusable(f"the runner id {runner_id} is already held in {self.where}")
 
     def close(self) -> None:
-        if self._session is not None:
+        if self._session is not None and self._owns_session:
             self._session.close()
             self._session = None
 
@@ -168,6 +180,11 @@ class PgJobStore:
         if not rows:
             raise UnknownJob(f"no job {job_id} in {self.where}")
         return _checked(rows[0][0], job_id)
+
+    def jobs_named(self, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The jobs of these ids that the database holds."""
+        rows = self._database().execute("SELECT job_id, job FROM serve_jobs WHERE job_id = ANY(%s)", (job_ids,))
+        return {str(job_id): job for job_id, job in rows}
 
     def runner_alive(self, runner_id: str) -> bool:
         try:

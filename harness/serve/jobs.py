@@ -54,16 +54,14 @@ from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.store import LedgerError, LedgerStore, is_started, utc_now
 from harness.ledger.stores import opened_ledger
 from harness.serve.job_stores import (
-    JOBS_DIR,
     RUNNING,
     SETTLED,
-    FileJobStore,
     JobStore,
     JobStoreUnusable,
     PgJobStore,
     UnknownJob,
+    file_job_store,
 )
-from harness.settings import state_dir
 
 JOB_ID = re.compile(r"^job-[0-9a-f]{16}$")
 # Hermes runs cost money and a 2-core machine runs a few dozen Python children at most; a host that
@@ -107,7 +105,7 @@ class JobRunner:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.store: JobStore = (FileJobStore(state_dir(self.project_root) / JOBS_DIR) if self.database is None
+        self.store: JobStore = (file_job_store(self.project_root) if self.database is None
                                 else PgJobStore(self.database))
         self._opened = False
 

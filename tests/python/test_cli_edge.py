@@ -96,6 +96,8 @@ BASELINES: dict[tuple[str, ...], list[str]] = {
     # stdin is at its end in every case (`scene`): the server sees its host hang up at once and returns.
     ("serve",): [],
     ("converge",): ["{a}", "{b}", "--output", "merged.md"],
+    # A database no server listens for: every source is read (and refused, when hostile) before it connects.
+    ("copy-to-database",): ["--database", "postgresql:///none?host={tmp}/no-server"],
 }
 
 SESSION = "uid: u\nchannel: c\nserver: s\nturns:\n  - {input: hello}\n"
