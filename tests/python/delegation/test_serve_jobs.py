@@ -1,0 +1,47 @@
+"""serve's job runner in process: what a host is answered when the job store fails it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.durable import DurableWriteError
+from harness.ledger import default_ledger_path
+from harness.serve.job_stores import file_job_store
+from harness.serve.jobs import JobRunner
+
+
+def settled_in(runner: JobRunner, job_id: str) -> None:
+    done = threading.Event()
+    if runner.watch(job_id, done.set) is not None:
+        assert done.wait(30), "the job did not settle within 30 s"
+
+
+def test_an_answer_the_store_did_not_take_is_still_answered_and_written_once_the_store_takes_it(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    runner = JobRunner(project)
+    store_full = threading.Event()
+    store_full.set()
+    write = runner.store.write
+
+    def failing_write(job: dict[str, Any]) -> None:
+        if job["state"] == "settled" and store_full.is_set():
+            raise DurableWriteError("No space left on device")
+        write(job)
+
+    monkeypatch.setattr(runner.store, "write", failing_write)
+    job = runner.start("autobot_delegate", lambda stop: {"status": "ok", "response": "the answer"},
+                       ledger=default_ledger_path(project))
+    settled_in(runner, job["job_id"])
+    for _ in range(2):  # a host polling for its answer
+        answered = runner.get(job["job_id"])
+        assert (answered["state"], answered["envelope"]["response"]) == ("settled", "the answer")
+    assert file_job_store(project).read(job["job_id"])["state"] == "running"
+    store_full.clear()
+    assert runner.get(job["job_id"]) == answered
+    assert file_job_store(project).read(job["job_id"]) == answered  # what another server reads now
+    runner.close()
+    assert capsys.readouterr().err.count("could not be recorded as settled") == 1
