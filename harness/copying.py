@@ -22,7 +22,8 @@ Invariants:
   so what still lives refuses the copy (`SourceBusy`) before the database is touched: its settlement would land in
   the files after the copy.
 - What cannot be read (a torn ledger line, a corrupt queue item) is left behind and listed, never guessed at.
-- The files are left as they are: this is a copy, not a move.
+- The files are left as they are (a copy, not a move), but the queue remembers it was copied: a drain of its
+  files refuses, since its items run from the database now (`autobot.queue.COPIED_MARKER`).
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ class StoreCopier(Protocol):
         """Inside the caller's transaction: the source's rows the database lacks written, the ones it holds counted,
         the conflicting ones listed (and then nothing of this store written); `CopyFailed` for a refused row."""
 
+    def committed(self, database: str) -> None:
+        """After the copy committed (not after a dry run): what the source keeps of it (`database` is shown
+        without its password), still held still."""
+
 
 @dataclass(frozen=True)
 class CopyReport:
@@ -133,7 +138,9 @@ def copy_into(url: str, copiers: Sequence[StoreCopier], *, dry_run: bool = False
             try:
                 stores = _copied(database, copiers, dry_run)
             except _DryRun as rolled_back:
-                stores = rolled_back.stores
+                return CopyReport(database.shown, dry_run, rolled_back.stores)
+            for copier in copiers:
+                copier.committed(database.shown)
             return CopyReport(database.shown, dry_run, stores)
 
 
@@ -215,6 +222,9 @@ class LedgerCopier:
                 result.copied += 1
         return result
 
+    def committed(self, database: str) -> None:
+        """Nothing: the file ledger's records are history, not work; reading them twice costs nothing."""
+
 
 class QueueCopier:
     """The file queue's items, each in its state, into the database's queue."""
@@ -270,3 +280,7 @@ class QueueCopier:
             else:
                 result.already_there += 1  # the same id twice in the files: the first is kept
         return result
+
+    def committed(self, database: str) -> None:
+        """The queue remembers it was copied, so a drain of the files refuses to run its items a second time."""
+        self.queue.mark_copied(database, self.queue.clock())

@@ -79,3 +79,6 @@ class JobsCopier:
                 raise refused(self.store, f"job {job['job_id']}", exc) from None
             result.copied += 1
         return result
+
+    def committed(self, database: str) -> None:
+        """Nothing: a settled job is an answer kept, and a copy of it in both stores is the same answer."""

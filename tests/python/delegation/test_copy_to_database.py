@@ -14,7 +14,7 @@ import pytest
 
 from harness.autobot import delegate, parse_intent
 from harness.autobot.pg_queue import PgQueue
-from harness.autobot.queue import Queue
+from harness.autobot.queue import COPIED_MARKER, Queue
 from harness.cli.exit_codes import ExitCode
 from harness.database import connect
 from harness.ledger import Ledger, default_ledger_path
@@ -76,6 +76,9 @@ def test_a_machine_s_files_are_copied_whole_then_drained_from_the_database_each_
     with connect(pg_url) as database:
         assert list(PgLedger(database, state_dir(project)).all_records()) == made["records"]
     assert PgJobStore(pg_url).read(made["job_id"]) == file_job_store(project).read(made["job_id"])
+    assert main(["drain", "--json"]) == ExitCode.INVALID_INPUT  # the files' copy of those items is not run
+    assert "was copied into postgresql://" in capsys.readouterr().err
+    assert len(fake_hermes.calls()) == made["hermes_calls"]
     assert main(["drain", "--database", pg_url, "--json"]) == 0
     capsys.readouterr()
     assert len(fake_hermes.calls()) == made["hermes_calls"] + 2  # the two pending ones, and only them
@@ -97,6 +100,7 @@ def test_a_dry_run_reports_the_copy_and_leaves_the_database_as_it_was(fake_herme
     assert code == 0 and report["dry_run"] is True
     assert counts(report) == {"ledger": (len(made["records"]), 0), "jobs": (1, 0), "queue": (3, 0)}
     assert rows(pg_url) == {}  # not even the schema: its migration was rolled back with the rest
+    assert not (Queue.for_project(project).root / COPIED_MARKER).exists()
     code, report, _ = copy(pg_url, capsys=capsys)
     assert counts(report) == {"ledger": (len(made["records"]), 0), "jobs": (1, 0), "queue": (3, 0)}
 
