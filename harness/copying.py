@@ -28,11 +28,12 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from harness.autobot.pg_queue import insert_item, items_named
 from harness.autobot.queue import Queue
@@ -51,6 +52,10 @@ ITEM_IDENTITY = ("enqueued_at", "intent_hash", "intent")
 ITEM_TEXTS = ("enqueued_at", "intent_hash")
 # How many conflicting ids a refusal names; the JSON report lists them all.
 NAMED_CONFLICTS = 5
+
+
+def same_item(there: dict[str, Any], item: dict[str, Any]) -> bool:
+    return all(there.get(key) == item.get(key) for key in ITEM_IDENTITY)
 
 
 class CopyConflict(ConfigError):
@@ -168,6 +173,43 @@ def refused(store: str, what: str, exc: RowRefused) -> CopyFailed:
     return CopyFailed(f"{store}: {what}: {exc}; the copy was rolled back, nothing was copied")
 
 
+def busy(what: str, names: Sequence[str], until: str) -> SourceBusy:
+    """The refusal of a copy for `names`, the `what` of the source that still run."""
+    named = ", ".join(names[:NAMED_CONFLICTS]) + (", ..." if len(names) > NAMED_CONFLICTS else "")
+    return SourceBusy(f"{len(names)} {what} ({named}): copy once {until}; nothing was copied")
+
+
+Row = TypeVar("Row")
+
+
+@dataclass(frozen=True)
+class Candidate(Generic[Row]):
+    """A row of the source, as a copier offers it: its id in the database, the document compared with what the
+    database holds under that id, how a conflict names it, and what the copier writes."""
+
+    key: str
+    document: Any
+    label: str
+    row: Row
+
+
+def to_write(result: StoreCopy, candidates: Sequence[Candidate[Row]], held: dict[str, Any],
+             same: Callable[[Any, Any], bool] = operator.eq) -> list[Row]:
+    """The rows the database lacks, in order; those it holds as the same (`same`) are counted in `result`, the
+    others are its conflicts, and then nothing is to be written. An id repeated in the source is held to its first."""
+    missing = []
+    for candidate in candidates:
+        there = held.get(candidate.key)
+        if there is None:
+            missing.append(candidate.row)
+            held[candidate.key] = candidate.document
+        elif same(there, candidate.document):
+            result.already_there += 1
+        else:
+            result.conflicts.append(f"{candidate.label} is another one there")
+    return [] if result.conflicts else missing
+
+
 class LedgerCopier:
     """The ledger file at `path` (its run journals beside it) into the database's ledger."""
 
@@ -181,36 +223,24 @@ class LedgerCopier:
         settle_orphans(self.ledger)
         flying = in_flight(self.ledger)
         if flying:
-            raise SourceBusy(f"{len(flying)} run(s) of the ledger {self.ledger.where} are in flight "
-                             f"({', '.join(flying[:NAMED_CONFLICTS])}): copy once they settle (`ledger verify` "
-                             f"lists them); nothing was copied")
+            raise busy(f"run(s) of the ledger {self.ledger.where} are in flight", flying,
+                       "they settle (`ledger verify` lists them)")
         yield
 
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.ledger.where)
-        records: list[tuple[int, dict[str, Any]]] = []
+        records: list[Candidate[tuple[int, dict[str, Any]]]] = []
         for line in self.ledger.lines():
             if line.record is None:
                 result.leave(f"line {line.number}", line.problem or "unreadable")
             elif not isinstance(line.record.get("record_id"), str):
                 result.leave(f"line {line.number}", "its record_id is not a text")
             else:
-                records.append((line.number, line.record))
+                record_id = line.record["record_id"]
+                records.append(Candidate(record_id, line.record, f"record {record_id} (line {line.number})",
+                                         (line.number, line.record)))
         target = PgLedger(database, self.ledger.scratch)
-        held = target.records_named([record["record_id"] for _, record in records])
-        missing = []
-        for number, record in records:
-            there = held.get(record["record_id"])
-            if there is None:
-                missing.append((number, record))
-                held[record["record_id"]] = record  # a line repeated in the file is copied once
-            elif there == record:
-                result.already_there += 1
-            else:
-                result.conflicts.append(f"record {record['record_id']} (line {number}) is another record there")
-        if result.conflicts:
-            return result
-        for number, record in missing:
+        for number, record in to_write(result, records, target.records_named([r.key for r in records])):
             try:
                 target.append(record)
             except AlreadySettled:
@@ -238,16 +268,15 @@ class QueueCopier:
     def held_still(self) -> Iterator[None]:
         with self.queue.held_still() as claimed:
             if claimed:
-                raise SourceBusy(f"{len(claimed)} item(s) of the queue {self.queue.where} are being run by a live "
-                                 f"drainer ({', '.join(claimed[:NAMED_CONFLICTS])}): copy once it is done (stop the "
-                                 f"drainers first); nothing was copied")
+                raise busy(f"item(s) of the queue {self.queue.where} are being run by a live drainer", claimed,
+                           "it is done (stop the drainers first)")
             yield
 
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.queue.where)
         for name, _, problem in self.queue.entries("corrupt"):
             result.leave(f"corrupt/{name}", problem or "set aside by a drain as unreadable")
-        items: list[tuple[str, dict[str, Any]]] = []
+        items: list[Candidate[tuple[str, dict[str, Any]]]] = []
         for state in COPIED_STATES:
             for name, item, problem in self.queue.entries(state):
                 if item is None:
@@ -255,21 +284,10 @@ class QueueCopier:
                 elif not all(isinstance(item.get(key), str) for key in ITEM_TEXTS):
                     result.leave(f"{state}/{name}", f"one of {', '.join(ITEM_TEXTS)} is missing or not a text")
                 else:
-                    items.append((state, item))
-        items.sort(key=lambda entry: entry[1]["item_id"])  # first in first out across states, as the ids sort
-        held = items_named(database, [item["item_id"] for _, item in items])
-        missing = []
-        for state, item in items:
-            there = held.get(item["item_id"])
-            if there is None:
-                missing.append((state, item))
-            elif all(there[1].get(key) == item.get(key) for key in ITEM_IDENTITY):
-                result.already_there += 1
-            else:
-                result.conflicts.append(f"item {item['item_id']} is another item there")
-        if result.conflicts:
-            return result
-        for state, item in missing:
+                    items.append(Candidate(item["item_id"], item, f"item {item['item_id']}", (state, item)))
+        items.sort(key=lambda candidate: candidate.key)  # first in first out across states, as the ids sort
+        held = {item_id: item for item_id, (_, item) in items_named(database, [c.key for c in items]).items()}
+        for state, item in to_write(result, items, held, same_item):
             try:
                 written = insert_item(database, item, state)
             except RowRefused as exc:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from harness.copying import NAMED_CONFLICTS, SourceBusy, StoreCopy, refused
+from harness.copying import Candidate, StoreCopy, busy, refused, to_write
 from harness.database import Database, RowRefused
 from harness.serve.job_stores import RUNNING, PgJobStore, UnknownJob, file_job_store
 from harness.serve.jobs import JobRunner
@@ -41,14 +41,13 @@ class JobsCopier:
             if job["state"] == RUNNING:
                 running.append(job_id)
         if running:
-            raise SourceBusy(f"{len(running)} job(s) in {self.files.where} are still running "
-                             f"({', '.join(running[:NAMED_CONFLICTS])}): copy once `serve` has stopped and they "
-                             f"are settled; nothing was copied")
+            raise busy(f"job(s) in {self.files.where} are still running", running,
+                       "`serve` has stopped and they are settled")
         yield
 
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.files.where)
-        jobs: list[dict[str, Any]] = []
+        jobs: list[Candidate[dict[str, Any]]] = []
         for job_id in self.files.job_ids():
             try:
                 job = self.files.read(job_id)
@@ -58,21 +57,9 @@ class JobsCopier:
             if job.get("job_id") != job_id or not isinstance(job.get("runner"), str):
                 result.leave(f"{job_id}.json", "its job_id is not its file's name, or it names no runner")
             else:
-                jobs.append(job)
+                jobs.append(Candidate(job_id, job, f"job {job_id}", job))
         target = PgJobStore(database.url, session=database)
-        held = target.jobs_named([job["job_id"] for job in jobs])
-        missing = []
-        for job in jobs:
-            there = held.get(job["job_id"])
-            if there is None:
-                missing.append(job)
-            elif there == job:
-                result.already_there += 1
-            else:
-                result.conflicts.append(f"job {job['job_id']} is another job there")
-        if result.conflicts:
-            return result
-        for job in missing:
+        for job in to_write(result, jobs, target.jobs_named([c.key for c in jobs])):
             try:
                 target.write(job)
             except RowRefused as exc:
