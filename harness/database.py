@@ -204,6 +204,11 @@ class Database:
             "AND l.objsubid = 2 AND l.granted", (namespace, key & 0xFFFFFFFF))
         return str(rows[0][0]) if rows else None
 
+    @property
+    def broken(self) -> bool:
+        """Whether the connection was lost (the server ended the session, or the network did)."""
+        return bool(self.connection.broken or self.connection.closed)
+
     def close(self) -> None:
         self.connection.close()
 

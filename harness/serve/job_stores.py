@@ -11,6 +11,8 @@ Invariants:
   job leaves nothing behind. It raises `JobStoreUnusable` naming where the jobs cannot be kept.
 - `write` replaces a job whole (an atomic rename, or one upsert): a reader sees one whole state or another.
 - `read` returns a job or raises `UnknownJob`; `runner_alive` tells a runner whose lock is held.
+- A database session that dropped is replaced at the next statement, its runner lock taken again; between the
+  drop and then, other servers see the runner gone (and may settle its running jobs from the ledger).
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ class PgJobStore:
         self.url = url
         self._session: Database | None = session
         self._owns_session = session is None
+        self._runner_id: str | None = None
 
     @property
     def where(self) -> str:
@@ -157,11 +160,13 @@ class PgJobStore:
             raise JobStoreUnusable(f"cannot keep serve's jobs in {self.where}: {exc}") from None
         if not taken:
             raise JobStoreUnusable(f"the runner id {runner_id} is already held in {self.where}")
+        self._runner_id = runner_id
 
     def close(self) -> None:
         if self._session is not None and self._owns_session:
             self._session.close()
             self._session = None
+        self._runner_id = None
 
     def write(self, job: dict[str, Any]) -> None:
         try:
@@ -193,7 +198,17 @@ class PgJobStore:
             return True  # unknown is not dead: a job is never settled `runner_gone` on a guess
 
     def _database(self) -> Database:
-        """The runner's session, or one of its own for a server that reads jobs before it starts one."""
+        """The runner's session, or one of its own for a server that reads jobs before it starts one. A session
+        that dropped is replaced, and the runner's lock, which went with it, taken again: the server's jobs are
+        kept and its liveness seen again from the next statement on, not lost until it restarts."""
+        if self._session is not None and self._owns_session and self._session.broken:
+            self._session.close()
+            self._session = None
         if self._session is None:
-            self._session = connect(self.url)
+            session = connect(self.url)
+            if self._runner_id is not None and not session.try_lock(RUNNER_LOCK, advisory_key(self._runner_id)):
+                session.close()
+                raise DatabaseUnavailable(f"the runner id {self._runner_id} is held by another session of "
+                                          f"{self.where}")
+            self._session = session
         return self._session

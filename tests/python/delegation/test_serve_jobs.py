@@ -1,4 +1,4 @@
-"""serve's job runner in process: what a host is answered when the job store fails it."""
+"""serve's job runner in process: what a host is answered when the job store fails it, and how the store comes back."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from harness.database import RUNNER_LOCK, connect
 from harness.durable import DurableWriteError
 from harness.ledger import default_ledger_path
-from harness.serve.job_stores import file_job_store
+from harness.serve.job_stores import PgJobStore, file_job_store
 from harness.serve.jobs import JobRunner
 
 
@@ -45,3 +46,30 @@ def test_an_answer_the_store_did_not_take_is_still_answered_and_written_once_the
     assert file_job_store(project).read(job["job_id"]) == answered  # what another server reads now
     runner.close()
     assert capsys.readouterr().err.count("could not be recorded as settled") == 1
+
+
+def test_a_dropped_database_session_is_replaced_and_the_runner_seen_alive_again(
+        project: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    runner = JobRunner(project, database=pg_url)
+    release = threading.Event()
+
+    def work(stop: threading.Event) -> dict[str, Any]:
+        assert release.wait(30), "the test never released the job"
+        return {"status": "ok", "response": "the answer"}
+
+    job = runner.start("autobot_delegate", work, ledger=default_ledger_path(project))
+    other_server = PgJobStore(pg_url)
+    assert other_server.runner_alive(runner.runner_id)
+    with connect(pg_url) as admin:  # the server ends the runner's session, as a restart or a network cut would
+        [(pid,)] = admin.execute("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::bigint::oid",
+                                 (RUNNER_LOCK,))
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert not other_server.runner_alive(runner.runner_id)
+    release.set()
+    settled_in(runner, job["job_id"])
+    assert runner.get(job["job_id"])["envelope"]["response"] == "the answer"
+    assert other_server.read(job["job_id"])["envelope"]["response"] == "the answer"
+    assert other_server.runner_alive(runner.runner_id)
+    runner.close()
+    other_server.close()
+    capsys.readouterr()
