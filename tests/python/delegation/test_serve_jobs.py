@@ -14,6 +14,9 @@ from harness.ledger import default_ledger_path
 from harness.serve.job_stores import PgJobStore, file_job_store
 from harness.serve.jobs import JobRunner
 
+# How long the server may take to end a backend it was told to terminate (a loaded 2-core machine).
+TERMINATE_BOUND_MS = 20_000
+
 
 def settled_in(runner: JobRunner, job_id: str) -> None:
     done = threading.Event()
@@ -63,7 +66,8 @@ def test_a_dropped_database_session_is_replaced_and_the_runner_seen_alive_again(
     with connect(pg_url) as admin:  # the server ends the runner's session, as a restart or a network cut would
         [(pid,)] = admin.execute("SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::bigint::oid",
                                  (RUNNER_LOCK,))
-        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        # Its locks go when its backend is gone: wait for that, bounded, rather than for a guessed time.
+        assert admin.execute("SELECT pg_terminate_backend(%s, %s)", (pid, TERMINATE_BOUND_MS))[0][0]
     assert not other_server.runner_alive(runner.runner_id)
     release.set()
     settled_in(runner, job["job_id"])
