@@ -11,8 +11,9 @@ Invariants:
   job leaves nothing behind. It raises `JobStoreUnusable` naming where the jobs cannot be kept.
 - `write` replaces a job whole (an atomic rename, or one upsert): a reader sees one whole state or another.
 - `read` returns a job or raises `UnknownJob`; `runner_alive` tells a runner whose lock is held.
-- A database session that dropped is replaced at the next statement, its runner lock taken again; between the
-  drop and then, other servers see the runner gone (and may settle its running jobs from the ledger).
+- A database session that dropped is replaced by the statement that finds it so (run again on the new one), its
+  runner lock taken again; between the drop and then, other servers see the runner gone (and may settle its
+  running jobs from the ledger).
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from harness.database import RUNNER_LOCK, Database, DatabaseUnavailable, advisory_key, connect, shown_url
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
 from harness.settings import state_dir
 
+T = TypeVar("T")
 JOBS_DIR = "serve-jobs"
 RUNNERS_DIR = "runners"
 RUNNING, SETTLED = "running", "settled"
@@ -170,16 +173,17 @@ class PgJobStore:
 
     def write(self, job: dict[str, Any]) -> None:
         try:
-            self._database().execute(
+            self._on_session(lambda session: session.execute(
                 "INSERT INTO serve_jobs (job_id, runner, state, job) VALUES (%s, %s, %s, %s::jsonb) ON CONFLICT "
                 "(job_id) DO UPDATE SET runner = excluded.runner, state = excluded.state, job = excluded.job, "
-                "updated_at = now()", (job["job_id"], job["runner"], job["state"], json.dumps(job, default=str)))
+                "updated_at = now()", (job["job_id"], job["runner"], job["state"], json.dumps(job, default=str))))
         except DatabaseUnavailable as exc:
             raise DurableWriteError(str(exc)) from None
 
     def read(self, job_id: str) -> dict[str, Any]:
         try:
-            rows = self._database().execute("SELECT job FROM serve_jobs WHERE job_id = %s", (job_id,))
+            rows = self._on_session(lambda session: session.execute("SELECT job FROM serve_jobs WHERE job_id = %s",
+                                                                    (job_id,)))
         except DatabaseUnavailable as exc:
             raise UnknownJob(f"the job {job_id} cannot be read: {exc}") from None
         if not rows:
@@ -193,9 +197,19 @@ class PgJobStore:
 
     def runner_alive(self, runner_id: str) -> bool:
         try:
-            return self._database().holder_of(RUNNER_LOCK, advisory_key(runner_id)) is not None
+            return self._on_session(lambda session: session.holder_of(RUNNER_LOCK, advisory_key(runner_id))) is not None
         except DatabaseUnavailable:
             return True  # unknown is not dead: a job is never settled `runner_gone` on a guess
+
+    def _on_session(self, work: Callable[[Database], T]) -> T:
+        """`work` on the store's session; once more on a new one when the first finds its own dropped (each
+        statement of the store reads, or writes a job whole, so running it again changes nothing)."""
+        try:
+            return work(self._database())
+        except DatabaseUnavailable:
+            if not (self._owns_session and self._session is not None and self._session.broken):
+                raise
+        return work(self._database())
 
     def _database(self) -> Database:
         """The runner's session, or one of its own for a server that reads jobs before it starts one. A session
