@@ -58,6 +58,10 @@ SIGKILL_GRACE = 5.0
 REAP_AFTER_EOF = 2.0
 # How much of stderr BodyDied quotes: enough for an Ada exception trace.
 STDERR_TAIL_LINES = 20
+# How the body starts the line that says why it stopped (Body_Log.Error), before any usage text it adds.
+BODY_ERROR = "mafiabot: error: "
+# The body's exit status when it refuses its start-up configuration (an argument, its fixture, its store).
+BODY_REFUSED_STATUS = 2
 # How much of stderr is kept in memory: many times the quoted lines, so a test looking for a
 # message the body logged a few turns ago still finds it, and a chatty body costs 64 KiB.
 STDERR_TAIL_BYTES = 64 * 1024
@@ -570,10 +574,11 @@ class BodyClient:
             code: int | None = self.wait_exit(REAP_AFTER_EOF)
         except BodyTimeout:
             code = None  # stdout closed but the process lingers: report what we know
-        tail = "\n".join(self.stderr_text().splitlines()[-STDERR_TAIL_LINES:])
+        lines = self.stderr_text().splitlines()
+        tail = "\n".join(lines[-STDERR_TAIL_LINES:])
         if partial:
             tail += f"\n(an unterminated line of {len(partial)} bytes was left on stdout)"
-        return BodyDied(code, tail, awaiting)
+        return BodyDied(code, tail, awaiting, next((line for line in lines if line.startswith(BODY_ERROR)), None))
 
 
 def parse_line(line: bytes) -> dict[str, Any]:

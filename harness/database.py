@@ -42,6 +42,7 @@ MIGRATION_LOCK = 0x6D616601
 LEASE_LOCK = 0x6D616602
 INTENT_LOCK = 0x6D616603
 RUNNER_LOCK = 0x6D616604
+COPY_LOCK = 0x6D616605
 # How long to wait for the server to answer a connection; libpq's own `connect_timeout` in the URL wins.
 CONNECT_TIMEOUT_S = 10
 # Defaults for libpq's keepalives, so the server ends the session (and its leases) of a machine that
@@ -95,6 +96,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 class DatabaseUnavailable(HarnessError):
     """The database could not be reached, or the connection dropped."""
+
+
+class RowRefused(HarnessError):
+    """The server refused a statement's values (a constraint, a value out of a column's range, a character jsonb
+    cannot hold); the transaction it ran in is rolled back."""
 
 
 _PASSWORD = re.compile(r"(?P<head>^[a-z]+://[^/@:]*:)[^/@]*(?P<at>@)")
@@ -164,6 +170,7 @@ class Database:
 
     def __init__(self, connection: psycopg.Connection[Any], url: str) -> None:
         self.connection = connection
+        self.url = url  # in memory only, for a store that joins this session; shown and recorded as `shown`
         self.shown = shown_url(url)
 
     def execute(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -175,6 +182,8 @@ class Database:
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailable(f"the database {self.shown} dropped the connection: "
                                       f"{_first_line(exc)}") from None
+        except (psycopg.DataError, psycopg.IntegrityError) as exc:
+            raise RowRefused(f"the database {self.shown} refused a row: {_first_line(exc)}") from None
 
     @contextmanager
     def transaction(self) -> Iterator[Database]:
@@ -201,6 +210,11 @@ class Database:
             "AND l.objsubid = 2 AND l.granted", (namespace, key & 0xFFFFFFFF))
         return str(rows[0][0]) if rows else None
 
+    @property
+    def broken(self) -> bool:
+        """Whether the connection was lost (the server ended the session, or the network did)."""
+        return bool(self.connection.broken or self.connection.closed)
+
     def close(self) -> None:
         self.connection.close()
 
@@ -211,9 +225,10 @@ class Database:
         self.close()
 
 
-def connect(url: str) -> Database:
-    """A session with the database at `url`, its schema migrated; ConfigError when the driver is missing,
-    DatabaseUnavailable when the server cannot be reached."""
+def connect(url: str, *, migrated: bool = True) -> Database:
+    """A session with the database at `url`, its schema migrated (unless `migrated` is False: the caller migrates
+    it inside a transaction of its own); ConfigError when the driver is missing, DatabaseUnavailable when the
+    server cannot be reached."""
     try:
         import psycopg  # noqa: PLC0415
     except ImportError:
@@ -238,6 +253,8 @@ def connect(url: str) -> Database:
         raise DatabaseUnavailable(f"cannot connect to the database {shown_url(url)}: "
                                   f"{_scrubbed(_first_line(exc), url)}") from None
     database = Database(connection, url)
+    if not migrated:
+        return database
     try:
         migrate(database)
     except BaseException:

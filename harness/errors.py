@@ -22,10 +22,13 @@ class BodyNotFound(HarnessError):
 class BodyDied(HarnessError):
     """The body process exited while a request was outstanding (or before one was sent)."""
 
-    def __init__(self, exit_code: int | None, stderr_tail: str, awaiting: str) -> None:
+    def __init__(self, exit_code: int | None, stderr_tail: str, awaiting: str, error_line: str | None = None) -> None:
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
         self.awaiting = awaiting
+        # The body's own `mafiabot: error: ...` line, wherever it stood in its stderr (a usage text after it pushes
+        # it out of the tail), or None when it wrote none.
+        self.error_line = error_line
         tail = stderr_tail.strip() or "(stderr was empty)"
         super().__init__(
             f"the body exited with {_describe_exit(exit_code)} while awaiting {awaiting}; "

@@ -1,10 +1,15 @@
 """`mafiabot-harness`: the command line (`harness.cli`) with `serve`, the MCP server for host agents
-(`harness.serve`), among its commands.
+(`harness.serve`), and `copy-to-database`, which copies serve's jobs among the rest, among its commands.
 
 The two edges meet here and nowhere else: no module of harness/cli imports harness/serve, and none of
 harness/serve imports harness/cli (tests/python/test_python_layers.py follows every chain of imports). Both
-resolve their settings through `harness.resolve`; this module only adds the `serve` command to the CLI's
-groups and hands the server what the command line named.
+resolve their settings through `harness.resolve`; this module only adds the `serve` and `copy-to-database`
+commands to the CLI's groups and hands the server (or the copy, `harness.copying`) what the command line named.
+
+`copy-to-database` copies this project's file queue, serve's jobs and the ledger into the database named by
+`--database` (or $MAFIABOT_DATABASE_URL), in one transaction, and prints what it copied per store (`--dry-run`
+does the same and rolls it back). It returns `done`, or raises: a conflicting target is `CopyConflict` (exit 2),
+a source still running or a row the server refused end in exit 11; nothing was copied then.
 
 `serve` speaks MCP on stdin/stdout until stdin closes (see `harness.serve.server`); with
 `--print-config CLIENT` it prints that host's configuration instead and starts nothing. It returns 0
@@ -19,13 +24,24 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from harness import cli
+from harness import cli, resolve
 from harness.cli.exit_codes import Status
-from harness.cli.hermes_options import DIRECTORY, database_parent, hermes_parent, project_root
+from harness.cli.hermes_options import (
+    DIRECTORY,
+    FILE,
+    database_parent,
+    database_url,
+    hermes_parent,
+    json_parent,
+    print_json,
+    project_root,
+)
+from harness.copying import CopyReport, LedgerCopier, QueueCopier, StoreCopier, copy_into
 from harness.errors import ConfigError
 from harness.hermes.locate import check_named
 from harness.resolve import ReadRoots, ServeSettings, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
+from harness.serve.job_copy import JobsCopier
 
 # The command line's groups, then this module's (`serve`), in the order `--help` lists them.
 COMMAND_GROUPS: tuple[str, ...] = (*cli.COMMAND_MODULES, __name__)
@@ -69,6 +85,54 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serve.add_argument("--print-config", metavar="CLIENT", choices=CLIENTS,
                        help=f"print the configuration for a host ({', '.join(CLIENTS)}) and exit")
     serve.set_defaults(handler=cmd_serve)
+    register_copy(commands)
+
+
+def copiers(args: argparse.Namespace) -> list[StoreCopier]:
+    """The stores a copy carries, in the order they are held still and written: the ledger first (what died is
+    settled there before the jobs and the queue are settled from it). A further store is one more copier here."""
+    root = project_root(args)
+    return [LedgerCopier(resolve.ledger_path(args.ledger, root)), JobsCopier(root),
+            QueueCopier(resolve.file_queue(args.queue, root))]
+
+
+def cmd_copy(args: argparse.Namespace, out: TextIO) -> Status:
+    url = database_url(args)
+    if url is None:
+        raise ConfigError("copy-to-database needs the database to copy into: --database URL, or "
+                          "$MAFIABOT_DATABASE_URL")
+    report = copy_into(url, copiers(args), dry_run=args.dry_run)
+    if args.json:
+        print_json(report.to_dict(), args, out)
+    else:
+        print(render_copy(report), file=out)
+    return Status.DONE
+
+
+def render_copy(report: CopyReport) -> str:
+    lines = [f"dry run, rolled back: would copy into {report.database}" if report.dry_run
+             else f"copied into {report.database}"]
+    width = max((len(store.store) for store in report.stores), default=0)
+    for store in report.stores:
+        states = ", ".join(f"{count} {state}" for state, count in store.by_state.items())
+        lines.append(f"  {store.store:<{width}}  {store.copied} copied{f' ({states})' if states else ''}, "
+                     f"{store.already_there} already there, from {store.source}")
+        lines.extend(f"    left behind: {left['what']}: {left['why']}" for left in store.left_behind)
+    return "\n".join(lines)
+
+
+def register_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    copy = commands.add_parser("copy-to-database", parents=[database_parent(), json_parent(always_json=False)],
+                               help="copy this project's file queue, serve's jobs and the ledger into the database "
+                                    "(once: a second copy copies nothing)")
+    copy.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
+                      help="whose files are copied (default: $MAFIABOT_PROJECT_ROOT, else the current directory)")
+    copy.add_argument("--queue", metavar="DIR", type=DIRECTORY,
+                      help="the queue folder (default: $MAFIABOT_AUTOBOT_QUEUE, else the project's)")
+    copy.add_argument("--ledger", metavar="FILE", type=FILE, help="the ledger file (default: the project's)")
+    copy.add_argument("--dry-run", action="store_true",
+                      help="do the whole copy and roll it back: what would be copied, nothing written to the database")
+    copy.set_defaults(handler=cmd_copy)
 
 
 def build_parser() -> argparse.ArgumentParser:

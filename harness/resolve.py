@@ -104,6 +104,11 @@ def queue(explicit: Named, project: Project, environ: Mapping[str, str] | None =
     if database is not None:
         from harness.autobot.pg_queue import PgQueue  # noqa: PLC0415 (its driver is optional)
         return PgQueue(database)
+    return file_queue(explicit, project, environ)
+
+
+def file_queue(explicit: Named, project: Project, environ: Mapping[str, str] | None = None) -> Queue:
+    """The queue's folder: `--queue`, else $MAFIABOT_AUTOBOT_QUEUE, else the queue of `project`."""
     chosen = settings.given(explicit, "--queue", settings.AUTOBOT_QUEUE_ENV, environ)
     return Queue(chosen.resolved()) if chosen is not None else Queue.for_project(_project(project))
 

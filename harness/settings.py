@@ -160,9 +160,21 @@ def given(explicit: str | os.PathLike[str] | None, option: str, variable: str | 
 
 def project_root(explicit: str | os.PathLike[str] | None = None,
                  environ: Mapping[str, str] | None = None) -> Path:
-    """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd."""
+    """The worktree a command acts on: the explicit one, else $MAFIABOT_PROJECT_ROOT, else the cwd; a named one
+    must be an existing directory (`existing_project_root`)."""
     chosen = given(explicit, "--project-root", PROJECT_ROOT_ENV, environ)
-    return chosen.resolved() if chosen is not None else resolved(os.getcwd(), "the current directory")
+    if chosen is None:
+        return resolved(os.getcwd(), "the current directory")
+    return existing_project_root(chosen.resolved(), chosen.source)
+
+
+def existing_project_root(root: Path, source: str) -> Path:
+    """`root`, when it is an existing directory; ConfigError naming `source` otherwise. A project is acted on where
+    it is: a mistyped root would show an empty queue and ledger, and the first write would make a new project."""
+    if not root.is_dir():
+        kind = "not a directory" if root.exists() else "a directory that does not exist"
+        raise ConfigError(f"{source}: {root} is {kind}")
+    return root
 
 
 def resolved(path: str | os.PathLike[str], what: str) -> Path:

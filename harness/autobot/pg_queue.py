@@ -48,6 +48,7 @@ from harness.autobot.queue import (
     settled_summary,
 )
 from harness.database import LEASE_LOCK, Database, application_name, connect
+from harness.errors import HarnessError
 from harness.hermes import cancellation
 from harness.ledger.journal import runs_dir, settle_orphans
 from harness.ledger.pg_store import PgLedger
@@ -87,10 +88,9 @@ class PgQueue:
         now = self.clock()
         item = new_item(new_item_id(now), now, intent)
         with connect(self.url) as database:
-            database.execute(
-                "INSERT INTO queue_items (item_id, state, enqueued_at, attempts, intent_hash, intent, history) "
-                "VALUES (%s, 'pending', %s, 0, %s, %s::jsonb, '[]')",
-                (item["item_id"], item["enqueued_at"], item["intent_hash"], _json(item["intent"])))
+            if not insert_item(database, item, "pending"):
+                raise HarnessError(f"the queue {self.where} already holds an item {item['item_id']}; nothing was "
+                                   f"queued, enqueue again")
         return item
 
     def drain(self, max_items: int, runner: Runner, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -207,6 +207,25 @@ class PgQueue:
     def _pending(self, database: Database) -> tuple[int, str | None]:
         rows = database.execute("SELECT coalesce(not_before, 0) FROM queue_items WHERE state = 'pending'")
         return pending_summary([float(row[0]) for row in rows], self.clock())
+
+
+def insert_item(database: Database, item: dict[str, Any], state: str) -> bool:
+    """Write `item` whole (its attempts, due time, history and last envelope too) as a row in `state`; whether
+    it was written (False: a row of that item id is there already, and was left as it is)."""
+    return bool(database.execute(
+        "INSERT INTO queue_items (item_id, state, enqueued_at, not_before, attempts, intent_hash, intent, history, "
+        "last_envelope) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb) "
+        "ON CONFLICT (item_id) DO NOTHING RETURNING seq",
+        (item["item_id"], state, item["enqueued_at"], item.get("not_before"), item.get("attempts", 0),
+         item["intent_hash"], _json(item["intent"]), _json(item.get("history", [])),
+         None if item.get("last_envelope") is None else _json(item["last_envelope"]))))
+
+
+def items_named(database: Database, item_ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The rows of these item ids that the database holds: each one's state and item."""
+    rows = database.execute(f"SELECT {_COLUMNS}, state FROM queue_items WHERE item_id = ANY(%s)",  # noqa: S608
+                            (item_ids,))
+    return {row[1]: (row[-1], _item(row)) for row in rows}
 
 
 def _item(row: tuple[Any, ...]) -> dict[str, Any]:

@@ -25,6 +25,9 @@ Invariants:
   lock), after `backoff_base_s * 2^(attempt-1)` seconds, at most `max_attempts` runs in all; then,
   or at once for a permanent reason, the item goes to `dead_letter/` with its last envelope.
 - Draining never sleeps: items not yet due stay pending and are reported with their due time.
+- A queue copied into a database (`copy-to-database`, `COPIED_MARKER` beside the state folders) is not
+  drained from the files: its pending items run from the database now, and a drain here would run them
+  twice. The drain refuses (`QueueCopied`) before it claims anything; removing the marker undoes that.
 - `QueueStore` is the seam the commands and `serve` go through: these folders (`Queue`, the default)
   or a table of a PostgreSQL database (`harness.autobot.pg_queue`), with the same items, states,
   retries and reports.
@@ -36,7 +39,8 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,7 +54,7 @@ from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
 from harness.hermes.outcome import CANCELLED, NESTED_DELEGATION
 from harness.ledger.journal import settle_orphans
 from harness.ledger.store import Ledger, iso_utc
-from harness.settings import STATE_DIR
+from harness.settings import DATABASE_URL_ENV, STATE_DIR
 
 STATES = ("pending", "running", "done", "dead_letter", "corrupt")
 REASON_SUFFIX = ".reason"
@@ -59,6 +63,7 @@ DEFAULT_MAX_ATTEMPTS = 3
 DEFAULT_BACKOFF_BASE_S = 30.0
 MAX_BACKOFF_S = 3600.0
 ORPHANED = "orphaned"
+COPIED_MARKER = "copied-to-database.json"
 
 Runner = Callable[[dict[str, Any], str], Envelope]
 
@@ -67,6 +72,10 @@ class NestedDrain(HarnessError):
     """A drain was started inside a delegated run; it refused before touching the queue."""
 
     reason = NESTED_DELEGATION
+
+
+class QueueCopied(ConfigError):
+    """A drain of a queue whose items were copied into a database; it refused before claiming anything."""
 
 
 def refuse_if_nested(environ: Mapping[str, str]) -> None:
@@ -137,6 +146,22 @@ class Queue:
     def items_in(self, state: str) -> list[dict[str, Any]]:
         return [item for item in map(_read_item, self._files(state)) if item is not None]
 
+    def entries(self, state: str) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+        """Every file of one state, first in first out: its name, and its item or why it cannot be used."""
+        return [(path.name, *_check_item(path)) for path in self._files(state)]
+
+    @contextmanager
+    def held_still(self) -> Iterator[list[str]]:
+        """Hold `queue.lock` (so no drainer claims or settles an item meanwhile), the running items whose drainer
+        died dead-lettered first as the next claim would (`orphaned`, their runs settled); yields the ids of the
+        running items whose drainer is still alive. A queue that is no folder yet is left uncreated."""
+        if not self.root.is_dir():
+            yield []
+            return
+        with flocked(self.root / "queue.lock"):
+            self._dead_letter_orphans()
+            yield [path.stem for path in self._files("running")]  # the orphans are gone: these are claimed
+
     @classmethod
     def for_project(cls, project_root: Path) -> Queue:
         return cls(project_root / QUEUE_DIR)
@@ -153,6 +178,7 @@ class Queue:
 
     def drain(self, max_items: int, runner: Runner, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
               backoff_base_s: float = DEFAULT_BACKOFF_BASE_S) -> DrainReport:
+        self._refuse_if_copied()
         report = DrainReport()
         while len(report.ran) < max_items:
             signum = cancellation.requested()
@@ -202,7 +228,25 @@ class Queue:
         counts = {state: sum(1 for i in items if i["state"] == state) for state in STATES}
         return {"queue": self.where, "counts": counts, "items": items}
 
+    def mark_copied(self, database: str, at: float) -> None:
+        """Remember that this queue's items were copied into `database` (shown without its password)."""
+        if self.root.is_dir():
+            atomic_write_json(self.root / COPIED_MARKER, {"database": database, "copied_at": iso_utc(at)})
+
     # -- internals ---------------------------------------------------------------------------
+    def _refuse_if_copied(self) -> None:
+        marker = self.root / COPIED_MARKER
+        try:
+            copied = json.loads(marker.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            copied = {}
+        where = copied.get("database") if isinstance(copied, dict) else None
+        raise QueueCopied(f"the queue {self.root} was copied into {where or 'a database'}: its items run from there "
+                          f"now (drain with --database or ${DATABASE_URL_ENV}), and a drain of these files would "
+                          f"run them twice; nothing was drained (remove {marker} to drain the files anyway)")
+
     def _files(self, state: str) -> list[Path]:
         folder = self.folder(state)
         return sorted(folder.glob("*.json")) if folder.is_dir() else []

@@ -62,6 +62,7 @@ from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_writ
 from harness.errors import HarnessError
 from harness.hermes import RunOutcome, RunRequest, Transport, TransportSettings, cancellation
 from harness.hermes import outcome as reasons
+from harness.hermes.classify import first_line
 from harness.hermes.locate import hermes_root
 from harness.ledger.journal import RunJournal
 from harness.ledger.records import refusal_record, run_record
@@ -385,7 +386,7 @@ class Kernel:
             return child
         self.save_answer(child, text)
         if text.lstrip().startswith(BLOCKED_PREFIX):
-            child.status, child.reason, child.detail = "failed", CHILD_BLOCKED, text.strip().splitlines()[0]
+            child.status, child.reason, child.detail = "failed", CHILD_BLOCKED, first_line(text)
             return child
         usage = outcome.usage
         output_tokens = usage.output_tokens

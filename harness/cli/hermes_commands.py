@@ -26,7 +26,8 @@ from typing import TextIO
 from harness.body import BODY_HELP, ORGANS_HELP
 from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import DIRECTORY, FILE
-from harness.errors import ConfigError, HarnessError
+from harness.client import BODY_REFUSED_STATUS
+from harness.errors import BodyDied, ConfigError, HarnessError
 from harness.hermes.locate import LOOKUP_ORDER
 from harness.hermes_mount.cognition import (
     CALLS_PER_DRAINED_TURN,
@@ -91,9 +92,13 @@ def check_entry_as_hermes_would(plan: HomeChange, out: TextIO) -> float:
     print(f"checking the entry as Hermes will start it: {' '.join([command, *args])}", file=out, flush=True)
     try:
         result = probe_entry(command, args, hermes_child_env(env), run_turn=False)
-    except HarnessError:
+    except HarnessError as exc:
         # stdout: the progress lines are there, and stderr keeps to the one line of the error itself
         print("the body does not work, so config.yaml was not changed", file=out)
+        if isinstance(exc, BodyDied) and exc.exit_code == BODY_REFUSED_STATUS and exc.error_line is not None:
+            # It refused what the entry gives it (an argument, a fixture, a store): the mount's input, not a crash.
+            raise ConfigError(f"the body refused the entry: {exc.error_line}; "
+                              f"config.yaml was not changed") from None
         raise
     print(f"  initialize answered in {result.startup_seconds * 1000:.0f} ms, tools: "
           f"{', '.join(result.tool_names)}", file=out)

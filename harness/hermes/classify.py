@@ -53,7 +53,11 @@ def bare_failure(stdout: str) -> bool:
     return bool(_BARE_FAILURE.match(stdout))
 
 
-def first_line(text: str, limit: int = 300) -> str:
+# What of a line a detail quotes: enough to say what Hermes (or an answer) said, never a whole answer.
+FIRST_LINE_CHARS = 300
+
+
+def first_line(text: str, limit: int = FIRST_LINE_CHARS) -> str:
     for line in text.splitlines():
         if line.strip():
             return line.strip()[:limit]

@@ -107,6 +107,15 @@ class PgLedger:
             raise LedgerError(str(exc)) from None
         return bool(rows[0][0]), bool(rows[0][1])
 
+    def records_named(self, record_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The records of these ids that the ledger holds."""
+        try:
+            rows = self.database.execute("SELECT record_id, record FROM ledger WHERE record_id = ANY(%s)",
+                                         (record_ids,))
+        except DatabaseUnavailable as exc:
+            raise LedgerError(str(exc)) from None
+        return {str(record_id): record for record_id, record in rows}
+
     def unsettled_of_item(self, item_id: str) -> list[dict[str, Any]]:
         """The started records of queue item `item_id` that have no settlement yet."""
         try:

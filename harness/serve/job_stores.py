@@ -11,6 +11,9 @@ Invariants:
   job leaves nothing behind. It raises `JobStoreUnusable` naming where the jobs cannot be kept.
 - `write` replaces a job whole (an atomic rename, or one upsert): a reader sees one whole state or another.
 - `read` returns a job or raises `UnknownJob`; `runner_alive` tells a runner whose lock is held.
+- A database session that dropped is replaced by the statement that finds it so (run again on the new one), its
+  runner lock taken again; between the drop and then, other servers see the runner gone (and may settle its
+  running jobs from the ledger).
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from harness.database import RUNNER_LOCK, Database, DatabaseUnavailable, advisory_key, connect, shown_url
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
+from harness.settings import state_dir
 
+T = TypeVar("T")
 JOBS_DIR = "serve-jobs"
 RUNNERS_DIR = "runners"
 RUNNING, SETTLED = "running", "settled"
@@ -120,18 +126,30 @@ class FileJobStore:
             raise UnknownJob(f"the job file of {job_id} is unreadable: {exc}") from None
         return _checked(document, job_id)
 
+    def job_ids(self) -> list[str]:
+        """The ids of the job files kept here (a store that was never opened has none)."""
+        return sorted(path.stem for path in self.root.glob("job-*.json")) if self.root.is_dir() else []
+
     def runner_alive(self, runner_id: str) -> bool:
         if "/" in runner_id:
             return False
         return is_flocked(self.root / RUNNERS_DIR / f"{runner_id}.lock", missing=False)
 
 
+def file_job_store(project_root: Path) -> FileJobStore:
+    """The file store of the jobs of a server started in `project_root`."""
+    return FileJobStore(state_dir(project_root) / JOBS_DIR)
+
+
 class PgJobStore:
     """The jobs as rows of the database at `url`; the runner's liveness its session's advisory lock."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, session: Database | None = None) -> None:
+        """`session`: one the caller opened (and closes), so the store's writes join its transaction."""
         self.url = url
-        self._session: Database | None = None
+        self._session: Database | None = session
+        self._owns_session = session is None
+        self._runner_id: str | None = None
 
     @property
     def where(self) -> str:
@@ -145,38 +163,66 @@ class PgJobStore:
             raise JobStoreUnusable(f"cannot keep serve's jobs in {self.where}: {exc}") from None
         if not taken:
             raise JobStoreUnusable(f"the runner id {runner_id} is already held in {self.where}")
+        self._runner_id = runner_id
 
     def close(self) -> None:
-        if self._session is not None:
+        if self._session is not None and self._owns_session:
             self._session.close()
             self._session = None
+        self._runner_id = None
 
     def write(self, job: dict[str, Any]) -> None:
         try:
-            self._database().execute(
+            self._on_session(lambda session: session.execute(
                 "INSERT INTO serve_jobs (job_id, runner, state, job) VALUES (%s, %s, %s, %s::jsonb) ON CONFLICT "
                 "(job_id) DO UPDATE SET runner = excluded.runner, state = excluded.state, job = excluded.job, "
-                "updated_at = now()", (job["job_id"], job["runner"], job["state"], json.dumps(job, default=str)))
+                "updated_at = now()", (job["job_id"], job["runner"], job["state"], json.dumps(job, default=str))))
         except DatabaseUnavailable as exc:
             raise DurableWriteError(str(exc)) from None
 
     def read(self, job_id: str) -> dict[str, Any]:
         try:
-            rows = self._database().execute("SELECT job FROM serve_jobs WHERE job_id = %s", (job_id,))
+            rows = self._on_session(lambda session: session.execute("SELECT job FROM serve_jobs WHERE job_id = %s",
+                                                                    (job_id,)))
         except DatabaseUnavailable as exc:
             raise UnknownJob(f"the job {job_id} cannot be read: {exc}") from None
         if not rows:
             raise UnknownJob(f"no job {job_id} in {self.where}")
         return _checked(rows[0][0], job_id)
 
+    def jobs_named(self, job_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The jobs of these ids that the database holds."""
+        rows = self._database().execute("SELECT job_id, job FROM serve_jobs WHERE job_id = ANY(%s)", (job_ids,))
+        return {str(job_id): job for job_id, job in rows}
+
     def runner_alive(self, runner_id: str) -> bool:
         try:
-            return self._database().holder_of(RUNNER_LOCK, advisory_key(runner_id)) is not None
+            return self._on_session(lambda session: session.holder_of(RUNNER_LOCK, advisory_key(runner_id))) is not None
         except DatabaseUnavailable:
             return True  # unknown is not dead: a job is never settled `runner_gone` on a guess
 
+    def _on_session(self, work: Callable[[Database], T]) -> T:
+        """`work` on the store's session; once more on a new one when the first finds its own dropped (each
+        statement of the store reads, or writes a job whole, so running it again changes nothing)."""
+        try:
+            return work(self._database())
+        except DatabaseUnavailable:
+            if not (self._owns_session and self._session is not None and self._session.broken):
+                raise
+        return work(self._database())
+
     def _database(self) -> Database:
-        """The runner's session, or one of its own for a server that reads jobs before it starts one."""
+        """The runner's session, or one of its own for a server that reads jobs before it starts one. A session
+        that dropped is replaced, and the runner's lock, which went with it, taken again: the server's jobs are
+        kept and its liveness seen again from the next statement on, not lost until it restarts."""
+        if self._session is not None and self._owns_session and self._session.broken:
+            self._session.close()
+            self._session = None
         if self._session is None:
-            self._session = connect(self.url)
+            session = connect(self.url)
+            if self._runner_id is not None and not session.try_lock(RUNNER_LOCK, advisory_key(self._runner_id)):
+                session.close()
+                raise DatabaseUnavailable(f"the runner id {self._runner_id} is held by another session of "
+                                          f"{self.where}")
+            self._session = session
         return self._session

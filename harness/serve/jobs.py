@@ -10,7 +10,9 @@ that ran it, as `journal`; the URL stays in memory.
 
 Invariants:
 - A job is written `running` before its work starts and `settled` (with its envelope) once, after the
-  work returned; nothing else changes a job file, so a reader sees one whole state or the other. The
+  work returned; nothing else changes a job file, so a reader sees one whole state or the other. A job this
+  runner settled is answered from memory, so a store that failed to take the settlement (a full disk, a
+  dropped database session) loses no answer; the write is tried again at each read until it is taken. The
   writes are atomic renames, not fsynced (`durable`'s `sync=False`): the ledger, fsynced, holds every
   run, and a job file a power loss took is re-derived from it (a `running` one) or reported unknown.
 - The runner (one `JobRunner`, one per server process) holds its store's liveness lock (an flock on
@@ -54,16 +56,14 @@ from harness.ledger.journal import in_flight, settle_orphans
 from harness.ledger.store import LedgerError, LedgerStore, is_started, utc_now
 from harness.ledger.stores import opened_ledger
 from harness.serve.job_stores import (
-    JOBS_DIR,
     RUNNING,
     SETTLED,
-    FileJobStore,
     JobStore,
     JobStoreUnusable,
     PgJobStore,
     UnknownJob,
+    file_job_store,
 )
-from harness.settings import state_dir
 
 JOB_ID = re.compile(r"^job-[0-9a-f]{16}$")
 # Hermes runs cost money and a 2-core machine runs a few dozen Python children at most; a host that
@@ -93,6 +93,9 @@ class _Live:
     done: threading.Event
     thread: threading.Thread | None = None
     watchers: list[Callable[[], None]] = field(default_factory=list)
+    # The job as settled here, kept whether or not the store took it, and whether the store did.
+    settled: dict[str, Any] | None = None
+    recorded: bool = False
 
 
 @dataclass
@@ -107,7 +110,7 @@ class JobRunner:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.store: JobStore = (FileJobStore(state_dir(self.project_root) / JOBS_DIR) if self.database is None
+        self.store: JobStore = (file_job_store(self.project_root) if self.database is None
                                 else PgJobStore(self.database))
         self._opened = False
 
@@ -160,8 +163,10 @@ class JobRunner:
                   file=sys.stderr)
             envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
                         "detail": f"{type(exc).__name__}: {exc}"[:500]}
-        self._settle(job, envelope)
+        settled = settled_job(job, envelope)
+        recorded = self._record(settled)
         with self._lock:
+            live.settled, live.recorded = settled, recorded
             live.done.set()
             watchers, live.watchers = live.watchers, []
         for watcher in watchers:
@@ -183,19 +188,33 @@ class JobRunner:
         return unwatch
 
     def _settle(self, job: dict[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
-        settled = {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
+        settled = settled_job(job, envelope)
+        self._record(settled)
+        return settled
+
+    def _record(self, settled: dict[str, Any], *, again: bool = False) -> bool:
+        """Write a settled job to the store; whether it took it. The run itself is ledgered either way, and a job
+        of this runner is answered from memory (`_Live.settled`) and written again when next read; other servers
+        see it running meanwhile."""
         try:
             self.store.write(settled)
         except DurableWriteError as exc:
-            # The run itself is ledgered; only the job's copy of the envelope is lost, and readers are told.
-            print(f"mafiabot-harness serve: job {job['job_id']} could not be recorded as settled: {exc}",
-                  file=sys.stderr)
-        return settled
+            if not again:  # said once, not at every read of a host polling for it
+                print(f"mafiabot-harness serve: job {settled['job_id']} could not be recorded as settled: {exc}",
+                      file=sys.stderr)
+            return False
+        return True
 
     # -- reading --------------------------------------------------------------------------------------
 
     def get(self, job_id: str) -> dict[str, Any]:
-        """The job as it stands now; a job whose runner is gone is settled from the ledger first."""
+        """The job as it stands now; a job whose runner is gone is settled from the ledger first. A job this
+        runner settled is answered from memory: a store that failed to take its settlement loses no answer."""
+        live = self._live.get(job_id)
+        if live is not None and live.settled is not None:
+            if not live.recorded:
+                live.recorded = self._record(live.settled, again=True)
+            return dict(live.settled)
         job = self._read(job_id)
         if job["state"] == RUNNING and job["runner"] != self.runner_id and not self._runner_alive(job["runner"]):
             return self._recover(job)
@@ -270,6 +289,10 @@ class JobRunner:
         return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": intent_id,
                                   "detail": "the server that ran this job stopped before the job settled; "
                                             "its runs, if any started, are settled in the ledger"})
+
+
+def settled_job(job: Mapping[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
+    return {**job, "state": SETTLED, "settled_at": utc_now(), "envelope": dict(envelope)}
 
 
 # A job of a runner that is gone settles within the supervisor's grace; reading its ledger a few times a

@@ -45,6 +45,7 @@ from harness.autopilot.report import check_envelope
 from harness.autopilot.selection import check_agents
 from harness.dispatch import DispatchSettings, RegistryError, dispatch
 from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
+from harness.errors import ConfigError
 from harness.hermes import TransportSettings
 from harness.ledger import LedgerError
 from harness.ledger.journal import settle_orphans
@@ -68,6 +69,7 @@ from harness.serve.results import (
     SettledWithoutAnswer,
     output_schema,
 )
+from harness.settings import existing_project_root
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
 # Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
@@ -337,9 +339,10 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
         root = ctx.readable.confine(args.project_root, "project_root")
     except OutsideRoots as exc:
         raise ToolFailure(str(exc)) from None
-    if root.exists() and not root.is_dir():
-        raise ToolFailure(f"invalid arguments: project_root: {root} is not a directory")
-    return root
+    try:
+        return existing_project_root(root, "project_root")
+    except ConfigError as exc:
+        raise ToolFailure(f"invalid arguments: {exc}") from None
 
 
 def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:

@@ -96,6 +96,8 @@ BASELINES: dict[tuple[str, ...], list[str]] = {
     # stdin is at its end in every case (`scene`): the server sees its host hang up at once and returns.
     ("serve",): [],
     ("converge",): ["{a}", "{b}", "--output", "merged.md"],
+    # A database no server listens for: every source is read (and refused, when hostile) before it connects.
+    ("copy-to-database",): ["--database", "postgresql:///none?host={tmp}/no-server"],
 }
 
 SESSION = "uid: u\nchannel: c\nserver: s\nturns:\n  - {input: hello}\n"
@@ -710,7 +712,11 @@ def test_error_lines_are_exactly_as_written(argv: list[str], expected_code: Exit
     (["autopilot", "check", "{plan}", "--ledger", "<tmp>/folder"],
      "mafiabot-harness: error: ledger: <tmp>/folder is not a regular file (a directory)\n"),
     (["autopilot", "check", "{plan}", "--project-root", "<tmp>/fifo"],
-     "mafiabot-harness: error: project root: <tmp>/fifo is not a directory\n"),
+     "mafiabot-harness: error: --project-root: <tmp>/fifo is not a directory\n"),
+    (["ledger", "--project-root", "<tmp>/missing"],
+     "mafiabot-harness: error: --project-root: <tmp>/missing is a directory that does not exist\n"),
+    (["serve", "--project-root", "<tmp>/missing"],
+     "mafiabot-harness: error: --project-root: <tmp>/missing is a directory that does not exist\n"),
 ])
 def test_commands_that_start_no_run_refuse_what_would_keep_one_from_starting(
         argv: list[str], expected_err: str, scene: Callable[[Case], list[str]], tmp_path: Path,

@@ -166,6 +166,16 @@ def test_a_crashing_body_is_said_plainly_and_the_config_is_untouched(home, tmp_p
     assert (home / "config.yaml").read_text(encoding="utf-8") == USER_CONFIG
 
 
+def test_arguments_the_body_refuses_are_bad_input_with_the_body_s_own_line_and_nothing_is_written(
+        body_exe, home, capsys):
+    assert mount(home, "--body-arg=--energy=zzz") == ExitCode.INVALID_INPUT
+    out, err = capsys.readouterr()
+    assert "the body does not work, so config.yaml was not changed" in out
+    assert err == ("mafiabot-harness: error: the body refused the entry: mafiabot: error: unknown option "
+                   "'--energy=zzz'; config.yaml was not changed\n")
+    assert list(home.iterdir()) == []
+
+
 def test_mount_into_a_profile_creates_it_with_its_own_home_in_the_entry(body_exe, home, capsys):
     assert mount(home, "--profile", "tester") == 0
     profile = home / "profiles" / "tester"

@@ -211,10 +211,22 @@ def test_the_project_root_is_the_option_else_the_variable_else_the_cwd(tmp_path:
     assert settings.project_root() == tmp_path.resolve()
     monkeypatch.setenv(settings.PROJECT_ROOT_ENV, "")
     assert settings.project_root() == tmp_path.resolve()
+    (tmp_path / "from-env").mkdir()
+    (tmp_path / "given").mkdir()
     monkeypatch.setenv(settings.PROJECT_ROOT_ENV, str(tmp_path / "from-env"))
     assert settings.project_root() == (tmp_path / "from-env").resolve()
     assert settings.project_root(tmp_path / "given") == (tmp_path / "given").resolve()
     assert settings.state_dir(tmp_path) == tmp_path / ".agents" / "state"
+
+
+def test_a_named_project_root_that_is_no_existing_directory_is_refused_naming_where_it_came_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(settings.PROJECT_ROOT_ENV, str(tmp_path / "typo"))
+    with pytest.raises(ConfigError, match=r"^\$MAFIABOT_PROJECT_ROOT: .*/typo is a directory that does not exist$"):
+        settings.project_root()
+    with pytest.raises(ConfigError, match=r"^--project-root: .*/file is not a directory$"):
+        settings.project_root(tmp_path / "file")
 
 
 def a_checkout(folder: Path) -> Path:

@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from harness.autopilot.dna import parse
+from harness.hermes.classify import FIRST_LINE_CHARS
 
 from .autopilot_support import FIFO_BOUND_S, LineReader, children, ledger, plan, run
 
@@ -90,6 +91,18 @@ def test_a_child_that_answers_blocked_fails_without_a_retry(fake_hermes, project
     [child] = result.envelope["children"]
     assert (child["status"], child["reason"]) == ("failed", "child_reported_blocked")
     assert child["detail"] == "BLOCKED: the sleep log is not attached"
+
+
+def test_a_blocked_answer_on_one_long_line_is_no_longer_in_the_detail_than_any_other_detail(
+        fake_hermes, project, registry) -> None:
+    line = "BLOCKED: " + "the log is missing; " * 10_000
+    fake_hermes.script({"stdout": line})
+    result = run(project, plan("Weekly check-in", "Summary of the sleep log."), registry)
+    [child] = result.envelope["children"]
+    assert child["reason"] == "child_reported_blocked" and line.startswith(child["detail"])
+    assert len(child["detail"]) == FIRST_LINE_CHARS
+    [record] = [r for r in ledger(project) if r.get("reason") == "child_reported_blocked"]
+    assert record["detail"] == child["detail"]
 
 
 def test_parallel_never_runs_more_than_three_children_at_once(fake_hermes, project, registry, tmp_path) -> None:

@@ -251,7 +251,7 @@ def test_the_server_reports_the_package_version_and_makes_no_jobs_folder_without
     assert not (project / ".agents" / "state" / "serve-jobs").exists()
 
 
-def test_a_project_root_that_is_a_file_is_a_one_line_tool_error(raw_serve, fake_hermes, project) -> None:
+def test_a_project_root_that_is_a_file_or_missing_is_a_one_line_tool_error(raw_serve, fake_hermes, project) -> None:
     server = raw_serve()
     server.initialize()
     regular = project / "plain.txt"
@@ -264,6 +264,10 @@ def test_a_project_root_that_is_a_file_is_a_one_line_tool_error(raw_serve, fake_
         assert answer["isError"] is True, answer
         [text] = answer["content"]
         assert "not a directory" in text["text"].lower() and "\n" not in text["text"]
+    for tool in ("ledger_summary", "queue_status"):  # a typo is no empty project: nothing is shown, nothing made
+        answer = server.call(tool, project_root=str(project / "missing"))
+        assert answer["isError"] is True and "does not exist" in answer["content"][0]["text"], answer
+    assert not (project / "missing").exists()
     assert server.close() == 0
     assert "Traceback" not in server.stderr_path.read_text()
 
