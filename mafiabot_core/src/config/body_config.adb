@@ -1,5 +1,6 @@
 with Ada.Characters.Handling;
 with Ada.Command_Line;
+with Ada.Strings.Fixed;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
 with Energy_Gate;
@@ -13,13 +14,28 @@ package body Body_Config is
       Result : Settings;
       Index  : Positive := 1;
 
+      Attached       : Unbounded_String;
+      Is_Attached    : Boolean := False;
+      --  The value written into the argument itself (--opt=value), until
+      --  the option takes it
+
+      --  An option's value: the one attached to it, else the next
+      --  argument.  An empty one is refused here, once for every option,
+      --  rather than left to mean a default.
       function Value_Of (Option : String) return String is
       begin
-         if Index = Argument_Count then
+         if Is_Attached then
+            Is_Attached := False;
+         elsif Index = Argument_Count then
             raise Usage_Error with Option & " needs a value";
+         else
+            Index := Index + 1;
+            Attached := To_Unbounded_String (Argument (Index));
          end if;
-         Index := Index + 1;
-         return Argument (Index);
+         if Length (Attached) = 0 then
+            raise Usage_Error with Option & " needs a value, got an empty one";
+         end if;
+         return To_String (Attached);
       end Value_Of;
 
       function Count_Of (Option : String; Low, High : Positive)
@@ -83,8 +99,21 @@ package body Body_Config is
    begin
       while Index <= Argument_Count loop
          declare
-            Option : constant String := Argument (Index);
+            Given  : constant String := Argument (Index);
+            Equals : constant Natural :=
+              (if Given'Length > 2
+                 and then Given (Given'First .. Given'First + 1) = "--"
+               then Ada.Strings.Fixed.Index (Given, "=") else 0);
+            --  --opt=value: the option is what stands before the first
+            --  '=', the value all after it ('=' included)
+            Option : constant String :=
+              (if Equals = 0 then Given else Given (Given'First .. Equals - 1));
          begin
+            Is_Attached := Equals > 0;
+            if Is_Attached then
+               Attached := To_Unbounded_String
+                 (Given (Equals + 1 .. Given'Last));
+            end if;
             if Option = "--organs" then
                Result.Organs_Path := To_Unbounded_String (Value_Of (Option));
             elsif Option = "--thresholds" then
@@ -118,9 +147,6 @@ package body Body_Config is
                Result.Sampling_Max_Tokens := Count_Of (Option, 1, 1_000_000);
             elsif Option = "--state" then
                Result.State_Path := To_Unbounded_String (Value_Of (Option));
-               if Length (Result.State_Path) = 0 then
-                  raise Usage_Error with Option & " needs a file name";
-               end if;
             elsif Option = "--state-busy-ms" then
                Result.State_Busy_Ms := Count_Of (Option, 1, 600_000);
             elsif Option = "--state-sync" then
@@ -151,6 +177,9 @@ package body Body_Config is
                Result.Show_Version := True;
             else
                raise Usage_Error with "unknown option '" & Option & "'";
+            end if;
+            if Is_Attached then
+               raise Usage_Error with Option & " takes no value";
             end if;
          end;
          Index := Index + 1;
