@@ -19,9 +19,7 @@ package body Body_Config is
       --  The value written into the argument itself (--opt=value), until
       --  the option takes it
 
-      --  An option's value: the one attached to it, else the next
-      --  argument.  An empty one is refused here, once for every option,
-      --  rather than left to mean a default.
+      --  An option's value: the one attached to it, else the next argument
       function Value_Of (Option : String) return String is
       begin
          if Is_Attached then
@@ -32,11 +30,20 @@ package body Body_Config is
             Index := Index + 1;
             Attached := To_Unbounded_String (Argument (Index));
          end if;
-         if Length (Attached) = 0 then
-            raise Usage_Error with Option & " needs a value, got an empty one";
-         end if;
          return To_String (Attached);
       end Value_Of;
+
+      --  A free text's value (a file, a directory, a curve), never empty:
+      --  an empty one would read as the option left out.  A count or a
+      --  choice refuses an empty value as any other it does not take.
+      function Text_Of (Option : String) return Unbounded_String is
+         Text : constant String := Value_Of (Option);
+      begin
+         if Text = "" then
+            raise Usage_Error with Option & " needs a value, got an empty one";
+         end if;
+         return To_Unbounded_String (Text);
+      end Text_Of;
 
       function Count_Of (Option : String; Low, High : Positive)
         return Positive
@@ -115,9 +122,9 @@ package body Body_Config is
                  (Given (Equals + 1 .. Given'Last));
             end if;
             if Option = "--organs" then
-               Result.Organs_Path := To_Unbounded_String (Value_Of (Option));
+               Result.Organs_Path := Text_Of (Option);
             elsif Option = "--thresholds" then
-               Result.Thresholds := To_Unbounded_String (Value_Of (Option));
+               Result.Thresholds := Text_Of (Option);
             elsif Option = "--max-line-bytes" then
                Result.Max_Line_Bytes :=
                  Count_Of (Option, 256, 256 * 1024 * 1024);
@@ -128,7 +135,7 @@ package body Body_Config is
             elsif Option = "--max-sessions" then
                Result.Max_Sessions := Count_Of (Option, 1, 10_000_000);
             elsif Option = "--hermes-home" then
-               Result.Hermes_Home := To_Unbounded_String (Value_Of (Option));
+               Result.Hermes_Home := Text_Of (Option);
             elsif Option = "--soul" then
                Result.Soul := Soul_Of (Option);
             elsif Option = "--text-block" then
@@ -146,7 +153,7 @@ package body Body_Config is
             elsif Option = "--sampling-max-tokens" then
                Result.Sampling_Max_Tokens := Count_Of (Option, 1, 1_000_000);
             elsif Option = "--state" then
-               Result.State_Path := To_Unbounded_String (Value_Of (Option));
+               Result.State_Path := Text_Of (Option);
             elsif Option = "--state-busy-ms" then
                Result.State_Busy_Ms := Count_Of (Option, 1, 600_000);
             elsif Option = "--state-sync" then

@@ -144,7 +144,8 @@ package Body_Config is
    --  attached after '=' (--organs FILE, --organs=FILE; the value is all
    --  after the first '='), and never an empty one.  Raises Usage_Error,
    --  naming the option, for an unknown option, a value missing, empty or
-   --  out of its range, and a value attached to an option that takes none.
+   --  not one the option takes, and a value attached to an option that
+   --  takes none.
 
    function Default_Organs_Path return String;
    --  <prefix>/stubs/organs/default.json, where the executable is
