@@ -9,7 +9,8 @@
 SHELL        := /bin/bash
 VENV         := .venv
 PYTHON       ?= python3
-GPRBUILD     := gprbuild -j0 -p -q
+# -s: a change of the project's switches (mafiabot_core.gpr) recompiles what it changes
+GPRBUILD     := gprbuild -j0 -p -q -s
 APT_PACKAGES := gnat gprbuild libgnatcoll21-dev libaunit22-dev libsqlite3-dev postgresql libpq5 libpq-dev
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BODY         := mafiabot_core/bin/mafiabot

@@ -131,7 +131,8 @@ def build_variant(link: str, contracts: str = "on") -> Path | Unavailable:
         return Unavailable(name, "gprbuild not found")
     root = variant_build_root() / f"{link}-contracts-{contracts}"
     result = subprocess.run(
-        [gprbuild, "-j0", "-p", "-q", "-P", str(GPR), f"-XMAFIABOT_LINK={link}",
+        # -s: a change of the project's switches rebuilds, as `make build` does
+        [gprbuild, "-j0", "-p", "-q", "-s", "-P", str(GPR), f"-XMAFIABOT_LINK={link}",
          f"-XMAFIABOT_CONTRACTS={contracts}", f"--relocate-build-tree={root}"],
         cwd=ROOT, capture_output=True, text=True, timeout=VARIANT_BUILD_TIMEOUT)
     # The names mafiabot_core.gpr gives its variants

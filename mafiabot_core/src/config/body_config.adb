@@ -1,5 +1,6 @@
 with Ada.Characters.Handling;
 with Ada.Command_Line;
+with Ada.Strings.Fixed;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
 with Energy_Gate;
@@ -13,14 +14,36 @@ package body Body_Config is
       Result : Settings;
       Index  : Positive := 1;
 
+      Attached       : Unbounded_String;
+      Is_Attached    : Boolean := False;
+      --  The value written into the argument itself (--opt=value), until
+      --  the option takes it
+
+      --  An option's value: the one attached to it, else the next argument
       function Value_Of (Option : String) return String is
       begin
-         if Index = Argument_Count then
+         if Is_Attached then
+            Is_Attached := False;
+         elsif Index = Argument_Count then
             raise Usage_Error with Option & " needs a value";
+         else
+            Index := Index + 1;
+            Attached := To_Unbounded_String (Argument (Index));
          end if;
-         Index := Index + 1;
-         return Argument (Index);
+         return To_String (Attached);
       end Value_Of;
+
+      --  A free text's value (a file, a directory, a curve), never empty:
+      --  an empty one would read as the option left out.  A count or a
+      --  choice refuses an empty value as any other it does not take.
+      function Text_Of (Option : String) return Unbounded_String is
+         Text : constant String := Value_Of (Option);
+      begin
+         if Text = "" then
+            raise Usage_Error with Option & " needs a value, got an empty one";
+         end if;
+         return To_Unbounded_String (Text);
+      end Text_Of;
 
       function Count_Of (Option : String; Low, High : Positive)
         return Positive
@@ -83,12 +106,25 @@ package body Body_Config is
    begin
       while Index <= Argument_Count loop
          declare
-            Option : constant String := Argument (Index);
+            Given  : constant String := Argument (Index);
+            Equals : constant Natural :=
+              (if Given'Length > 2
+                 and then Given (Given'First .. Given'First + 1) = "--"
+               then Ada.Strings.Fixed.Index (Given, "=") else 0);
+            --  --opt=value: the option is what stands before the first
+            --  '=', the value all after it ('=' included)
+            Option : constant String :=
+              (if Equals = 0 then Given else Given (Given'First .. Equals - 1));
          begin
+            Is_Attached := Equals > 0;
+            if Is_Attached then
+               Attached := To_Unbounded_String
+                 (Given (Equals + 1 .. Given'Last));
+            end if;
             if Option = "--organs" then
-               Result.Organs_Path := To_Unbounded_String (Value_Of (Option));
+               Result.Organs_Path := Text_Of (Option);
             elsif Option = "--thresholds" then
-               Result.Thresholds := To_Unbounded_String (Value_Of (Option));
+               Result.Thresholds := Text_Of (Option);
             elsif Option = "--max-line-bytes" then
                Result.Max_Line_Bytes :=
                  Count_Of (Option, 256, 256 * 1024 * 1024);
@@ -99,7 +135,7 @@ package body Body_Config is
             elsif Option = "--max-sessions" then
                Result.Max_Sessions := Count_Of (Option, 1, 10_000_000);
             elsif Option = "--hermes-home" then
-               Result.Hermes_Home := To_Unbounded_String (Value_Of (Option));
+               Result.Hermes_Home := Text_Of (Option);
             elsif Option = "--soul" then
                Result.Soul := Soul_Of (Option);
             elsif Option = "--text-block" then
@@ -117,10 +153,7 @@ package body Body_Config is
             elsif Option = "--sampling-max-tokens" then
                Result.Sampling_Max_Tokens := Count_Of (Option, 1, 1_000_000);
             elsif Option = "--state" then
-               Result.State_Path := To_Unbounded_String (Value_Of (Option));
-               if Length (Result.State_Path) = 0 then
-                  raise Usage_Error with Option & " needs a file name";
-               end if;
+               Result.State_Path := Text_Of (Option);
             elsif Option = "--state-busy-ms" then
                Result.State_Busy_Ms := Count_Of (Option, 1, 600_000);
             elsif Option = "--state-sync" then
@@ -151,6 +184,9 @@ package body Body_Config is
                Result.Show_Version := True;
             else
                raise Usage_Error with "unknown option '" & Option & "'";
+            end if;
+            if Is_Attached then
+               raise Usage_Error with Option & " takes no value";
             end if;
          end;
          Index := Index + 1;

@@ -140,7 +140,12 @@ package Body_Config is
    end record;
 
    function From_Command_Line return Settings;
-   --  Raises Usage_Error
+   --  Every option that takes a value takes it as the next argument or
+   --  attached after '=' (--organs FILE, --organs=FILE; the value is all
+   --  after the first '='), and never an empty one.  Raises Usage_Error,
+   --  naming the option, for an unknown option, a value missing, empty or
+   --  not one the option takes, and a value attached to an option that
+   --  takes none.
 
    function Default_Organs_Path return String;
    --  <prefix>/stubs/organs/default.json, where the executable is
@@ -160,7 +165,8 @@ private
    Usage : constant String :=
      "usage: mafiabot [options]" & LF
      & "An MCP stdio server: each tools/call of `turn` runs one user turn"
-     & " through the 23-step cycle." & LF & LF
+     & " through the 23-step cycle." & LF
+     & "Every option's value may also be attached: --organs=FILE." & LF & LF
      & "  --organs FILE          organ fixture (default: "
      & "stubs/organs/default.json of the checkout)" & LF
      & "  --thresholds CSV       8 pass thresholds in [0, 1], first 0, never"

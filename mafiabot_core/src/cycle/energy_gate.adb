@@ -1,34 +1,24 @@
 package body Energy_Gate with SPARK_Mode => On is
 
-   procedure Lemma_Valid_Never_Decreases (Curve : Threshold_Curve) is
-   begin
-      for Later in 2 .. Pass_Index'Last loop
-         --  Every threshold before Later is at most Curve (Later - 1)
-         --  (the invariant, one step back) and Curve (Later - 1) is at
-         --  most Curve (Later) (Is_Valid): so all of them are at most
-         --  Curve (Later), which is the invariant one step on.
-         pragma Loop_Invariant
-           (for all First in 1 .. Later - 1 =>
-              (for all Between in First .. Later - 1 =>
-                 Curve (First) <= Curve (Between)));
-      end loop;
-   end Lemma_Valid_Never_Decreases;
-
    function Passes_For (Curve : Threshold_Curve; Energy : Millis)
      return Pass_Count
    is
       Count : Pass_Count := 1;
    begin
-      Lemma_Valid_Never_Decreases (Curve);
       for K in 2 .. Pass_Index'Last loop
-         --  Every pass before K runs: pass 1 because Curve (1) = 0, each
-         --  later one because the loop went on past it.  When pass K does
-         --  not run, no later one does (Never_Decreases): the prefix ends.
-         pragma Loop_Invariant (Count = Natural (K) - 1);
+         --  The passes before K that run are exactly 1 .. Count (pass 1
+         --  runs: Curve (1) = 0).  If pass K runs, so does pass K - 1, whose
+         --  threshold is at most K's (Is_Valid): Count is K - 1 and the
+         --  prefix grows to K.  If it does not, the prefix ends before K.
+         --  Each step takes one pair of Is_Valid, so no induction over the
+         --  curve is needed, and no lemma runs a turn.
+         pragma Loop_Invariant (Count <= Natural (K) - 1);
          pragma Loop_Invariant
-           (for all Ran in 1 .. K - 1 => Runs (Curve, Energy, Ran));
-         exit when not Runs (Curve, Energy, K);
-         Count := Natural (K);
+           (for all Before in 1 .. K - 1 =>
+              Runs (Curve, Energy, Before) = (Natural (Before) <= Count));
+         if Runs (Curve, Energy, K) then
+            Count := Natural (K);
+         end if;
       end loop;
       return Count;
    end Passes_For;

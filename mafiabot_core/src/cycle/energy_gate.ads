@@ -5,10 +5,10 @@
 --  all eight run at full energy.
 --
 --  Written for the prover (docs/spark.md): no state (Global => null on
---  every declaration), no exceptions, the bounds in range subtypes, and the
---  step from the curve's definition (each threshold at most the next) to
---  what the passes need of it (each at most every later one) taken by a
---  Ghost lemma rather than left to the prover.
+--  every declaration), no exceptions, the bounds in range subtypes, and
+--  Passes_For's loop taking one step of the curve's definition (each
+--  threshold at most the next) per pass, so the prover needs no induction
+--  over the curve.
 
 with Thousandths;
 
@@ -35,22 +35,6 @@ package Energy_Gate with SPARK_Mode => On is
    with Global => null;
    --  The start-up check: the first pass always runs and the curve never
    --  decreases (every threshold lies in [0, 1] by its subtype)
-
-   function Never_Decreases (Curve : Threshold_Curve) return Boolean is
-     (for all First in Pass_Index =>
-        (for all Later in First .. Pass_Index'Last =>
-           Curve (First) <= Curve (Later)))
-   with Ghost, Global => null;
-   --  Each threshold is at most every later one: what Is_Valid's pairwise
-   --  form implies, by induction, and what a prefix needs
-
-   procedure Lemma_Valid_Never_Decreases (Curve : Threshold_Curve)
-   with
-     Ghost,
-     Global => null,
-     Pre    => Is_Valid (Curve),
-     Post   => Never_Decreases (Curve);
-   --  The induction, as a loop the prover can follow
 
    function Runs (Curve : Threshold_Curve; Energy : Millis; Pass : Pass_Index)
      return Boolean is (Energy >= Curve (Pass))
