@@ -171,8 +171,8 @@ def test_arguments_the_body_refuses_are_bad_input_with_the_body_s_own_line_and_n
     assert mount(home, "--body-arg=--energy=zzz") == ExitCode.INVALID_INPUT
     out, err = capsys.readouterr()
     assert "the body does not work, so config.yaml was not changed" in out
-    assert err == ("mafiabot-harness: error: the body refused the entry: mafiabot: error: unknown option "
-                   "'--energy=zzz'; config.yaml was not changed\n")
+    assert err == ("mafiabot-harness: error: the body refused the entry: mafiabot: error: --energy needs "
+                   "fixture or budget, got 'zzz'; config.yaml was not changed\n")
     assert list(home.iterdir()) == []
 
 
