@@ -101,7 +101,7 @@ class StoreCopier(Protocol):
 
     @property
     def store(self) -> str:
-        """The store's name in the report (`queue`, `ledger`, `jobs`)."""
+        """The store's name in the report (`queue`, `ledger`, `jobs`, `sessions`)."""
 
     def held_still(self) -> AbstractContextManager[None]:
         """Settle what died in the source, keep it from changing until the exit, and raise `SourceBusy` for what

@@ -266,4 +266,6 @@ def test_sessions_the_body_cannot_bring_refuse_the_whole_copy_and_say_why(body_e
     assert "the body refuses the database" in err and "database missing_" in err and len(err.splitlines()) == 1
     code, _, err = copy(pg_url, "--state", str(tmp_path / "none.db"), "--body", str(body_exe), capsys=capsys)
     assert code == ExitCode.INVALID_INPUT and "does not exist" in err
+    code, _, err = copy(pg_url, "--body", str(body_exe), capsys=capsys)
+    assert code == ExitCode.INVALID_INPUT and "no --state was given" in err
     assert rows(pg_url) == {}, "the queue's item waited for the sessions: nothing was copied"
