@@ -95,14 +95,15 @@ class SessionsCopier:
     def copy(self, database: Database) -> StoreCopy:
         assert self.snapshot is not None, "copy runs inside held_still"
         result = StoreCopy(self.store, str(self.path))
-        candidates = [Candidate(session.key.hex(), None, f"session {session.key.decode('utf-8', 'backslashreplace')}", session)
+        candidates = [Candidate(session.key.hex(), session.key,
+                                f"session {session.key.decode('utf-8', 'backslashreplace')}", session)
                       for session in self.snapshot.sessions]
         if not _has_schema(database, self.schema_made):
             result.copied = len(candidates)  # a dry run on a database the body has not made its store in yet
             return result
         held = database.execute("SELECT key FROM body_sessions WHERE key = ANY(%s)",
                                 ([session.key for session in self.snapshot.sessions],))
-        missing = to_write(result, candidates, {bytes(key).hex(): None for (key,) in held}, same_session)
+        missing = to_write(result, candidates, {bytes(key).hex(): bytes(key) for (key,) in held}, same_session)
         try:
             inserted = self._insert(database, missing)
         except RowRefused as exc:
