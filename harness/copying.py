@@ -1,7 +1,7 @@
 """Copying one machine's delegation state into the team's PostgreSQL database (`copy-to-database`, docs/scale-out.md).
 
 `copy_into` runs a list of `StoreCopier`s, one per store: the file queue and the file ledger here, serve's jobs in
-`harness.serve.job_copy`; another store (the body's sessions) is one more copier in that list.
+`harness.serve.job_copy`, the body's sessions of an SQLite store in `harness.session_copy`.
 
 Invariants:
 - Each store is written through its database backend's own write path (`pg_queue.insert_item`, `PgLedger.append`,
@@ -9,7 +9,8 @@ Invariants:
 - Every store is copied in one transaction, the schema's migration included, under a transaction-level advisory
   lock (two copies run one after the other): a row the server refuses, a dropped connection or a conflict leaves
   the database as it was. A dry run does all of it and rolls it back, so it reports what the copy would do,
-  a row the server would refuse included, and writes nothing to the database.
+  a row the server would refuse included, and writes nothing to the database. A schema another program makes
+  (the body's) is made before that transaction (`prepare`), and not in a dry run.
 - A row whose id the database holds already, as the same row, is skipped and counted (`already_there`): a second
   copy copies nothing. The same id held as another row is a conflict, and any conflict refuses the whole copy
   (`CopyConflict`, exit 2). "The same": a ledger record or a job equal whole (neither changes once written, or once
@@ -100,11 +101,15 @@ class StoreCopier(Protocol):
 
     @property
     def store(self) -> str:
-        """The store's name in the report (`queue`, `ledger`, `jobs`)."""
+        """The store's name in the report (`queue`, `ledger`, `jobs`, `sessions`)."""
 
     def held_still(self) -> AbstractContextManager[None]:
         """Settle what died in the source, keep it from changing until the exit, and raise `SourceBusy` for what
         still runs in it; the database is not touched yet."""
+
+    def prepare(self, url: str) -> None:
+        """Still held still, before the copy's transaction, and not in a dry run (which writes nothing): what the
+        database needs made by another program, which commits on its own (the body's schema)."""
 
     def copy(self, database: Database) -> StoreCopy:
         """Inside the caller's transaction: the source's rows the database lacks written, the ones it holds counted,
@@ -139,6 +144,9 @@ def copy_into(url: str, copiers: Sequence[StoreCopier], *, dry_run: bool = False
     with ExitStack() as still:
         for copier in copiers:
             still.enter_context(copier.held_still())
+        if not dry_run:
+            for copier in copiers:
+                copier.prepare(url)
         with connect(url, migrated=False) as database:
             try:
                 stores = _copied(database, copiers, dry_run)
@@ -227,6 +235,9 @@ class LedgerCopier:
                        "they settle (`ledger verify` lists them)")
         yield
 
+    def prepare(self, url: str) -> None:
+        """Nothing: the ledger's table is the harness's schema, migrated in the copy's transaction."""
+
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.ledger.where)
         records: list[Candidate[tuple[int, dict[str, Any]]]] = []
@@ -271,6 +282,9 @@ class QueueCopier:
                 raise busy(f"item(s) of the queue {self.queue.where} are being run by a live drainer", claimed,
                            "it is done (stop the drainers first)")
             yield
+
+    def prepare(self, url: str) -> None:
+        """Nothing: the queue's table is the harness's schema, migrated in the copy's transaction."""
 
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.queue.where)

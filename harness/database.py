@@ -27,7 +27,7 @@ import os
 import re
 import socket
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -175,10 +175,22 @@ class Database:
 
     def execute(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Run one statement; its rows (none for a statement that returns none)."""
-        import psycopg  # noqa: PLC0415 (the driver is optional: imported only when a database is named)
-        try:
+        with self._statement():
             cursor = self.connection.execute(query.encode("utf-8"), params or None)
             return cursor.fetchall() if cursor.description is not None else []
+
+    def copy_rows(self, statement: str, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Run a `COPY ... FROM STDIN` statement with `rows`: many rows in one round trip."""
+        with self._statement(), self.connection.cursor().copy(statement.encode("utf-8")) as copying:
+            for row in rows:
+                copying.write_row(row)
+
+    @contextmanager
+    def _statement(self) -> Iterator[None]:
+        """The driver's errors of one statement, as the harness's."""
+        import psycopg  # noqa: PLC0415 (the driver is optional: imported only when a database is named)
+        try:
+            yield
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailable(f"the database {self.shown} dropped the connection: "
                                       f"{_first_line(exc)}") from None

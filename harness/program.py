@@ -6,10 +6,11 @@ harness/serve imports harness/cli (tests/python/test_python_layers.py follows ev
 resolve their settings through `harness.resolve`; this module only adds the `serve` and `copy-to-database`
 commands to the CLI's groups and hands the server (or the copy, `harness.copying`) what the command line named.
 
-`copy-to-database` copies this project's file queue, serve's jobs and the ledger into the database named by
-`--database` (or $MAFIABOT_DATABASE_URL), in one transaction, and prints what it copied per store (`--dry-run`
-does the same and rolls it back). It returns `done`, or raises: a conflicting target is `CopyConflict` (exit 2),
-a source still running or a row the server refused end in exit 11; nothing was copied then.
+`copy-to-database` copies this project's file queue, serve's jobs and the ledger (and, with `--state FILE`, a
+body's SQLite sessions) into the database named by `--database` (or $MAFIABOT_DATABASE_URL), in one transaction,
+and prints what it copied per store (`--dry-run` does the same and rolls it back). It returns `done`, or raises:
+a conflicting target is `CopyConflict` (exit 2), a source still running or a row the server refused end in exit
+11; nothing was copied then.
 
 `serve` speaks MCP on stdin/stdout until stdin closes (see `harness.serve.server`); with
 `--print-config CLIENT` it prints that host's configuration instead and starts nothing. It returns 0
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from harness import cli, resolve
+from harness.body import BODY_HELP, DYNAMIC_BODY, database_client, find_body
 from harness.cli.exit_codes import Status
 from harness.cli.hermes_options import (
     DIRECTORY,
@@ -42,6 +44,7 @@ from harness.hermes.locate import check_named
 from harness.resolve import ReadRoots, ServeSettings, named_hermes_home
 from harness.serve.client_config import CLIENTS, ServerEntry, render
 from harness.serve.job_copy import JobsCopier
+from harness.session_copy import SessionsCopier
 
 # The command line's groups, then this module's (`serve`), in the order `--help` lists them.
 COMMAND_GROUPS: tuple[str, ...] = (*cli.COMMAND_MODULES, __name__)
@@ -90,10 +93,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def copiers(args: argparse.Namespace) -> list[StoreCopier]:
     """The stores a copy carries, in the order they are held still and written: the ledger first (what died is
-    settled there before the jobs and the queue are settled from it). A further store is one more copier here."""
+    settled there before the jobs and the queue are settled from it), the body's sessions when `--state` names
+    them. A further store is one more copier here."""
     root = project_root(args)
-    return [LedgerCopier(resolve.ledger_path(args.ledger, root)), JobsCopier(root),
-            QueueCopier(resolve.file_queue(args.queue, root))]
+    chosen: list[StoreCopier] = [LedgerCopier(resolve.ledger_path(args.ledger, root)), JobsCopier(root),
+                                 QueueCopier(resolve.file_queue(args.queue, root))]
+    sessions = resolve.session_store(args.state)
+    if sessions is not None:
+        chosen.append(SessionsCopier(sessions, database_client(find_body(args.body))))
+    elif args.body is not None:
+        raise ConfigError("copy-to-database: --body makes the schema of the sessions --state FILE names, and no "
+                          "--state was given")
+    return chosen
 
 
 def cmd_copy(args: argparse.Namespace, out: TextIO) -> Status:
@@ -123,13 +134,18 @@ def render_copy(report: CopyReport) -> str:
 
 def register_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     copy = commands.add_parser("copy-to-database", parents=[database_parent(), json_parent(always_json=False)],
-                               help="copy this project's file queue, serve's jobs and the ledger into the database "
-                                    "(once: a second copy copies nothing)")
+                               help="copy this project's file queue, serve's jobs and the ledger, and a body's "
+                                    "SQLite sessions, into the database (once: a second copy copies nothing)")
     copy.add_argument("--project-root", metavar="DIR", type=DIRECTORY,
                       help="whose files are copied (default: $MAFIABOT_PROJECT_ROOT, else the current directory)")
     copy.add_argument("--queue", metavar="DIR", type=DIRECTORY,
                       help="the queue folder (default: $MAFIABOT_AUTOBOT_QUEUE, else the project's)")
     copy.add_argument("--ledger", metavar="FILE", type=FILE, help="the ledger file (default: the project's)")
+    copy.add_argument("--state", metavar="FILE", type=FILE,
+                      help="a body's SQLite session store to copy too (its sessions and budget log; default: none)")
+    copy.add_argument("--body", metavar="BIN", type=FILE,
+                      help=f"with --state, the body that makes the database's session schema, or the "
+                           f"{DYNAMIC_BODY} beside it; {BODY_HELP}")
     copy.add_argument("--dry-run", action="store_true",
                       help="do the whole copy and roll it back: what would be copied, nothing written to the database")
     copy.set_defaults(handler=cmd_copy)

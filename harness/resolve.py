@@ -121,6 +121,13 @@ def ledger_path(explicit: Named, project: Project, variable: str | None = None,
     return chosen.resolved() if chosen is not None else default_ledger_path(_project(project))
 
 
+def session_store(explicit: Named) -> Path | None:
+    """`--state FILE`, an SQLite session store to copy, else None: no variable names one, since a body's store is
+    named by the entry that starts it, and a copy brings sessions along only when asked to."""
+    chosen = settings.given(explicit, "--state")
+    return chosen.resolved() if chosen is not None else None
+
+
 def _project(project: Project) -> Path:
     return project if isinstance(project, Path) else project()
 

@@ -1,34 +1,39 @@
-"""Copying the body's sessions from an SQLite store (`--state FILE`) into PostgreSQL (`--state postgresql://...`),
-for bodies that move off one machine (docs/scale-out.md). A command calls `copy_sessions` and prints what it
-returns; this module has no command of its own.
+"""The body's sessions of an SQLite store (`--state FILE`) into PostgreSQL (`--state postgresql://...`): the
+sessions' part of `copy-to-database` (`harness.copying`, whose invariants hold here too), for bodies that move off
+one machine (docs/scale-out.md).
 
 Invariants:
-- The file is read, never written: opened read-only, in one read transaction, so a body still serving on it
-  leaves a consistent snapshot (its turns after the snapshot are not copied: stop the bodies first to miss none).
-  A file of another schema than the store's (STORE_SCHEMA) is refused.
-- The database's schema is the body's to make: the copy starts the body once on the URL, which makes or migrates
-  the schema (and its secret) as at any start, or refuses the database in its own words; a schema of another
-  version than the one this copy writes (DATABASE_SCHEMA) is refused. Then every row is written in one
-  transaction: all of them or none.
-- Sessions keep their order of use (the file's rank), after those already in the database; a session already
-  there is left as it is (a body on the database has turned it since), counted as skipped, and so are its
-  budget rows. The tally the cap counts follows, by the database's own trigger.
+- The file is read, never written: opened read-only, in one read transaction, when the copy holds its sources
+  still, so a body still serving on it leaves a consistent snapshot (its turns after the snapshot are not copied:
+  stop the bodies first to miss none). A file of another schema than the store's (STORE_SCHEMA) is refused.
+- The database's session schema is the body's to make: before the copy's transaction the body is started once on
+  the URL, which makes or migrates the schema (and its secret) as at any start, or refuses the database in its
+  own words. A dry run does not start it, so it writes nothing: on a database without that schema it reports
+  every session as to be copied. A schema of another version than the one this copy writes (DATABASE_SCHEMA) is
+  refused.
+- A session is the same session by its key (the room it is the conversation of), whatever its record: a record
+  is rewritten at every turn, and a body on the database may have turned it since it was copied, or begun it
+  there. So a session the database holds is left as it is and counted `already_there`, with its budget rows;
+  it is never a conflict (a copy into another team's database would meet other rooms' keys, not these). Copied
+  sessions keep their order of use (the file's rank), after those already in the database; the tally the cap
+  counts follows, by the database's own trigger.
 - The requestState secret stays the database's: a sampled call in flight across the move is refused as minted
   under another key, and the client's next call starts afresh.
-- The URL is passed to libpq as given and shown only through `shown_url`.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import subprocess
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.body import database_client, default_organs
-from harness.database import DatabaseUnavailable, shown_url
+from harness.copying import Candidate, StoreCopy, refused, to_write
+from harness.database import Database, DatabaseUnavailable, RowRefused, shown_url
 from harness.errors import ConfigError
 
 # The SQLite store's PRAGMA user_version (Session_Store.Schema_Version) and the database's body_meta
@@ -40,35 +45,100 @@ DATABASE_SCHEMA = 1
 BODY_START_BOUND_S = 30.0
 
 INSERT_SESSIONS = """
-    WITH inserted AS (
-        INSERT INTO body_sessions (key, record, used)
-        SELECT key, record, nextval('body_session_use') FROM (SELECT * FROM copied_sessions ORDER BY rank) AS ranked
-        ON CONFLICT (key) DO NOTHING
-        RETURNING key)
-    SELECT key FROM inserted"""
+    INSERT INTO body_sessions (key, record, used)
+    SELECT key, record, nextval('body_session_use') FROM (SELECT * FROM copied_sessions ORDER BY rank) AS ranked
+    ON CONFLICT (key) DO NOTHING
+    RETURNING key"""
 
 
 @dataclass(frozen=True)
-class SessionsCopied:
-    """What one copy did."""
-
-    source: Path
-    target: str  # the database, as shown_url shows it
-    sessions: int  # copied
-    skipped: int  # already in the database, left as they were
-    budget_rows: int  # the copied sessions' budget log rows
-
-    def lines(self) -> list[str]:
-        return [f"sessions: copied {self.sessions} from {self.source} into {self.target}"
-                + (f"; {self.skipped} already there were left as they are" if self.skipped else ""),
-                f"budget log: {self.budget_rows} row(s) of the copied sessions",
-                "requestState: the database's own secret (a sampled call in flight across the move starts afresh)"]
+class _Session:
+    key: bytes
+    record: bytes
+    rank: int  # of use, in the file
 
 
 @dataclass(frozen=True)
 class _Snapshot:
-    sessions: list[tuple[bytes, bytes, int]]  # key, record, rank of use
+    sessions: list[_Session]
     budget: list[tuple[bytes, int, int, int]]  # key, ended_ms, calls, tokens
+
+
+def same_session(there: Any, ours: Any) -> bool:  # noqa: ARG001 (the key is the session: see the invariants)
+    return True
+
+
+class SessionsCopier:
+    """The sessions and budget rows of the SQLite store at `path` into the database's session store, whose schema
+    `body` (or the dynamic build beside it, `database_client`) makes."""
+
+    store = "sessions"
+
+    def __init__(self, path: Path, body: Path) -> None:
+        self.path = path
+        self.body = body
+        self.snapshot: _Snapshot | None = None
+        self.schema_made = False
+
+    @contextmanager
+    def held_still(self) -> Iterator[None]:
+        self.snapshot = _read_store(self.path)
+        try:
+            yield
+        finally:
+            self.snapshot = None
+
+    def prepare(self, url: str) -> None:
+        _make_schema(url, self.body)
+        self.schema_made = True
+
+    def copy(self, database: Database) -> StoreCopy:
+        assert self.snapshot is not None, "copy runs inside held_still"
+        result = StoreCopy(self.store, str(self.path))
+        candidates = [Candidate(session.key.hex(), session.key,
+                                f"session {session.key.decode('utf-8', 'backslashreplace')}", session)
+                      for session in self.snapshot.sessions]
+        if not _has_schema(database, self.schema_made):
+            result.copied = len(candidates)  # a dry run on a database the body has not made its store in yet
+            return result
+        held = database.execute("SELECT key FROM body_sessions WHERE key = ANY(%s)",
+                                ([session.key for session in self.snapshot.sessions],))
+        missing = to_write(result, candidates, {bytes(key).hex(): bytes(key) for (key,) in held}, same_session)
+        try:
+            inserted = self._insert(database, missing)
+        except RowRefused as exc:
+            raise refused(self.store, f"{len(missing)} session(s) of {self.path}", exc) from None
+        result.copied = len(inserted)
+        result.already_there += len(missing) - len(inserted)  # begun by a body on the database meanwhile
+        return result
+
+    def _insert(self, database: Database, missing: list[_Session]) -> set[bytes]:
+        """The sessions into body_sessions in their order of use, and their budget rows; the keys inserted."""
+        assert self.snapshot is not None
+        database.execute("CREATE TEMP TABLE copied_sessions (key bytea, record bytea, rank bigint) ON COMMIT DROP")
+        database.copy_rows("COPY copied_sessions FROM STDIN",
+                           ((session.key, session.record, session.rank) for session in missing))
+        inserted = {bytes(key) for (key,) in database.execute(INSERT_SESSIONS)}
+        database.copy_rows("COPY body_budget_calls (key, ended_ms, calls, tokens) FROM STDIN",
+                           (row for row in self.snapshot.budget if row[0] in inserted))
+        return inserted
+
+    def committed(self, database: str) -> None:
+        """Nothing: the file is left as it was; a body still on it turns a session the database no longer follows."""
+
+
+def _has_schema(database: Database, schema_made: bool) -> bool:
+    """Whether the body's session store is in the database, of the version this copy writes."""
+    if not database.execute("SELECT to_regclass('body_meta') IS NOT NULL")[0][0]:
+        if schema_made:
+            raise DatabaseUnavailable(f"{database.shown}: the body started on it made no session store")
+        return False
+    version = database.execute("SELECT value FROM body_meta WHERE name = 'schema_version'")
+    if not version or version[0][0] != str(DATABASE_SCHEMA):
+        raise DatabaseUnavailable(f"{database.shown}: its session store has schema version "
+                                  f"{version[0][0] if version else 'none'}; this copy writes version "
+                                  f"{DATABASE_SCHEMA}")
+    return True
 
 
 def _read_store(path: Path) -> _Snapshot:
@@ -81,7 +151,7 @@ def _read_store(path: Path) -> _Snapshot:
             if version != STORE_SCHEMA:
                 raise ConfigError(f"the session store {path} has schema version {version}; this copy reads "
                                   f"version {STORE_SCHEMA} (a body of this checkout migrates it when it opens it)")
-            sessions = [(bytes(key), bytes(record), int(used)) for key, record, used
+            sessions = [_Session(bytes(key), bytes(record), int(used)) for key, record, used
                         in db.execute("SELECT key, record, used FROM sessions ORDER BY used")]
             has_budget = db.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'budget_calls'"
                                     ).fetchone() is not None
@@ -106,44 +176,4 @@ def _make_schema(url: str, body: Path) -> None:
     if started.returncode != 0:
         said = started.stderr.strip().splitlines()
         raise DatabaseUnavailable(f"the body refuses the database (exit code {started.returncode}: "
-                                  f"{said[-1] if said else 'its stderr was empty'})")
-
-
-def copy_sessions(store: Path, url: str, body: Path) -> SessionsCopied:
-    """Copy the sessions of the SQLite store `store` into the database at `url`, whose schema the body `body` (or
-    the dynamic build beside it) makes; ConfigError for a store that cannot be read, DatabaseUnavailable for a
-    database that cannot be reached or used. Nothing is written unless everything is."""
-    snapshot = _read_store(store)
-    _make_schema(url, body)
-    import psycopg  # noqa: PLC0415 (the postgresql extra: only a copy into a database needs it)
-    try:
-        with psycopg.connect(url) as db, db.transaction():
-            version = db.execute("SELECT value FROM body_meta WHERE name = 'schema_version'").fetchone()
-            if version is None or version[0] != str(DATABASE_SCHEMA):
-                raise DatabaseUnavailable(f"{shown_url(url)}: its session store has schema version "
-                                          f"{version[0] if version else 'none'}; this copy writes version "
-                                          f"{DATABASE_SCHEMA}")
-            inserted = _insert(db, snapshot)
-            budget = _insert_budget(db, snapshot, inserted)
-    except psycopg.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DatabaseUnavailable(f"{shown_url(url)}: nothing was copied: {first}") from None
-    return SessionsCopied(store, shown_url(url), len(inserted), len(snapshot.sessions) - len(inserted), budget)
-
-
-def _insert(db: Any, snapshot: _Snapshot) -> set[bytes]:
-    """The file's sessions into body_sessions, in their order of use; the keys inserted."""
-    db.execute("CREATE TEMP TABLE copied_sessions (key bytea, record bytea, rank bigint) ON COMMIT DROP")
-    with db.cursor().copy("COPY copied_sessions FROM STDIN") as rows:
-        for row in snapshot.sessions:
-            rows.write_row(row)
-    return {bytes(key) for (key,) in db.execute(INSERT_SESSIONS).fetchall()}
-
-
-def _insert_budget(db: Any, snapshot: _Snapshot, inserted: set[bytes]) -> int:
-    copied = [row for row in snapshot.budget if row[0] in inserted]
-    if copied:
-        with db.cursor().copy("COPY body_budget_calls (key, ended_ms, calls, tokens) FROM STDIN") as rows:
-            for row in copied:
-                rows.write_row(row)
-    return len(copied)
+                                  f"{said[-1] if said else 'its stderr was empty'}); nothing was copied")

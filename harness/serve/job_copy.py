@@ -45,6 +45,9 @@ class JobsCopier:
                        "`serve` has stopped and they are settled")
         yield
 
+    def prepare(self, url: str) -> None:
+        """Nothing: the jobs' table is the harness's schema, migrated in the copy's transaction."""
+
     def copy(self, database: Database) -> StoreCopy:
         result = StoreCopy(self.store, self.files.where)
         jobs: list[Candidate[dict[str, Any]]] = []

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import signal
 import subprocess
 from collections.abc import Callable
@@ -31,14 +30,10 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from conftest import isolated_env
-from harness.body import BodyOptions
 from harness.cli import main
 from harness.client import BodyClient
-from harness.database import DatabaseUnavailable
-from harness.errors import ConfigError, RpcError
-from harness.session_copy import copy_sessions
-from sampling_support import SAMPLING_ARGS, run_turn, start_sampling_body
+from harness.errors import RpcError
+from sampling_support import run_turn, start_sampling_body
 from support import SHIPPED_ORGANS
 from test_sampling_wire import created, first_round_state, modern_turn
 from test_state_store import (
@@ -468,72 +463,3 @@ def test_mount_refuses_a_url_holding_a_password_and_writes_nothing(body_exe, tmp
     said = capsys.readouterr()
     assert "PGPASSFILE" in said.err and "omerta-pw" not in said.err + said.out
     assert not (home / "config.yaml").exists()
-
-
-# -- copying an SQLite store into the database ---------------------------------------------------------
-
-BUDGET_ARGS = ("--energy", "budget", "--budget-calls", "40", "--budget-window-s", "3600")
-
-
-def spawn_at(body: Path, state: str, tmp_path: Path, name: str, *more: str) -> BodyClient:
-    options = BodyOptions(body=body, hermes_home=tmp_path / f"hermes-{name}", no_soul=True,
-                          extra_args=("--state", state, *more))
-    return BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
-                                   stderr_log=tmp_path / f"body-{name}.stderr").start()
-
-
-def closing_query(store: Path, sql: str) -> list[tuple[Any, ...]]:
-    import sqlite3
-    with closing(sqlite3.connect(store)) as db:
-        return db.execute(sql).fetchall()
-
-
-def test_a_copied_store_continues_every_session_in_the_database_as_on_the_file(body_exe, pg_store, tmp_path):
-    store = tmp_path / "sessions.db"
-    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
-        on_file.initialize()
-        for room, text in script(seed=5, turns=9):
-            on_file.call_turn(text, *room)
-    with spawn_at(body_exe, str(store), tmp_path, "file-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
-        sampled.initialize(capabilities={"sampling": {}})
-        spent = run_turn(sampled).trace["cognition"]["budget"]["turn_calls"]
-    with spawn_at(pg_store.body, pg_store.url, tmp_path, "db-first") as first:
-        first.initialize()
-        assert first.call_turn("already here", *ROOMS[0])["turn"] == 1
-    on_file_turns = SqliteStore(body_exe, store).turns()
-
-    copied = copy_sessions(store, pg_store.url, body_exe)
-    assert (copied.sessions, copied.skipped) == (len(on_file_turns) - 1, 1)
-    assert copied.budget_rows == 1 and "copied 3 from" in copied.lines()[0]
-    assert pg_store.turns() == {**on_file_turns, key_of(ROOMS[0]): 1}, "a session the database had is left as it is"
-    file_order = [bytes(key).decode() for (key,) in closing_query(store, "SELECT key FROM sessions ORDER BY used")]
-    with pg_store.connect() as db:
-        db_order = [bytes(key).decode() for (key,) in db.execute("SELECT key FROM body_sessions ORDER BY used")]
-    assert db_order == [key_of(ROOMS[0]), *(key for key in file_order if key != key_of(ROOMS[0]))], (
-        "the copied sessions keep their order of use, after the database's own")
-    again = copy_sessions(store, pg_store.url, body_exe)
-    assert (again.sessions, again.skipped, again.budget_rows) == (0, len(on_file_turns), 0), "copying twice adds none"
-
-    shutil.copy(store, tmp_path / "unmoved.db")
-    traces = []
-    for name, body, state in (("unmoved", body_exe, str(tmp_path / "unmoved.db")),
-                              ("moved", pg_store.body, pg_store.url)):
-        with spawn_at(body, state, tmp_path, name) as client:
-            client.initialize()
-            traces.append(client.call_turn("what was the door?", *ROOMS[1]))
-    assert traces[0] == traces[1] and traces[1]["turn"] == on_file_turns[key_of(ROOMS[1])] + 1
-    with spawn_at(pg_store.body, pg_store.url, tmp_path, "db-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
-        sampled.initialize(capabilities={"sampling": {}})
-        assert run_turn(sampled).trace["cognition"]["budget"]["calls_used"] == spent, "the budget moved with it"
-
-
-def test_a_copy_into_a_database_the_body_refuses_writes_nothing_and_says_why(body_exe, pg_store, tmp_path):
-    store = tmp_path / "sessions.db"
-    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
-        on_file.initialize()
-        on_file.call_turn("one", *ROOMS[0])
-    missing = pg_store.url.replace("/test_", "/missing_", 1)
-    with pytest.raises(DatabaseUnavailable, match=r"the body refuses the database .*database missing_"):
-        copy_sessions(store, missing, body_exe)
-    with pytest.raises(ConfigError, match="does not exist"):
-        copy_sessions(tmp_path / "none.db", pg_store.url, body_exe)

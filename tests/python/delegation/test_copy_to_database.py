@@ -1,21 +1,28 @@
 """`copy-to-database`: one machine's file queue, serve's jobs and ledger, made by the real file backends, copied into
-PostgreSQL once, whole or not at all, and drained from there."""
+PostgreSQL once, whole or not at all, and drained from there; a body's SQLite sessions with them, continued there."""
 
 from __future__ import annotations
 
 import fcntl
 import json
 import os
+import shutil
+import sqlite3
 import threading
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import isolated_env
 from harness.autobot import delegate, parse_intent
 from harness.autobot.pg_queue import PgQueue
 from harness.autobot.queue import COPIED_MARKER, Queue
+from harness.body import BodyOptions
 from harness.cli.exit_codes import ExitCode
+from harness.client import BodyClient
 from harness.database import connect
 from harness.ledger import Ledger, default_ledger_path
 from harness.ledger.pg_store import PgLedger
@@ -23,6 +30,9 @@ from harness.program import main
 from harness.serve.job_stores import PgJobStore, file_job_store
 from harness.serve.jobs import JobRunner
 from harness.settings import state_dir
+from sampling_support import SAMPLING_ARGS, run_turn
+from test_state_store import ROOMS, key_of, script
+from test_state_store_pg import DYNAMIC, PgStore, SqliteStore
 
 from .conftest import Backend
 
@@ -171,3 +181,91 @@ def test_what_cannot_be_read_is_left_behind_and_named_and_the_password_is_never_
     assert f"ledger  {len(made['records'])} copied" in out
     assert f"left behind: line {len(made['records']) + 1}: truncated" in out
     assert "left behind: pending/20260101T000000000000-0badc0de.json: not JSON" in out
+
+
+# -- a body's SQLite sessions, brought along with `--state FILE` -------------------------------------------------
+
+BUDGET_ARGS = ("--energy", "budget", "--budget-calls", "40", "--budget-window-s", "3600")
+
+
+def spawn_at(body: Path, state: str, tmp_path: Path, name: str, *more: str) -> BodyClient:
+    options = BodyOptions(body=body, hermes_home=tmp_path / f"hermes-{name}", no_soul=True,
+                          extra_args=("--state", state, *more))
+    return BodyClient.from_options(options, env=isolated_env(tmp_path / "env"),
+                                   stderr_log=tmp_path / f"body-{name}.stderr").start()
+
+
+def keys_by_use(query: Callable[[str], list[tuple[Any, ...]]], table: str) -> list[str]:
+    return [bytes(key).decode() for (key,) in query(f"SELECT key FROM {table} ORDER BY used")]  # noqa: S608
+
+
+def test_a_body_s_sessions_are_copied_with_the_rest_and_continue_in_the_database_at_their_next_turn(
+        body_exe, project, pg_url, tmp_path, capsys) -> None:
+    if not (body_exe.parent / DYNAMIC).is_file():
+        pytest.skip(f"needs {DYNAMIC} (make build-dynamic): only the dynamic build links libpq")
+    pg_store = PgStore(body_exe.parent / DYNAMIC, pg_url)
+    store = tmp_path / "sessions.db"
+    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
+        on_file.initialize()
+        for room, text in script(seed=5, turns=9):
+            on_file.call_turn(text, *room)
+    with spawn_at(body_exe, str(store), tmp_path, "file-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
+        sampled.initialize(capabilities={"sampling": {}})
+        spent = run_turn(sampled).trace["cognition"]["budget"]["turn_calls"]
+    on_file_turns = SqliteStore(body_exe, store).turns()
+    sessions = ("--state", str(store), "--body", str(body_exe))  # the static body: its dynamic build makes the schema
+
+    code, report, err = copy(pg_url, *sessions, "--dry-run", capsys=capsys)
+    assert (code, err) == (0, "") and counts(report)["sessions"] == (len(on_file_turns), 0)
+    assert rows(pg_url) == {}, "a dry run writes nothing, not even the body's schema"
+    with connect(pg_url, migrated=False) as database:
+        assert database.execute("SELECT to_regclass('body_sessions') IS NULL")[0][0]
+
+    with spawn_at(pg_store.body, pg_url, tmp_path, "db-first") as first:
+        first.initialize()
+        assert first.call_turn("already here", *ROOMS[0])["turn"] == 1
+    code, report, err = copy(pg_url, *sessions, capsys=capsys)
+    assert (code, err) == (0, "")
+    assert counts(report)["sessions"] == (len(on_file_turns) - 1, 1), "the database's own session is kept"
+    assert pg_store.turns() == {**on_file_turns, key_of(ROOMS[0]): 1}
+    with pg_store.connect() as db:
+        db_order = keys_by_use(lambda sql: db.execute(sql).fetchall(), "body_sessions")
+    with closing(sqlite3.connect(store)) as file:
+        file_order = keys_by_use(lambda sql: file.execute(sql).fetchall(), "sessions")
+    assert db_order == [key_of(ROOMS[0]), *(key for key in file_order if key != key_of(ROOMS[0]))], (
+        "the copied sessions keep their order of use, after the database's own")
+
+    shutil.copy(store, tmp_path / "unmoved.db")
+    traces = []
+    for name, body, state in (("unmoved", body_exe, str(tmp_path / "unmoved.db")), ("moved", pg_store.body, pg_url)):
+        with spawn_at(body, state, tmp_path, name) as client:
+            client.initialize()
+            traces.append(client.call_turn("what was the door?", *ROOMS[1]))
+    assert traces[0] == traces[1] and traces[1]["turn"] == on_file_turns[key_of(ROOMS[1])] + 1
+    with spawn_at(pg_store.body, pg_url, tmp_path, "db-budget", *SAMPLING_ARGS, *BUDGET_ARGS) as sampled:
+        sampled.initialize(capabilities={"sampling": {}})
+        assert run_turn(sampled).trace["cognition"]["budget"]["calls_used"] == spent, "the budget moved with it"
+
+    code, again, _ = copy(pg_url, *sessions, capsys=capsys)
+    assert code == 0 and counts(again)["sessions"] == (0, len(on_file_turns)), "a session turned since is kept"
+    assert pg_store.turns()[key_of(ROOMS[1])] == on_file_turns[key_of(ROOMS[1])] + 1
+
+
+def test_sessions_the_body_cannot_bring_refuse_the_whole_copy_and_say_why(body_exe, project, make_intent, pg_url,
+                                                                          tmp_path, capsys) -> None:
+    if not (body_exe.parent / DYNAMIC).is_file():
+        pytest.skip(f"needs {DYNAMIC} (make build-dynamic): only the dynamic build links libpq")
+    store = tmp_path / "sessions.db"
+    with spawn_at(body_exe, str(store), tmp_path, "file") as on_file:
+        on_file.initialize()
+        on_file.call_turn("one", *ROOMS[0])
+    Queue.for_project(project).enqueue(parse_intent(make_intent("Summarise.")))
+    missing = pg_url.replace("/test_", "/missing_", 1)
+    code, report, err = copy(missing, "--state", str(store), "--body", str(body_exe), capsys=capsys)
+    assert (code, report) == (ExitCode.CANNOT_RUN, {})
+    assert "the body refuses the database" in err and "database missing_" in err and len(err.splitlines()) == 1
+    code, _, err = copy(pg_url, "--state", str(tmp_path / "none.db"), "--body", str(body_exe), capsys=capsys)
+    assert code == ExitCode.INVALID_INPUT and "does not exist" in err
+    code, _, err = copy(pg_url, "--body", str(body_exe), capsys=capsys)
+    assert code == ExitCode.INVALID_INPUT and "no --state was given" in err
+    assert rows(pg_url) == {}, "the queue's item waited for the sessions: nothing was copied"
