@@ -90,3 +90,46 @@ def test_a_saved_map_reads_back_as_it_was(tmp_path: Path) -> None:
                         {"m.py": {3: {"", "t::b[x|y]"}, 4: {"t::a"}}}, {"plain": 1.5})
     mutants.save_map(saved, tmp_path / "map.json")
     assert mutants.load_map(tmp_path / "map.json") == saved
+
+
+class FakeSuite:
+    """run_suite's stand-in: records each run's selection and fails where a listed test is run."""
+
+    def __init__(self, failing: set[str], collected: list[str]) -> None:
+        self.failing, self.collected = failing, collected
+        self.runs: list[tuple[list[str] | None, set[str]]] = []
+
+    def __call__(self, root: Path, marker: str, *, select: list[str] | None = None,
+                 deselect: Any = (), bound: float = 0.0, **_: Any) -> Any:
+        self.runs.append((select, set(deselect)))
+        ran = [t for t in self.collected if t not in set(deselect) and (select is None or t in select)]
+        failed = [t for t in ran if t in self.failing]
+        missing = set(select or []) - set(self.collected)
+        return mutants.Run(not failed, 1.0, 1.0, [failed[0], "boom"] if failed else None, missing)
+
+
+def every_test(monkeypatch: Any, failing: set[str], collected: list[str]) -> tuple[Any, FakeSuite]:
+    fake = FakeSuite(failing, collected)
+    monkeypatch.setattr(mutants, "run_suite", fake)
+    suite = mutants.Map(["t::a", "t::b", "t::c"], {"t::old": "why"}, {"m.py": {3: {"t::b"}, 4: {"t::c"}}}, {})
+    return mutants.run_every_test(Path("/nowhere"), "m", found()[(1, "3 -> 4")], suite, 10.0), fake
+
+
+def test_a_mutant_at_import_meets_the_tests_of_its_file_first_and_stops_where_one_fails(monkeypatch: Any) -> None:
+    run, fake = every_test(monkeypatch, {"t::c", "t::a"}, ["t::a", "t::b", "t::c"])
+    assert not run.passed and run.first_failure == ["t::c", "boom"]
+    assert fake.runs == [(["t::b", "t::c"], {"t::old"})]
+
+
+def test_a_mutant_at_import_the_tests_of_its_file_miss_meets_every_other_test(monkeypatch: Any) -> None:
+    run, fake = every_test(monkeypatch, {"t::a"}, ["t::a", "t::b", "t::c", "t::new"])
+    assert not run.passed and run.first_failure == ["t::a", "boom"] and run.seconds == 2.0
+    assert fake.runs == [(["t::b", "t::c"], {"t::old"}), (None, {"t::old", "t::b", "t::c"})]
+    survived, _ = every_test(monkeypatch, set(), ["t::a", "t::b", "t::c"])
+    assert survived.passed
+
+
+def test_a_mutant_at_import_that_changes_the_collection_meets_every_test_at_once(monkeypatch: Any) -> None:
+    run, fake = every_test(monkeypatch, {"t::a"}, ["t::a", "t::b"])
+    assert not run.passed
+    assert fake.runs == [(["t::b", "t::c"], {"t::old"}), (None, {"t::old"})]

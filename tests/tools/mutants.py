@@ -208,8 +208,10 @@ def scratch(tests_from: str) -> Path:
     shutil.copytree(REPO / "harness", root / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     for name in LINKED:
         (root / name).symlink_to(REPO / name)
-    if tests_from == WORKTREE:
-        shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "tools"))
+    if tests_from == WORKTREE or Path(tests_from).is_dir():
+        # A folder: the tests of another checkout (a `git worktree add` of an old commit, outside this tree).
+        source = REPO if tests_from == WORKTREE else Path(tests_from)
+        shutil.copytree(source / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "tools"))
     else:
         archive = subprocess.run(["git", "archive", tests_from, "tests"], cwd=REPO, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
@@ -406,16 +408,41 @@ def run_one(root: Path, args: argparse.Namespace, mutant: Mutant, suite: Map) ->
     target.write_text(mutated_source(mutant), encoding="utf-8")
     try:
         bound = MUTANT_BOUND + 3 * suite.seconds.get("plain", 0.0)
-        run = run_suite(root, args.marker, select=select, deselect=suite.deselected, bound=bound)
-        if run.missing and run.passed:
-            # The mutant changed what is collected: the map no longer describes it; every test decides.
-            select = None
-            run = run_suite(root, args.marker, deselect=suite.deselected, bound=bound)
+        if select is None and not args.full:
+            run = run_every_test(root, args.marker, mutant, suite, bound)
+        else:
+            run = run_suite(root, args.marker, select=select, deselect=suite.deselected, bound=bound)
+            if run.missing and run.passed:
+                # The mutant changed what is collected: the map no longer describes it; every test decides.
+                select = None
+                run = run_suite(root, args.marker, deselect=suite.deselected, bound=bound)
     finally:
         target.write_text(original, encoding="utf-8")
     how = "passed" if run.passed else "failed: " + " — ".join(run.first_failure or ["?"])
     return {**result, "killed": not run.passed, "tests": EVERY_TEST if select is None else len(select),
             "seconds": round(run.seconds, 1), "cpu_seconds": round(run.cpu_seconds, 1), "how": how}
+
+
+def run_every_test(root: Path, marker: str, mutant: Mutant, suite: Map, bound: float) -> Run:
+    """Every test over a mutant the map cannot place, the likeliest to fail on it first.
+
+    The same verdict as one `-x` run over the suite (it fails exactly when a test fails), in two runs: the
+    tests that executed some line of the mutated file, then all the others. Most mutants at import are
+    killed by the first few, and the suite's other files are never collected for them.
+    """
+    near = [nodeid for nodeid in suite.tests
+            if any(nodeid in ids for ids in suite.by_line.get(mutant.file, {}).values())]
+    first = run_suite(root, marker, select=near, deselect=suite.deselected, bound=bound) if near else None
+    if first is not None and (not first.passed or first.missing):
+        if not first.passed:
+            return first
+        # The mutant changed what is collected: one run of every test, as the map no longer describes it.
+        return run_suite(root, marker, deselect=suite.deselected, bound=bound)
+    rest = run_suite(root, marker, deselect=[*suite.deselected, *near], bound=bound)
+    if first is None:
+        return rest
+    return Run(rest.passed, first.seconds + rest.seconds, first.cpu_seconds + rest.cpu_seconds,
+               rest.first_failure, rest.missing)
 
 
 def write_results(args: argparse.Namespace, suite: Map, results: list[dict[str, Any]]) -> None:
@@ -476,7 +503,7 @@ def compare(old_path: Path, new_path: Path, maps: list[Path] | None = None) -> s
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--tests-from", help=f"a git revision, or {WORKTREE}")
+    parser.add_argument("--tests-from", help=f"a git revision, a checkout's folder, or {WORKTREE}")
     parser.add_argument("--marker", default="not exhaustive", help="the -m expression (default: make test's)")
     parser.add_argument("--out", type=Path, help="where the results go (JSON, rewritten after every mutant)")
     parser.add_argument("--list", action="store_true", help="print the sample and stop")
