@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -133,3 +136,28 @@ def test_a_mutant_at_import_that_changes_the_collection_meets_every_test_at_once
     run, fake = every_test(monkeypatch, {"t::a"}, ["t::a", "t::b"])
     assert not run.passed
     assert fake.runs == [(["t::b", "t::c"], {"t::old"}), (None, {"t::old"})]
+
+
+def test_a_test_that_fails_only_under_the_map_runs_once_more_alone_and_a_second_failure_stops(
+        monkeypatch: Any, tmp_path: Path) -> None:
+    mapped_outcomes = tmp_path / "mapped-outcomes.json"
+    mapped_outcomes.write_text('{"t::a": ["passed", ""], "t::b": ["failed", "start-up bound"]}', encoding="utf-8")
+    first = mutants.Run(False, 5.0, 4.0, ["t::b", "start-up bound"], set())
+    runs: list[list[str] | None] = []
+
+    def rerun(passes: bool) -> Any:
+        def run_suite(root: Path, marker: str, *, select: list[str] | None = None, outcomes: Path, **_: Any) -> Any:
+            runs.append(select)
+            outcomes.write_text(f'{{"t::b": ["{"passed" if passes else "failed"}", ""]}}', encoding="utf-8")
+            return mutants.Run(passes, 1.0, 1.0, None if passes else ["t::b", "again"], set())
+        return run_suite
+
+    monkeypatch.setattr(mutants, "run_suite", rerun(True))
+    run = mutants.retry_mapped(tmp_path, "m", mapped_outcomes, first)
+    assert run.passed and (run.seconds, run.cpu_seconds) == (6.0, 5.0) and runs == [["t::b"]]
+    assert json.loads(mapped_outcomes.read_text(encoding="utf-8"))["t::b"][0] == "passed"
+
+    mapped_outcomes.write_text('{"t::b": ["failed", "start-up bound"]}', encoding="utf-8")
+    monkeypatch.setattr(mutants, "run_suite", rerun(False))
+    with pytest.raises(SystemExit, match="again"):
+        mutants.retry_mapped(tmp_path, "m", mapped_outcomes, first)
