@@ -161,3 +161,12 @@ def test_a_test_that_fails_only_under_the_map_runs_once_more_alone_and_a_second_
     monkeypatch.setattr(mutants, "run_suite", rerun(False))
     with pytest.raises(SystemExit, match="again"):
         mutants.retry_mapped(tmp_path, "m", mapped_outcomes, first)
+
+
+def test_survivors_first_puts_what_the_other_suite_let_live_first_then_what_it_never_met() -> None:
+    points = sorted(found().values(), key=lambda m: m.index)
+    other = [{"file": "m.py", "index": points[0].index, "killed": True},
+             {"file": "m.py", "index": points[2].index, "killed": False}]
+    ordered = mutants.survivors_first(points, other)
+    assert ordered[0] == points[2] and ordered[-1] == points[0]
+    assert ordered[1:-1] == [m for m in points if m not in (points[0], points[2])]

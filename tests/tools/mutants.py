@@ -399,7 +399,10 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
             if args.retry_survivors:  # tests added since: what survived may not now (what was killed stays so)
                 results = [r for r in results if r["killed"]]
         met = {(r["file"], r["index"]) for r in results}
-        for number, mutant in enumerate(mutants[:args.limit or None], 1):
+        chosen = mutants[:args.limit or None]
+        if args.survivors_first:
+            chosen = survivors_first(chosen, json.loads(args.survivors_first.read_text(encoding="utf-8"))["mutants"])
+        for number, mutant in enumerate(chosen, 1):
             if (mutant.file, mutant.index) in met:
                 continue
             result = run_one(root, args, mutant, suite)
@@ -414,6 +417,17 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def survivors_first(mutants: list[Mutant], other: list[dict[str, Any]]) -> list[Mutant]:
+    """The mutants another suite's results let survive, then those it has not met, then those it killed.
+
+    Only the order changes: a run cut short has met first the mutants that decide whether this suite
+    kills one the other does not.
+    """
+    killed = {(r["file"], r["index"]): bool(r["killed"]) for r in other}
+    rank = {None: 1, False: 0, True: 2}
+    return sorted(mutants, key=lambda m: rank[killed.get((m.file, m.index))])
 
 
 def run_one(root: Path, args: argparse.Namespace, mutant: Mutant, suite: Map) -> dict[str, Any]:
@@ -532,6 +546,8 @@ def main() -> int:
     parser.add_argument("--map", type=Path, help="the map of the unmutated suite: read if it exists, else written")
     parser.add_argument("--resume", action="store_true", help="keep the mutants --out has met; run the rest")
     parser.add_argument("--retry-survivors", action="store_true", help="with --resume: run its survivors again")
+    parser.add_argument("--survivors-first", type=Path, metavar="RESULTS",
+                        help="first the mutants another run's results file lets survive (then unmet, then killed)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two results files")
     parser.add_argument("--markdown", type=Path, help="with --compare: write the account here, not to stdout")
     parser.add_argument("--maps", nargs=2, type=Path, metavar=("OLD", "NEW"),
