@@ -81,10 +81,16 @@ test-ada: build
 	$(ADA_TESTS) 2> tests/ada/obj/stderr.log
 
 # Two workers, a file's tests on one (--dist loadfile: a module's shared body and fixtures stay together).
-# Four finished a little sooner but, once in three runs, loaded the real Hermes gateway enough that it took
-# a test's next message for an interruption of the last. Tiers and what runs where: docs/testing.md.
+# The suite is bound by CPU (its processes' CPU time is about twice its wall time on the two cores), so
+# more workers than cores buy little. Tiers, what runs where and how the time was measured: docs/testing.md.
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+
+# The suite starts hundreds of Python processes (the harness's commands, serve, the stub model) and each
+# worker imports every test module: with bytecode writes off (PYTHONDONTWRITEBYTECODE, which some CI and
+# agent shells set) each process compiles the harness again and each worker rewrites every test's asserts.
+# The caches go to __pycache__/, which git ignores.
+test-python test-exhaustive test-scale: export PYTHONDONTWRITEBYTECODE :=
 test-python: deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q $(PYTEST_PARALLEL)
 

@@ -135,3 +135,13 @@ def test_the_console_script_is_installed_next_to_the_interpreter():
     assert run.returncode == 0
     for command in (b"turn", b"session", b"demo"):
         assert command in run.stdout
+
+
+def test_queue_without_a_queue_option_reads_the_project_root_s(tmp_path, capsys):
+    # No --queue, $MAFIABOT_AUTOBOT_QUEUE or database (the fixtures clear every MAFIABOT_ variable): the queue
+    # is the project root's, which queue_of names only when the command has no intent root of its own.
+    from harness.cli import main
+
+    expected = tmp_path / ".agents" / "state" / "autobot-queue"
+    assert main(["queue", "--project-root", str(tmp_path), "--json"]) == ExitCode.OK
+    assert json.loads(capsys.readouterr().out)["queue"] == str(expected)

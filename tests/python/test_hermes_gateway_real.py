@@ -68,6 +68,11 @@ API_KEY = "k" * 32  # the Bearer key clients give, as an operator's frontend doe
 GATEWAY_STOP_TIMEOUT = 30.0
 # Hermes writes its turn count once per turn's end and prints nothing then: how often it is read again.
 IDLE_RECHECK = 0.05
+# The line Hermes logs once its start-up is over (gateway/run.py, the end of `start`), after the platforms
+# connect and after the messages that came during its start-up restore are replayed. A message sent
+# between the two is queued and replayed, and on a loaded machine the session of a replayed message was
+# seen to stay busy: that user's next message got "Interrupting current task" and never an answer.
+STARTED = "gateway.run: Press Ctrl+C to stop"
 
 
 class Gateway:
@@ -141,6 +146,10 @@ class Gateway:
                     pytest.fail(f"the gateway still runs {running} turn(s) "
                                 f"({'it ended' if self._eof else f'after {bound:g} s'}): {''.join(self._lines)[-3000:]}")
                 self._output.wait(min(remaining, IDLE_RECHECK))
+
+    def wait_until_started(self, bound: float) -> None:
+        """Block until Hermes has ended its start-up (STARTED): a message sent from then on is handled at once."""
+        self.wait_for_output(STARTED, bound)
 
     def output_tail(self) -> str:
         with self._output:
@@ -267,6 +276,7 @@ def gateway_on_irc(homes: tuple[Path, Path], tmp_path: Path, settings: str = ""
             config.write(settings)
         with Gateway(PROFILE, home, root, irc_env(irc), tmp_path / "gateway") as gateway:
             irc.wait_for_join(CHANNEL, HERMES_RUN_TIMEOUT, abort=gateway.stopped_why)
+            gateway.wait_until_started(HERMES_RUN_TIMEOUT)
             yield model, profile_home, irc, gateway
 
 
@@ -334,6 +344,7 @@ def test_level1_under_a_real_gateway_an_api_conversation_is_its_own_session_not_
         profile_home = mount_offline(root, PROFILE, model.base_url)
         with Gateway(PROFILE, home, root, api_env(port), tmp_path / "gateway") as gateway:
             gateway.wait_for_output("✓ api_server connected", HERMES_RUN_TIMEOUT)
+            gateway.wait_until_started(HERMES_RUN_TIMEOUT)
             first = api_chat(port, "who is the godfather?")
             continued = api_chat(port, "who is the godfather?", "reply one", "and now?")
             other_client = api_chat(port, "who is the consigliere?")

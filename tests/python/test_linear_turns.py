@@ -17,10 +17,13 @@ Invariants:
   (MoRAG's old recall needs minutes under callgrind at 4S) instead of hanging the suite.
 - Only figures of one input built the same way are compared, never a figure against a
   constant of this machine.
+- A conversation is counted once per body and organs file: the slope tests need the 2S and 4S turns
+  the linearity tests count, and one count of an input serves both.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -39,7 +42,18 @@ RUN_TIMEOUT = 90.0
 pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind (callgrind)")
 
 
+# (body, the organs file's bytes, the conversation's) -> the instructions callgrind counted
+_COUNTED: dict[tuple[str, bytes, bytes], int] = {}
+
+
 def instructions(body: Path, fixture: Path, conversation: bytes, work: Path) -> int:
+    key = (str(body), hashlib.sha256(fixture.read_bytes()).digest(), hashlib.sha256(conversation).digest())
+    if key not in _COUNTED:
+        _COUNTED[key] = counted_instructions(body, fixture, conversation, work)
+    return _COUNTED[key]
+
+
+def counted_instructions(body: Path, fixture: Path, conversation: bytes, work: Path) -> int:
     try:
         run = subprocess.run(
             ["valgrind", "--tool=callgrind",

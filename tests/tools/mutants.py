@@ -208,8 +208,10 @@ def scratch(tests_from: str) -> Path:
     shutil.copytree(REPO / "harness", root / "harness", ignore=shutil.ignore_patterns("__pycache__"))
     for name in LINKED:
         (root / name).symlink_to(REPO / name)
-    if tests_from == WORKTREE:
-        shutil.copytree(REPO / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "tools"))
+    if tests_from == WORKTREE or Path(tests_from).is_dir():
+        # A folder: the tests of another checkout (a `git worktree add` of an old commit, outside this tree).
+        source = REPO if tests_from == WORKTREE else Path(tests_from)
+        shutil.copytree(source / "tests", root / "tests", ignore=shutil.ignore_patterns("__pycache__", "tools"))
     else:
         archive = subprocess.run(["git", "archive", tests_from, "tests"], cwd=REPO, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
@@ -297,12 +299,32 @@ def baseline(root: Path, marker: str) -> Map:
     mapped = run_suite(root, marker, exit_first=False, deselect=deselected, coverage=True,
                        outcomes=mapped_outcomes, bound=BASELINE_BOUND)
     if not mapped.passed:
-        raise SystemExit(f"the unmutated suite fails under the map: {mapped.first_failure}")
+        mapped = retry_mapped(root, marker, mapped_outcomes, mapped)
     subprocess.run([sys.executable, "-m", "coverage", "combine", "-q", f"--rcfile={root / '.mutants-coveragerc'}"],
                    cwd=root, check=True, capture_output=True)
     return read_map(root, deselected, {"plain": round(plain.seconds, 1), "mapped": round(mapped.seconds, 1),
                                        "plain_cpu": round(plain.cpu_seconds, 1),
                                        "mapped_cpu": round(mapped.cpu_seconds, 1)})
+
+
+def retry_mapped(root: Path, marker: str, mapped_outcomes: Path, mapped: Run) -> Run:
+    """The tests that failed under the map, once more under it, alone; the mapped run as if they had passed.
+
+    Coverage slows every process a test starts (the recording relay is Python): on a loaded machine a
+    bounded start-up that passed in the plain run can run out under the map. Their lines from both
+    attempts are kept, so a mutant meets them wherever either attempt went.
+    """
+    outcomes = json.loads(mapped_outcomes.read_text(encoding="utf-8")) if mapped_outcomes.exists() else {}
+    failed = [nodeid for nodeid, (outcome, _) in outcomes.items() if outcome == "failed"]
+    retry_outcomes = root / "mapped-retry-outcomes.json"
+    retry = run_suite(root, marker, exit_first=False, select=failed, coverage=True, outcomes=retry_outcomes,
+                      bound=BASELINE_BOUND) if failed else mapped
+    if not failed or not retry.passed or retry.missing:
+        raise SystemExit(f"the unmutated suite fails under the map: {retry.first_failure or mapped.first_failure}")
+    print(f"under the map, {len(failed)} test(s) failed once and passed alone: {failed}", file=sys.stderr, flush=True)
+    outcomes.update(json.loads(retry_outcomes.read_text(encoding="utf-8")))
+    mapped_outcomes.write_text(json.dumps(outcomes, indent=0), encoding="utf-8")
+    return Run(True, mapped.seconds + retry.seconds, mapped.cpu_seconds + retry.cpu_seconds, None, set())
 
 
 def read_map(root: Path, deselected: dict[str, str], seconds: dict[str, float]) -> Map:
@@ -377,7 +399,10 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
             if args.retry_survivors:  # tests added since: what survived may not now (what was killed stays so)
                 results = [r for r in results if r["killed"]]
         met = {(r["file"], r["index"]) for r in results}
-        for number, mutant in enumerate(mutants[:args.limit or None], 1):
+        chosen = mutants[:args.limit or None]
+        if args.survivors_first:
+            chosen = survivors_first(chosen, json.loads(args.survivors_first.read_text(encoding="utf-8"))["mutants"])
+        for number, mutant in enumerate(chosen, 1):
             if (mutant.file, mutant.index) in met:
                 continue
             result = run_one(root, args, mutant, suite)
@@ -394,6 +419,17 @@ def run_mutants(args: argparse.Namespace, mutants: list[Mutant]) -> int:
     return 0
 
 
+def survivors_first(mutants: list[Mutant], other: list[dict[str, Any]]) -> list[Mutant]:
+    """The mutants another suite's results let survive, then those it has not met, then those it killed.
+
+    Only the order changes: a run cut short has met first the mutants that decide whether this suite
+    kills one the other does not.
+    """
+    killed = {(r["file"], r["index"]): bool(r["killed"]) for r in other}
+    rank = {None: 1, False: 0, True: 2}
+    return sorted(mutants, key=lambda m: rank[killed.get((m.file, m.index))])
+
+
 def run_one(root: Path, args: argparse.Namespace, mutant: Mutant, suite: Map) -> dict[str, Any]:
     select = None if args.full else tests_meeting(mutant, suite)
     result: dict[str, Any] = asdict(mutant)
@@ -406,16 +442,41 @@ def run_one(root: Path, args: argparse.Namespace, mutant: Mutant, suite: Map) ->
     target.write_text(mutated_source(mutant), encoding="utf-8")
     try:
         bound = MUTANT_BOUND + 3 * suite.seconds.get("plain", 0.0)
-        run = run_suite(root, args.marker, select=select, deselect=suite.deselected, bound=bound)
-        if run.missing and run.passed:
-            # The mutant changed what is collected: the map no longer describes it; every test decides.
-            select = None
-            run = run_suite(root, args.marker, deselect=suite.deselected, bound=bound)
+        if select is None and not args.full:
+            run = run_every_test(root, args.marker, mutant, suite, bound)
+        else:
+            run = run_suite(root, args.marker, select=select, deselect=suite.deselected, bound=bound)
+            if run.missing and run.passed:
+                # The mutant changed what is collected: the map no longer describes it; every test decides.
+                select = None
+                run = run_suite(root, args.marker, deselect=suite.deselected, bound=bound)
     finally:
         target.write_text(original, encoding="utf-8")
     how = "passed" if run.passed else "failed: " + " — ".join(run.first_failure or ["?"])
     return {**result, "killed": not run.passed, "tests": EVERY_TEST if select is None else len(select),
             "seconds": round(run.seconds, 1), "cpu_seconds": round(run.cpu_seconds, 1), "how": how}
+
+
+def run_every_test(root: Path, marker: str, mutant: Mutant, suite: Map, bound: float) -> Run:
+    """Every test over a mutant the map cannot place, the likeliest to fail on it first.
+
+    The same verdict as one `-x` run over the suite (it fails exactly when a test fails), in two runs: the
+    tests that executed some line of the mutated file, then all the others. Most mutants at import are
+    killed by the first few, and the suite's other files are never collected for them.
+    """
+    near = [nodeid for nodeid in suite.tests
+            if any(nodeid in ids for ids in suite.by_line.get(mutant.file, {}).values())]
+    first = run_suite(root, marker, select=near, deselect=suite.deselected, bound=bound) if near else None
+    if first is not None and (not first.passed or first.missing):
+        if not first.passed:
+            return first
+        # The mutant changed what is collected: one run of every test, as the map no longer describes it.
+        return run_suite(root, marker, deselect=suite.deselected, bound=bound)
+    rest = run_suite(root, marker, deselect=[*suite.deselected, *near], bound=bound)
+    if first is None:
+        return rest
+    return Run(rest.passed, first.seconds + rest.seconds, first.cpu_seconds + rest.cpu_seconds,
+               rest.first_failure, rest.missing)
 
 
 def write_results(args: argparse.Namespace, suite: Map, results: list[dict[str, Any]]) -> None:
@@ -476,7 +537,7 @@ def compare(old_path: Path, new_path: Path, maps: list[Path] | None = None) -> s
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--tests-from", help=f"a git revision, or {WORKTREE}")
+    parser.add_argument("--tests-from", help=f"a git revision, a checkout's folder, or {WORKTREE}")
     parser.add_argument("--marker", default="not exhaustive", help="the -m expression (default: make test's)")
     parser.add_argument("--out", type=Path, help="where the results go (JSON, rewritten after every mutant)")
     parser.add_argument("--list", action="store_true", help="print the sample and stop")
@@ -485,6 +546,8 @@ def main() -> int:
     parser.add_argument("--map", type=Path, help="the map of the unmutated suite: read if it exists, else written")
     parser.add_argument("--resume", action="store_true", help="keep the mutants --out has met; run the rest")
     parser.add_argument("--retry-survivors", action="store_true", help="with --resume: run its survivors again")
+    parser.add_argument("--survivors-first", type=Path, metavar="RESULTS",
+                        help="first the mutants another run's results file lets survive (then unmet, then killed)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two results files")
     parser.add_argument("--markdown", type=Path, help="with --compare: write the account here, not to stdout")
     parser.add_argument("--maps", nargs=2, type=Path, metavar=("OLD", "NEW"),
