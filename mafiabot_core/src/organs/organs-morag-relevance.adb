@@ -167,11 +167,6 @@ package body Organs.Morag.Relevance is
             --  Text (1 .. Used): within its bound by Hit_Lead_Bytes
 
             procedure Put (Part : String) with Inline is
-               --  Within Text by Hit_Lead_Bytes, as Used is
-               pragma Suppress (Index_Check);
-               pragma Suppress (Length_Check);
-               pragma Suppress (Overflow_Check);
-               pragma Suppress (Range_Check);
             begin
                Text (Used + 1 .. Used + Part'Length) := Part;
                Used := Used + Part'Length;
