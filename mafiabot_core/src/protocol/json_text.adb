@@ -557,6 +557,15 @@ package body Json_Text is
       end if;
    end Fill_Raw;
 
+   procedure Fill_Raw (Self : in out Builder; Json, Quoted_Json : String) is
+   begin
+      if Self.Pattern.Twice (Self.Next) then
+         Fill_Plain (Self, Quoted_Json);
+      else
+         Fill_Plain (Self, Json);
+      end if;
+   end Fill_Raw;
+
    procedure End_Line (Self : in out Builder) is
    begin
       Put (Self, ASCII.LF);

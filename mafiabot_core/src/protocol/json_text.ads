@@ -211,6 +211,13 @@ package Json_Text is
    --  written Inside_String), then the template's text up to the hole
    --  after it, as Fill_Text
 
+   procedure Fill_Raw (Self : in out Builder; Json, Quoted_Json : String)
+   with Pre => Is_Filling (Self) and then Next_Hole (Self) = Raw_Hole;
+   --  As Fill_Raw (Json), given Json quoted once as well (Quoted (Json)
+   --  without its outer quotes), which goes in where the hole was written
+   --  Inside_String: for a value its writer spells in both forms at once,
+   --  cheaper than escaping it here byte by byte
+
    function Quoted (Value : String) return String;
    --  Value as a JSON string literal, quotes included
 

@@ -242,39 +242,92 @@ package body Turn_Tool is
    Recall_Mode : constant String := "relevance";
    --  The mode a Recollection names: --recall relevance, the one that ranks
 
+   function Without_Quotes (Literal : String) return String
+   is (Literal (Literal'First + 1 .. Literal'Last - 1));
+
+   --  A Recollection's fixed parts, plain and quoted once (as the text
+   --  block's copy holds them): quoting them once here, the quotes being
+   --  a Recollection's only bytes that JSON escapes, a fill takes both
+   --  forms and escapes nothing
+   Recollection_Lead : constant String :=
+     "{""mode"":""" & Recall_Mode & """,""hits"":[";
+   First_Hit_Lead    : constant String := "{""turn"":";
+   Next_Hit_Lead     : constant String := "," & First_Hit_Lead;
+   Score_Lead        : constant String := ",""score"":";
+   Quoted_Recollection_Lead : constant String :=
+     Without_Quotes (Json_Text.Quoted (Recollection_Lead));
+   Quoted_First_Hit_Lead    : constant String :=
+     Without_Quotes (Json_Text.Quoted (First_Hit_Lead));
+   Quoted_Next_Hit_Lead     : constant String :=
+     Without_Quotes (Json_Text.Quoted (Next_Hit_Lead));
+   Quoted_Score_Lead        : constant String :=
+     Without_Quotes (Json_Text.Quoted (Score_Lead));
+
+   Max_Recollection_Bytes : constant := 2 * (64 + Organs.Morag.Max_Hits
+     * (32 + Organs.Morag.Max_Decimal_Bytes + Organs.Morag.Max_Score_Bytes));
+   --  The lead and the closing, and each hit: ,{"turn":T,"score":S}, each
+   --  quote as two bytes at most
+
+   subtype Recollection_Text is String (1 .. Max_Recollection_Bytes);
+
    --  {"mode":"relevance","hits":[{"turn":T,"score":S},...]}: the turns
    --  the recall drew on, best first, each score with three decimals as
-   --  the recall's text gives it
-   function Recollection_Image (Trace : Turn_Cycle.Turn_Trace) return String
+   --  the recall's text gives it, as Plain (1 .. Plain_Last), and quoted
+   --  once as Quoted (1 .. Quoted_Last), both in one pass
+   procedure Write_Recollection
+     (Trace       : Turn_Cycle.Turn_Trace;
+      Plain       : out Recollection_Text;
+      Plain_Last  : out Natural;
+      Quoted      : out Recollection_Text;
+      Quoted_Last : out Natural)
    is
-      Most : constant := 64 + Organs.Morag.Max_Hits
-        * (32 + Organs.Morag.Max_Decimal_Bytes + Organs.Morag.Max_Score_Bytes);
-      --  The lead and the closing, and each hit: ,{"turn":T,"score":S}
-      Text : String (1 .. Most);
-      Used : Natural := 0;
-
-      procedure Put (Part : String) is
+      procedure Put (Part, Quoted_Part : String) with Inline is
+         --  Within both texts by Max_Recollection_Bytes, Trace's hits
+         --  being at most Max_Hits
+         pragma Suppress (Index_Check);
+         pragma Suppress (Length_Check);
+         pragma Suppress (Overflow_Check);
+         pragma Suppress (Range_Check);
       begin
-         Text (Used + 1 .. Used + Part'Length) := Part;
-         Used := Used + Part'Length;
+         Plain (Plain_Last + 1 .. Plain_Last + Part'Length) := Part;
+         Plain_Last := Plain_Last + Part'Length;
+         Quoted (Quoted_Last + 1 .. Quoted_Last + Quoted_Part'Length) :=
+           Quoted_Part;
+         Quoted_Last := Quoted_Last + Quoted_Part'Length;
       end Put;
 
+      --  The number just written to Plain from Start on, copied to Quoted
+      procedure Copy_Number (Start : Natural) with Inline is
+      begin
+         Put ("", Plain (Start + 1 .. Plain_Last));
+      end Copy_Number;
+
    begin
-      Put ("{""mode"":""" & Recall_Mode & """,""hits"":[");
+      Plain_Last := 0;
+      Quoted_Last := 0;
+      Put (Recollection_Lead, Quoted_Recollection_Lead);
       for Index in 1 .. Trace.Recall_Hit_Last loop
          declare
-            Hit : Organs.Morag.Hit renames Trace.Recall_Hits (Index);
+            Hit   : Organs.Morag.Hit renames Trace.Recall_Hits (Index);
+            Start : Natural;
          begin
-            Put ((if Index > 1 then ",{""turn"":" else "{""turn"":"));
-            Organs.Morag.Put_Decimal (Text, Used, Hit.Turn);
-            Put (",""score"":");
-            Organs.Morag.Put_Score (Text, Used, Hit.Score);
-            Put ("}");
+            if Index > 1 then
+               Put (Next_Hit_Lead, Quoted_Next_Hit_Lead);
+            else
+               Put (First_Hit_Lead, Quoted_First_Hit_Lead);
+            end if;
+            Start := Plain_Last;
+            Organs.Morag.Put_Decimal (Plain, Plain_Last, Hit.Turn);
+            Copy_Number (Start);
+            Put (Score_Lead, Quoted_Score_Lead);
+            Start := Plain_Last;
+            Organs.Morag.Put_Score (Plain, Plain_Last, Hit.Score);
+            Copy_Number (Start);
+            Put ("}", "}");
          end;
       end loop;
-      Put ("]}");
-      return Text (1 .. Used);
-   end Recollection_Image;
+      Put ("]}", "]}");
+   end Write_Recollection;
 
    type Word_List is array (Positive range <>) of Name_Text;
 
@@ -1297,10 +1350,12 @@ package body Turn_Tool is
          --  The Account's value, written once for both copies (a stub
          --  body's results have none)
 
-         Recollection_Text : constant String :=
-           (if Identity.Ranked then Recollection_Image (Trace) else "");
-         --  Likewise the Recollection's (a fixture recall's results have
-         --  none)
+         Recollection_Json   : Recollection_Text;
+         Recollection_Last   : Natural := 0;
+         Quoted_Recollection : Recollection_Text;
+         Quoted_Last         : Natural := 0;
+         --  Likewise the Recollection's, in both forms (a fixture recall's
+         --  results have none)
 
          --  The values of one copy of Write_Shape's document, in its order
          procedure Fill_Copy (Copy : Member_List) is
@@ -1313,7 +1368,9 @@ package body Turn_Tool is
                      end if;
                   when Recollection =>
                      if Identity.Ranked then
-                        Json.Fill_Raw (Recollection_Text);
+                        Json.Fill_Raw
+                          (Recollection_Json (1 .. Recollection_Last),
+                           Quoted_Recollection (1 .. Quoted_Last));
                      end if;
                   when Text =>
                      Fill_Part (M.Text_Of (Trace));
@@ -1340,6 +1397,11 @@ package body Turn_Tool is
             end loop;
          end Fill_Copy;
       begin
+         if Identity.Ranked then
+            Write_Recollection
+              (Trace, Recollection_Json, Recollection_Last, Quoted_Recollection,
+               Quoted_Last);
+         end if;
          for Step of Trace.Steps loop
             if Step.Status = Turn_Cycle.Ran then
                Ran_Last := Ran_Last + 1;

@@ -648,6 +648,46 @@ package body Json_Text_Tests is
       Free (Pattern);
    end Test_Document_Parts;
 
+   --  A raw value given in both forms fills a raw hole of a plain builder
+   --  and one of a quoted document part as the one form quoted here does
+   procedure Test_Raw_In_Both_Forms (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Json_Text;
+      Value   : constant String := "{""k"":[1,""v""]}";
+      Literal : constant String := Quoted (Value);
+      Inside  : constant String := Literal (Literal'First + 1 .. Literal'Last - 1);
+      Inner   : Builder (Inside_String => True);
+      Whole   : Builder;
+      Pattern : Template;
+      One_Form, Two_Forms : Builder;
+   begin
+      Inner.Start_Object;
+      Inner.Key ("r");
+      Inner.Hole (Raw_Hole);
+      Inner.End_Object;
+      Whole.Start_Object;
+      Whole.Key ("t");
+      Whole.Start_Text;
+      Whole.Document_Part (Inner);
+      Whole.End_Text;
+      Whole.Key ("r");
+      Whole.Hole (Raw_Hole);
+      Whole.End_Object;
+      Pattern := Whole.To_Template;
+      One_Form.Start_Filling (Pattern);
+      One_Form.Fill_Raw (Value);
+      One_Form.Fill_Raw (Value);
+      Two_Forms.Start_Filling (Pattern);
+      Two_Forms.Fill_Raw (Value, Inside);
+      Assert (Two_Forms.Is_Filling, "one hole left");
+      Two_Forms.Fill_Raw (Value, Inside);
+      Assert (not Two_Forms.Is_Filling, "every hole filled");
+      Assert (Two_Forms.Image = One_Form.Image, Two_Forms.Image & " /= " & One_Form.Image);
+      Assert (Two_Forms.Image = "{""t"":""{\""r\"":" & Inside & "}"",""r"":" & Value & "}",
+              "the quoted copy takes the quoted form: " & Two_Forms.Image);
+      Free (Pattern);
+   end Test_Raw_In_Both_Forms;
+
    overriding procedure Register_Tests (T : in out Test) is
       use AUnit.Test_Cases.Registration;
    begin
@@ -661,6 +701,7 @@ package body Json_Text_Tests is
       Register_Routine (T, Test_Filled_Texts'Access, "a filled text is written as Text writes it, plain or not");
       Register_Routine (T, Test_Holes_Filled_In_Turn'Access, "holes filled in turn are the document written directly");
       Register_Routine (T, Test_Document_Parts'Access, "a document part's holes are filled as they were written");
+      Register_Routine (T, Test_Raw_In_Both_Forms'Access, "a raw value given in both forms fills as one form does");
    end Register_Tests;
 
    overriding function Name (T : Test) return AUnit.Message_String is
