@@ -182,7 +182,19 @@ package body Organs.Morag.Relevance is
                Put (" (score ");
                Put_Score (Text, Used, Hits (From).Score);
                Put ("): ");
-               Put (Held.Excerpt (Places (From)));
+               declare
+                  Excerpt : constant String := Held.Excerpt (Places (From));
+               begin
+                  --  Remember keeps Keep_Bytes, which Hit_Lead_Bytes' bound
+                  --  counts on; a record another organ, or an operator's
+                  --  hand, wrote may hold up to Max_Recall_Bytes
+                  if Excerpt'Length <= Keep_Bytes then
+                     Put (Excerpt);
+                  else
+                     Put (Excerpt (Excerpt'First .. Excerpt'First - 1
+                                   + Utf8.Prefix_Length (Excerpt, Keep_Bytes)));
+                  end if;
+               end;
             end loop;
             return (Length => Used, Status => Recalled, Hits => Hits,
                     Hit_Last => Last, Text => Text (1 .. Used));

@@ -154,6 +154,22 @@ package body Recall_Tests is
       end;
       Assert (Ranking.Recall (Held, [1 .. Relevance.Query_Bytes => ' '] & "door").Hit_Last = 0,
               "words past Query_Bytes are not asked");
+      declare
+         --  A memory as a store another organ wrote may give it back: every
+         --  excerpt as long as the memory's bound, not Keep_Bytes
+         Wide : Morag.Excerpts.Excerpt_Memory;
+         Full : constant String := "door " & [1 .. Morag.Max_Recall_Bytes - 5 => 'y'];
+      begin
+         for Turn in 1 .. Relevance.Top loop
+            Wide.Keep (Turn, Full, Morag.Max_Depth);
+         end loop;
+         declare
+            Given : constant Morag.Recall_Result := Ranking.Recall (Wide, "door");
+         begin
+            Assert (Given.Hit_Last = Relevance.Top, "every wide turn recalled");
+            Assert (Given.Text'Length <= Morag.Max_Recall_Bytes, "wide excerpts too within the recall's bound");
+         end;
+      end;
    end Test_Recall_Stays_Within_Its_Bounds;
 
    ------------------------------------------------------------------------
