@@ -665,10 +665,13 @@ package body Session_Repositories.Postgres is
 
    --  -- Opening ------------------------------------------------------
 
-   --  Connect with the defaults the harness's connections have: a bounded
-   --  wait for the server, keepalives that end a vanished machine's
-   --  session, a name in pg_stat_activity; the URL's own parameters,
-   --  expanded after them, win
+   --  Connect with the defaults the harness's connections have
+   --  (harness/database.py): a bounded wait for the server; keepalives
+   --  while idle and a bound on unacknowledged data (tcp_user_timeout, ms)
+   --  while a statement is in flight, so a server whose machine vanished
+   --  fails the turn within about a minute rather than after TCP's own
+   --  retransmissions; a name in pg_stat_activity.  The URL's own
+   --  parameters, expanded after them, win
    function Connected (Url : String) return Libpq.Connection is
       type Chars_Array is array (Positive range <>) of C.Strings.chars_ptr
       with Convention => C;
@@ -678,6 +681,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("keepalives_idle"),
          C.Strings.New_String ("keepalives_interval"),
          C.Strings.New_String ("keepalives_count"),
+         C.Strings.New_String ("tcp_user_timeout"),
          C.Strings.New_String ("application_name"),
          C.Strings.New_String ("dbname"),
          C.Strings.Null_Ptr];
@@ -687,6 +691,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("30"),
          C.Strings.New_String ("10"),
          C.Strings.New_String ("3"),
+         C.Strings.New_String ("60000"),
          C.Strings.New_String ("mafiabot-body"),
          C.Strings.New_String (Url),
          C.Strings.Null_Ptr];
