@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from harness.autobot import parse_intent
 from harness.autobot.pg_queue import PgQueue
 from harness.cli import main
 from harness.database import connect
@@ -60,6 +62,26 @@ def start_drainer(url: str, project: Path, home: Path, max_items: int,
     finally:
         if stderr is not None:
             err.close()  # type: ignore[union-attr]
+
+
+def filled_queue(url: str, fake_hermes: Any, make_intent: Any, items: int, work_s: float) -> PgQueue:
+    """The queue at `url` holding `items` intents, each of which takes the fake Hermes `work_s` to answer."""
+    fake_hermes.script({"work_s": work_s, "usage": {"input": 40, "output": 4, "cost": 0.001}})
+    queue = PgQueue(url)
+    for n in range(items):
+        queue.enqueue(parse_intent(make_intent(task_intent(n))))
+    return queue
+
+
+def one_item_s(url: str, project: Path, home: Path) -> float:
+    """How long one whole drain of one item takes here, undisturbed: the calibration a race's pauses are drawn
+    from, so a loaded machine stretches the window with the work."""
+    began = time.monotonic()
+    calibration = subprocess.run([sys.executable, "-m", "harness", "drain", "--database", url, "--max", "1",
+                                  "--compact"], cwd=project, capture_output=True, timeout=PROCESS_BOUND_S, check=False,
+                                 env={**os.environ, "HERMES_HOME": str(home)})
+    assert calibration.returncode == 0, calibration.stderr
+    return time.monotonic() - began
 
 
 def counts(queue: PgQueue) -> Counter[str]:

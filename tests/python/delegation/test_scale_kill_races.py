@@ -16,22 +16,18 @@ settlements of runs that reached it.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from harness.autobot import parse_intent
-from harness.autobot.pg_queue import PgQueue
 from pg_support import Cluster, throwaway_cluster
 
 from .delegation_support import PROCESS_BOUND_S
-from .scale_support import counts, exact_audit, machine_home, start_drainer, task_intent
+from .scale_support import counts, exact_audit, filled_queue, machine_home, one_item_s, start_drainer
 
 pytestmark = pytest.mark.scale
 
@@ -54,18 +50,10 @@ def test_drainers_on_several_machines_killed_mid_run_run_every_item_at_most_once
     seed = random.randrange(1 << 30)
     chooser = random.Random(seed)
     url = durable_cluster.new_database()
-    fake_hermes.script({"work_s": WORK_S, "usage": {"input": 40, "output": 4, "cost": 0.001}})
-    queue = PgQueue(url)
-    for n in range(ITEMS):
-        queue.enqueue(parse_intent(make_intent(task_intent(n))))
+    queue = filled_queue(url, fake_hermes, make_intent, ITEMS, WORK_S)
     homes = (tmp_path / f"machine-{n}" for n in range(DRAINERS + KILLS + 1))
 
-    began = time.monotonic()  # the calibration: one whole drain of one item, unkilled
-    calibration = subprocess.run([sys.executable, "-m", "harness", "drain", "--database", url, "--max", "1",
-                                  "--compact"], cwd=project, capture_output=True, timeout=PROCESS_BOUND_S, check=False,
-                                 env={**os.environ, "HERMES_HOME": str(machine_home(hermes_root, next(homes)))})
-    assert calibration.returncode == 0, calibration.stderr
-    one_item_s = time.monotonic() - began
+    pause_s = one_item_s(url, project, machine_home(hermes_root, next(homes)))
 
     drainers = [start_drainer(url, project, machine_home(hermes_root, next(homes)), ITEMS) for _ in range(DRAINERS)]
     kills = 0
@@ -73,7 +61,7 @@ def test_drainers_on_several_machines_killed_mid_run_run_every_item_at_most_once
     while kills < KILLS and time.monotonic() < deadline:
         victim = chooser.randrange(len(drainers))
         try:
-            drainers[victim].wait(timeout=chooser.uniform(0, one_item_s))
+            drainers[victim].wait(timeout=chooser.uniform(0, pause_s))
         except subprocess.TimeoutExpired:
             drainers[victim].send_signal(signal.SIGKILL)
             kills += 1

@@ -11,7 +11,7 @@ loop or a supervisor, not a daemon, so a drain that meets the crash ends, with o
 and exit code 11, never a traceback and never a hang; the test restarts it as a supervisor would, once the
 server is back. The Hermes run it was in goes on to its end and is settled from Hermes's own record by the
 next command on this machine; its item, whose lease ended with the server, is dead-lettered `orphaned` by
-the next claim, never run again.
+the next claim, saying the server restarted, and never run again.
 
 Afterwards the exact audit of scale_support holds: every item is done or dead-lettered with its reason
 (none lost, none left running), no intent reached Hermes twice, every started run is settled exactly once,
@@ -24,7 +24,6 @@ import os
 import random
 import select
 import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -32,17 +31,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.autobot import parse_intent
 from harness.autobot.pg_queue import PgQueue
 from harness.cli.exit_codes import ExitCode
 from pg_support import Cluster, throwaway_cluster
 
 from .delegation_support import PROCESS_BOUND_S
-from .scale_support import counts, exact_audit, machine_home, start_drainer, task_intent
+from .scale_support import counts, exact_audit, filled_queue, machine_home, one_item_s, start_drainer
 
 pytestmark = pytest.mark.scale
 
-ITEMS = 30
+ITEMS = 48
 DRAINERS = 4
 CRASHES = 5
 # Long enough for a crash to land in any phase of a delegation: its claim, its started record, Hermes's work,
@@ -120,29 +118,22 @@ def test_drainers_outlive_server_crashes_mid_transaction_and_no_item_runs_twice_
     seed = random.randrange(1 << 30)
     chooser = random.Random(seed)
     url = crashing_cluster.new_database()
-    fake_hermes.script({"work_s": WORK_S, "usage": {"input": 40, "output": 4, "cost": 0.001}})
-    queue = PgQueue(url)
-    for n in range(ITEMS):
-        queue.enqueue(parse_intent(make_intent(task_intent(n))))
+    queue = filled_queue(url, fake_hermes, make_intent, ITEMS, WORK_S)
 
-    began = time.monotonic()  # the calibration: one whole drain of one item, uncrashed
-    calibration = subprocess.run([sys.executable, "-m", "harness", "drain", "--database", url, "--max", "1",
-                                  "--compact"], cwd=project, capture_output=True, timeout=PROCESS_BOUND_S, check=False,
-                                 env={**os.environ, "HERMES_HOME": str(machine_home(hermes_root, tmp_path / "m0"))})
-    assert calibration.returncode == 0, calibration.stderr
-    one_item_s = time.monotonic() - began
+    pause_s = one_item_s(url, project, machine_home(hermes_root, tmp_path / "m0"))
 
     supervisor = Supervisor(url, project, hermes_root, tmp_path)
     for _ in range(DRAINERS):
         supervisor.start()
     crashes, killed, landed = 0, 0, 0
     while crashes < CRASHES:
-        supervisor.watch(chooser.uniform(0.2, 1.5) * one_item_s, restart=True)
+        # Long enough after a (re)start for the drains to be at work, each in some phase of an item.
+        supervisor.watch(chooser.uniform(0.8, 2.0) * pause_s, restart=True)
         busy = len(supervisor.running)
         killed += crashing_cluster.crash()
         crashes += 1
         landed += busy > 0
-        supervisor.watch(chooser.uniform(0, one_item_s), restart=False)  # the outage: drains meet it alone
+        supervisor.watch(chooser.uniform(0, pause_s), restart=False)  # the outage: drains meet it alone
         crashing_cluster.restart()
         if not counts(queue)["pending"]:
             break
@@ -150,16 +141,20 @@ def test_drainers_outlive_server_crashes_mid_transaction_and_no_item_runs_twice_
             supervisor.start()
     deadline = time.monotonic() + ITEMS * PROCESS_BOUND_S
     while counts(queue)["pending"] and time.monotonic() < deadline:
-        supervisor.watch(one_item_s, restart=True)
+        supervisor.watch(pause_s, restart=True)
         while len(supervisor.running) < DRAINERS and counts(queue)["pending"]:
             supervisor.start()
     supervisor.finish(ITEMS * PROCESS_BOUND_S)
 
     audit = exact_audit(url, project, fake_hermes, ITEMS, seed, capsys)
-    reasons = Counter(item["history"][-1]["reason"] for item in PgQueue(url).items_in("dead_letter"))
+    dead = [item["history"][-1] for item in PgQueue(url).items_in("dead_letter")]
+    reasons = Counter(entry["reason"] for entry in dead)
     print(f"seed {seed}: {crashes} server crashes ({killed} server processes SIGKILLed), drains started "
           f"{supervisor.started}, their exits {dict(supervisor.exits)}, {audit.hermes_runs} Hermes runs, queue "
           f"{dict(audit.final)}, dead letters {dict(reasons)}; settlements {dict(audit.endings)}")
     assert None not in reasons, "a dead letter without its reason"
+    assert all("database server restarted" in entry["detail"] for entry in dead if entry["reason"] == "orphaned"), (
+        "no drainer died here: every lease ended with the server, and the dead letter says so")
     assert crashes == CRASHES and landed == CRASHES, f"a crash found no drain at work (seed {seed})"
     assert supervisor.exits[ExitCode.CANNOT_RUN], f"no drain met a crash (seed {seed}): {supervisor.exits}"
+    assert audit.final["dead_letter"], f"no crash landed mid-run (seed {seed}): {audit.final}, {audit.endings}"
