@@ -103,6 +103,14 @@ package body Session_Repositories.Postgres is
      " (the connection to the server was lost: nothing of this turn was"
      & " kept; the next turn connects again)";
 
+   Commit_Lost_Note : constant String :=
+     " (the connection to the server was lost while the turn's COMMIT was"
+     & " on its way: the server may or may not have kept this turn, and if"
+     & " it did, the session's next turn is one later; the next turn"
+     & " connects again)";
+   --  The server may have made the commit durable and died before it said
+   --  so: a client must not be told that nothing was kept
+
    type Record_Read is record
       Found : Boolean := False;
       Bytes : Unbounded_String;
@@ -278,13 +286,15 @@ package body Session_Repositories.Postgres is
       end if;
    end Roll_Back;
 
-   --  Res failed: Result says so (What, and the server's words), the
-   --  transaction is rolled back and Res cleared
+   --  Res failed: Result says so (What, and the server's words; Lost when
+   --  the connection was lost), the transaction is rolled back and Res
+   --  cleared
    procedure Fail
      (Self   : Pg_Repository;
       Res    : Libpq.Result;
       What   : String;
-      Result : out Status)
+      Result : out Status;
+      Lost   : String := Lost_Note)
    is
       Reason : constant String := What & ": " & Last_Error (Self);
    begin
@@ -293,17 +303,19 @@ package body Session_Repositories.Postgres is
          Result := Failure (Self, Reason);
          Roll_Back (Self);
       else
-         Result := Failure (Self, Reason & Lost_Note);
+         Result := Failure (Self, Reason & Lost);
       end if;
    end Fail;
 
-   --  Run Sql, which returns nothing the caller reads
+   --  Run Sql, which returns nothing the caller reads; a failure on a lost
+   --  connection says Lost
    procedure Run
      (Self   : Pg_Repository;
       Sql    : String;
       What   : String;
       Result : in out Status;
-      Given  : Param_List := [])
+      Given  : Param_List := [];
+      Lost   : String := Lost_Note)
    is
       Res : Libpq.Result;
    begin
@@ -314,7 +326,7 @@ package body Session_Repositories.Postgres is
       if Succeeded (Res) then
          Libpq.Clear (Res);
       else
-         Fail (Self, Res, What, Result);
+         Fail (Self, Res, What, Result, Lost);
       end if;
    end Run;
 
@@ -514,7 +526,9 @@ package body Session_Repositories.Postgres is
 
    --  In the turn's transaction: State and Memory as the session's record,
    --  the most recently used; past the capacity, the least recently used
-   --  evicted; then the commit.  When Result.Failed, nothing was kept
+   --  evicted; then the commit.  When Result.Failed, nothing was kept,
+   --  unless the connection was lost while the COMMIT was on its way (then
+   --  Result says the server may have kept it)
    procedure Write_Session
      (Self   : Pg_Repository;
       Key    : access constant String;
@@ -563,7 +577,8 @@ package body Session_Repositories.Postgres is
             end if;
          end;
       end if;
-      Run (Self, "COMMIT", "cannot commit the turn", Result);
+      Run (Self, "COMMIT", "cannot commit the turn", Result,
+           Lost => Commit_Lost_Note);
    end Write_Session;
 
    overriding procedure Within_Turn
@@ -583,9 +598,20 @@ package body Session_Repositories.Postgres is
       Read   : Record_Read;
       Again  : Record_Read;
       Said   : Verdict;
+      Seemed_Connected : constant Boolean := Is_Connected (Self);
+      --  libpq learns that the server ended an idle session (it restarted,
+      --  or an operator ended it) only when the session is next used
    begin
       Connect_Again_If_Lost (Self, Result);
       Run (Self, "BEGIN", "cannot start a turn", Result);
+      if Result.Failed and then Seemed_Connected
+        and then not Is_Connected (Self)
+      then
+         --  Lost before this turn sent anything but its BEGIN: nothing to
+         --  undo, so the turn connects again and starts, once
+         Connect_Again_If_Lost (Self, Result);
+         Run (Self, "BEGIN", "cannot start a turn", Result);
+      end if;
       if Length = Short then
          Run (Self, Lock_Session, Lock_Failed, Result,
               [1 => Bytes_Param (Key'Unchecked_Access)]);
@@ -639,10 +665,13 @@ package body Session_Repositories.Postgres is
 
    --  -- Opening ------------------------------------------------------
 
-   --  Connect with the defaults the harness's connections have: a bounded
-   --  wait for the server, keepalives that end a vanished machine's
-   --  session, a name in pg_stat_activity; the URL's own parameters,
-   --  expanded after them, win
+   --  Connect with the defaults the harness's connections have
+   --  (harness/database.py): a bounded wait for the server; keepalives
+   --  while idle and a bound on unacknowledged data (tcp_user_timeout, ms)
+   --  while a statement is in flight, so a server whose machine vanished
+   --  fails the turn within about a minute rather than after TCP's own
+   --  retransmissions; a name in pg_stat_activity.  The URL's own
+   --  parameters, expanded after them, win
    function Connected (Url : String) return Libpq.Connection is
       type Chars_Array is array (Positive range <>) of C.Strings.chars_ptr
       with Convention => C;
@@ -652,6 +681,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("keepalives_idle"),
          C.Strings.New_String ("keepalives_interval"),
          C.Strings.New_String ("keepalives_count"),
+         C.Strings.New_String ("tcp_user_timeout"),
          C.Strings.New_String ("application_name"),
          C.Strings.New_String ("dbname"),
          C.Strings.Null_Ptr];
@@ -661,6 +691,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("30"),
          C.Strings.New_String ("10"),
          C.Strings.New_String ("3"),
+         C.Strings.New_String ("60000"),
          C.Strings.New_String ("mafiabot-body"),
          C.Strings.New_String (Url),
          C.Strings.Null_Ptr];
