@@ -211,17 +211,20 @@ package body Organs.Morag.Words is
 
             At_Byte : Positive := First_Term (Index);
 
-            --  Index (Unchanged .. At_Byte - 1): words that keep every
-            --  posting and gain none, copied at once when a word that
-            --  changes, or the end, comes
+            --  Index (Unchanged .. At_Byte - 1): bytes that stay as they
+            --  are (words that keep every posting and gain none, and the
+            --  kept postings of a word that lost its oldest), copied at once
+            --  when a word that changes, or the end, comes
             Unchanged : Positive := At_Byte;
 
-            procedure Copy_Unchanged with Inline is
+            --  Index (Unchanged .. Through) copied, and Unchanged past it
+            procedure Copy_Through (Through : Natural) with Inline is
             begin
-               Result (Last + 1 .. Last + At_Byte - Unchanged) :=
-                 Index (Unchanged .. At_Byte - 1);
-               Last := Last + At_Byte - Unchanged;
-            end Copy_Unchanged;
+               Result (Last + 1 .. Last + Through + 1 - Unchanged) :=
+                 Index (Unchanged .. Through);
+               Last := Last + Through + 1 - Unchanged;
+               Unchanged := Through + 1;
+            end Copy_Through;
          begin
             Put (Keeping + 1);
             Put ((Character'Pos (Index (Index'First + 1)) + 1) mod 256);
@@ -234,42 +237,52 @@ package body Organs.Morag.Words is
             Put (Set.Total / 256);
             while At_Byte <= Index'Last loop
                declare
-                  Held  : constant Natural := Postings_Of (Index, At_Byte);
-                  First : constant Positive := Postings_At (Index, At_Byte);
-                  Next  : constant Positive := First + Posting_Bytes * Held;
-                  Word  : constant Natural := Find (Set, Text, Index, At_Byte);
-                  Kept  : Natural := Held;
-                  --  The postings that stay: those of an age below
-                  --  Keeping, which come first (newest first)
+                  Held    : constant Natural := Postings_Of (Index, At_Byte);
+                  First   : constant Positive := Postings_At (Index, At_Byte);
+                  Next    : constant Positive := First + Posting_Bytes * Held;
+                  Word    : constant Natural := Find (Set, Text, Index, At_Byte);
+                  Dropped : Natural := 0;
+                  --  The postings that go: those of an age of Keeping or
+                  --  more, which come first (oldest first)
                begin
-                  while Kept > 0
-                    and then Age_At (Index, First + Posting_Bytes * (Kept - 1))
+                  while Dropped < Held
+                    and then Age_At (Index, First + Posting_Bytes * Dropped)
                              >= Keeping
                   loop
-                     Kept := Kept - 1;
+                     Dropped := Dropped + 1;
                   end loop;
-                  if Word /= 0 or else Kept < Held then
-                     Copy_Unchanged;
+                  if Word = 0 and then Dropped = Held then
+                     --  No excerpt holds the word any more
+                     Copy_Through (At_Byte - 1);
                      Unchanged := Next;
-                  end if;
-                  if Word /= 0 or else Kept in 1 .. Held - 1 then
-                     Result (Last + 1 .. Last + First - At_Byte) :=
-                       Index (At_Byte .. First - 1);
-                     Set_Postings
-                       (Result, Last + 1, Kept + Boolean'Pos (Word /= 0));
-                     Last := Last + First - At_Byte;
-                     if Word /= 0 then
-                        Put_Newest (Word);
-                        Matched (Word) := True;
-                     end if;
-                     Result (Last + 1 .. Last + Posting_Bytes * Kept) :=
-                       Index (First .. First - 1 + Posting_Bytes * Kept);
-                     Last := Last + Posting_Bytes * Kept;
+                  elsif Word /= 0 or else Dropped > 0 then
+                     declare
+                        Lead : constant Positive :=
+                          Last + 1 + At_Byte - Unchanged;
+                        --  Where the word's lead lands in Result
+                     begin
+                        if Dropped = 0 then
+                           Copy_Through (Next - 1);
+                        else
+                           Copy_Through (First - 1);
+                           Unchanged := First + Posting_Bytes * Dropped;
+                           if Word /= 0 then
+                              Copy_Through (Next - 1);
+                           end if;
+                        end if;
+                        Set_Postings
+                          (Result, Lead,
+                           Held - Dropped + Boolean'Pos (Word /= 0));
+                        if Word /= 0 then
+                           Put_Newest (Word);
+                           Matched (Word) := True;
+                        end if;
+                     end;
                   end if;
                   At_Byte := Next;
                end;
             end loop;
-            Copy_Unchanged;
+            Copy_Through (Index'Last);
             for Word in 1 .. Set.Distinct loop
                if not Matched (Word) then
                   Put (Term_Lead'

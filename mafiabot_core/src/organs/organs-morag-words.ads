@@ -86,11 +86,13 @@ package Organs.Morag.Words is
    --  - then each distinct word once, in no order a reader may rely on:
    --    its Term_Lead (how many excerpts hold it, its length, its Word_Key
    --    and its first Prefix_Bytes folded), the rest of its folded bytes,
-   --    and for each excerpt holding it, newest first, a posting of 2
+   --    and for each excerpt holding it, oldest first, a posting of 2
    --    bytes: the excerpt's number and how many times it holds the word,
    --    less one (at most Most_Words (Max_Recall_Bytes), 256, times: one
    --    byte).  Numbers, not ages, so that the postings an excerpt keeps
-   --    are copied as they are when a newer one is added.
+   --    are copied as they are when a newer one is added; oldest first, so
+   --    that the forgotten ones lead and the new one follows, and a word's
+   --    postings that stay are copied with the bytes around them.
 
    Empty_Index : constant String;
 
