@@ -54,11 +54,11 @@ package body Organs.Morag.Words is
       function Spells
         (First, Last : Positive; Prefix : Word_Prefix; Known : Positive)
         return Boolean is
-        (Prefix = Set.Prefix (Known)
-         and then Last - First = Set.Last (Known) - Set.First (Known)
+        (Prefix = Set.Words (Known).Prefix
+         and then Last - First = Set.Words (Known).Last - Set.Words (Known).First
          and then (for all Offset in Prefix_Bytes .. Last - First =>
                      Word_Fold (Text (First + Offset))
-                     = Word_Fold (Text (Set.First (Known) + Offset))));
+                     = Word_Fold (Text (Set.Words (Known).First + Offset))));
 
       --  Count Text (First .. Last), of Hash and Prefix, among the words
       procedure Add
@@ -71,7 +71,7 @@ package body Organs.Morag.Words is
          loop
             Word := Set.Table (Slot);
             exit when Word = 0
-              or else (Set.Key (Word) = Key
+              or else (Set.Words (Word).Key = Key
                        and then Spells (First, Last, Prefix, Word));
             Slot := Natural (Word_Key (Slot) and Mask) + 1;
          end loop;
@@ -79,13 +79,13 @@ package body Organs.Morag.Words is
             Set.Distinct := Set.Distinct + 1;
             Word := Set.Distinct;
             Set.Table (Slot) := Word;
-            Set.Key (Word) := Key;
-            Set.Prefix (Word) := Prefix;
-            Set.First (Word) := First;
-            Set.Last (Word) := Last;
-            Set.Times (Word) := 1;
+            Set.Words (Word).Key := Key;
+            Set.Words (Word).Prefix := Prefix;
+            Set.Words (Word).First := First;
+            Set.Words (Word).Last := Last;
+            Set.Words (Word).Times := 1;
          else
-            Set.Times (Word) := Set.Times (Word) + 1;
+            Set.Words (Word).Times := Set.Words (Word).Times + 1;
          end if;
          Set.Total := Set.Total + 1;
       end Add;
@@ -132,6 +132,28 @@ package body Organs.Morag.Words is
       end loop;
    end Collect;
 
+   --  Whether the word of Index whose lead is at At_Byte is Set's Known-th
+   --  (collected from Text): only called on a key that matches, so apart
+   --  from Find, which is inlined everywhere
+   function Spells
+     (Set     : Word_Set;
+      Text    : String;
+      Index   : String;
+      At_Byte : Positive;
+      Known   : Positive) return Boolean
+   is
+      Word : Word_Entry renames Set.Words (Known);
+      Size : constant Natural := Size_At (Index, At_Byte);
+      Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
+      --  Index (Rest + Offset) is the word's byte Offset past its prefix
+   begin
+      return Word.Prefix = Prefix_At (Index, At_Byte)
+        and then Word.Last - Word.First + 1 = Size
+        and then
+          (for all Offset in Prefix_Bytes .. Size - 1 =>
+             Word_Fold (Text (Word.First + Offset)) = Index (Rest + Offset));
+   end Spells;
+
    function Find
      (Set     : Word_Set;
       Text    : String;
@@ -142,23 +164,11 @@ package body Organs.Morag.Words is
       Key  : constant Word_Key := Key_At (Index, At_Byte);
       Slot : Positive := Natural (Key and Mask) + 1;
       Word : Natural := Set.Table (Slot);
-
-      --  Whether the word of Index at At_Byte is Set's Known-th
-      function Spells (Known : Positive) return Boolean is
-         Size : constant Natural := Size_At (Index, At_Byte);
-         Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
-         --  Index (Rest + Offset) is the word's byte Offset past its prefix
-      begin
-         return Set.Prefix (Known) = Prefix_At (Index, At_Byte)
-           and then Set.Last (Known) - Set.First (Known) + 1 = Size
-           and then
-             (for all Offset in Prefix_Bytes .. Size - 1 =>
-                Word_Fold (Text (Set.First (Known) + Offset))
-                = Index (Rest + Offset));
-      end Spells;
    begin
       while Word /= 0 loop
-         if Set.Key (Word) = Key and then Spells (Word) then
+         if Set.Words (Word).Key = Key
+           and then Spells (Set, Text, Index, At_Byte, Word)
+         then
             return Word;
          end if;
          Slot := Natural (Word_Key (Slot) and Mask) + 1;
@@ -180,7 +190,7 @@ package body Organs.Morag.Words is
       begin
          for Word in 1 .. Set.Distinct loop
             New_Bytes := New_Bytes + Term_Lead_Bytes + Posting_Bytes
-              + Natural'Max (0, Set.Last (Word) - Set.First (Word) + 1
+              + Natural'Max (0, Set.Words (Word).Last - Set.Words (Word).First + 1
                                 - Prefix_Bytes);
          end loop;
          declare
@@ -206,7 +216,7 @@ package body Organs.Morag.Words is
             procedure Put_Newest (Word : Positive) with Inline is
             begin
                Put (Character'Pos (Result (2)));
-               Put (Set.Times (Word) - 1);
+               Put (Set.Words (Word).Times - 1);
             end Put_Newest;
 
             At_Byte : Positive := First_Term (Index);
@@ -288,11 +298,11 @@ package body Organs.Morag.Words is
                   Put (Term_Lead'
                          (Postings => 1,
                           Size     => Interfaces.Unsigned_16
-                            (Set.Last (Word) - Set.First (Word) + 1),
-                          Key      => Set.Key (Word),
-                          Prefix   => Set.Prefix (Word)));
-                  for Byte in Set.First (Word) + Prefix_Bytes
-                              .. Set.Last (Word)
+                            (Set.Words (Word).Last - Set.Words (Word).First + 1),
+                          Key      => Set.Words (Word).Key,
+                          Prefix   => Set.Words (Word).Prefix));
+                  for Byte in Set.Words (Word).First + Prefix_Bytes
+                              .. Set.Words (Word).Last
                   loop
                      Last := Last + 1;
                      Result (Last) := Word_Fold (Text (Byte));

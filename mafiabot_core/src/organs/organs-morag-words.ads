@@ -163,31 +163,38 @@ package Organs.Morag.Words is
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
-      At_Byte : Positive) return Natural
-   with Inline;
+      At_Byte : Positive) return Natural;
+   pragma Inline_Always (Find);
    --  The distinct word of Set (collected from Text) that is the word of
-   --  Index whose lead is at At_Byte, or 0 for none
+   --  Index whose lead is at At_Byte, or 0 for none (inlined always: a walk
+   --  over an index calls it for every word, and the call costs more than
+   --  the look-up most of the time)
 
 private
 
-   type Positions is array (Positive range <>) of Natural;
-   type Keys is array (Positive range <>) of Word_Key;
-   type Prefixes is array (Positive range <>) of Word_Prefix;
    type Slot_Table is array (Positive range <>) of Natural;
 
+   type Word_Entry is record
+      Key    : Word_Key;
+      First  : Positive;
+      Last   : Positive;
+      Times  : Positive;
+      Prefix : Word_Prefix;
+   end record;
+   --  A distinct word: Text (First .. Last), folded, Times times in Text;
+   --  no defaults, so that declaring a set clears only its table
+
+   type Word_Entries is array (Positive range <>) of Word_Entry;
+
    type Word_Set (Most : Positive; Slots : Positive) is limited record
+      Distinct : Natural := 0;
+      Total    : Natural := 0;
+      Words    : Word_Entries (1 .. Most);
+      --  One record a word, so that each of its fields is one offset away
       Table    : Slot_Table (1 .. Slots);
       --  0: a free slot, else the distinct word whose key leads there (a
       --  key K leads to slot (K and (Slots - 1)) + 1, probing onwards)
-      Key      : Keys (1 .. Most);
-      Prefix   : Prefixes (1 .. Most);
-      First    : Positions (1 .. Most);
-      Last     : Positions (1 .. Most);
-      Times    : Positions (1 .. Most);
-      Distinct : Natural := 0;
-      Total    : Natural := 0;
    end record;
-   --  Word W is Text (First (W) .. Last (W)), folded
 
    function Distinct (Set : Word_Set) return Natural is (Set.Distinct);
 
