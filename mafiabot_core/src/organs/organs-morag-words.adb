@@ -228,7 +228,9 @@ package body Organs.Morag.Words is
             Unchanged : Positive := At_Byte;
 
             --  Index (Unchanged .. Through) copied, and Unchanged past it
-            procedure Copy_Through (Through : Natural) with Inline is
+            --  (inlined always: once a word that changes, where a call
+            --  costs as much as the copy)
+            procedure Copy_Through (Through : Natural) with Inline_Always is
             begin
                Result (Last + 1 .. Last + Through + 1 - Unchanged) :=
                  Index (Unchanged .. Through);
