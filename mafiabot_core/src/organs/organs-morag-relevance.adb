@@ -174,10 +174,7 @@ package body Organs.Morag.Relevance is
 
          begin
             for From in 1 .. Last loop
-               if From > 1 then
-                  Put ("; ");
-               end if;
-               Put ("turn ");
+               Put ((if From > 1 then "; turn " else "turn "));
                Put_Decimal (Text, Used, Hits (From).Turn);
                Put (" (score ");
                Put_Score (Text, Used, Hits (From).Score);

@@ -184,15 +184,12 @@ package body Organs.Morag.Words is
    begin
       Collect (Text, Set);
       declare
-         New_Bytes : Natural := 0;
+         New_Bytes : constant Natural :=
+           Set.Distinct * (Term_Lead_Bytes + Posting_Bytes) + Text'Length;
          --  What Text's words add at most: each a posting, and the lead
-         --  and spelling of a word the index lacks
+         --  and spelling of a word the index lacks (the spellings past
+         --  their prefixes are fewer bytes than Text)
       begin
-         for Word in 1 .. Set.Distinct loop
-            New_Bytes := New_Bytes + Term_Lead_Bytes + Posting_Bytes
-              + Natural'Max (0, Set.Words (Word).Last - Set.Words (Word).First + 1
-                                - Prefix_Bytes);
-         end loop;
          declare
             Result  : String (1 .. Index'Length + Count_Bytes + New_Bytes);
             Last    : Natural := 0;

@@ -1,6 +1,9 @@
+with Interfaces;
 with Organs.Word_Search;
 
 package body Organs.Morag is
+
+   use type Interfaces.Unsigned_32;
 
    pragma Compile_Time_Error
      (Recall_Count'Last > Organs.Word_Search.Max_Texts,
@@ -34,7 +37,9 @@ package body Organs.Morag is
          elsif Value < 100_000_000 then 8
          elsif Value < 1_000_000_000 then 9
          else 10);
-      Rest  : Natural := Value;
+      Rest  : Interfaces.Unsigned_32 := Interfaces.Unsigned_32 (Value);
+      --  Unsigned: a division by ten is then a multiplication and a shift,
+      --  with none of a signed one's corrections
    begin
       for Place in reverse Last + 1 .. Last + Width loop
          Text (Place) := Character'Val (Character'Pos ('0') + Rest mod 10);
