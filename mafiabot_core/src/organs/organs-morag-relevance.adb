@@ -65,14 +65,16 @@ package body Organs.Morag.Relevance is
          --  the query's
          while At_Byte <= Index'Last loop
             declare
+               Lead : constant Words.Term_Lead :=
+                 Words.Lead_At (Index, At_Byte);
                Term : constant Natural :=
-                 Words.Find (Asked, Query, Index, At_Byte);
+                 Words.Find (Asked, Query, Index, At_Byte, Lead);
             begin
                if Term /= 0 then
-                  Holding (Term) := Words.Postings_Of (Index, At_Byte);
-                  Postings (Term) := Words.Postings_At (Index, At_Byte);
+                  Holding (Term) := Natural (Lead.Postings);
+                  Postings (Term) := Words.Postings_At (At_Byte, Lead);
                end if;
-               At_Byte := Words.Next_Term (Index, At_Byte);
+               At_Byte := Words.Next_Term (At_Byte, Lead);
             end;
          end loop;
 

@@ -7,19 +7,8 @@ package body Organs.Morag.Words is
    function To_Prefix is new Ada.Unchecked_Conversion
      (Prefix_Text, Word_Prefix);
 
-   subtype Key_Bytes is String (1 .. 4);
    function To_Half_Bytes is new Ada.Unchecked_Conversion
      (Interfaces.Unsigned_16, Half_Bytes);
-   function To_Key is new Ada.Unchecked_Conversion (Key_Bytes, Word_Key);
-
-   function Key_At (Index : String; At_Byte : Positive) return Word_Key is
-     (To_Key (Index (At_Byte + Key_Offset .. At_Byte + Key_Offset + 3)))
-   with Inline;
-
-   function Prefix_At (Index : String; At_Byte : Positive) return Word_Prefix
-   is (To_Prefix (Index (At_Byte + Prefix_Offset
-                         .. At_Byte + Prefix_Offset + Prefix_Bytes - 1)))
-   with Inline;
 
    procedure Set_Postings
      (Index : in out String; At_Byte : Positive; Postings : Natural)
@@ -132,22 +121,23 @@ package body Organs.Morag.Words is
       end loop;
    end Collect;
 
-   --  Whether the word of Index whose lead is at At_Byte is Set's Known-th
-   --  (collected from Text): only called on a key that matches, so apart
-   --  from Find, which is inlined everywhere
+   --  Whether the word of Index whose lead, Lead, is at At_Byte is Set's
+   --  Known-th (collected from Text): only called on a key that matches,
+   --  so apart from Find, which is inlined everywhere
    function Spells
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
       At_Byte : Positive;
+      Lead    : Term_Lead;
       Known   : Positive) return Boolean
    is
       Word : Word_Entry renames Set.Words (Known);
-      Size : constant Natural := Size_At (Index, At_Byte);
+      Size : constant Natural := Natural (Lead.Size);
       Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
       --  Index (Rest + Offset) is the word's byte Offset past its prefix
    begin
-      return Word.Prefix = Prefix_At (Index, At_Byte)
+      return Word.Prefix = Lead.Prefix
         and then Word.Last - Word.First + 1 = Size
         and then
           (for all Offset in Prefix_Bytes .. Size - 1 =>
@@ -158,16 +148,16 @@ package body Organs.Morag.Words is
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
-      At_Byte : Positive) return Natural
+      At_Byte : Positive;
+      Lead    : Term_Lead) return Natural
    is
       Mask : constant Word_Key := Word_Key (Set.Slots - 1);
-      Key  : constant Word_Key := Key_At (Index, At_Byte);
-      Slot : Positive := Natural (Key and Mask) + 1;
+      Slot : Positive := Natural (Lead.Key and Mask) + 1;
       Word : Natural := Set.Table (Slot);
    begin
       while Word /= 0 loop
-         if Set.Words (Word).Key = Key
-           and then Spells (Set, Text, Index, At_Byte, Word)
+         if Set.Words (Word).Key = Lead.Key
+           and then Spells (Set, Text, Index, At_Byte, Lead, Word)
          then
             return Word;
          end if;
@@ -246,10 +236,12 @@ package body Organs.Morag.Words is
             Put (Set.Total / 256);
             while At_Byte <= Index'Last loop
                declare
-                  Held    : constant Natural := Postings_Of (Index, At_Byte);
-                  First   : constant Positive := Postings_At (Index, At_Byte);
+                  Lead    : constant Term_Lead := Lead_At (Index, At_Byte);
+                  Held    : constant Natural := Natural (Lead.Postings);
+                  First   : constant Positive := Postings_At (At_Byte, Lead);
                   Next    : constant Positive := First + Posting_Bytes * Held;
-                  Word    : constant Natural := Find (Set, Text, Index, At_Byte);
+                  Word    : constant Natural :=
+                    Find (Set, Text, Index, At_Byte, Lead);
                   Dropped : Natural := 0;
                   --  The postings that go: those of an age of Keeping or
                   --  more, which come first (oldest first)
