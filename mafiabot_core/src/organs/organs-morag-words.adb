@@ -121,28 +121,25 @@ package body Organs.Morag.Words is
       end loop;
    end Collect;
 
-   --  Whether the word of Index whose lead, Lead, is at At_Byte is Set's
-   --  Known-th (collected from Text): only called on a key that matches,
-   --  so apart from Find, which is inlined everywhere
-   function Spells
+   --  Whether the bytes past Prefix_Bytes of the word of Index whose lead
+   --  is at At_Byte, Size of them in all, are those of Set's Known-th
+   --  (collected from Text): only for a word longer than its prefix, so
+   --  out of Find, which is inlined everywhere
+   function Spells_Rest
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
       At_Byte : Positive;
-      Lead    : Term_Lead;
+      Size    : Natural;
       Known   : Positive) return Boolean
    is
-      Word : Word_Entry renames Set.Words (Known);
-      Size : constant Natural := Natural (Lead.Size);
-      Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
+      First : constant Positive := Set.Words (Known).First;
+      Rest  : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
       --  Index (Rest + Offset) is the word's byte Offset past its prefix
    begin
-      return Word.Prefix = Lead.Prefix
-        and then Word.Last - Word.First + 1 = Size
-        and then
-          (for all Offset in Prefix_Bytes .. Size - 1 =>
-             Word_Fold (Text (Word.First + Offset)) = Index (Rest + Offset));
-   end Spells;
+      return (for all Offset in Prefix_Bytes .. Size - 1 =>
+                Word_Fold (Text (First + Offset)) = Index (Rest + Offset));
+   end Spells_Rest;
 
    function Find
      (Set     : Word_Set;
@@ -152,15 +149,24 @@ package body Organs.Morag.Words is
       Lead    : Term_Lead) return Natural
    is
       Mask : constant Word_Key := Word_Key (Set.Slots - 1);
+      Size : constant Natural := Natural (Lead.Size);
       Slot : Positive := Natural (Lead.Key and Mask) + 1;
       Word : Natural := Set.Table (Slot);
    begin
       while Word /= 0 loop
-         if Set.Words (Word).Key = Lead.Key
-           and then Spells (Set, Text, Index, At_Byte, Lead, Word)
-         then
-            return Word;
-         end if;
+         declare
+            Known : Word_Entry renames Set.Words (Word);
+         begin
+            if Known.Key = Lead.Key
+              and then Known.Prefix = Lead.Prefix
+              and then Known.Last - Known.First + 1 = Size
+              and then (Size <= Prefix_Bytes
+                        or else Spells_Rest
+                                  (Set, Text, Index, At_Byte, Size, Word))
+            then
+               return Word;
+            end if;
+         end;
          Slot := Natural (Word_Key (Slot) and Mask) + 1;
          Word := Set.Table (Slot);
       end loop;
