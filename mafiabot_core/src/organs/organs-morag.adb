@@ -64,9 +64,12 @@ package body Organs.Morag is
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Range_Check);
-      Part : constant Natural := Natural (Score mod 1000);
+      Whole : constant Interfaces.Unsigned_32 :=
+        Interfaces.Unsigned_32 (Score);
+      --  Unsigned, as in Put_Digits
+      Part  : constant Interfaces.Unsigned_32 := Whole mod 1000;
    begin
-      Put_Digits (Text, Last, Natural (Score / 1000));
+      Put_Digits (Text, Last, Natural (Whole / 1000));
       Text (Last + 1) := '.';
       Text (Last + 2) := Character'Val (Character'Pos ('0') + Part / 100);
       Text (Last + 3) := Character'Val (Character'Pos ('0') + Part / 10 mod 10);
