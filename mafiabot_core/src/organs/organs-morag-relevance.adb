@@ -54,9 +54,13 @@ package body Organs.Morag.Relevance is
          --  For each of the query's words the session holds: in how many
          --  kept turns, and where in Index their postings stand
          At_Byte  : Positive := Words.First_Term (Index);
+         Lengths  : array (1 .. Count) of Natural;
+         --  Each kept turn's count of words, read once for the mean and
+         --  for its own length's norm
       begin
          for Text in 1 .. Count loop
-            Total := Total + Words.Word_Count (Index, Text);
+            Lengths (Text) := Words.Word_Count (Index, Text);
+            Total := Total + Lengths (Text);
          end loop;
          if Total = 0 then
             return Result;
@@ -88,8 +92,7 @@ package body Organs.Morag.Relevance is
          begin
             for Text in 1 .. Count loop
                Norm (Text) :=
-                 K1 * (1.0 - B + B * Long_Float (Words.Word_Count (Index, Text))
-                                 / Mean);
+                 K1 * (1.0 - B + B * Long_Float (Lengths (Text)) / Mean);
             end loop;
             for Term in Holding'Range loop
                if Holding (Term) > 0 then
