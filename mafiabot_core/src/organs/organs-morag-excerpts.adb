@@ -10,13 +10,22 @@ package body Organs.Morag.Excerpts is
    overriding function Excerpt
      (Held : Excerpt_Memory; Index : Recall_Count) return String
    is
-      First : Positive := 1;
+      Size  : constant Natural := Natural (Held.Sizes (Index));
+      First : Natural;
    begin
-      for Older in 1 .. Index - 1 loop
-         First := First + Natural (Held.Sizes (Older));
-      end loop;
-      return Slice (Held.Kept, First,
-                    First + Natural (Held.Sizes (Index)) - 1);
+      --  Its place counted from the nearer end of the text
+      if Index <= Held.Count / 2 then
+         First := 1 + Length_Bytes;
+         for Older in 1 .. Index - 1 loop
+            First := First + Length_Bytes + Natural (Held.Sizes (Older));
+         end loop;
+      else
+         First := Length (Held.Kept) + 1 - Size;
+         for Newer in Index + 1 .. Held.Count loop
+            First := First - Length_Bytes - Natural (Held.Sizes (Newer));
+         end loop;
+      end if;
+      return Slice (Held.Kept, First, First + Size - 1);
    end Excerpt;
 
    overriding procedure Keep
@@ -32,17 +41,24 @@ package body Organs.Morag.Excerpts is
       --  How many older excerpts stay: none after a gap in the turns
    begin
       while Held.Count > Keeping loop
-         Dropped := Dropped + Natural (Held.Sizes (1));
+         Dropped := Dropped + Length_Bytes + Natural (Held.Sizes (1));
          Held.Sizes (1 .. Held.Count - 1) := Held.Sizes (2 .. Held.Count);
          Held.Count := Held.Count - 1;
       end loop;
       --  Rebuilt at their exact sizes: Append would leave growth room in
-      --  every one of possibly 100,000 sessions.
-      Held.Kept := To_Unbounded_String
-        (Slice (Held.Kept, Dropped + 1, Length (Held.Kept)) & Excerpt);
+      --  every one of possibly 100,000 sessions.  Set_Unbounded_String
+      --  writes over the old text's room when it is no longer and not
+      --  much shorter (a memory that keeps as much as it forgets), instead
+      --  of allocating a new one and freeing the old.
+      Set_Unbounded_String
+        (Held.Kept,
+         Slice (Held.Kept, Dropped + 1, Length (Held.Kept))
+         & Character'Val (Excerpt'Length mod 256)
+         & Character'Val (Excerpt'Length / 256) & Excerpt);
       if Held.Indexed then
-         Held.Index := To_Unbounded_String
-           (Words.Added (To_String (Held.Index), Held.Count, Excerpt));
+         Set_Unbounded_String
+           (Held.Index,
+            Words.Added (To_String (Held.Index), Held.Count, Excerpt));
       end if;
       Held.Count := Held.Count + 1;
       Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
@@ -74,27 +90,7 @@ package body Organs.Morag.Excerpts is
    end Index_Words;
 
    function Encoded (Held : Excerpt_Memory) return String is
-      Kept   : constant String := To_String (Held.Kept);
-      --  One copy, not a slice for each excerpt
-      Result : String (1 .. 1 + Held.Count * Length_Bytes + Kept'Length);
-      Last   : Natural := 1;
-      From   : Positive := 1;
-   begin
-      Result (1) := Character'Val (Held.Count);
-      for Index in 1 .. Held.Count loop
-         declare
-            Size : constant Natural := Natural (Held.Sizes (Index));
-         begin
-            Result (Last + 1) := Character'Val (Size mod 256);
-            Result (Last + 2) := Character'Val (Size / 256);
-            Result (Last + 3 .. Last + 2 + Size) :=
-              Kept (From .. From + Size - 1);
-            Last := Last + 2 + Size;
-            From := From + Size;
-         end;
-      end loop;
-      return Result;
-   end Encoded;
+     (Character'Val (Held.Count) & To_String (Held.Kept));
 
    procedure Decode
      (Bytes       : String;

@@ -75,12 +75,15 @@ private
    type Excerpt_Lengths is array (Recall_Count) of Excerpt_Length
    with Component_Size => 16;
 
-   --  One text holds the kept excerpts back to back, oldest first: a
-   --  session costs one string and 32 bytes of lengths, not sixteen
-   --  strings, which is what lets 100,000 sessions fit in 64 MB.  Their
-   --  words' index, once asked for (Index_Words), is one more string.
+   --  One text holds the kept excerpts back to back, oldest first, each
+   --  after its length as Encoded writes them (so that a record is that
+   --  text after one byte, not a copy of every excerpt): a session costs
+   --  one string and 32 bytes of lengths, not sixteen strings, which is
+   --  what lets 100,000 sessions fit in 64 MB.  Their words' index, once
+   --  asked for (Index_Words), is one more string.
    type Excerpt_Memory is new Memory with record
       Kept    : Ada.Strings.Unbounded.Unbounded_String;
+      --  Each excerpt's length (2 bytes, little-endian) and its bytes
       Sizes   : Excerpt_Lengths := [others => 0];
       Count   : Natural range 0 .. Recall_Count'Last := 0;
       Newest  : Natural := 0;

@@ -54,9 +54,13 @@ package body Organs.Morag.Relevance is
          --  For each of the query's words the session holds: in how many
          --  kept turns, and where in Index their postings stand
          At_Byte  : Positive := Words.First_Term (Index);
+         Lengths  : array (1 .. Count) of Natural;
+         --  Each kept turn's count of words, read once for the mean and
+         --  for its own length's norm
       begin
          for Text in 1 .. Count loop
-            Total := Total + Words.Word_Count (Index, Text);
+            Lengths (Text) := Words.Word_Count (Index, Text);
+            Total := Total + Lengths (Text);
          end loop;
          if Total = 0 then
             return Result;
@@ -65,14 +69,16 @@ package body Organs.Morag.Relevance is
          --  the query's
          while At_Byte <= Index'Last loop
             declare
+               Lead : constant Words.Term_Lead :=
+                 Words.Lead_At (Index, At_Byte);
                Term : constant Natural :=
-                 Words.Find (Asked, Query, Index, At_Byte);
+                 Words.Find (Asked, Query, Index, At_Byte, Lead);
             begin
                if Term /= 0 then
-                  Holding (Term) := Words.Postings_Of (Index, At_Byte);
-                  Postings (Term) := Words.Postings_At (Index, At_Byte);
+                  Holding (Term) := Natural (Lead.Postings);
+                  Postings (Term) := Words.Postings_At (At_Byte, Lead);
                end if;
-               At_Byte := Words.Next_Term (Index, At_Byte);
+               At_Byte := Words.Next_Term (At_Byte, Lead);
             end;
          end loop;
 
@@ -86,8 +92,7 @@ package body Organs.Morag.Relevance is
          begin
             for Text in 1 .. Count loop
                Norm (Text) :=
-                 K1 * (1.0 - B + B * Long_Float (Words.Word_Count (Index, Text))
-                                 / Mean);
+                 K1 * (1.0 - B + B * Long_Float (Lengths (Text)) / Mean);
             end loop;
             for Term in Holding'Range loop
                if Holding (Term) > 0 then
@@ -174,10 +179,7 @@ package body Organs.Morag.Relevance is
 
          begin
             for From in 1 .. Last loop
-               if From > 1 then
-                  Put ("; ");
-               end if;
-               Put ("turn ");
+               Put ((if From > 1 then "; turn " else "turn "));
                Put_Decimal (Text, Used, Hits (From).Turn);
                Put (" (score ");
                Put_Score (Text, Used, Hits (From).Score);

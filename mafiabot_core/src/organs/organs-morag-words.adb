@@ -7,19 +7,8 @@ package body Organs.Morag.Words is
    function To_Prefix is new Ada.Unchecked_Conversion
      (Prefix_Text, Word_Prefix);
 
-   subtype Key_Bytes is String (1 .. 4);
    function To_Half_Bytes is new Ada.Unchecked_Conversion
      (Interfaces.Unsigned_16, Half_Bytes);
-   function To_Key is new Ada.Unchecked_Conversion (Key_Bytes, Word_Key);
-
-   function Key_At (Index : String; At_Byte : Positive) return Word_Key is
-     (To_Key (Index (At_Byte + Key_Offset .. At_Byte + Key_Offset + 3)))
-   with Inline;
-
-   function Prefix_At (Index : String; At_Byte : Positive) return Word_Prefix
-   is (To_Prefix (Index (At_Byte + Prefix_Offset
-                         .. At_Byte + Prefix_Offset + Prefix_Bytes - 1)))
-   with Inline;
 
    procedure Set_Postings
      (Index : in out String; At_Byte : Positive; Postings : Natural)
@@ -54,11 +43,11 @@ package body Organs.Morag.Words is
       function Spells
         (First, Last : Positive; Prefix : Word_Prefix; Known : Positive)
         return Boolean is
-        (Prefix = Set.Prefix (Known)
-         and then Last - First = Set.Last (Known) - Set.First (Known)
+        (Prefix = Set.Words (Known).Prefix
+         and then Last - First = Set.Words (Known).Last - Set.Words (Known).First
          and then (for all Offset in Prefix_Bytes .. Last - First =>
                      Word_Fold (Text (First + Offset))
-                     = Word_Fold (Text (Set.First (Known) + Offset))));
+                     = Word_Fold (Text (Set.Words (Known).First + Offset))));
 
       --  Count Text (First .. Last), of Hash and Prefix, among the words
       procedure Add
@@ -71,7 +60,7 @@ package body Organs.Morag.Words is
          loop
             Word := Set.Table (Slot);
             exit when Word = 0
-              or else (Set.Key (Word) = Key
+              or else (Set.Words (Word).Key = Key
                        and then Spells (First, Last, Prefix, Word));
             Slot := Natural (Word_Key (Slot) and Mask) + 1;
          end loop;
@@ -79,13 +68,13 @@ package body Organs.Morag.Words is
             Set.Distinct := Set.Distinct + 1;
             Word := Set.Distinct;
             Set.Table (Slot) := Word;
-            Set.Key (Word) := Key;
-            Set.Prefix (Word) := Prefix;
-            Set.First (Word) := First;
-            Set.Last (Word) := Last;
-            Set.Times (Word) := 1;
+            Set.Words (Word).Key := Key;
+            Set.Words (Word).Prefix := Prefix;
+            Set.Words (Word).First := First;
+            Set.Words (Word).Last := Last;
+            Set.Words (Word).Times := 1;
          else
-            Set.Times (Word) := Set.Times (Word) + 1;
+            Set.Words (Word).Times := Set.Words (Word).Times + 1;
          end if;
          Set.Total := Set.Total + 1;
       end Add;
@@ -132,35 +121,52 @@ package body Organs.Morag.Words is
       end loop;
    end Collect;
 
+   --  Whether the bytes past Prefix_Bytes of the word of Index whose lead
+   --  is at At_Byte, Size of them in all, are those of Set's Known-th
+   --  (collected from Text): only for a word longer than its prefix, so
+   --  out of Find, which is inlined everywhere
+   function Spells_Rest
+     (Set     : Word_Set;
+      Text    : String;
+      Index   : String;
+      At_Byte : Positive;
+      Size    : Natural;
+      Known   : Positive) return Boolean
+   is
+      First : constant Positive := Set.Words (Known).First;
+      Rest  : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
+      --  Index (Rest + Offset) is the word's byte Offset past its prefix
+   begin
+      return (for all Offset in Prefix_Bytes .. Size - 1 =>
+                Word_Fold (Text (First + Offset)) = Index (Rest + Offset));
+   end Spells_Rest;
+
    function Find
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
-      At_Byte : Positive) return Natural
+      At_Byte : Positive;
+      Lead    : Term_Lead) return Natural
    is
       Mask : constant Word_Key := Word_Key (Set.Slots - 1);
-      Key  : constant Word_Key := Key_At (Index, At_Byte);
-      Slot : Positive := Natural (Key and Mask) + 1;
+      Size : constant Natural := Natural (Lead.Size);
+      Slot : Positive := Natural (Lead.Key and Mask) + 1;
       Word : Natural := Set.Table (Slot);
-
-      --  Whether the word of Index at At_Byte is Set's Known-th
-      function Spells (Known : Positive) return Boolean is
-         Size : constant Natural := Size_At (Index, At_Byte);
-         Rest : constant Positive := At_Byte + Term_Lead_Bytes - Prefix_Bytes;
-         --  Index (Rest + Offset) is the word's byte Offset past its prefix
-      begin
-         return Set.Prefix (Known) = Prefix_At (Index, At_Byte)
-           and then Set.Last (Known) - Set.First (Known) + 1 = Size
-           and then
-             (for all Offset in Prefix_Bytes .. Size - 1 =>
-                Word_Fold (Text (Set.First (Known) + Offset))
-                = Index (Rest + Offset));
-      end Spells;
    begin
       while Word /= 0 loop
-         if Set.Key (Word) = Key and then Spells (Word) then
-            return Word;
-         end if;
+         declare
+            Known : Word_Entry renames Set.Words (Word);
+         begin
+            if Known.Key = Lead.Key
+              and then Known.Prefix = Lead.Prefix
+              and then Known.Last - Known.First + 1 = Size
+              and then (Size <= Prefix_Bytes
+                        or else Spells_Rest
+                                  (Set, Text, Index, At_Byte, Size, Word))
+            then
+               return Word;
+            end if;
+         end;
          Slot := Natural (Word_Key (Slot) and Mask) + 1;
          Word := Set.Table (Slot);
       end loop;
@@ -174,15 +180,12 @@ package body Organs.Morag.Words is
    begin
       Collect (Text, Set);
       declare
-         New_Bytes : Natural := 0;
+         New_Bytes : constant Natural :=
+           Set.Distinct * (Term_Lead_Bytes + Posting_Bytes) + Text'Length;
          --  What Text's words add at most: each a posting, and the lead
-         --  and spelling of a word the index lacks
+         --  and spelling of a word the index lacks (the spellings past
+         --  their prefixes are fewer bytes than Text)
       begin
-         for Word in 1 .. Set.Distinct loop
-            New_Bytes := New_Bytes + Term_Lead_Bytes + Posting_Bytes
-              + Natural'Max (0, Set.Last (Word) - Set.First (Word) + 1
-                                - Prefix_Bytes);
-         end loop;
          declare
             Result  : String (1 .. Index'Length + Count_Bytes + New_Bytes);
             Last    : Natural := 0;
@@ -206,22 +209,27 @@ package body Organs.Morag.Words is
             procedure Put_Newest (Word : Positive) with Inline is
             begin
                Put (Character'Pos (Result (2)));
-               Put (Set.Times (Word) - 1);
+               Put (Set.Words (Word).Times - 1);
             end Put_Newest;
 
             At_Byte : Positive := First_Term (Index);
 
-            --  Index (Unchanged .. At_Byte - 1): words that keep every
-            --  posting and gain none, copied at once when a word that
-            --  changes, or the end, comes
+            --  Index (Unchanged .. At_Byte - 1): bytes that stay as they
+            --  are (words that keep every posting and gain none, and the
+            --  kept postings of a word that lost its oldest), copied at once
+            --  when a word that changes, or the end, comes
             Unchanged : Positive := At_Byte;
 
-            procedure Copy_Unchanged with Inline is
+            --  Index (Unchanged .. Through) copied, and Unchanged past it
+            --  (inlined always: once a word that changes, where a call
+            --  costs as much as the copy)
+            procedure Copy_Through (Through : Natural) with Inline_Always is
             begin
-               Result (Last + 1 .. Last + At_Byte - Unchanged) :=
-                 Index (Unchanged .. At_Byte - 1);
-               Last := Last + At_Byte - Unchanged;
-            end Copy_Unchanged;
+               Result (Last + 1 .. Last + Through + 1 - Unchanged) :=
+                 Index (Unchanged .. Through);
+               Last := Last + Through + 1 - Unchanged;
+               Unchanged := Through + 1;
+            end Copy_Through;
          begin
             Put (Keeping + 1);
             Put ((Character'Pos (Index (Index'First + 1)) + 1) mod 256);
@@ -234,52 +242,64 @@ package body Organs.Morag.Words is
             Put (Set.Total / 256);
             while At_Byte <= Index'Last loop
                declare
-                  Held  : constant Natural := Postings_Of (Index, At_Byte);
-                  First : constant Positive := Postings_At (Index, At_Byte);
-                  Next  : constant Positive := First + Posting_Bytes * Held;
-                  Word  : constant Natural := Find (Set, Text, Index, At_Byte);
-                  Kept  : Natural := Held;
-                  --  The postings that stay: those of an age below
-                  --  Keeping, which come first (newest first)
+                  Lead    : constant Term_Lead := Lead_At (Index, At_Byte);
+                  Held    : constant Natural := Natural (Lead.Postings);
+                  First   : constant Positive := Postings_At (At_Byte, Lead);
+                  Next    : constant Positive := First + Posting_Bytes * Held;
+                  Word    : constant Natural :=
+                    Find (Set, Text, Index, At_Byte, Lead);
+                  Dropped : Natural := 0;
+                  --  The postings that go: those of an age of Keeping or
+                  --  more, which come first (oldest first)
                begin
-                  while Kept > 0
-                    and then Age_At (Index, First + Posting_Bytes * (Kept - 1))
+                  while Dropped < Held
+                    and then Age_At (Index, First + Posting_Bytes * Dropped)
                              >= Keeping
                   loop
-                     Kept := Kept - 1;
+                     Dropped := Dropped + 1;
                   end loop;
-                  if Word /= 0 or else Kept < Held then
-                     Copy_Unchanged;
+                  if Word = 0 and then Dropped = Held then
+                     --  No excerpt holds the word any more
+                     Copy_Through (At_Byte - 1);
                      Unchanged := Next;
-                  end if;
-                  if Word /= 0 or else Kept in 1 .. Held - 1 then
-                     Result (Last + 1 .. Last + First - At_Byte) :=
-                       Index (At_Byte .. First - 1);
-                     Set_Postings
-                       (Result, Last + 1, Kept + Boolean'Pos (Word /= 0));
-                     Last := Last + First - At_Byte;
-                     if Word /= 0 then
-                        Put_Newest (Word);
-                        Matched (Word) := True;
-                     end if;
-                     Result (Last + 1 .. Last + Posting_Bytes * Kept) :=
-                       Index (First .. First - 1 + Posting_Bytes * Kept);
-                     Last := Last + Posting_Bytes * Kept;
+                  elsif Word /= 0 or else Dropped > 0 then
+                     declare
+                        Lead : constant Positive :=
+                          Last + 1 + At_Byte - Unchanged;
+                        --  Where the word's lead lands in Result
+                     begin
+                        if Dropped = 0 then
+                           Copy_Through (Next - 1);
+                        else
+                           Copy_Through (First - 1);
+                           Unchanged := First + Posting_Bytes * Dropped;
+                           if Word /= 0 then
+                              Copy_Through (Next - 1);
+                           end if;
+                        end if;
+                        Set_Postings
+                          (Result, Lead,
+                           Held - Dropped + Boolean'Pos (Word /= 0));
+                        if Word /= 0 then
+                           Put_Newest (Word);
+                           Matched (Word) := True;
+                        end if;
+                     end;
                   end if;
                   At_Byte := Next;
                end;
             end loop;
-            Copy_Unchanged;
+            Copy_Through (Index'Last);
             for Word in 1 .. Set.Distinct loop
                if not Matched (Word) then
                   Put (Term_Lead'
                          (Postings => 1,
                           Size     => Interfaces.Unsigned_16
-                            (Set.Last (Word) - Set.First (Word) + 1),
-                          Key      => Set.Key (Word),
-                          Prefix   => Set.Prefix (Word)));
-                  for Byte in Set.First (Word) + Prefix_Bytes
-                              .. Set.Last (Word)
+                            (Set.Words (Word).Last - Set.Words (Word).First + 1),
+                          Key      => Set.Words (Word).Key,
+                          Prefix   => Set.Words (Word).Prefix));
+                  for Byte in Set.Words (Word).First + Prefix_Bytes
+                              .. Set.Words (Word).Last
                   loop
                      Last := Last + 1;
                      Result (Last) := Word_Fold (Text (Byte));

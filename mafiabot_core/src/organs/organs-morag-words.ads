@@ -86,11 +86,13 @@ package Organs.Morag.Words is
    --  - then each distinct word once, in no order a reader may rely on:
    --    its Term_Lead (how many excerpts hold it, its length, its Word_Key
    --    and its first Prefix_Bytes folded), the rest of its folded bytes,
-   --    and for each excerpt holding it, newest first, a posting of 2
+   --    and for each excerpt holding it, oldest first, a posting of 2
    --    bytes: the excerpt's number and how many times it holds the word,
    --    less one (at most Most_Words (Max_Recall_Bytes), 256, times: one
    --    byte).  Numbers, not ages, so that the postings an excerpt keeps
-   --    are copied as they are when a newer one is added.
+   --    are copied as they are when a newer one is added; oldest first, so
+   --    that the forgotten ones lead and the new one follows, and a word's
+   --    postings that stay are copied with the bytes around them.
 
    Empty_Index : constant String;
 
@@ -129,24 +131,21 @@ package Organs.Morag.Words is
    with Size => 8 * Term_Lead_Bytes;
 
    --  The word whose lead stands at At_Byte of an index (At_Byte from
-   --  First_Term, then Next_Term until past Index'Last)
+   --  First_Term, then Next_Term until past Index'Last): a walk reads its
+   --  lead once (Lead_At), and finds the rest from it
 
-   function Postings_Of (Index : String; At_Byte : Positive) return Natural
+   function Lead_At (Index : String; At_Byte : Positive) return Term_Lead
    with Inline;
-   --  How many excerpts hold it
+   --  Its lead
 
-   function Size_At (Index : String; At_Byte : Positive) return Natural
-   with Inline;
-   --  How many bytes it has
-
-   function Postings_At (Index : String; At_Byte : Positive) return Positive
+   function Postings_At (At_Byte : Positive; Lead : Term_Lead) return Positive
    is (At_Byte + Term_Lead_Bytes
-       + Natural'Max (0, Size_At (Index, At_Byte) - Prefix_Bytes));
-   --  Where its postings stand
+       + Natural'Max (0, Natural (Lead.Size) - Prefix_Bytes));
+   --  Where the postings of the word whose lead is Lead stand
 
-   function Next_Term (Index : String; At_Byte : Positive) return Positive
-   is (Postings_At (Index, At_Byte)
-       + Posting_Bytes * Postings_Of (Index, At_Byte));
+   function Next_Term (At_Byte : Positive; Lead : Term_Lead) return Positive
+   is (Postings_At (At_Byte, Lead)
+       + Posting_Bytes * Natural (Lead.Postings));
    --  Where the next word's lead stands
 
    function Age_At (Index : String; At_Byte : Positive) return Natural
@@ -161,31 +160,39 @@ package Organs.Morag.Words is
      (Set     : Word_Set;
       Text    : String;
       Index   : String;
-      At_Byte : Positive) return Natural
-   with Inline;
+      At_Byte : Positive;
+      Lead    : Term_Lead) return Natural;
+   pragma Inline_Always (Find);
    --  The distinct word of Set (collected from Text) that is the word of
-   --  Index whose lead is at At_Byte, or 0 for none
+   --  Index whose lead, at At_Byte, is Lead (Lead_At's), or 0 for none (inlined always:
+   --  a walk over an index calls it for every word, and the call costs
+   --  more than the look-up most of the time)
 
 private
 
-   type Positions is array (Positive range <>) of Natural;
-   type Keys is array (Positive range <>) of Word_Key;
-   type Prefixes is array (Positive range <>) of Word_Prefix;
    type Slot_Table is array (Positive range <>) of Natural;
 
+   type Word_Entry is record
+      Key    : Word_Key;
+      First  : Positive;
+      Last   : Positive;
+      Times  : Positive;
+      Prefix : Word_Prefix;
+   end record;
+   --  A distinct word: Text (First .. Last), folded, Times times in Text;
+   --  no defaults, so that declaring a set clears only its table
+
+   type Word_Entries is array (Positive range <>) of Word_Entry;
+
    type Word_Set (Most : Positive; Slots : Positive) is limited record
+      Distinct : Natural := 0;
+      Total    : Natural := 0;
+      Words    : Word_Entries (1 .. Most);
+      --  One record a word, so that each of its fields is one offset away
       Table    : Slot_Table (1 .. Slots);
       --  0: a free slot, else the distinct word whose key leads there (a
       --  key K leads to slot (K and (Slots - 1)) + 1, probing onwards)
-      Key      : Keys (1 .. Most);
-      Prefix   : Prefixes (1 .. Most);
-      First    : Positions (1 .. Most);
-      Last     : Positions (1 .. Most);
-      Times    : Positions (1 .. Most);
-      Distinct : Natural := 0;
-      Total    : Natural := 0;
    end record;
-   --  Word W is Text (First (W) .. Last (W)), folded
 
    function Distinct (Set : Word_Set) return Natural is (Set.Distinct);
 
@@ -219,9 +226,7 @@ private
    Size_Offset     : constant := 2;
    Key_Offset      : constant := 4;
    Prefix_Offset   : constant := 8;
-   --  Where each field of a lead stands: the readers read one field alone
-   --  (a walk over an index reads every word's key, and the rest of a lead
-   --  only for the few it looks at closer)
+   --  Where each field of a lead stands
 
    for Term_Lead use record
       Postings at Postings_Offset range 0 .. 15;
@@ -231,18 +236,13 @@ private
    end record;
 
    subtype Half_Bytes is String (1 .. 2);
-   function To_Half is new Ada.Unchecked_Conversion
-     (Half_Bytes, Interfaces.Unsigned_16);
-
-   function Postings_Of (Index : String; At_Byte : Positive) return Natural is
-     (Natural (To_Half (Index (At_Byte + Postings_Offset
-                               .. At_Byte + Postings_Offset + 1))));
-
-   function Size_At (Index : String; At_Byte : Positive) return Natural is
-     (Natural (To_Half (Index (At_Byte + Size_Offset
-                               .. At_Byte + Size_Offset + 1))));
 
    subtype Lead_Bytes is String (1 .. Term_Lead_Bytes);
    subtype Prefix_Text is String (1 .. Prefix_Bytes);
+
+   function To_Lead is new Ada.Unchecked_Conversion (Lead_Bytes, Term_Lead);
+
+   function Lead_At (Index : String; At_Byte : Positive) return Term_Lead is
+     (To_Lead (Index (At_Byte .. At_Byte + Term_Lead_Bytes - 1)));
 
 end Organs.Morag.Words;

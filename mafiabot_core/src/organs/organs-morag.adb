@@ -1,6 +1,9 @@
+with Interfaces;
 with Organs.Word_Search;
 
 package body Organs.Morag is
+
+   use type Interfaces.Unsigned_32;
 
    pragma Compile_Time_Error
      (Recall_Count'Last > Organs.Word_Search.Max_Texts,
@@ -11,39 +14,62 @@ package body Organs.Morag is
                                      - Organs.Word_Search.Max_Texts,
       "one recall must index every kept byte");
 
-   procedure Put_Decimal (Text : in out String; Last : in out Natural;
-                          Value : Natural)
+   --  Value's decimal digits at Text (Last + 1 ..), Last moved past them:
+   --  Put_Decimal without its contract, so that Put_Score, whose own
+   --  precondition leaves the room, does not check a second one
+   procedure Put_Digits (Text : in out String; Last : in out Natural;
+                         Value : Natural)
+   with Inline
    is
-      --  Within Text by the precondition's room, Value's digits being at
-      --  most Max_Decimal_Bytes; each digit a character
+      --  Within Text by the callers' preconditions' room, Value's digits
+      --  being at most Max_Decimal_Bytes; each digit a character
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Range_Check);
-      Width : Positive := 1;
-      Rest  : Natural := Value / 10;
+      Width : constant Positive :=
+        (if Value < 10 then 1
+         elsif Value < 100 then 2
+         elsif Value < 1_000 then 3
+         elsif Value < 10_000 then 4
+         elsif Value < 100_000 then 5
+         elsif Value < 1_000_000 then 6
+         elsif Value < 10_000_000 then 7
+         elsif Value < 100_000_000 then 8
+         elsif Value < 1_000_000_000 then 9
+         else 10);
+      Rest  : Interfaces.Unsigned_32 := Interfaces.Unsigned_32 (Value);
+      --  Unsigned: a division by ten is then a multiplication and a shift,
+      --  with none of a signed one's corrections
    begin
-      while Rest > 0 loop
-         Width := Width + 1;
-         Rest := Rest / 10;
-      end loop;
-      Rest := Value;
       for Place in reverse Last + 1 .. Last + Width loop
          Text (Place) := Character'Val (Character'Pos ('0') + Rest mod 10);
          Rest := Rest / 10;
       end loop;
       Last := Last + Width;
+   end Put_Digits;
+
+   pragma Compile_Time_Error
+     (Natural'Last >= 10_000_000_000, "Put_Digits' widths cover a Natural");
+
+   procedure Put_Decimal (Text : in out String; Last : in out Natural;
+                          Value : Natural) is
+   begin
+      Put_Digits (Text, Last, Value);
    end Put_Decimal;
 
    procedure Put_Score (Text : in out String; Last : in out Natural;
                         Score : Score_Thousandths)
    is
-      --  Within Text by the precondition's room, as Put_Decimal
+      --  Within Text by the precondition's room, as Put_Digits
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Range_Check);
-      Part : constant Natural := Natural (Score mod 1000);
+      Whole : constant Interfaces.Unsigned_32 :=
+        Interfaces.Unsigned_32 (Score);
+      --  Unsigned, as in Put_Digits
+      Part  : constant Interfaces.Unsigned_32 := Whole mod 1000;
    begin
-      Put_Decimal (Text, Last, Natural (Score / 1000));
+      Put_Digits (Text, Last, Natural (Whole / 1000));
       Text (Last + 1) := '.';
       Text (Last + 2) := Character'Val (Character'Pos ('0') + Part / 100);
       Text (Last + 3) := Character'Val (Character'Pos ('0') + Part / 10 mod 10);
