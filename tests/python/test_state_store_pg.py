@@ -10,7 +10,8 @@ Invariants held here:
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
 - PostgreSQL alone: a connection the server ends under a running body fails the turn that meets it (-32010
-  naming the server), which wrote nothing, and the next turn connects again and continues the session; a server
+  naming the server), which wrote nothing, and the next turn connects again and continues the session; a statement
+  refused in the middle of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server
   that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one line naming the
   server, never the password); the static body refuses a URL at start, naming the build that has the client.
 """
@@ -368,6 +369,25 @@ def test_a_sampled_turn_whose_connection_ends_while_it_waits_keeps_nothing(spawn
     assert turn.response is not None and turn.response["error"]["code"] == STORE_FAILED, turn.response
     assert store.records() == before
     assert run_turn(sampled).trace["turn"] == 2
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_statement_refused_mid_batch_rolls_the_whole_turn_back(spawn_on, store):
+    """A turn's write, its eviction and its commit reach the server in one batch: the eviction refused after the
+    record's write ran keeps neither, and the next turn's batches run on the same connection."""
+    client = started(spawn_on, max_sessions=1)
+    kept, new = ROOMS[:2]
+    assert client.call_turn("one", *kept)["turn"] == 1
+    store.execute("CREATE FUNCTION refuse () RETURNS trigger LANGUAGE plpgsql"
+                  " AS $$ BEGIN RAISE EXCEPTION 'refused by hand'; END $$")
+    store.execute("CREATE TRIGGER refused BEFORE DELETE ON body_sessions FOR EACH ROW EXECUTE FUNCTION refuse ()")
+    before = store.records()
+    assert_store_failed(client, new, store, "cannot evict past the capacity: ERROR:  refused by hand")
+    assert store.records() == before and store.tally() == 1, "the new session's record, written first, is gone"
+    assert client.call_turn("two", *kept)["turn"] == 2, "a turn that evicts nothing goes on"
+    store.execute("DROP TRIGGER refused ON body_sessions")
+    assert client.call_turn("one again", *new)["turn"] == 1
+    assert store.turns() == {key_of(new): 1} and store.tally() == 1
 
 
 def start_on(body: Path, state: str) -> subprocess.CompletedProcess[bytes]:

@@ -4,7 +4,10 @@
 --  and the same record bytes (Session_Records), in bytea.
 --
 --  Contract, beside Session_Repositories':
---  - A turn is one transaction, committed before Within_Turn returns.  A
+--  - A turn is one transaction, committed before Within_Turn returns, in
+--    two round trips to the server (libpq's pipeline mode: the begin, the
+--    lock and the read sent together, then the writes and the commit); a
+--    statement refused in either rolls the whole turn back.  A
 --    Short turn holds its session's advisory lock (a transaction-level one,
 --    keyed by a hash of the session's key) from its read to its commit, so
 --    turns of one session from several bodies serialize, and turns of other
@@ -13,7 +16,8 @@
 --    transaction of its own and holds nothing while it waits on the client;
 --    its commit takes the lock, reads the record again and writes only if
 --    it is the one read (compare-and-set), else keeps nothing.
---  - At most Capacity sessions: a turn that makes a new session past it
+--  - At most Capacity sessions: a kept turn that finds more (it made a
+--    new session, or a body of a higher capacity filled the store)
 --    evicts the least recently used in its own transaction (logged on
 --    stderr); a session whose row another turn is writing at that moment
 --    is passed over (SKIP LOCKED), so no turn waits on another's.
