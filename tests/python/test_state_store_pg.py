@@ -14,6 +14,10 @@ Invariants held here:
   refused in the middle of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server
   that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one line naming the
   server, never the password); the static body refuses a URL at start, naming the build that has the client.
+- A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
+  in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
+  naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
+  writes no password into config.yaml and keeps the entry's `PGPASSFILE`, and doctor opens the database with it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.client import BodyClient
 from harness.errors import RpcError
+from pg_support import PASSWORD_ROLE, Cluster, database_of
 from sampling_support import run_turn, start_sampling_body
 from support import SHIPPED_ORGANS
 from test_sampling_wire import created, first_round_state, modern_turn
@@ -117,7 +122,7 @@ class PgStore(Store):
 
     @property
     def named(self) -> str:  # type: ignore[override]
-        return f"database {self.url.split('/')[3].split('?')[0]}"
+        return f"database {database_of(self.url)}"
 
     def connect(self) -> Any:
         import psycopg
@@ -483,3 +488,59 @@ def test_mount_refuses_a_url_holding_a_password_and_writes_nothing(body_exe, tmp
     said = capsys.readouterr()
     assert "PGPASSFILE" in said.err and "omerta-pw" not in said.err + said.out
     assert not (home / "config.yaml").exists()
+
+
+# -- a role that must give its password ------------------------------------------------------------
+
+@pytest.fixture
+def no_password_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the developer's gives libpq a password: HOME (so ~/.pgpass) is a temp dir already."""
+    for name in ("PGPASSFILE", "PGPASSWORD", "PGSERVICEFILE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("no_password_anywhere")
+def test_the_body_reads_its_role_s_password_from_pgpassfile_and_refuses_without_it(
+        dynamic_exe, spawn_body, pg_cluster: Cluster, tmp_path, monkeypatch):
+    url = pg_cluster.password_database() + "&sslmode=disable"
+    named = f"database {database_of(url)}"
+    wrong = pg_cluster.write_passfile(tmp_path / "wrong", "not-the-password")
+    for passfile, says in ((None, "no password supplied"), (wrong, "password authentication failed")):
+        if passfile is not None:
+            monkeypatch.setenv("PGPASSFILE", str(passfile))
+        line = refusal(start_on(dynamic_exe, url))
+        assert "cannot connect" in line and says in line and named in line and str(pg_cluster.folder) in line, line
+        assert pg_cluster.password not in line
+    monkeypatch.setenv("PGPASSFILE", str(pg_cluster.write_passfile(tmp_path / "pgpass")))
+    client = spawn_body(body=dynamic_exe, extra_args=("--state", url))
+    client.initialize()
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    with PgStore(dynamic_exe, pg_cluster.url(database_of(url))).connect() as admin:
+        assert admin.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'body_sessions'").fetchone() == (
+            PASSWORD_ROLE,), "the body made its tables as the role whose password it read"
+    bogus = refusal(start_on(dynamic_exe, url.replace("sslmode=disable", "sslmode=bogus")))
+    assert 'invalid sslmode value: "bogus"' in bogus, "libpq read the URL's own parameter, as written"
+
+
+@pytest.mark.usefixtures("no_password_anywhere")
+def test_mount_writes_no_password_and_doctor_opens_the_database_with_the_entry_s_pgpassfile(
+        dynamic_exe, pg_cluster: Cluster, tmp_path, capsys):
+    home = tmp_path / "home"
+    url = pg_cluster.password_database() + "&sslmode=disable"
+    assert main(["mount", "--hermes-home", str(home), "--state", url]) == 0
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 1 and "no password supplied" in line and f"database {database_of(url)}" in line, line
+    config = home / "config.yaml"
+    yaml = YAML()
+    document = yaml.load(config.read_text(encoding="utf-8"))
+    document["mcp_servers"]["mafiabot"].setdefault("env", {})["PGPASSFILE"] = str(
+        pg_cluster.write_passfile(tmp_path / "pgpass"))
+    with config.open("w", encoding="utf-8") as out:
+        yaml.dump(document, out)
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 0 and line.split()[0] == "ok" and "sessions: the database" in line, line
+    assert main(["mount", "--hermes-home", str(home), "--timeout", "90"]) == 0
+    entry = hermes_entry(home)
+    assert entry["args"][entry["args"].index("--state") + 1] == url, "sslmode=disable kept as written"
+    assert entry["env"]["PGPASSFILE"] == str(tmp_path / "pgpass"), "a remount keeps the operator's key"
+    assert pg_cluster.password not in config.read_text(encoding="utf-8") + capsys.readouterr().out
