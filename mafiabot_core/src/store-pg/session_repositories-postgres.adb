@@ -69,6 +69,11 @@ package body Session_Repositories.Postgres is
 
    Read_Record : constant String :=
      "SELECT record FROM body_sessions WHERE key = $1";
+   Read_Record_To_Write : constant String := Read_Record & " FOR UPDATE";
+   --  The row locked until the turn commits: another body's eviction
+   --  (SKIP LOCKED) passes it over, so a session found is updated by the
+   --  turn's write, never inserted again, and only a turn that found no
+   --  record makes a session (and evicts past the capacity)
    Lock_Session : constant String :=
      "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
      & ", hashtext (encode ($1, 'hex')))";
@@ -84,12 +89,8 @@ package body Session_Repositories.Postgres is
      & " (SELECT sessions FROM body_tally) - $1::bigint)"
      & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
      & " SELECT count (*) FROM gone";
-   --  Run by every kept turn, after its write (in a batch, whether the
-   --  write inserted is not known when the eviction is sent): the tally,
-   --  counted by the write's trigger, is held to this body's capacity.  A
-   --  turn of a session already kept evicts only when that capacity is
-   --  below the tally (lowered since, or lower than another body's); at or
-   --  under it the limit is 0 and no row is read
+   --  After a new session's write, in its batch: the tally counted by
+   --  the write's trigger (the statement after it reads it)
    Read_Budget : constant String :=
      "SELECT ended_ms, calls, tokens FROM body_budget_calls WHERE key = $1"
      & " ORDER BY ended_ms";
@@ -606,14 +607,17 @@ package body Session_Repositories.Postgres is
 
    --  -- A turn --------------------------------------------------------
 
-   --  Queue the reads of Key's session: its record, and its budget log
-   --  when budgets are kept (Take_Session takes them)
+   --  Queue the reads of Key's session: its record (locked until the
+   --  commit when To_Write), and its budget log when budgets are kept
+   --  (Take_Session takes them)
    procedure Queue_Read
-     (Self   : in out Pg_Repository;
-      Key    : access constant String;
-      Result : in out Status) is
+     (Self     : in out Pg_Repository;
+      Key      : access constant String;
+      To_Write : Boolean;
+      Result   : in out Status) is
    begin
-      Queue (Self, Read_Record, Result, [1 => Bytes_Param (Key)]);
+      Queue (Self, (if To_Write then Read_Record_To_Write else Read_Record),
+             Result, [1 => Bytes_Param (Key)]);
       if Self.Keeps_Budgets then
          Queue (Self, Read_Budget, Result, [1 => Bytes_Param (Key)]);
       end if;
@@ -705,13 +709,14 @@ package body Session_Repositories.Postgres is
 
    --  In the turn's transaction, one batch: State and Memory as the
    --  session's record, the most recently used; its budget log when kept;
-   --  past the capacity, the least recently used evicted; then the commit.
-   --  When Result.Failed, nothing was kept
+   --  for a new session (Is_New) past the capacity, the least recently used
+   --  evicted; then the commit.  When Result.Failed, nothing was kept
    procedure Write_Session
      (Self   : in out Pg_Repository;
       Key    : access constant String;
       State  : Session_Table.Session;
       Memory : Organs.Morag.Excerpts.Excerpt_Memory;
+      Is_New : Boolean;
       Result : in out Status)
    is
       Bytes    : aliased constant String :=
@@ -753,8 +758,10 @@ package body Session_Repositories.Postgres is
                     Text_Param (Tokens_Text'Unchecked_Access)]);
          end;
       end if;
-      Queue (Self, Evict_Past_Capacity, Result,
-             [1 => Text_Param (Capacity'Unchecked_Access)]);
+      if Is_New then
+         Queue (Self, Evict_Past_Capacity, Result,
+                [1 => Text_Param (Capacity'Unchecked_Access)]);
+      end if;
       Queue (Self, "COMMIT", Result);
       Send_Batch (Self, Result);
 
@@ -765,11 +772,13 @@ package body Session_Repositories.Postgres is
       if Logs then
          Take_Done (Self, "cannot write the session's budget", Result);
       end if;
-      Take (Self, "cannot evict past the capacity", Res, Result);
-      if not Result.Failed and then Has_Row (Res) then
-         Evicted := Int8 (Res, 0, 0);
+      if Is_New then
+         Take (Self, "cannot evict past the capacity", Res, Result);
+         if not Result.Failed and then Has_Row (Res) then
+            Evicted := Int8 (Res, 0, 0);
+         end if;
+         Libpq.Clear (Res);
       end if;
-      Libpq.Clear (Res);
       Take_Done (Self, "cannot commit the turn", Result);
       Close_Batch (Self, Result);
       if not Result.Failed and then Evicted > 0 then
@@ -781,8 +790,8 @@ package body Session_Repositories.Postgres is
    end Write_Session;
 
    --  Two round trips a Short turn: its transaction begun, the session's
-   --  lock taken and the session read in one batch; the work; the writes
-   --  and the commit in another.  A Long turn: its read in a batch (and a
+   --  lock taken and the session read (its row locked) in one batch; the
+   --  work; the writes and the commit in another.  A Long turn: its read in a batch (and a
    --  transaction) of its own; the work; at its commit, the lock and the
    --  record read again in one batch, then the writes as a Short turn's
    overriding procedure Within_Turn
@@ -813,7 +822,7 @@ package body Session_Repositories.Postgres is
          Queue (Self, Lock_Session, Result,
                 [1 => Bytes_Param (Key'Unchecked_Access)]);
       end if;
-      Queue_Read (Self, Key'Access, Result);
+      Queue_Read (Self, Key'Access, Length = Short, Result);
       if Length = Long then
          --  A read of its own: nothing is held while the client thinks
          Queue (Self, "COMMIT", Result);
@@ -849,7 +858,7 @@ package body Session_Repositories.Postgres is
                   Queue (Self, "BEGIN", Result);
                   Queue (Self, Lock_Session, Result,
                          [1 => Bytes_Param (Key'Unchecked_Access)]);
-                  Queue (Self, Read_Record, Result,
+                  Queue (Self, Read_Record_To_Write, Result,
                          [1 => Bytes_Param (Key'Unchecked_Access)]);
                   Send_Batch (Self, Result);
                   Take_Done (Self, "cannot start the turn's commit", Result);
@@ -863,7 +872,11 @@ package body Session_Repositories.Postgres is
                      Roll_Back (Self);
                   end if;
                end if;
-               Write_Session (Self, Key'Access, Held, Memory, Result);
+               Write_Session
+                 (Self, Key'Access, Held, Memory,
+                  Is_New => not (if Length = Long then Again.Found
+                                 else Read.Found),
+                  Result => Result);
          end case;
       end if;
       if Result.Failed then

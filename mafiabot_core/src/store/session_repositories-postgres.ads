@@ -16,11 +16,11 @@
 --    transaction of its own and holds nothing while it waits on the client;
 --    its commit takes the lock, reads the record again and writes only if
 --    it is the one read (compare-and-set), else keeps nothing.
---  - At most Capacity sessions: a kept turn that finds more (it made a
---    new session, or a body of a higher capacity filled the store)
+--  - At most Capacity sessions: a turn that makes a new session past it
 --    evicts the least recently used in its own transaction (logged on
---    stderr); a session whose row another turn is writing at that moment
---    is passed over (SKIP LOCKED), so no turn waits on another's.
+--    stderr); a session whose row another turn has read to write, or is
+--    writing, at that moment is passed over (SKIP LOCKED), so no turn
+--    waits on another's and none loses the session it is turning.
 --    The count is kept by a trigger in a tally row, so no turn counts rows.
 --  - The budget log (--energy budget) is a table of its own, whose rows
 --    go with their session (a foreign key, on delete cascade); the recall
