@@ -9,7 +9,8 @@ Invariants held here:
   that does not decode fails its session alone, by name (-32010); a budget stays spent across a restart; every
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
-- PostgreSQL alone: a connection the server ends under a running body fails the turn that meets it (-32010
+- PostgreSQL alone: a stub turn is two round trips to the server (a new session's, and with a budget, too), counted
+  by a relay between the body and the server's socket; a connection the server ends under a running body fails the turn that meets it (-32010
   naming the server), which wrote nothing, and the next turn connects again and continues the session; a statement
   refused in the middle of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server
   that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one line naming the
@@ -24,8 +25,13 @@ from __future__ import annotations
 
 import json
 import random
+import select
+import shutil
 import signal
+import socket
 import subprocess
+import tempfile
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -393,6 +399,68 @@ def test_a_statement_refused_mid_batch_rolls_the_whole_turn_back(spawn_on, store
     store.execute("DROP TRIGGER refused ON body_sessions")
     assert client.call_turn("one again", *new)["turn"] == 1
     assert store.turns() == {key_of(new): 1} and store.tally() == 1
+
+
+class CountingRelay:
+    """A socket folder for libpq (`host=` it) whose every connection is relayed to the cluster's socket, counting
+    round trips: one each time a client speaks after the server did (and at its first word)."""
+
+    def __init__(self, target: Path) -> None:
+        # Not under tmp_path: a Unix socket's path is at most 107 bytes
+        self.folder = Path(tempfile.mkdtemp(prefix="mafiabot-relay-"))
+        self.target = target
+        self.round_trips = 0
+        self._lock = threading.Lock()
+        self._listener = socket.socket(socket.AF_UNIX)
+        self._listener.bind(str(self.folder / target.name))
+        self._listener.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            server = socket.socket(socket.AF_UNIX)
+            server.connect(str(self.target))
+            threading.Thread(target=self._relay, args=(client, server), daemon=True).start()
+
+    def _relay(self, client: socket.socket, server: socket.socket) -> None:
+        spoke_last = server
+        with client, server:
+            while True:
+                readable, _, _ = select.select([client, server], [], [])
+                for side in readable:
+                    data = side.recv(65536)
+                    if not data:
+                        return
+                    if side is client and spoke_last is server:
+                        with self._lock:
+                            self.round_trips += 1
+                    spoke_last = side
+                    (server if side is client else client).sendall(data)
+
+    def close(self) -> None:
+        self._listener.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("more", [(), ("--energy", "budget")], ids=["stub", "budget"])
+def test_a_stub_turn_is_two_round_trips_to_the_server(dynamic_exe, spawn_body, pg_cluster: Cluster, more):
+    assert pg_cluster.folder is not None
+    relay = CountingRelay(pg_cluster.folder / ".s.PGSQL.5432")
+    try:
+        url = pg_cluster.new_database().replace(f"host={pg_cluster.folder}", f"host={relay.folder}")
+        client = spawn_body(body=dynamic_exe, extra_args=("--state", url, *more))
+        client.initialize()
+        for turns, room in ((1, ROOMS[0]), (5, ROOMS[0]), (1, ROOMS[1])):
+            before = relay.round_trips
+            for _ in range(turns):
+                client.call_turn("a turn", *room)
+            assert relay.round_trips - before == 2 * turns, (turns, room, relay.round_trips - before)
+    finally:
+        relay.close()
 
 
 def start_on(body: Path, state: str) -> subprocess.CompletedProcess[bytes]:
