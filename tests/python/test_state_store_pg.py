@@ -9,12 +9,13 @@ Invariants held here:
   that does not decode fails its session alone, by name (-32010); a budget stays spent across a restart; every
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
-- PostgreSQL alone: a stub turn is two round trips to the server (a new session's, and with a budget, too), counted
-  by a relay between the body and the server's socket; a connection the server ends under a running body fails the turn that meets it (-32010
-  naming the server), which wrote nothing, and the next turn connects again and continues the session; a statement
-  refused in the middle of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server
-  that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one line naming the
-  server, never the password); the static body refuses a URL at start, naming the build that has the client.
+- PostgreSQL alone: a stub turn is two round trips to the server (a new session's, and with a budget, too),
+  counted by a relay between the body and the server's socket; a connection the server ends under a running body
+  fails the turn that meets it (-32010 naming the server), which wrote nothing, and the next turn connects again
+  and continues the session; a statement refused in the middle of a turn's batch (the statements sent in one round
+  trip) rolls the whole turn back; a server that cannot be reached, or a database of a newer schema, is refused at
+  start (exit 2, one line naming the server, never the password); the static body refuses a URL at start, naming
+  the build that has the client.
 - A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
   in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
   naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
