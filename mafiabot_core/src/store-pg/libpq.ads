@@ -111,18 +111,28 @@ package Libpq is
    with Import, Convention => C, External_Name => "PQexitPipelineMode";
    --  1 when it left it: every result read, the last one a Sync's
 
-   function Send_Query_Params
+   function Send_Prepare
+     (Conn      : Connection;
+      Name      : C.char_array;
+      Query     : C.char_array;
+      Count     : C.int;
+      Types     : System.Address) return C.int
+   with Import, Convention => C, External_Name => "PQsendPrepare";
+   --  1 when the statement Query is queued to be prepared as Name (its
+   --  parameters' types inferred when Types is null), for the session
+
+   function Send_Query_Prepared
      (Conn          : Connection;
-      Command       : C.char_array;
+      Name          : C.char_array;
       Count         : C.int;
-      Types         : System.Address;
       Values        : System.Address;
       Lengths       : System.Address;
       Formats       : System.Address;
       Result_Format : C.int) return C.int
-   with Import, Convention => C, External_Name => "PQsendQueryParams";
-   --  1 when the statement is queued (its parameters copied: they need not
-   --  outlive the call); Exec_Params' parameters otherwise
+   with Import, Convention => C, External_Name => "PQsendQueryPrepared";
+   --  1 when the statement prepared as Name is queued with these
+   --  parameters (copied: they need not outlive the call), as Exec_Params
+   --  takes them; the server neither parses nor plans it again
 
    function Send_Pipeline_Sync (Conn : Connection) return C.int
    with Import, Convention => C, External_Name => "PQpipelineSync";

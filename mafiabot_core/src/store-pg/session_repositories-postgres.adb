@@ -67,39 +67,54 @@ package body Session_Repositories.Postgres is
    --  Append-only: Migrations (V) takes a database of version V - 1 to V
    --  (a new database is of version 0); once released, never edited
 
-   Read_Record : constant String :=
-     "SELECT record FROM body_sessions WHERE key = $1";
-   Read_Record_To_Write : constant String := Read_Record & " FOR UPDATE";
-   --  The row locked until the turn commits: another body's eviction
-   --  (SKIP LOCKED) passes it over, so a session found is updated by the
-   --  turn's write, never inserted again, and only a turn that found no
-   --  record makes a session (and evicts past the capacity)
-   Lock_Session : constant String :=
-     "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
-     & ", hashtext (encode ($1, 'hex')))";
-   --  Two sessions whose keys share a hash only wait for each other
-   Write_Record : constant String :=
-     "INSERT INTO body_sessions (key, record, used)"
-     & " VALUES ($1, $2, nextval ('body_session_use'))"
-     & " ON CONFLICT (key) DO UPDATE"
-     & " SET record = excluded.record, used = excluded.used";
-   Evict_Past_Capacity : constant String :=
-     "WITH gone AS (DELETE FROM body_sessions WHERE key IN"
-     & " (SELECT key FROM body_sessions ORDER BY used LIMIT greatest (0,"
-     & " (SELECT sessions FROM body_tally) - $1::bigint)"
-     & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
-     & " SELECT count (*) FROM gone";
-   --  After a new session's write, in its batch: the tally counted by
-   --  the write's trigger (the statement after it reads it)
-   Read_Budget : constant String :=
-     "SELECT ended_ms, calls, tokens FROM body_budget_calls WHERE key = $1"
-     & " ORDER BY ended_ms";
-   Forget_Budget : constant String :=
-     "DELETE FROM body_budget_calls WHERE key = $1";
-   Log_Budget : constant String :=
-     "INSERT INTO body_budget_calls (key, ended_ms, calls, tokens)"
-     & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
-     & " $4::bigint[])";
+   type Turn_Statement is
+     (Begin_Turn, Lock_Session, Read_Record, Read_Record_To_Write,
+      Read_Budget, Write_Record, Forget_Budget, Log_Budget,
+      Evict_Past_Capacity, Commit_Turn);
+   --  The statements of a turn, prepared once a connection (Prepare_Turns),
+   --  so that the server parses and plans each once, not at every turn
+
+   Turn_Sql : constant array (Turn_Statement) of Sql_Text :=
+     [Begin_Turn => new String'("BEGIN"),
+      Lock_Session => new String'
+        ("SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
+         & ", hashtext (encode ($1, 'hex')))"),
+      --  Two sessions whose keys share a hash only wait for each other
+      Read_Record => new String'
+        ("SELECT record FROM body_sessions WHERE key = $1"),
+      Read_Record_To_Write => new String'
+        ("SELECT record FROM body_sessions WHERE key = $1 FOR UPDATE"),
+      --  The row locked until the turn commits: another body's eviction
+      --  (SKIP LOCKED) passes it over, so a session found is updated by
+      --  the turn's write, never inserted again, and only a turn that found
+      --  no record makes a session (and evicts past the capacity)
+      Read_Budget => new String'
+        ("SELECT ended_ms, calls, tokens FROM body_budget_calls"
+         & " WHERE key = $1 ORDER BY ended_ms"),
+      Write_Record => new String'
+        ("INSERT INTO body_sessions (key, record, used)"
+         & " VALUES ($1, $2, nextval ('body_session_use'))"
+         & " ON CONFLICT (key) DO UPDATE"
+         & " SET record = excluded.record, used = excluded.used"),
+      Forget_Budget => new String'
+        ("DELETE FROM body_budget_calls WHERE key = $1"),
+      Log_Budget => new String'
+        ("INSERT INTO body_budget_calls (key, ended_ms, calls, tokens)"
+         & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
+         & " $4::bigint[])"),
+      Evict_Past_Capacity => new String'
+        ("WITH gone AS (DELETE FROM body_sessions WHERE key IN"
+         & " (SELECT key FROM body_sessions ORDER BY used LIMIT greatest (0,"
+         & " (SELECT sessions FROM body_tally) - $1::bigint)"
+         & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
+         & " SELECT count (*) FROM gone"),
+      --  After a new session's write, in its batch: the tally counted by
+      --  the write's trigger (the statement after it reads it)
+      Commit_Turn => new String'("COMMIT")];
+
+   function Name_Of (Statement : Turn_Statement) return String is
+     ("mafiabot_" & Turn_Statement'Image (Statement));
+   --  What the session knows Statement by once prepared
 
    Lock_Failed : constant String :=
      "cannot lock the session (another body's turn of it held the lock"
@@ -129,6 +144,8 @@ package body Session_Repositories.Postgres is
       --  taken
       Synced        : Boolean := False;
       --  Whether the open batch's Sync was sent
+      Prepared      : Boolean := False;
+      --  Whether the connection has the turn's statements prepared
    end record;
 
    overriding procedure Within_Turn
@@ -204,15 +221,15 @@ package body Session_Repositories.Postgres is
      (Self.Conn /= Libpq.No_Connection
       and then Libpq.Status (Self.Conn) = Libpq.Connection_OK);
 
-   --  Sql with Given as libpq takes them (the parameters as arrays of
-   --  addresses, lengths and formats, every result binary): run, Res its
-   --  result (Queued False); or queued in the batch, Accepted saying
-   --  whether it was
+   --  Given as libpq takes parameters (arrays of addresses, lengths and
+   --  formats, every result binary), with Sql run, Res its result (when
+   --  Prepared is ""); or with the statement prepared as Prepared queued in
+   --  the batch, Accepted saying whether it was
    procedure Call
      (Self     : Pg_Repository;
       Sql      : String;
+      Prepared : String;
       Given    : Param_List;
-      Queued   : Boolean;
       Res      : out Libpq.Result;
       Accepted : out Boolean)
    is
@@ -236,9 +253,9 @@ package body Session_Repositories.Postgres is
             else Libpq.Text_Format);
       end loop;
       Res := Libpq.No_Result;
-      if Queued then
-         Accepted := Libpq.Send_Query_Params
-           (Self.Conn, C.To_C (Sql), C.int (Given'Length), System.Null_Address,
+      if Prepared /= "" then
+         Accepted := Libpq.Send_Query_Prepared
+           (Self.Conn, C.To_C (Prepared), C.int (Given'Length),
             Or_None (Values'Address), Or_None (Lengths'Address),
             Or_None (Formats'Address), Libpq.Binary_Format) = 1;
       else
@@ -259,18 +276,20 @@ package body Session_Repositories.Postgres is
       Res      : Libpq.Result;
       Accepted : Boolean;
    begin
-      Call (Self, Sql, Given, False, Res, Accepted);
+      Call (Self, Sql, "", Given, Res, Accepted);
       return Res;
    end Execute;
 
-   --  Whether Sql was queued in the batch
-   function Sent (Self : Pg_Repository; Sql : String; Given : Param_List)
-     return Boolean
+   --  Whether the prepared Statement was queued in the batch
+   function Sent
+     (Self      : Pg_Repository;
+      Statement : Turn_Statement;
+      Given     : Param_List) return Boolean
    is
       Res      : Libpq.Result;
       Accepted : Boolean;
    begin
-      Call (Self, Sql, Given, True, Res, Accepted);
+      Call (Self, "", Name_Of (Statement), Given, Res, Accepted);
       return Accepted;
    end Sent;
 
@@ -412,30 +431,6 @@ package body Session_Repositories.Postgres is
            "cannot set the lock timeout", Result);
    end Set_Up_Session;
 
-   --  A connection is made once at Open; a turn that finds it lost (the
-   --  server restarted, or ended this session), or left in pipeline mode
-   --  by a batch whose end was not read, makes it again
-   procedure Connect_Again_If_Lost
-     (Self : in out Pg_Repository; Result : out Status) is
-   begin
-      Result := (others => <>);
-      if Is_Connected (Self)
-        and then Libpq.Pipeline_Status (Self.Conn) = Libpq.Pipeline_Off
-      then
-         return;
-      end if;
-      Libpq.Reset (Self.Conn);
-      if Is_Connected (Self) then
-         Set_Up_Session (Self, Result);
-         Body_Log.Info ("session store " & To_String (Self.Server)
-                        & ": connected again");
-      else
-         Result := Failure (Self, "cannot connect again: " & Last_Error (Self)
-                            & "; this turn was not run, the next one"
-                            & " tries again");
-      end if;
-   end Connect_Again_If_Lost;
-
    --  -- A batch: several statements in one round trip --------------------
 
    --  libpq's pipeline mode: a batch's statements are queued (Queue), sent
@@ -481,15 +476,15 @@ package body Session_Repositories.Postgres is
    end Open_Batch;
 
    procedure Queue
-     (Self   : in out Pg_Repository;
-      Sql    : String;
-      Result : in out Status;
-      Given  : Param_List := []) is
+     (Self      : in out Pg_Repository;
+      Statement : Turn_Statement;
+      Result    : in out Status;
+      Given     : Param_List := []) is
    begin
       if Result.Failed then
          return;
       end if;
-      if not Sent (Self, Sql, Given) then
+      if not Sent (Self, Statement, Given) then
          Result := Failure_Of (Self, "cannot send the turn's statements",
                                Last_Error (Self));
          return;
@@ -604,6 +599,63 @@ package body Session_Repositories.Postgres is
          Roll_Back (Self);
       end if;
    end Close_Batch;
+
+   --  The turn's statements prepared in the session, in one batch; the
+   --  connection's schema must be made
+   procedure Prepare_Turns
+     (Self : in out Pg_Repository; Result : in out Status)
+   is
+      What : constant String := "cannot prepare the turn's statements";
+   begin
+      Open_Batch (Self, Result);
+      for Each in Turn_Statement loop
+         exit when Result.Failed;
+         if Libpq.Send_Prepare
+              (Self.Conn, C.To_C (Name_Of (Each)), C.To_C (Turn_Sql (Each).all),
+               0, System.Null_Address) = 1
+         then
+            Self.Queued := Self.Queued + 1;
+         else
+            Result := Failure_Of (Self, What, Last_Error (Self));
+         end if;
+      end loop;
+      Send_Batch (Self, Result);
+      for Each in Turn_Statement loop
+         Take_Done (Self, What, Result);
+      end loop;
+      Close_Batch (Self, Result);
+      Self.Prepared := not Result.Failed;
+   end Prepare_Turns;
+
+   --  A connection is made once at Open; a turn that finds it lost (the
+   --  server restarted, or ended this session), or left in pipeline mode
+   --  by a batch whose end was not read, makes it again; one whose
+   --  statements could not be prepared prepares them again
+   procedure Connect_Again_If_Lost
+     (Self : in out Pg_Repository; Result : out Status) is
+   begin
+      Result := (others => <>);
+      if Is_Connected (Self)
+        and then Libpq.Pipeline_Status (Self.Conn) = Libpq.Pipeline_Off
+      then
+         if not Self.Prepared then
+            Prepare_Turns (Self, Result);
+         end if;
+         return;
+      end if;
+      Libpq.Reset (Self.Conn);
+      Self.Prepared := False;
+      if Is_Connected (Self) then
+         Set_Up_Session (Self, Result);
+         Prepare_Turns (Self, Result);
+         Body_Log.Info ("session store " & To_String (Self.Server)
+                        & ": connected again");
+      else
+         Result := Failure (Self, "cannot connect again: " & Last_Error (Self)
+                            & "; this turn was not run, the next one"
+                            & " tries again");
+      end if;
+   end Connect_Again_If_Lost;
 
    --  -- A turn --------------------------------------------------------
 
@@ -762,7 +814,7 @@ package body Session_Repositories.Postgres is
          Queue (Self, Evict_Past_Capacity, Result,
                 [1 => Text_Param (Capacity'Unchecked_Access)]);
       end if;
-      Queue (Self, "COMMIT", Result);
+      Queue (Self, Commit_Turn, Result);
       Send_Batch (Self, Result);
 
       Take_Done (Self, "cannot write the session", Result);
@@ -814,7 +866,7 @@ package body Session_Repositories.Postgres is
    begin
       Connect_Again_If_Lost (Self, Result);
       Open_Batch (Self, Result);
-      Queue (Self, "BEGIN", Result);
+      Queue (Self, Begin_Turn, Result);
       if Length = Short then
          --  A statement of its own before the read: each statement reads
          --  as of its own start (READ COMMITTED), so the read, sent behind
@@ -825,7 +877,7 @@ package body Session_Repositories.Postgres is
       Queue_Read (Self, Key'Access, Length = Short, Result);
       if Length = Long then
          --  A read of its own: nothing is held while the client thinks
-         Queue (Self, "COMMIT", Result);
+         Queue (Self, Commit_Turn, Result);
       end if;
       Send_Batch (Self, Result);
       Take_Done (Self, "cannot start a turn", Result);
@@ -855,7 +907,7 @@ package body Session_Repositories.Postgres is
             when Keep =>
                if Length = Long then
                   Open_Batch (Self, Result);
-                  Queue (Self, "BEGIN", Result);
+                  Queue (Self, Begin_Turn, Result);
                   Queue (Self, Lock_Session, Result,
                          [1 => Bytes_Param (Key'Unchecked_Access)]);
                   Queue (Self, Read_Record_To_Write, Result,
@@ -1073,6 +1125,9 @@ package body Session_Repositories.Postgres is
       Make_Schema (Store.all, Result);
       Keep_Secret (Store.all, Proposed_Secret, Secret, Result);
       Run (Store.all, "COMMIT", "cannot commit the schema", Result);
+      if not Result.Failed then
+         Prepare_Turns (Store.all, Result);
+      end if;
       if Result.Failed then
          Secret := Null_Unbounded_String;
          Store.Close;

@@ -6,8 +6,9 @@
 --  Contract, beside Session_Repositories':
 --  - A turn is one transaction, committed before Within_Turn returns, in
 --    two round trips to the server (libpq's pipeline mode: the begin, the
---    lock and the read sent together, then the writes and the commit); a
---    statement refused in either rolls the whole turn back.  A
+--    lock and the read sent together, then the writes and the commit, each
+--    a statement the connection prepared once); a statement refused in
+--    either rolls the whole turn back.  A
 --    Short turn holds its session's advisory lock (a transaction-level one,
 --    keyed by a hash of the session's key) from its read to its commit, so
 --    turns of one session from several bodies serialize, and turns of other
