@@ -99,7 +99,8 @@ test-exhaustive: lint test-ada deps build build-unchecked build-dynamic
 	$(VENV)/bin/pytest tests/python -q $(PYTEST_PARALLEL) -m ""
 
 # The scale-out tier (marker `scale`, left out of `make test`): several drainers as separate processes, each with
-# its own Hermes home, on one PostgreSQL cluster with fsync on, SIGKILLed mid-run; then an exact audit.
+# its own Hermes home, on one PostgreSQL cluster with fsync on, SIGKILLed mid-run; the server itself crashed
+# under drainers and under bodies; then an exact audit.
 test-scale: deps
 	$(VENV)/bin/pytest tests/python -q -m scale -p no:cacheprovider
 

@@ -16,8 +16,8 @@ Invariants:
   connect, under a transaction-level advisory lock, so drainers starting at once migrate it once. A
   database migrated by a newer harness is refused, never written.
 - A lease and the intent lock are session-level advisory locks: PostgreSQL drops them when the session
-  ends, so a drainer that dies (its connection closed by the kernel, or ended by TCP keepalives when its
-  machine is gone) releases everything it held without anyone's clock deciding it.
+  ends, so a drainer that dies (its connection closed by the kernel, or ended by the server's TCP
+  keepalives when its machine is gone) releases everything it held without anyone's clock deciding it.
 - A connection the server refuses, or one that drops, is a `DatabaseUnavailable` naming `shown_url`.
 """
 
@@ -45,9 +45,12 @@ RUNNER_LOCK = 0x6D616604
 COPY_LOCK = 0x6D616605
 # How long to wait for the server to answer a connection; libpq's own `connect_timeout` in the URL wins.
 CONNECT_TIMEOUT_S = 10
-# Defaults for libpq's keepalives, so the server ends the session (and its leases) of a machine that
-# vanished within about a minute; parameters of the same name in the URL win.
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3}
+# Defaults for libpq's TCP settings, so a server whose machine vanished (no reset ever comes) fails the
+# session within about a minute instead of keeping a drainer waiting: client-side keepalives while the
+# connection is idle, and tcp_user_timeout (ms) for a statement in flight, whose unacknowledged data TCP
+# would otherwise retransmit for about 15 minutes on Linux. Parameters of the same name in the URL win.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
+              "tcp_user_timeout": 60_000}
 
 # Append-only: a migration, once released, is never edited; a new one is added at the end.
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (

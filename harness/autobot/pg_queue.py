@@ -9,9 +9,10 @@ Invariants:
   a session-level advisory lock on the item (its lease), and the row turned `running`, committed
   together. The lease is held until the item is settled; PostgreSQL drops it when the session ends,
   so a drainer that dies, however, gives its lease up without anyone's clock deciding it.
-- A `running` row whose lease nobody holds belongs to a drainer that died mid-run. The next claim
-  takes its row lock and the lease (transaction-level) and dead-letters it as `orphaned`, never re-runs
-  it. Its runs are settled in the same transaction: those journalled on this machine from Hermes's own
+- A `running` row whose lease nobody holds belongs to a drainer that died mid-run, or lost its lease
+  when the server restarted (a row claimed before `pg_postmaster_start_time()`; its history says so).
+  The next claim takes its row lock and the lease (transaction-level) and dead-letters it as `orphaned`,
+  never re-runs it. Its runs are settled in the same transaction: those journalled on this machine from Hermes's own
   record (`journal.settle_orphans`), those journalled elsewhere from their started record (an estimate,
   marked so); a run still being stopped here is left to its journal. The ledger's unique settlement
   index makes the settler that comes second write nothing.
@@ -57,6 +58,10 @@ from harness.ledger.store import AlreadySettled
 from harness.settings import state_dir
 
 _COLUMNS = "seq, item_id, enqueued_at, attempts, not_before, intent_hash, intent, history, last_envelope"
+_SERVER_RESTARTED_DETAIL = (
+    "the database server restarted while it ran, and its lease ended with the server (a lock does not outlive "
+    "a restart): its drainer stopped at the crash, and its Hermes run, if it was in one, is settled in the "
+    "ledger (reason orphaned, same intent_hash); re-enqueue it if it should run again")
 _REMOTE_DETAIL = ("settled by the drainer that reaped its lease: the run was journalled on another machine, so the "
                   "usage is an estimate from its started record")
 # The statements format in only these module constants (values always go as parameters): ruff's S608 is
@@ -162,13 +167,14 @@ class PgQueue:
     def _reap_orphans(self, database: Database) -> list[str]:
         """Dead-letter the running items whose drainer died, settling their runs (inside the claim's transaction)."""
         orphans = []
-        for row in database.execute(f"SELECT {_COLUMNS} FROM queue_items WHERE state = 'running' ORDER BY seq "  # noqa: S608
-                                    f"FOR UPDATE SKIP LOCKED"):
-            item = _item(row)
+        # Claimed before the server's own start: the lease ended with the server, not with its drainer.
+        for row in database.execute(f"SELECT {_COLUMNS}, claimed_at < pg_postmaster_start_time() FROM queue_items "  # noqa: S608
+                                    f"WHERE state = 'running' ORDER BY seq FOR UPDATE SKIP LOCKED"):
+            item, restarted = _item(row), bool(row[-1])
             if not database.execute("SELECT pg_try_advisory_xact_lock(%s, %s)",
                                     (LEASE_LOCK, lease_key(item["seq"])))[0][0]:
                 continue  # its drainer holds the lease: still running
-            item["history"].append(orphaned_entry(self.clock()))
+            item["history"].append(orphaned_entry(self.clock(), _SERVER_RESTARTED_DETAIL if restarted else None))
             self._settle_runs_of(database, item)
             self._move(database, item, "dead_letter")
             orphans.append(item["item_id"])

@@ -358,8 +358,10 @@ def cancelled_entry(now: float, detail: str) -> dict[str, Any]:
     return {"at": iso_utc(now), "status": "degraded", "reason": CANCELLED, "detail": detail}
 
 
-def orphaned_entry(now: float) -> dict[str, Any]:
-    return {"at": iso_utc(now), "status": "degraded", "reason": ORPHANED, "detail": _ORPHAN_DETAIL}
+def orphaned_entry(now: float, detail: str | None = None) -> dict[str, Any]:
+    """The history entry of an item dead-lettered because its lease ended mid-run; `detail` says how, when it
+    is not the usual way (its drainer died)."""
+    return {"at": iso_utc(now), "status": "degraded", "reason": ORPHANED, "detail": detail or _ORPHAN_DETAIL}
 
 
 def pending_summary(due_times: list[float], now: float) -> tuple[int, str | None]:

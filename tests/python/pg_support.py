@@ -23,11 +23,14 @@ import itertools
 import os
 import pwd
 import secrets
+import select
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -41,6 +44,8 @@ PASSWORD_ROLE = "mafiabot_pw"  # noqa: S105 (a role's name; its password is made
 # initdb and a start take a second or two; a loaded 2-core machine stretches that several times.
 START_BOUND_S = 60.0
 STOP_BOUND_S = 30.0
+# How often to look whether init has reaped a killed postmaster (it takes a few milliseconds).
+REAP_POLL_S = 0.005
 
 
 def database_of(url: str) -> str:
@@ -71,6 +76,8 @@ class Cluster:
         self._as: list[str] = []
         self.password = secrets.token_hex(16)
         self._password_role_made = False
+        # The environment of the first start, the server's at every restart too (not a test's of the moment).
+        self._env: dict[str, str] = {}
 
     @property
     def data(self) -> Path:
@@ -83,6 +90,7 @@ class Cluster:
 
     def start(self) -> Cluster:
         self.bindir = server_bindir()
+        self._env = dict(os.environ)
         if self.bindir is None:
             raise ClusterUnavailable("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/pg_ctl, no pg_ctl on "
                                      "the PATH): `make deps` installs Debian's postgresql")
@@ -100,11 +108,58 @@ class Cluster:
         hba = self.data / "pg_hba.conf"
         # First: pg_hba.conf's first matching line decides, and initdb's trust every role.
         hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\n" + hba.read_text())
+        self._start_server()
+        return self
+
+    def _start_server(self) -> None:
+        assert self.folder is not None
         options = (f"-k {self.folder} -c listen_addresses='' -c fsync={'on' if self.fsync else 'off'} "
-                   f"-c max_connections=200 -c shared_buffers=32MB")
+                   f"-c max_connections=200 -c shared_buffers=32MB -c recovery_init_sync_method=syncfs")
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.folder / "server.log"), "-w",
                   "-t", str(int(START_BOUND_S)), "start", what="the server's start")
-        return self
+
+    def _children_of(self, parent: int) -> list[int]:
+        children = []
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+            except OSError:
+                continue  # ended while the table was read
+            if fields.get("PPid", "").strip() == str(parent):
+                children.append(int(status.parent.name))
+        return children
+
+    def crash(self) -> int:
+        """SIGKILL the whole server at once (the postmaster and every backend, as a machine's crash would end
+        them: no shutdown checkpoint, no goodbye to a client), and wait until every one of them is gone; how
+        many processes were killed. What the cluster keeps is what its WAL had flushed."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        os.kill(postmaster, signal.SIGSTOP)  # it forks no backend while its children are listed
+        pids = [*self._children_of(postmaster), postmaster]  # the postmaster last: no backend notices it gone
+        watched = []
+        for pid in pids:
+            with suppress(ProcessLookupError):
+                watched.append(os.pidfd_open(pid))
+                os.kill(pid, signal.SIGKILL)
+        try:
+            deadline = time.monotonic() + STOP_BOUND_S
+            for fd in watched:  # readable once its process has ended
+                if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    raise AssertionError(f"a server process outlived its SIGKILL by {STOP_BOUND_S} s")
+        finally:
+            for fd in watched:
+                os.close(fd)
+        # A new postmaster refuses a data directory whose lock file names a live pid, and a zombie is one: the
+        # killed postmaster must have been reaped (by init, which no event reports) before `restart`.
+        while Path(f"/proc/{postmaster}").exists():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the killed postmaster {postmaster} was not reaped within {STOP_BOUND_S} s")
+            time.sleep(REAP_POLL_S)
+        return len(pids)
+
+    def restart(self) -> None:
+        """Start the server again on the same data directory (after `crash`: it recovers from its WAL first)."""
+        self._start_server()
 
     def new_database(self) -> str:
         """A fresh database of this cluster; its URL."""
@@ -157,7 +212,7 @@ class Cluster:
         assert self.bindir is not None and self.folder is not None
         try:
             done = subprocess.run([*self._as, str(self.bindir / program), *args], capture_output=True, text=True,
-                                  cwd=self.folder, timeout=START_BOUND_S, check=False)
+                                  cwd=self.folder, timeout=START_BOUND_S, check=False, env=self._env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             self.stop()
             raise ClusterUnavailable(f"PostgreSQL could not be started: {what} failed: {exc}") from None

@@ -10,12 +10,13 @@ Invariants held here:
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
 - PostgreSQL alone: a stub turn is two round trips to the server (a new session's, and with a budget, too),
-  counted by a relay between the body and the server's socket; a connection the server ends under a running body
-  fails the turn that meets it (-32010 naming the server), which wrote nothing, and the next turn connects again
-  and continues the session; a statement refused in the middle of a turn's batch (the statements sent in one round
-  trip) rolls the whole turn back; a server that cannot be reached, or a database of a newer schema, is refused at
-  start (exit 2, one line naming the server, never the password); the static body refuses a URL at start, naming
-  the build that has the client.
+  counted by a relay between the body and the server's socket; a connection the server ended while the body was
+  idle is made again by the next turn, which runs; one lost mid-turn fails that turn alone (-32010 naming the
+  server), which wrote nothing, and the next turn connects again and continues the session; one lost while the
+  turn's COMMIT is on its way is refused as maybe kept, never as nothing kept; a statement refused in the middle
+  of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server that cannot be
+  reached, or a database of a newer schema, is refused at start (exit 2, one line naming the server, never the
+  password); the static body refuses a URL at start, naming the build that has the client.
 - A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
   in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
   naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
@@ -341,16 +342,52 @@ def end_body_connections(store: PgStore) -> int:
 
 
 @pytest.mark.parametrize("store", ["postgresql"], indirect=True)
-def test_a_connection_ended_mid_run_fails_that_turn_alone_and_the_next_reconnects(spawn_on, store):
+def test_a_connection_ended_while_the_body_is_idle_is_made_again_by_the_next_turn(spawn_on, store):
+    """A server restart, or an operator's pg_terminate_backend, between turns costs no turn."""
     client = started(spawn_on)
     assert client.call_turn("one", *ROOMS[0])["turn"] == 1
-    before = store.records()
     assert end_body_connections(store) == 1
-    assert_store_failed(client, ROOMS[0], store, "the connection to the server was lost")
-    assert store.records() == before, "the failed turn wrote nothing"
     assert client.ping() == {}
     assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the next turn connected again and continued"
     assert "connected again" in client.stderr_text()
+
+
+def end_own_session_sql(timing: str) -> tuple[str, str]:
+    """A trigger on a session's update that ends the body's own connection: at once (mid-turn), or deferred to
+    the turn's COMMIT."""
+    function = ("CREATE FUNCTION end_own_session () RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "PERFORM pg_terminate_backend (pg_backend_pid ()); RETURN NULL; END $$")
+    trigger = (f"CREATE CONSTRAINT TRIGGER end_own_session AFTER UPDATE ON body_sessions {timing} FOR EACH ROW "
+               f"EXECUTE FUNCTION end_own_session ()")
+    return function, trigger
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_connection_lost_mid_turn_fails_that_turn_alone_which_kept_nothing(spawn_on, store):
+    client = started(spawn_on)
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    before = store.records()
+    for statement in end_own_session_sql("NOT DEFERRABLE"):
+        store.execute(statement)
+    assert_store_failed(client, ROOMS[0], store, "the connection to the server was lost: nothing of this turn "
+                                                 "was kept")
+    store.execute("DROP TRIGGER end_own_session ON body_sessions")
+    assert store.records() == before, "the failed turn wrote nothing"
+    assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the next turn connected again and continued"
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_connection_lost_while_the_commit_is_on_its_way_never_says_nothing_was_kept(spawn_on, store):
+    """The server may make a COMMIT durable and die before it answers (a crash found this in
+    test_state_store_pg_crash.py): the body cannot know, and must not say that nothing was kept."""
+    client = started(spawn_on)
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    for statement in end_own_session_sql("DEFERRABLE INITIALLY DEFERRED"):  # after COMMIT was sent, before its answer
+        store.execute(statement)
+    failed = assert_store_failed(client, ROOMS[0], store, "may or may not have kept this turn")
+    assert "nothing of this turn was kept" not in failed.message
+    store.execute("DROP TRIGGER end_own_session ON body_sessions")
+    assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "this server ended the session before its commit"
 
 
 # The first key of the body's advisory locks (Lock_Namespace in store-pg/session_repositories-postgres.adb); the

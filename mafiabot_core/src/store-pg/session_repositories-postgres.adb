@@ -124,6 +124,14 @@ package body Session_Repositories.Postgres is
      " (the connection to the server was lost: nothing of this turn was"
      & " kept; the next turn connects again)";
 
+   Commit_Lost_Note : constant String :=
+     " (the connection to the server was lost while the turn's COMMIT was"
+     & " on its way: the server may or may not have kept this turn, and if"
+     & " it did, the session's next turn is one later; the next turn"
+     & " connects again)";
+   --  The server may have made the commit durable and died before it said
+   --  so: a client must not be told that nothing was kept
+
    type Record_Read is record
       Found : Boolean := False;
       Bytes : Unbounded_String;
@@ -144,6 +152,13 @@ package body Session_Repositories.Postgres is
       --  taken
       Synced        : Boolean := False;
       --  Whether the open batch's Sync was sent
+      Writes        : Boolean := False;
+      --  Whether the open batch holds the turn's writes (and its COMMIT)
+      Commit_At     : Natural := 0;
+      --  The open batch's COMMIT among its statements (0: none queued)
+      Refused_Before_Commit : Boolean := False;
+      --  Whether the server refused a statement of the open batch before
+      --  its COMMIT, which then cannot have kept anything
       Prepared      : Boolean := False;
       --  Whether the connection has the turn's statements prepared
    end record;
@@ -449,20 +464,33 @@ package body Session_Repositories.Postgres is
    --  What a failure of What says: the server's words
 
    --  A failure says whether the connection was lost, which libpq may see
-   --  only once it reads on past the failing statement's result
+   --  only once it reads on past the failing statement's result.  Once a
+   --  batch's writes and COMMIT are on their way, only the server's refusal
+   --  of a statement before the COMMIT says that nothing was kept: the
+   --  server runs a batch's statements as they arrive, and may have made
+   --  the commit durable and died before it said so
    procedure Note_If_Lost (Self : Pg_Repository; Result : in out Status) is
    begin
       if Result.Failed and then not Is_Connected (Self) then
-         Append (Result.Reason, Lost_Note);
+         Append (Result.Reason,
+                 (if Self.Writes and then Self.Commit_At > 0
+                    and then not Self.Refused_Before_Commit
+                  then Commit_Lost_Note else Lost_Note));
       end if;
    end Note_If_Lost;
 
-   procedure Open_Batch (Self : in out Pg_Repository; Result : in out Status)
+   procedure Open_Batch
+     (Self   : in out Pg_Repository;
+      Result : in out Status;
+      Writes : Boolean := False)
    is
    begin
       if Result.Failed then
          return;
       end if;
+      Self.Writes := Writes;
+      Self.Commit_At := 0;
+      Self.Refused_Before_Commit := False;
       if Libpq.Enter_Pipeline_Mode (Self.Conn) /= 1 then
          Result := Failure_Of (Self, "cannot send the turn's statements",
                                Last_Error (Self));
@@ -483,6 +511,10 @@ package body Session_Repositories.Postgres is
    begin
       if Result.Failed then
          return;
+      end if;
+      if Statement = Commit_Turn then
+         --  Before it is sent: a part of it may reach the server
+         Self.Commit_At := Self.Queued + 1;
       end if;
       if not Sent (Self, Statement, Given) then
          Result := Failure_Of (Self, "cannot send the turn's statements",
@@ -532,6 +564,11 @@ package body Session_Repositories.Postgres is
       Ending := Libpq.Get_Result (Self.Conn);
       Libpq.Clear (Ending);
       if not Succeeded (Res) then
+         --  A failure libpq makes of a lost connection has no SQLSTATE
+         Self.Refused_Before_Commit :=
+           Self.Taken /= Self.Commit_At
+           and then Text_Of (Libpq.Result_Error_Field
+                               (Res, Libpq.Diag_Sqlstate)) /= "";
          Result := Failure_Of
            (Self, What, One_Line (Libpq.Result_Error_Message (Res)));
          Libpq.Clear (Res);
@@ -762,7 +799,9 @@ package body Session_Repositories.Postgres is
    --  In the turn's transaction, one batch: State and Memory as the
    --  session's record, the most recently used; its budget log when kept;
    --  for a new session (Is_New) past the capacity, the least recently used
-   --  evicted; then the commit.  When Result.Failed, nothing was kept
+   --  evicted; then the commit.  When Result.Failed, nothing was kept,
+   --  unless the connection was lost once the COMMIT was on its way (then
+   --  Result says the server may have kept it)
    procedure Write_Session
      (Self   : in out Pg_Repository;
       Key    : access constant String;
@@ -784,7 +823,7 @@ package body Session_Repositories.Postgres is
       if Result.Failed then
          return;
       end if;
-      Open_Batch (Self, Result);
+      Open_Batch (Self, Result, Writes => True);
       Queue (Self, Write_Record, Result,
              [Bytes_Param (Key), Bytes_Param (Bytes'Unchecked_Access)]);
       if Self.Keeps_Budgets then
@@ -863,32 +902,50 @@ package body Session_Repositories.Postgres is
       Read   : Record_Read;
       Again  : Record_Read;
       Said   : Verdict;
+      Seemed_Connected : constant Boolean := Is_Connected (Self);
+      --  libpq learns that the server ended an idle session (it restarted,
+      --  or an operator ended it) only when the session is next used
+
+      --  The turn's first batch: its transaction begun and the session
+      --  read; it writes nothing, so it may be sent again
+      procedure Begin_And_Read is
+      begin
+         Open_Batch (Self, Result);
+         Queue (Self, Begin_Turn, Result);
+         if Length = Short then
+            --  A statement of its own before the read: each statement reads
+            --  as of its own start (READ COMMITTED), so the read, sent behind
+            --  it, sees what the lock's last holder committed
+            Queue (Self, Lock_Session, Result,
+                   [1 => Bytes_Param (Key'Unchecked_Access)]);
+         end if;
+         Queue_Read (Self, Key'Access, Length = Short, Result);
+         if Length = Long then
+            --  A read of its own: nothing is held while the client thinks
+            Queue (Self, Commit_Turn, Result);
+         end if;
+         Send_Batch (Self, Result);
+         Take_Done (Self, "cannot start a turn", Result);
+         if Length = Short then
+            Take_Done (Self, Lock_Failed, Result);
+         end if;
+         Take_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
+         if Length = Long then
+            Take_Done (Self, "cannot read the session", Result);
+         end if;
+         Close_Batch (Self, Result);
+      end Begin_And_Read;
    begin
       Connect_Again_If_Lost (Self, Result);
-      Open_Batch (Self, Result);
-      Queue (Self, Begin_Turn, Result);
-      if Length = Short then
-         --  A statement of its own before the read: each statement reads
-         --  as of its own start (READ COMMITTED), so the read, sent behind
-         --  it, sees what the lock's last holder committed
-         Queue (Self, Lock_Session, Result,
-                [1 => Bytes_Param (Key'Unchecked_Access)]);
+      Begin_And_Read;
+      if Result.Failed and then Seemed_Connected
+        and then not Is_Connected (Self)
+      then
+         --  Lost before this turn wrote anything: connect again and begin
+         --  it again, once
+         Connect_Again_If_Lost (Self, Result);
+         Begin_And_Read;
       end if;
-      Queue_Read (Self, Key'Access, Length = Short, Result);
-      if Length = Long then
-         --  A read of its own: nothing is held while the client thinks
-         Queue (Self, Commit_Turn, Result);
-      end if;
-      Send_Batch (Self, Result);
-      Take_Done (Self, "cannot start a turn", Result);
-      if Length = Short then
-         Take_Done (Self, Lock_Failed, Result);
-      end if;
-      Take_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
-      if Length = Long then
-         Take_Done (Self, "cannot read the session", Result);
-      end if;
-      Close_Batch (Self, Result);
       if Result.Failed then
          --  A record that did not decode fails after a batch that succeeded
          Roll_Back (Self);
@@ -946,10 +1003,13 @@ package body Session_Repositories.Postgres is
 
    --  -- Opening ------------------------------------------------------
 
-   --  Connect with the defaults the harness's connections have: a bounded
-   --  wait for the server, keepalives that end a vanished machine's
-   --  session, a name in pg_stat_activity; the URL's own parameters,
-   --  expanded after them, win
+   --  Connect with the defaults the harness's connections have
+   --  (harness/database.py): a bounded wait for the server; keepalives
+   --  while idle and a bound on unacknowledged data (tcp_user_timeout, ms)
+   --  while a statement is in flight, so a server whose machine vanished
+   --  fails the turn within about a minute rather than after TCP's own
+   --  retransmissions; a name in pg_stat_activity.  The URL's own
+   --  parameters, expanded after them, win
    function Connected (Url : String) return Libpq.Connection is
       type Chars_Array is array (Positive range <>) of C.Strings.chars_ptr
       with Convention => C;
@@ -959,6 +1019,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("keepalives_idle"),
          C.Strings.New_String ("keepalives_interval"),
          C.Strings.New_String ("keepalives_count"),
+         C.Strings.New_String ("tcp_user_timeout"),
          C.Strings.New_String ("application_name"),
          C.Strings.New_String ("dbname"),
          C.Strings.Null_Ptr];
@@ -968,6 +1029,7 @@ package body Session_Repositories.Postgres is
          C.Strings.New_String ("30"),
          C.Strings.New_String ("10"),
          C.Strings.New_String ("3"),
+         C.Strings.New_String ("60000"),
          C.Strings.New_String ("mafiabot-body"),
          C.Strings.New_String (Url),
          C.Strings.Null_Ptr];

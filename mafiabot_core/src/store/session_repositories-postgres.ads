@@ -32,9 +32,14 @@
 --    written.  The store-wide secret (requestState's key) is kept in
 --    body_meta, made with the schema: the first body's proposal stands.
 --  - A failure names the server (host, port, database), never the URL,
---    which may hold a password.  A connection that drops fails the turn
---    that meets it, which then kept nothing (the server rolls back what it
---    had not committed); the next turn connects again.
+--    which may hold a password.  A connection found lost at a turn's
+--    start (the server restarted, or ended the session, while the body was
+--    idle) is made again, and the turn runs.  One that drops during a turn
+--    fails that turn, which then kept nothing (the server rolls back what
+--    it had not committed); the next turn connects again.  Once the COMMIT is
+--    on its way, the body cannot know: the server may have made it durable
+--    and died before it answered, so that failure says the turn may or may
+--    not have been kept, never that nothing was.
 --  - libpq reads the URL: its parameters (sslmode, service, passfile,
 --    options, connect_timeout...) and PGPASSFILE, PGSERVICEFILE, PGHOST...
 --    apply as for psql.  The body writes the URL nowhere.

@@ -79,6 +79,30 @@ def test_a_run_journalled_on_another_machine_is_settled_once_from_its_started_re
     assert main(["ledger", "verify", *backend_pg.cli()]) == 0
 
 
+def test_a_session_bounds_its_wait_on_a_server_that_vanished_unless_the_url_says_otherwise(pg_url: str) -> None:
+    with connect(pg_url) as database:
+        given = database.connection.info.get_parameters()
+    assert (given["keepalives_idle"], given["tcp_user_timeout"]) == ("30", "60000")
+    with connect(f"{pg_url}&tcp_user_timeout=5000") as database:
+        assert database.connection.info.get_parameters()["tcp_user_timeout"] == "5000"
+
+
+def test_an_item_claimed_before_the_server_restarted_is_dead_lettered_saying_its_lease_ended_with_the_server(
+        fake_hermes, backend_pg, make_intent) -> None:
+    queue = backend_pg.queue()
+    died, restarted = (queue.enqueue(parse_intent(make_intent(f"task {n}"))) for n in range(2))
+    left_running(backend_pg.url, died["item_id"])
+    left_running(backend_pg.url, restarted["item_id"])
+    with connect(backend_pg.url) as database:  # as a claim made before the server's last start leaves it
+        database.execute("UPDATE queue_items SET claimed_at = pg_postmaster_start_time() - interval '1 second' "
+                         "WHERE item_id = %s", (restarted["item_id"],))
+    report = queue.drain(5, runner_of(backend_pg))
+    assert sorted(report.orphaned) == sorted([died["item_id"], restarted["item_id"]]) and fake_hermes.calls() == []
+    details = {i["item_id"]: i["history"][-1]["detail"] for i in queue.items_in("dead_letter")}
+    assert "database server restarted" in details[restarted["item_id"]]
+    assert "its drainer died" in details[died["item_id"]]
+
+
 def test_a_delegation_whose_intent_runs_on_another_machine_is_refused_lock_held_and_ledgered(
         fake_hermes, backend_pg, make_intent) -> None:
     intent = parse_intent(make_intent())
