@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from bench import sampling, workloads, worst_case
+from bench import sampling, store, workloads, worst_case
 from bench.harness_overhead import HARNESS_ROW
 
 # Allocator noise on a flat process is a few pages; a leak of even 10 bytes per turn over
@@ -198,6 +198,9 @@ def render(results: dict) -> str:
         lines += _table(("input", "aimed at", "why it is a worst case", "line bytes", "CPU ms"),
                         [(r["case"], r["target"], r["why"], f"{r['line_bytes']:,}",
                           "overran" if r["cpu_ms"] is None else r["cpu_ms"]) for r in worst["rows"]]) + [""]
+    if "postgres_store" in results:
+        lines += ["The session stores (`python -m bench.store --postgres` explains this table):", "",
+                  *store.postgres_markdown(results["postgres_store"]), ""]
     ld = results["load"]
     lines += [(f"Load: {ld['bodies']} bodies × {ld['seconds']} s, one turn in flight each: "
                f"{ld['turns']:,} turns, {ld['turns_per_s']:,}/s in all, latency median "

@@ -34,6 +34,7 @@ from bench import (
     servers,
     startup,
     stats,
+    store,
     workloads,
     worst_case,
 )
@@ -61,13 +62,14 @@ class Plan:
     load_seconds: float = 60.0
     sampled_turns: int = 400
     recall_turns: int = recall.TURNS
+    postgres_round_trips: int = store.POSTGRES_ROUND_TRIPS
 
     @classmethod
     def quick(cls) -> Plan:
         return cls(round_trips=500, pipelined=500, pings=1_000, cross_cpu_turns=300, startups=20,
                    session_checkpoints=(1_000, 5_000), soak_turns=40_000, harness_turns=200, input_sizes=(16, 65_536),
                    input_turns=5, worst_case_bytes=262_144, worst_case_repeats=1, load_bodies=10, load_seconds=3.0,
-                   sampled_turns=40, recall_turns=30)
+                   sampled_turns=40, recall_turns=30, postgres_round_trips=300)
 
 
 def log(message: str) -> None:
@@ -157,6 +159,8 @@ def _extras(plan: Plan, setup: Setup, pipe_round_trip: dict) -> dict:
     out["worst_case"] = {"bytes": plan.worst_case_bytes,
                          "rows": worst_case.rows(servers.body_path(), plan.worst_case_bytes,
                                                  plan.worst_case_repeats)}
+    log("issue 25: the body's round trip with the PostgreSQL store, beside the SQLite store and the C floor")
+    out["postgres_store"] = store.postgres_rows(plan.postgres_round_trips, setup.variants["dynamic"])
     log(f"load: {plan.load_bodies} bodies for {plan.load_seconds:g} s")
     load_body = servers.Server("body", (str(servers.body_path()), "--organs", str(workloads.DEFAULT_FIXTURE),
                                         "--no-soul"))

@@ -10,6 +10,10 @@ Invariants:
   (no server installed, no `postgres` user, initdb or the start failed with its log's last line), which
   the fixtures turn into a skip with that line. `stop` is bounded (a fast shutdown, then an immediate one).
 - Every test gets a database of its own (`new_database`), so tests share a cluster, never a table.
+- One role must give a password (`PASSWORD_ROLE`, scram-sha-256 on the socket: the one `pg_hba.conf` line
+  written before the trust lines), so that a password read from `PGPASSFILE` is proven read; its password is
+  made per cluster and is in no URL. The role itself is made at the first `password_database`, so a run
+  that never asks for it pays nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import glob
 import itertools
 import os
 import pwd
+import secrets
 import select
 import shutil
 import signal
@@ -34,11 +39,18 @@ SUPERUSER = "mafiabot"
 # How every skip for want of a cluster starts: the run's summary counts them under it (conftest.py).
 PG_SKIP = "PostgreSQL tests skipped"
 RUN_AS = "postgres"
+# The role whose every connection must give its password; the superuser's stay trusted.
+PASSWORD_ROLE = "mafiabot_pw"  # noqa: S105 (a role's name; its password is made per cluster)
 # initdb and a start take a second or two; a loaded 2-core machine stretches that several times.
 START_BOUND_S = 60.0
 STOP_BOUND_S = 30.0
 # How often to look whether init has reaped a killed postmaster (it takes a few milliseconds).
 REAP_POLL_S = 0.005
+
+
+def database_of(url: str) -> str:
+    """The database a URL of this module's (`Cluster.url`, `Cluster.password_url`) names."""
+    return url.split("/", 4)[3].split("?", 1)[0]
 
 
 class ClusterUnavailable(Exception):
@@ -62,6 +74,8 @@ class Cluster:
         self.bindir: Path | None = None
         self._names = itertools.count(1)
         self._as: list[str] = []
+        self.password = secrets.token_hex(16)
+        self._password_role_made = False
         # The environment of the first start, the server's at every restart too (not a test's of the moment).
         self._env: dict[str, str] = {}
 
@@ -91,6 +105,9 @@ class Cluster:
             self._as = ["runuser", "-u", RUN_AS, "--"]
         self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", SUPERUSER, "-E", "UTF8", "--no-sync",
                   what="initdb")
+        hba = self.data / "pg_hba.conf"
+        # First: pg_hba.conf's first matching line decides, and initdb's trust every role.
+        hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\n" + hba.read_text())
         self._start_server()
         return self
 
@@ -151,6 +168,32 @@ class Cluster:
         with psycopg.connect(self.url(), autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{name}"'.encode())
         return self.url(name)
+
+    def password_url(self, database: str) -> str:
+        """The URL `PASSWORD_ROLE` connects to `database` by: no password in it."""
+        assert self.folder is not None
+        return f"postgresql://{PASSWORD_ROLE}@/{database}?host={self.folder}"
+
+    def password_database(self) -> str:
+        """A fresh database owned by `PASSWORD_ROLE` (so it may make its tables); its URL, without the password,
+        which only `write_passfile`'s file gives."""
+        import psycopg
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as admin:
+            if not self._password_role_made:
+                # password_encryption is scram-sha-256 by default: the password is kept as its verifier
+                admin.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{self.password}'".encode())
+                self._password_role_made = True
+            admin.execute(f'CREATE DATABASE "{name}" OWNER {PASSWORD_ROLE}'.encode())
+        return self.password_url(name)
+
+    def write_passfile(self, path: Path, password: str | None = None) -> Path:
+        """A `PGPASSFILE` giving `PASSWORD_ROLE`'s password (or `password`) for this cluster's socket folder alone,
+        readable by its owner only (libpq ignores a file others may read)."""
+        assert self.folder is not None
+        path.write_text(f"{self.folder}:*:*:{PASSWORD_ROLE}:{self.password if password is None else password}\n")
+        path.chmod(0o600)
+        return path
 
     def stop(self) -> None:
         if self.folder is None:

@@ -9,20 +9,31 @@ Invariants held here:
   that does not decode fails its session alone, by name (-32010); a budget stays spent across a restart; every
   body on a store accepts the others' requestState (the store's secret); a sampled turn whose session another
   body turned meanwhile keeps nothing.
-- PostgreSQL alone: a connection the server ended while the body was idle is made again by the next turn,
-  which runs; one lost mid-turn fails that turn alone (-32010 naming the server), which wrote nothing, and the
-  next turn connects again and continues the session; one lost while the turn's COMMIT is on its way is refused
-  as maybe kept, never as nothing kept; a server that cannot be reached, or a database of a newer schema, is
-  refused at start (exit 2, one line naming the server, never the password); the static body refuses a URL at
-  start, naming the build that has the client.
+- PostgreSQL alone: a stub turn is two round trips to the server (a new session's, and with a budget, too),
+  counted by a relay between the body and the server's socket; a connection the server ended while the body was
+  idle is made again by the next turn, which runs; one lost mid-turn fails that turn alone (-32010 naming the
+  server), which wrote nothing, and the next turn connects again and continues the session; one lost while the
+  turn's COMMIT is on its way is refused as maybe kept, never as nothing kept; a statement refused in the middle
+  of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server that cannot be
+  reached, or a database of a newer schema, is refused at start (exit 2, one line naming the server, never the
+  password); the static body refuses a URL at start, naming the build that has the client.
+- A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
+  in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
+  naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
+  writes no password into config.yaml and keeps the entry's `PGPASSFILE`, and doctor opens the database with it.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import select
+import shutil
 import signal
+import socket
 import subprocess
+import tempfile
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -35,6 +46,7 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.client import BodyClient
 from harness.errors import RpcError
+from pg_support import PASSWORD_ROLE, Cluster, database_of
 from sampling_support import run_turn, start_sampling_body
 from support import SHIPPED_ORGANS
 from test_sampling_wire import created, first_round_state, modern_turn
@@ -118,7 +130,7 @@ class PgStore(Store):
 
     @property
     def named(self) -> str:  # type: ignore[override]
-        return f"database {self.url.split('/')[3].split('?')[0]}"
+        return f"database {database_of(self.url)}"
 
     def connect(self) -> Any:
         import psycopg
@@ -408,6 +420,87 @@ def test_a_sampled_turn_whose_connection_ends_while_it_waits_keeps_nothing(spawn
     assert run_turn(sampled).trace["turn"] == 2
 
 
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_statement_refused_mid_batch_rolls_the_whole_turn_back(spawn_on, store):
+    """A turn's write, its eviction and its commit reach the server in one batch: the eviction refused after the
+    record's write ran keeps neither, and the next turn's batches run on the same connection."""
+    client = started(spawn_on, max_sessions=1)
+    kept, new = ROOMS[:2]
+    assert client.call_turn("one", *kept)["turn"] == 1
+    store.execute("CREATE FUNCTION refuse () RETURNS trigger LANGUAGE plpgsql"
+                  " AS $$ BEGIN RAISE EXCEPTION 'refused by hand'; END $$")
+    store.execute("CREATE TRIGGER refused BEFORE DELETE ON body_sessions FOR EACH ROW EXECUTE FUNCTION refuse ()")
+    before = store.records()
+    assert_store_failed(client, new, store, "cannot evict past the capacity: ERROR:  refused by hand")
+    assert store.records() == before and store.tally() == 1, "the new session's record, written first, is gone"
+    assert client.call_turn("two", *kept)["turn"] == 2, "a turn that evicts nothing goes on"
+    store.execute("DROP TRIGGER refused ON body_sessions")
+    assert client.call_turn("one again", *new)["turn"] == 1
+    assert store.turns() == {key_of(new): 1} and store.tally() == 1
+
+
+class CountingRelay:
+    """A socket folder for libpq (`host=` it) whose every connection is relayed to the cluster's socket, counting
+    round trips: one each time a client speaks after the server did (and at its first word)."""
+
+    def __init__(self, target: Path) -> None:
+        # Not under tmp_path: a Unix socket's path is at most 107 bytes
+        self.folder = Path(tempfile.mkdtemp(prefix="mafiabot-relay-"))
+        self.target = target
+        self.round_trips = 0
+        self._lock = threading.Lock()
+        self._listener = socket.socket(socket.AF_UNIX)
+        self._listener.bind(str(self.folder / target.name))
+        self._listener.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            server = socket.socket(socket.AF_UNIX)
+            server.connect(str(self.target))
+            threading.Thread(target=self._relay, args=(client, server), daemon=True).start()
+
+    def _relay(self, client: socket.socket, server: socket.socket) -> None:
+        spoke_last = server
+        with client, server:
+            while True:
+                readable, _, _ = select.select([client, server], [], [])
+                for side in readable:
+                    data = side.recv(65536)
+                    if not data:
+                        return
+                    if side is client and spoke_last is server:
+                        with self._lock:
+                            self.round_trips += 1
+                    spoke_last = side
+                    (server if side is client else client).sendall(data)
+
+    def close(self) -> None:
+        self._listener.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("more", [(), ("--energy", "budget")], ids=["stub", "budget"])
+def test_a_stub_turn_is_two_round_trips_to_the_server(dynamic_exe, spawn_body, pg_cluster: Cluster, more):
+    assert pg_cluster.folder is not None
+    relay = CountingRelay(pg_cluster.folder / ".s.PGSQL.5432")
+    try:
+        url = pg_cluster.new_database().replace(f"host={pg_cluster.folder}", f"host={relay.folder}")
+        client = spawn_body(body=dynamic_exe, extra_args=("--state", url, *more))
+        client.initialize()
+        for turns, room in ((1, ROOMS[0]), (5, ROOMS[0]), (1, ROOMS[1])):
+            before = relay.round_trips
+            for _ in range(turns):
+                client.call_turn("a turn", *room)
+            assert relay.round_trips - before == 2 * turns, (turns, room, relay.round_trips - before)
+    finally:
+        relay.close()
+
+
 def start_on(body: Path, state: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [str(body), "--organs", str(SHIPPED_ORGANS), "--no-soul", "--state", state],
@@ -501,3 +594,59 @@ def test_mount_refuses_a_url_holding_a_password_and_writes_nothing(body_exe, tmp
     said = capsys.readouterr()
     assert "PGPASSFILE" in said.err and "omerta-pw" not in said.err + said.out
     assert not (home / "config.yaml").exists()
+
+
+# -- a role that must give its password ------------------------------------------------------------
+
+@pytest.fixture
+def no_password_anywhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the developer's gives libpq a password: HOME (so ~/.pgpass) is a temp dir already."""
+    for name in ("PGPASSFILE", "PGPASSWORD", "PGSERVICEFILE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("no_password_anywhere")
+def test_the_body_reads_its_role_s_password_from_pgpassfile_and_refuses_without_it(
+        dynamic_exe, spawn_body, pg_cluster: Cluster, tmp_path, monkeypatch):
+    url = pg_cluster.password_database() + "&sslmode=disable"
+    named = f"database {database_of(url)}"
+    wrong = pg_cluster.write_passfile(tmp_path / "wrong", "not-the-password")
+    for passfile, says in ((None, "no password supplied"), (wrong, "password authentication failed")):
+        if passfile is not None:
+            monkeypatch.setenv("PGPASSFILE", str(passfile))
+        line = refusal(start_on(dynamic_exe, url))
+        assert "cannot connect" in line and says in line and named in line and str(pg_cluster.folder) in line, line
+        assert pg_cluster.password not in line
+    monkeypatch.setenv("PGPASSFILE", str(pg_cluster.write_passfile(tmp_path / "pgpass")))
+    client = spawn_body(body=dynamic_exe, extra_args=("--state", url))
+    client.initialize()
+    assert client.call_turn("one", *ROOMS[0])["turn"] == 1
+    with PgStore(dynamic_exe, pg_cluster.url(database_of(url))).connect() as admin:
+        assert admin.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'body_sessions'").fetchone() == (
+            PASSWORD_ROLE,), "the body made its tables as the role whose password it read"
+    bogus = refusal(start_on(dynamic_exe, url.replace("sslmode=disable", "sslmode=bogus")))
+    assert 'invalid sslmode value: "bogus"' in bogus, "libpq read the URL's own parameter, as written"
+
+
+@pytest.mark.usefixtures("no_password_anywhere")
+def test_mount_writes_no_password_and_doctor_opens_the_database_with_the_entry_s_pgpassfile(
+        dynamic_exe, pg_cluster: Cluster, tmp_path, capsys):
+    home = tmp_path / "home"
+    url = pg_cluster.password_database() + "&sslmode=disable"
+    assert main(["mount", "--hermes-home", str(home), "--state", url]) == 0
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 1 and "no password supplied" in line and f"database {database_of(url)}" in line, line
+    config = home / "config.yaml"
+    yaml = YAML()
+    document = yaml.load(config.read_text(encoding="utf-8"))
+    document["mcp_servers"]["mafiabot"].setdefault("env", {})["PGPASSFILE"] = str(
+        pg_cluster.write_passfile(tmp_path / "pgpass"))
+    with config.open("w", encoding="utf-8") as out:
+        yaml.dump(document, out)
+    status, line = doctor_line(home, capsys, "state")
+    assert status == 0 and line.split()[0] == "ok" and "sessions: the database" in line, line
+    assert main(["mount", "--hermes-home", str(home), "--timeout", "90"]) == 0
+    entry = hermes_entry(home)
+    assert entry["args"][entry["args"].index("--state") + 1] == url, "sslmode=disable kept as written"
+    assert entry["env"]["PGPASSFILE"] == str(tmp_path / "pgpass"), "a remount keeps the operator's key"
+    assert pg_cluster.password not in config.read_text(encoding="utf-8") + capsys.readouterr().out

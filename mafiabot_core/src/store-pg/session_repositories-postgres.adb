@@ -16,6 +16,7 @@ package body Session_Repositories.Postgres is
    use type Interfaces.Integer_64;
    use type Interfaces.Unsigned_64;
    use type Libpq.Connection;
+   use type Libpq.Result;
 
    package C renames Interfaces.C;
 
@@ -66,34 +67,54 @@ package body Session_Repositories.Postgres is
    --  Append-only: Migrations (V) takes a database of version V - 1 to V
    --  (a new database is of version 0); once released, never edited
 
-   Read_Record : constant String :=
-     "SELECT record FROM body_sessions WHERE key = $1";
-   Lock_Session : constant String :=
-     "SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
-     & ", hashtext (encode ($1, 'hex')))";
-   --  Two sessions whose keys share a hash only wait for each other
-   Write_Record : constant String :=
-     "INSERT INTO body_sessions (key, record, used)"
-     & " VALUES ($1, $2, nextval ('body_session_use'))"
-     & " ON CONFLICT (key) DO UPDATE"
-     & " SET record = excluded.record, used = excluded.used"
-     & " RETURNING (xmax = 0)";
-   --  Whether the row was inserted (a new session), not updated
-   Evict_Past_Capacity : constant String :=
-     "WITH gone AS (DELETE FROM body_sessions WHERE key IN"
-     & " (SELECT key FROM body_sessions ORDER BY used LIMIT greatest (0,"
-     & " (SELECT sessions FROM body_tally) - $1::bigint)"
-     & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
-     & " SELECT count (*) FROM gone";
-   Read_Budget : constant String :=
-     "SELECT ended_ms, calls, tokens FROM body_budget_calls WHERE key = $1"
-     & " ORDER BY ended_ms";
-   Forget_Budget : constant String :=
-     "DELETE FROM body_budget_calls WHERE key = $1";
-   Log_Budget : constant String :=
-     "INSERT INTO body_budget_calls (key, ended_ms, calls, tokens)"
-     & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
-     & " $4::bigint[])";
+   type Turn_Statement is
+     (Begin_Turn, Lock_Session, Read_Record, Read_Record_To_Write,
+      Read_Budget, Write_Record, Forget_Budget, Log_Budget,
+      Evict_Past_Capacity, Commit_Turn);
+   --  The statements of a turn, prepared once a connection (Prepare_Turns),
+   --  so that the server parses and plans each once, not at every turn
+
+   Turn_Sql : constant array (Turn_Statement) of Sql_Text :=
+     [Begin_Turn => new String'("BEGIN"),
+      Lock_Session => new String'
+        ("SELECT pg_advisory_xact_lock (" & Lock_Namespace'Image
+         & ", hashtext (encode ($1, 'hex')))"),
+      --  Two sessions whose keys share a hash only wait for each other
+      Read_Record => new String'
+        ("SELECT record FROM body_sessions WHERE key = $1"),
+      Read_Record_To_Write => new String'
+        ("SELECT record FROM body_sessions WHERE key = $1 FOR UPDATE"),
+      --  The row locked until the turn commits: another body's eviction
+      --  (SKIP LOCKED) passes it over, so a session found is updated by
+      --  the turn's write, never inserted again, and only a turn that found
+      --  no record makes a session (and evicts past the capacity)
+      Read_Budget => new String'
+        ("SELECT ended_ms, calls, tokens FROM body_budget_calls"
+         & " WHERE key = $1 ORDER BY ended_ms"),
+      Write_Record => new String'
+        ("INSERT INTO body_sessions (key, record, used)"
+         & " VALUES ($1, $2, nextval ('body_session_use'))"
+         & " ON CONFLICT (key) DO UPDATE"
+         & " SET record = excluded.record, used = excluded.used"),
+      Forget_Budget => new String'
+        ("DELETE FROM body_budget_calls WHERE key = $1"),
+      Log_Budget => new String'
+        ("INSERT INTO body_budget_calls (key, ended_ms, calls, tokens)"
+         & " SELECT $1, * FROM unnest ($2::bigint[], $3::bigint[],"
+         & " $4::bigint[])"),
+      Evict_Past_Capacity => new String'
+        ("WITH gone AS (DELETE FROM body_sessions WHERE key IN"
+         & " (SELECT key FROM body_sessions ORDER BY used LIMIT greatest (0,"
+         & " (SELECT sessions FROM body_tally) - $1::bigint)"
+         & " FOR UPDATE SKIP LOCKED) RETURNING 1)"
+         & " SELECT count (*) FROM gone"),
+      --  After a new session's write, in its batch: the tally counted by
+      --  the write's trigger (the statement after it reads it)
+      Commit_Turn => new String'("COMMIT")];
+
+   function Name_Of (Statement : Turn_Statement) return String is
+     ("mafiabot_" & Turn_Statement'Image (Statement));
+   --  What the session knows Statement by once prepared
 
    Lock_Failed : constant String :=
      "cannot lock the session (another body's turn of it held the lock"
@@ -124,6 +145,22 @@ package body Session_Repositories.Postgres is
       Capacity      : Positive := 10_000;
       Busy_Timeout_Ms : Positive := 5_000;
       Keeps_Budgets : Boolean := False;
+      In_Batch      : Boolean := False;
+      --  In libpq's pipeline mode, between Open_Batch and Close_Batch
+      Queued, Taken : Natural := 0;
+      --  The open batch's statements sent, and those whose results were
+      --  taken
+      Synced        : Boolean := False;
+      --  Whether the open batch's Sync was sent
+      Writes        : Boolean := False;
+      --  Whether the open batch holds the turn's writes (and its COMMIT)
+      Commit_At     : Natural := 0;
+      --  The open batch's COMMIT among its statements (0: none queued)
+      Refused_Before_Commit : Boolean := False;
+      --  Whether the server refused a statement of the open batch before
+      --  its COMMIT, which then cannot have kept anything
+      Prepared      : Boolean := False;
+      --  Whether the connection has the turn's statements prepared
    end record;
 
    overriding procedure Within_Turn
@@ -145,8 +182,9 @@ package body Session_Repositories.Postgres is
 
    type Param is record
       Value  : access constant String;
-      --  Read by libpq during the one Execute it is given to (so a local
-      --  object's 'Unchecked_Access is safe: it outlives that call)
+      --  Read by libpq during the one call it is given to (Execute, or
+      --  Queue, which copies it into the batch), so a local object's
+      --  'Unchecked_Access is safe: it outlives that call
       Binary : Boolean := True;
       --  Else text, ending in a NUL (libpq reads it as a C string)
    end record;
@@ -171,10 +209,10 @@ package body Session_Repositories.Postgres is
      (if C.Strings."=" (Text, C.Strings.Null_Ptr) then ""
       else C.Strings.Value (Text));
 
-   --  libpq's last error on one line: its messages end in, and may hold,
-   --  line feeds
-   function Last_Error (Self : Pg_Repository) return String is
-      Message : String := Text_Of (Libpq.Error_Message (Self.Conn));
+   --  A libpq message on one line: its messages end in, and may hold, line
+   --  feeds
+   function One_Line (Text : C.Strings.chars_ptr) return String is
+      Message : String := Text_Of (Text);
       Last    : Natural := Message'Last;
    begin
       while Last >= Message'First
@@ -188,16 +226,27 @@ package body Session_Repositories.Postgres is
          end if;
       end loop;
       return Message (Message'First .. Last);
-   end Last_Error;
+   end One_Line;
+
+   function Last_Error (Self : Pg_Repository) return String is
+     (One_Line (Libpq.Error_Message (Self.Conn)));
+   --  The connection's last error
 
    function Is_Connected (Self : Pg_Repository) return Boolean is
      (Self.Conn /= Libpq.No_Connection
       and then Libpq.Status (Self.Conn) = Libpq.Connection_OK);
 
-   function Execute
-     (Self  : Pg_Repository;
-      Sql   : String;
-      Given : Param_List := []) return Libpq.Result
+   --  Given as libpq takes parameters (arrays of addresses, lengths and
+   --  formats, every result binary), with Sql run, Res its result (when
+   --  Prepared is ""); or with the statement prepared as Prepared queued in
+   --  the batch, Accepted saying whether it was
+   procedure Call
+     (Self     : Pg_Repository;
+      Sql      : String;
+      Prepared : String;
+      Given    : Param_List;
+      Res      : out Libpq.Result;
+      Accepted : out Boolean)
    is
       type Address_Array is array (Given'Range) of System.Address
       with Convention => C;
@@ -206,6 +255,8 @@ package body Session_Repositories.Postgres is
       Values  : Address_Array;
       Lengths : Int_Array;
       Formats : Int_Array;
+      function Or_None (Where : System.Address) return System.Address is
+        (if Given'Length = 0 then System.Null_Address else Where);
    begin
       for Index in Given'Range loop
          Values (Index) :=
@@ -216,17 +267,46 @@ package body Session_Repositories.Postgres is
            (if Given (Index).Binary then Libpq.Binary_Format
             else Libpq.Text_Format);
       end loop;
-      if Given'Length = 0 then
-         return Libpq.Exec_Params
-           (Self.Conn, C.To_C (Sql), 0, System.Null_Address,
-            System.Null_Address, System.Null_Address, System.Null_Address,
-            Libpq.Binary_Format);
+      Res := Libpq.No_Result;
+      if Prepared /= "" then
+         Accepted := Libpq.Send_Query_Prepared
+           (Self.Conn, C.To_C (Prepared), C.int (Given'Length),
+            Or_None (Values'Address), Or_None (Lengths'Address),
+            Or_None (Formats'Address), Libpq.Binary_Format) = 1;
+      else
+         Res := Libpq.Exec_Params
+           (Self.Conn, C.To_C (Sql), C.int (Given'Length), System.Null_Address,
+            Or_None (Values'Address), Or_None (Lengths'Address),
+            Or_None (Formats'Address), Libpq.Binary_Format);
+         Accepted := True;
       end if;
-      return Libpq.Exec_Params
-        (Self.Conn, C.To_C (Sql), C.int (Given'Length), System.Null_Address,
-         Values'Address, Lengths'Address, Formats'Address,
-         Libpq.Binary_Format);
+   end Call;
+
+   --  Sql run, waiting for its result (outside a batch)
+   function Execute
+     (Self  : Pg_Repository;
+      Sql   : String;
+      Given : Param_List := []) return Libpq.Result
+   is
+      Res      : Libpq.Result;
+      Accepted : Boolean;
+   begin
+      Call (Self, Sql, "", Given, Res, Accepted);
+      return Res;
    end Execute;
+
+   --  Whether the prepared Statement was queued in the batch
+   function Sent
+     (Self      : Pg_Repository;
+      Statement : Turn_Statement;
+      Given     : Param_List) return Boolean
+   is
+      Res      : Libpq.Result;
+      Accepted : Boolean;
+   begin
+      Call (Self, "", Name_Of (Statement), Given, Res, Accepted);
+      return Accepted;
+   end Sent;
 
    function Succeeded (Res : Libpq.Result) return Boolean is
      (Libpq."/=" (Res, Libpq.No_Result)
@@ -286,15 +366,13 @@ package body Session_Repositories.Postgres is
       end if;
    end Roll_Back;
 
-   --  Res failed: Result says so (What, and the server's words; Lost when
-   --  the connection was lost), the transaction is rolled back and Res
-   --  cleared
+   --  Res failed: Result says so (What, and the server's words), the
+   --  transaction is rolled back and Res cleared
    procedure Fail
      (Self   : Pg_Repository;
       Res    : Libpq.Result;
       What   : String;
-      Result : out Status;
-      Lost   : String := Lost_Note)
+      Result : out Status)
    is
       Reason : constant String := What & ": " & Last_Error (Self);
    begin
@@ -303,19 +381,17 @@ package body Session_Repositories.Postgres is
          Result := Failure (Self, Reason);
          Roll_Back (Self);
       else
-         Result := Failure (Self, Reason & Lost);
+         Result := Failure (Self, Reason & Lost_Note);
       end if;
    end Fail;
 
-   --  Run Sql, which returns nothing the caller reads; a failure on a lost
-   --  connection says Lost
+   --  Run Sql, which returns nothing the caller reads
    procedure Run
      (Self   : Pg_Repository;
       Sql    : String;
       What   : String;
       Result : in out Status;
-      Given  : Param_List := [];
-      Lost   : String := Lost_Note)
+      Given  : Param_List := [])
    is
       Res : Libpq.Result;
    begin
@@ -326,7 +402,7 @@ package body Session_Repositories.Postgres is
       if Succeeded (Res) then
          Libpq.Clear (Res);
       else
-         Fail (Self, Res, What, Result, Lost);
+         Fail (Self, Res, What, Result);
       end if;
    end Run;
 
@@ -370,18 +446,245 @@ package body Session_Repositories.Postgres is
            "cannot set the lock timeout", Result);
    end Set_Up_Session;
 
+   --  -- A batch: several statements in one round trip --------------------
+
+   --  libpq's pipeline mode: a batch's statements are queued (Queue), sent
+   --  together ending in one Sync (Send_Batch), and their results taken in
+   --  the order queued (Take); the server runs them in turn and, once one
+   --  fails, skips the rest up to the Sync.  A turn's transaction is
+   --  explicit (its first batch begins it, its last commits it), so a
+   --  failure leaves it aborted and Close_Batch rolls it back: nothing of
+   --  that batch, nor of the turn's batches before it, is kept.  Each
+   --  procedure does nothing once Result.Failed, but Close_Batch, which
+   --  reads what is left of the batch and leaves pipeline mode.
+
+   function Failure_Of
+     (Self : Pg_Repository; What : String; Words : String) return Status is
+     (Failure (Self, What & ": " & Words));
+   --  What a failure of What says: the server's words
+
+   --  A failure says whether the connection was lost, which libpq may see
+   --  only once it reads on past the failing statement's result.  Once a
+   --  batch's writes and COMMIT are on their way, only the server's refusal
+   --  of a statement before the COMMIT says that nothing was kept: the
+   --  server runs a batch's statements as they arrive, and may have made
+   --  the commit durable and died before it said so
+   procedure Note_If_Lost (Self : Pg_Repository; Result : in out Status) is
+   begin
+      if Result.Failed and then not Is_Connected (Self) then
+         Append (Result.Reason,
+                 (if Self.Writes and then Self.Commit_At > 0
+                    and then not Self.Refused_Before_Commit
+                  then Commit_Lost_Note else Lost_Note));
+      end if;
+   end Note_If_Lost;
+
+   procedure Open_Batch
+     (Self   : in out Pg_Repository;
+      Result : in out Status;
+      Writes : Boolean := False)
+   is
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      Self.Writes := Writes;
+      Self.Commit_At := 0;
+      Self.Refused_Before_Commit := False;
+      if Libpq.Enter_Pipeline_Mode (Self.Conn) /= 1 then
+         Result := Failure_Of (Self, "cannot send the turn's statements",
+                               Last_Error (Self));
+         Note_If_Lost (Self, Result);
+         return;
+      end if;
+      Self.In_Batch := True;
+      Self.Queued := 0;
+      Self.Taken := 0;
+      Self.Synced := False;
+   end Open_Batch;
+
+   procedure Queue
+     (Self      : in out Pg_Repository;
+      Statement : Turn_Statement;
+      Result    : in out Status;
+      Given     : Param_List := []) is
+   begin
+      if Result.Failed then
+         return;
+      end if;
+      if Statement = Commit_Turn then
+         --  Before it is sent: a part of it may reach the server
+         Self.Commit_At := Self.Queued + 1;
+      end if;
+      if not Sent (Self, Statement, Given) then
+         Result := Failure_Of (Self, "cannot send the turn's statements",
+                               Last_Error (Self));
+         return;
+      end if;
+      Self.Queued := Self.Queued + 1;
+   end Queue;
+
+   --  The Sync goes even after a failure to queue, so that what was queued
+   --  before it can be read to the end
+   procedure Send_Batch (Self : in out Pg_Repository; Result : in out Status)
+   is
+   begin
+      if not Self.In_Batch or else not Is_Connected (Self) then
+         return;
+      end if;
+      Self.Synced := Libpq.Send_Pipeline_Sync (Self.Conn) = 1;
+      if not Self.Synced and then not Result.Failed then
+         Result := Failure_Of (Self, "cannot send the turn's statements",
+                               Last_Error (Self));
+      end if;
+   end Send_Batch;
+
+   --  The result of the next statement queued, Res, when it succeeded (the
+   --  caller reads and clears it); else Result says why, naming What, and
+   --  Res is No_Result
+   procedure Take
+     (Self   : in out Pg_Repository;
+      What   : String;
+      Res    : out Libpq.Result;
+      Result : in out Status)
+   is
+      Ending : Libpq.Result;
+   begin
+      Res := Libpq.No_Result;
+      if Result.Failed or else not Self.In_Batch then
+         return;
+      end if;
+      Self.Taken := Self.Taken + 1;
+      Res := Libpq.Get_Result (Self.Conn);
+      if Res = Libpq.No_Result then
+         Result := Failure_Of (Self, What, Last_Error (Self));
+         return;
+      end if;
+      --  A statement's results end in No_Result
+      Ending := Libpq.Get_Result (Self.Conn);
+      Libpq.Clear (Ending);
+      if not Succeeded (Res) then
+         --  A failure libpq makes of a lost connection has no SQLSTATE
+         Self.Refused_Before_Commit :=
+           Self.Taken /= Self.Commit_At
+           and then Text_Of (Libpq.Result_Error_Field
+                               (Res, Libpq.Diag_Sqlstate)) /= "";
+         Result := Failure_Of
+           (Self, What, One_Line (Libpq.Result_Error_Message (Res)));
+         Libpq.Clear (Res);
+         Res := Libpq.No_Result;
+      end if;
+   end Take;
+
+   --  Take, for a statement whose result says nothing more
+   procedure Take_Done
+     (Self : in out Pg_Repository; What : String; Result : in out Status)
+   is
+      Res : Libpq.Result;
+   begin
+      Take (Self, What, Res, Result);
+      Libpq.Clear (Res);
+   end Take_Done;
+
+   --  Read what is left of the batch (after a failure, the statements the
+   --  server skipped, then the Sync's result) and leave pipeline mode;
+   --  when Result.Failed, roll the transaction back.  A connection lost
+   --  meanwhile is left as it is: the next turn makes it again
+   procedure Close_Batch
+     (Self : in out Pg_Repository; Result : in out Status)
+   is
+      Res    : Libpq.Result;
+      Ending : Libpq.Result;
+   begin
+      if not Self.In_Batch then
+         return;
+      end if;
+      Self.In_Batch := False;
+      while Self.Taken < Self.Queued and then Is_Connected (Self) loop
+         Self.Taken := Self.Taken + 1;
+         Res := Libpq.Get_Result (Self.Conn);
+         exit when Res = Libpq.No_Result;
+         Libpq.Clear (Res);
+         Ending := Libpq.Get_Result (Self.Conn);
+         Libpq.Clear (Ending);
+      end loop;
+      if Self.Synced and then Is_Connected (Self) then
+         Res := Libpq.Get_Result (Self.Conn);
+         if Res /= Libpq.No_Result
+           and then Libpq.Result_Status (Res) = Libpq.Pipeline_Sync
+         then
+            Libpq.Clear (Res);
+            if Libpq.Exit_Pipeline_Mode (Self.Conn) /= 1
+              and then not Result.Failed
+            then
+               Result := Failure_Of (Self, "cannot end the turn's statements",
+                                     Last_Error (Self));
+            end if;
+         else
+            Libpq.Clear (Res);
+            if not Result.Failed then
+               Result := Failure_Of (Self, "cannot end the turn's statements",
+                                     "the server's answers were not those"
+                                     & " of the statements sent");
+            end if;
+         end if;
+      end if;
+      Note_If_Lost (Self, Result);
+      if Result.Failed
+        and then Libpq.Pipeline_Status (Self.Conn) = Libpq.Pipeline_Off
+      then
+         Roll_Back (Self);
+      end if;
+   end Close_Batch;
+
+   --  The turn's statements prepared in the session, in one batch; the
+   --  connection's schema must be made
+   procedure Prepare_Turns
+     (Self : in out Pg_Repository; Result : in out Status)
+   is
+      What : constant String := "cannot prepare the turn's statements";
+   begin
+      Open_Batch (Self, Result);
+      for Each in Turn_Statement loop
+         exit when Result.Failed;
+         if Libpq.Send_Prepare
+              (Self.Conn, C.To_C (Name_Of (Each)), C.To_C (Turn_Sql (Each).all),
+               0, System.Null_Address) = 1
+         then
+            Self.Queued := Self.Queued + 1;
+         else
+            Result := Failure_Of (Self, What, Last_Error (Self));
+         end if;
+      end loop;
+      Send_Batch (Self, Result);
+      for Each in Turn_Statement loop
+         Take_Done (Self, What, Result);
+      end loop;
+      Close_Batch (Self, Result);
+      Self.Prepared := not Result.Failed;
+   end Prepare_Turns;
+
    --  A connection is made once at Open; a turn that finds it lost (the
-   --  server restarted, or ended this session) makes it again
+   --  server restarted, or ended this session), or left in pipeline mode
+   --  by a batch whose end was not read, makes it again; one whose
+   --  statements could not be prepared prepares them again
    procedure Connect_Again_If_Lost
      (Self : in out Pg_Repository; Result : out Status) is
    begin
       Result := (others => <>);
-      if Is_Connected (Self) then
+      if Is_Connected (Self)
+        and then Libpq.Pipeline_Status (Self.Conn) = Libpq.Pipeline_Off
+      then
+         if not Self.Prepared then
+            Prepare_Turns (Self, Result);
+         end if;
          return;
       end if;
       Libpq.Reset (Self.Conn);
+      Self.Prepared := False;
       if Is_Connected (Self) then
          Set_Up_Session (Self, Result);
+         Prepare_Turns (Self, Result);
          Body_Log.Info ("session store " & To_String (Self.Server)
                         & ": connected again");
       else
@@ -393,53 +696,53 @@ package body Session_Repositories.Postgres is
 
    --  -- A turn --------------------------------------------------------
 
-   --  Session_Key's record as stored (Read.Found False when there is none)
-   procedure Read_Bytes
-     (Self   : Pg_Repository;
-      Key    : access constant String;
+   --  Queue the reads of Key's session: its record (locked until the
+   --  commit when To_Write), and its budget log when budgets are kept
+   --  (Take_Session takes them)
+   procedure Queue_Read
+     (Self     : in out Pg_Repository;
+      Key      : access constant String;
+      To_Write : Boolean;
+      Result   : in out Status) is
+   begin
+      Queue (Self, (if To_Write then Read_Record_To_Write else Read_Record),
+             Result, [1 => Bytes_Param (Key)]);
+      if Self.Keeps_Budgets then
+         Queue (Self, Read_Budget, Result, [1 => Bytes_Param (Key)]);
+      end if;
+   end Queue_Read;
+
+   --  The record read, as stored (Read.Found False when there is none)
+   procedure Take_Record
+     (Self   : in out Pg_Repository;
       Read   : out Record_Read;
       Result : in out Status)
    is
       Res : Libpq.Result;
    begin
       Read := (others => <>);
+      Take (Self, "cannot read the session", Res, Result);
       if Result.Failed then
-         return;
-      end if;
-      Res := Execute (Self, Read_Record, [1 => Bytes_Param (Key)]);
-      if not Succeeded (Res) then
-         Fail (Self, Res, "cannot read the session", Result);
          return;
       end if;
       if Has_Row (Res) then
          Read := (Found => True, Bytes => To_Unbounded_String (Cell (Res, 0, 0)));
       end if;
       Libpq.Clear (Res);
-   end Read_Bytes;
+   end Take_Record;
 
-   --  Budget: the session's budget log into State, oldest first; a value
-   --  out of its range is held at the range's end, as the SQLite store does
+   --  Budget: the session's budget log, read by Res, into State, oldest
+   --  first; a value out of its range is held at the range's end, as the
+   --  SQLite store does
    procedure Read_Budget_Log
-     (Self   : Pg_Repository;
-      Key    : access constant String;
-      State  : in out Session_Table.Session;
-      Result : in out Status)
+     (Res   : Libpq.Result;
+      State : in out Session_Table.Session)
    is
-      Res : Libpq.Result;
-
       function Column (Row, Index : Natural; High : Interfaces.Integer_64)
         return Interfaces.Integer_64 is
         (Interfaces.Integer_64'Max
            (0, Interfaces.Integer_64'Min (High, Int8 (Res, Row, Index))));
    begin
-      if Result.Failed then
-         return;
-      end if;
-      Res := Execute (Self, Read_Budget, [1 => Bytes_Param (Key)]);
-      if not Succeeded (Res) then
-         Fail (Self, Res, "cannot read the session's budget", Result);
-         return;
-      end if;
       State.Reservoir.Log.Clear;
       for Row in 0 .. Natural (Libpq.Tuples (Res)) - 1 loop
          State.Reservoir.Log.Append
@@ -454,13 +757,12 @@ package body Session_Repositories.Postgres is
                            (Column (Row, 2, Interfaces.Integer_64
                                               (Natural'Last)))));
       end loop;
-      Libpq.Clear (Res);
    end Read_Budget_Log;
 
-   --  In the turn's transaction: Session_Key's session into State and
-   --  Memory (fresh and empty when new), and what was read into Read
-   procedure Read_Session
-     (Self   : Pg_Repository;
+   --  What Queue_Read queued: Key's session into State and Memory (fresh
+   --  and empty when new), and the record as read into Read
+   procedure Take_Session
+     (Self   : in out Pg_Repository;
       Chosen : Organs.Sets.Organ_Set;
       Key    : access constant String;
       State  : out Session_Table.Session;
@@ -468,119 +770,121 @@ package body Session_Repositories.Postgres is
       Read   : out Record_Read;
       Result : in out Status)
    is
-      Decoded : Session_Records.Decode_Status;
+      Budget  : Libpq.Result := Libpq.No_Result;
+      Decoded : Session_Records.Decode_Status := Session_Records.Decoded;
       use type Session_Records.Decode_Status;
    begin
       State := Session_Table.Fresh (Chosen, Key.all);
       Memory := Organs.Morag.Excerpts.Empty;
-      Read_Bytes (Self, Key, Read, Result);
-      if Result.Failed or else not Read.Found then
-         return;
+      Take_Record (Self, Read, Result);
+      if Self.Keeps_Budgets then
+         Take (Self, "cannot read the session's budget", Budget, Result);
       end if;
-      Session_Records.Decode (To_String (Read.Bytes), State, Memory, Decoded);
+      if not Result.Failed and then Read.Found then
+         Session_Records.Decode
+           (To_String (Read.Bytes), State, Memory, Decoded);
+      end if;
       if Decoded /= Session_Records.Decoded then
          State := Session_Table.Fresh (Chosen, Key.all);
          Memory := Organs.Morag.Excerpts.Empty;
          Result := Failure (Self, "holds "
                             & Session_Records.Explanation (Decoded)
                             & " for this session");
-         Roll_Back (Self);
-      elsif Self.Keeps_Budgets then
-         Read_Budget_Log (Self, Key, State, Result);
+      elsif not Result.Failed and then Self.Keeps_Budgets then
+         Read_Budget_Log (Budget, State);
       end if;
-   end Read_Session;
+      Libpq.Clear (Budget);
+   end Take_Session;
 
-   --  Budget: State's log as the session's rows, in the turn's transaction
-   procedure Write_Budget_Log
-     (Self   : Pg_Repository;
-      Key    : access constant String;
-      State  : Session_Table.Session;
-      Result : in out Status)
-   is
-      Ended, Calls, Tokens : Unbounded_String;
-   begin
-      Run (Self, Forget_Budget, "cannot write the session's budget", Result,
-           [1 => Bytes_Param (Key)]);
-      if Result.Failed or else State.Reservoir.Log.Is_Empty then
-         return;
-      end if;
-      for Spent of State.Reservoir.Log loop
-         Append (Ended, "," & Interfaces.Integer_64'Image
-                   (Interfaces.Integer_64 (Spent.At_Ms)));
-         Append (Calls, "," & Spent.Calls'Image);
-         Append (Tokens, "," & Spent.Tokens'Image);
-      end loop;
-      declare
-         function Spelled_Array (List : Unbounded_String) return String is
-           ("{" & Slice (List, 2, Length (List)) & "}" & ASCII.NUL);
-         Ended_Text  : aliased constant String := Spelled_Array (Ended);
-         Calls_Text  : aliased constant String := Spelled_Array (Calls);
-         Tokens_Text : aliased constant String := Spelled_Array (Tokens);
-      begin
-         Run (Self, Log_Budget, "cannot write the session's budget", Result,
-              [Bytes_Param (Key), Text_Param (Ended_Text'Unchecked_Access),
-               Text_Param (Calls_Text'Unchecked_Access),
-               Text_Param (Tokens_Text'Unchecked_Access)]);
-      end;
-   end Write_Budget_Log;
-
-   --  In the turn's transaction: State and Memory as the session's record,
-   --  the most recently used; past the capacity, the least recently used
+   --  In the turn's transaction, one batch: State and Memory as the
+   --  session's record, the most recently used; its budget log when kept;
+   --  for a new session (Is_New) past the capacity, the least recently used
    --  evicted; then the commit.  When Result.Failed, nothing was kept,
-   --  unless the connection was lost while the COMMIT was on its way (then
+   --  unless the connection was lost once the COMMIT was on its way (then
    --  Result says the server may have kept it)
    procedure Write_Session
-     (Self   : Pg_Repository;
+     (Self   : in out Pg_Repository;
       Key    : access constant String;
       State  : Session_Table.Session;
       Memory : Organs.Morag.Excerpts.Excerpt_Memory;
+      Is_New : Boolean;
       Result : in out Status)
    is
       Bytes    : aliased constant String :=
         Session_Records.Encoded (State, Memory);
       Capacity : aliased constant String :=
         Spelled (Interfaces.Integer_64 (Self.Capacity));
+      Logs     : constant Boolean :=
+        Self.Keeps_Budgets and then not State.Reservoir.Log.Is_Empty;
+      Ended, Calls, Tokens : Unbounded_String;
       Res      : Libpq.Result;
-      Inserted : Boolean;
+      Evicted  : Interfaces.Integer_64 := 0;
    begin
       if Result.Failed then
          return;
       end if;
-      Res := Execute (Self, Write_Record, [Bytes_Param (Key),
-                                           Bytes_Param (Bytes'Unchecked_Access)]);
-      if not Succeeded (Res) or else not Has_Row (Res) then
-         Fail (Self, Res, "cannot write the session", Result);
-         return;
-      end if;
-      Inserted := Cell (Res, 0, 0) = String'(1 => Character'Val (1));
-      Libpq.Clear (Res);
+      Open_Batch (Self, Result, Writes => True);
+      Queue (Self, Write_Record, Result,
+             [Bytes_Param (Key), Bytes_Param (Bytes'Unchecked_Access)]);
       if Self.Keeps_Budgets then
-         Write_Budget_Log (Self, Key, State, Result);
+         Queue (Self, Forget_Budget, Result, [1 => Bytes_Param (Key)]);
       end if;
-      --  Counted by the insert's trigger
-      if not Result.Failed and then Inserted then
-         Res := Execute (Self, Evict_Past_Capacity,
-                         [1 => Text_Param (Capacity'Unchecked_Access)]);
-         if not Succeeded (Res) or else not Has_Row (Res) then
-            Fail (Self, Res, "cannot evict past the capacity", Result);
-            return;
-         end if;
+      if Logs then
+         for Spent of State.Reservoir.Log loop
+            Append (Ended, "," & Interfaces.Integer_64'Image
+                      (Interfaces.Integer_64 (Spent.At_Ms)));
+            Append (Calls, "," & Spent.Calls'Image);
+            Append (Tokens, "," & Spent.Tokens'Image);
+         end loop;
          declare
-            Evicted : constant Interfaces.Integer_64 := Int8 (Res, 0, 0);
+            function Spelled_Array (List : Unbounded_String) return String is
+              ("{" & Slice (List, 2, Length (List)) & "}" & ASCII.NUL);
+            Ended_Text  : aliased constant String := Spelled_Array (Ended);
+            Calls_Text  : aliased constant String := Spelled_Array (Calls);
+            Tokens_Text : aliased constant String := Spelled_Array (Tokens);
          begin
-            Libpq.Clear (Res);
-            if Evicted > 0 then
-               Body_Log.Info
-                 ("session store full (" & Self.Capacity'Image
-                  & " ): evicted" & Evicted'Image
-                  & " least recently used session(s)");
-            end if;
+            Queue (Self, Log_Budget, Result,
+                   [Bytes_Param (Key), Text_Param (Ended_Text'Unchecked_Access),
+                    Text_Param (Calls_Text'Unchecked_Access),
+                    Text_Param (Tokens_Text'Unchecked_Access)]);
          end;
       end if;
-      Run (Self, "COMMIT", "cannot commit the turn", Result,
-           Lost => Commit_Lost_Note);
+      if Is_New then
+         Queue (Self, Evict_Past_Capacity, Result,
+                [1 => Text_Param (Capacity'Unchecked_Access)]);
+      end if;
+      Queue (Self, Commit_Turn, Result);
+      Send_Batch (Self, Result);
+
+      Take_Done (Self, "cannot write the session", Result);
+      if Self.Keeps_Budgets then
+         Take_Done (Self, "cannot write the session's budget", Result);
+      end if;
+      if Logs then
+         Take_Done (Self, "cannot write the session's budget", Result);
+      end if;
+      if Is_New then
+         Take (Self, "cannot evict past the capacity", Res, Result);
+         if not Result.Failed and then Has_Row (Res) then
+            Evicted := Int8 (Res, 0, 0);
+         end if;
+         Libpq.Clear (Res);
+      end if;
+      Take_Done (Self, "cannot commit the turn", Result);
+      Close_Batch (Self, Result);
+      if not Result.Failed and then Evicted > 0 then
+         Body_Log.Info
+           ("session store full (" & Self.Capacity'Image
+            & " ): evicted" & Evicted'Image
+            & " least recently used session(s)");
+      end if;
    end Write_Session;
 
+   --  Two round trips a Short turn: its transaction begun, the session's
+   --  lock taken and the session read (its row locked) in one batch; the
+   --  work; the writes and the commit in another.  A Long turn: its read in a batch (and a
+   --  transaction) of its own; the work; at its commit, the lock and the
+   --  record read again in one batch, then the writes as a Short turn's
    overriding procedure Within_Turn
      (Self        : in out Pg_Repository;
       Chosen      : Organs.Sets.Organ_Set;
@@ -601,27 +905,51 @@ package body Session_Repositories.Postgres is
       Seemed_Connected : constant Boolean := Is_Connected (Self);
       --  libpq learns that the server ended an idle session (it restarted,
       --  or an operator ended it) only when the session is next used
+
+      --  The turn's first batch: its transaction begun and the session
+      --  read; it writes nothing, so it may be sent again
+      procedure Begin_And_Read is
+      begin
+         Open_Batch (Self, Result);
+         Queue (Self, Begin_Turn, Result);
+         if Length = Short then
+            --  A statement of its own before the read: each statement reads
+            --  as of its own start (READ COMMITTED), so the read, sent behind
+            --  it, sees what the lock's last holder committed
+            Queue (Self, Lock_Session, Result,
+                   [1 => Bytes_Param (Key'Unchecked_Access)]);
+         end if;
+         Queue_Read (Self, Key'Access, Length = Short, Result);
+         if Length = Long then
+            --  A read of its own: nothing is held while the client thinks
+            Queue (Self, Commit_Turn, Result);
+         end if;
+         Send_Batch (Self, Result);
+         Take_Done (Self, "cannot start a turn", Result);
+         if Length = Short then
+            Take_Done (Self, Lock_Failed, Result);
+         end if;
+         Take_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
+         if Length = Long then
+            Take_Done (Self, "cannot read the session", Result);
+         end if;
+         Close_Batch (Self, Result);
+      end Begin_And_Read;
    begin
       Connect_Again_If_Lost (Self, Result);
-      Run (Self, "BEGIN", "cannot start a turn", Result);
+      Begin_And_Read;
       if Result.Failed and then Seemed_Connected
         and then not Is_Connected (Self)
       then
-         --  Lost before this turn sent anything but its BEGIN: nothing to
-         --  undo, so the turn connects again and starts, once
+         --  Lost before this turn wrote anything: connect again and begin
+         --  it again, once
          Connect_Again_If_Lost (Self, Result);
-         Run (Self, "BEGIN", "cannot start a turn", Result);
+         Begin_And_Read;
       end if;
-      if Length = Short then
-         Run (Self, Lock_Session, Lock_Failed, Result,
-              [1 => Bytes_Param (Key'Unchecked_Access)]);
-      end if;
-      Read_Session (Self, Chosen, Key'Access, Held, Memory, Read, Result);
-      if Length = Long then
-         --  A read of its own: nothing is held while the client thinks
-         Run (Self, "COMMIT", "cannot read the session", Result);
-      end if;
-      if not Result.Failed then
+      if Result.Failed then
+         --  A record that did not decode fails after a batch that succeeded
+         Roll_Back (Self);
+      else
          begin
             Work (Held, Memory, Said);
          exception
@@ -635,11 +963,17 @@ package body Session_Repositories.Postgres is
             when Discard => Roll_Back (Self);
             when Keep =>
                if Length = Long then
-                  Run (Self, "BEGIN", "cannot start the turn's commit",
-                       Result);
-                  Run (Self, Lock_Session, Lock_Failed, Result,
-                       [1 => Bytes_Param (Key'Unchecked_Access)]);
-                  Read_Bytes (Self, Key'Access, Again, Result);
+                  Open_Batch (Self, Result);
+                  Queue (Self, Begin_Turn, Result);
+                  Queue (Self, Lock_Session, Result,
+                         [1 => Bytes_Param (Key'Unchecked_Access)]);
+                  Queue (Self, Read_Record_To_Write, Result,
+                         [1 => Bytes_Param (Key'Unchecked_Access)]);
+                  Send_Batch (Self, Result);
+                  Take_Done (Self, "cannot start the turn's commit", Result);
+                  Take_Done (Self, Lock_Failed, Result);
+                  Take_Record (Self, Again, Result);
+                  Close_Batch (Self, Result);
                   if not Result.Failed and then Again /= Read then
                      Result := Failure
                        (Self, "the session changed in another body during"
@@ -647,7 +981,11 @@ package body Session_Repositories.Postgres is
                      Roll_Back (Self);
                   end if;
                end if;
-               Write_Session (Self, Key'Access, Held, Memory, Result);
+               Write_Session
+                 (Self, Key'Access, Held, Memory,
+                  Is_New => not (if Length = Long then Again.Found
+                                 else Read.Found),
+                  Result => Result);
          end case;
       end if;
       if Result.Failed then
@@ -849,6 +1187,9 @@ package body Session_Repositories.Postgres is
       Make_Schema (Store.all, Result);
       Keep_Secret (Store.all, Proposed_Secret, Secret, Result);
       Run (Store.all, "COMMIT", "cannot commit the schema", Result);
+      if not Result.Failed then
+         Prepare_Turns (Store.all, Result);
+      end if;
       if Result.Failed then
          Secret := Null_Unbounded_String;
          Store.Close;

@@ -4,7 +4,11 @@
 --  and the same record bytes (Session_Records), in bytea.
 --
 --  Contract, beside Session_Repositories':
---  - A turn is one transaction, committed before Within_Turn returns.  A
+--  - A turn is one transaction, committed before Within_Turn returns, in
+--    two round trips to the server (libpq's pipeline mode: the begin, the
+--    lock and the read sent together, then the writes and the commit, each
+--    a statement the connection prepared once); a statement refused in
+--    either rolls the whole turn back.  A
 --    Short turn holds its session's advisory lock (a transaction-level one,
 --    keyed by a hash of the session's key) from its read to its commit, so
 --    turns of one session from several bodies serialize, and turns of other
@@ -15,8 +19,9 @@
 --    it is the one read (compare-and-set), else keeps nothing.
 --  - At most Capacity sessions: a turn that makes a new session past it
 --    evicts the least recently used in its own transaction (logged on
---    stderr); a session whose row another turn is writing at that moment
---    is passed over (SKIP LOCKED), so no turn waits on another's.
+--    stderr); a session whose row another turn has read to write, or is
+--    writing, at that moment is passed over (SKIP LOCKED), so no turn
+--    waits on another's and none loses the session it is turning.
 --    The count is kept by a trigger in a tally row, so no turn counts rows.
 --  - The budget log (--energy budget) is a table of its own, whose rows
 --    go with their session (a foreign key, on delete cascade); the recall

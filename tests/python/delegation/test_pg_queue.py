@@ -1,5 +1,6 @@
 """What only the PostgreSQL store has: leases held by sessions, runs journalled on another machine, the schema,
-the intent lock across machines, and a URL that is never written down."""
+the intent lock across machines, a URL that is never written down, and a password read from where libpq reads it
+(`PGPASSFILE`, a service file), never from the harness."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from harness.database import (
 from harness.errors import ConfigError
 from harness.ledger.pg_store import PgLedger
 from harness.settings import DATABASE_URL_ENV, state_dir
+from pg_support import PASSWORD_ROLE, Cluster, database_of
 
 from .conftest import Backend
 
@@ -168,6 +170,29 @@ def test_a_password_libpq_would_read_is_masked_however_the_url_spells_it(url: st
     assert main(["queue", "--database", url]) in (ExitCode.INVALID_INPUT, ExitCode.CANNOT_RUN)
     printed = capsys.readouterr()
     assert "SECRET" not in printed.out + printed.err and "RET5" not in printed.err and "Traceback" not in printed.err
+
+
+def test_a_role_that_must_give_a_password_connects_with_pgpassfile_or_a_service_file_and_not_without(
+        pg_cluster: Cluster, tmp_path: Path, monkeypatch, capsys) -> None:
+    for name in ("PGPASSFILE", "PGPASSWORD", "PGSERVICEFILE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)  # HOME, so ~/.pgpass, is a temp dir already
+    url = pg_cluster.password_database() + "&sslmode=disable"
+    database = database_of(url)
+    assert main(["queue", "--database", url]) == ExitCode.CANNOT_RUN
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot connect to the database {url}: " in err, err
+    assert "no password supplied" in err and pg_cluster.password not in err and "Traceback" not in err
+    monkeypatch.setenv("PGPASSFILE", str(pg_cluster.write_passfile(tmp_path / "pgpass")))
+    assert main(["queue", "--json", "--database", url]) == 0
+    service = tmp_path / "pg_service.conf"
+    service.write_text(f"[team]\nhost={pg_cluster.folder}\nuser={PASSWORD_ROLE}\ndbname={database}\n")
+    monkeypatch.setenv("PGSERVICEFILE", str(service))
+    assert main(["ledger", "--json", "--database", "postgresql:///?service=team&sslmode=disable"]) == 0
+    printed = capsys.readouterr()
+    assert pg_cluster.password not in printed.out + printed.err
+    with connect(pg_cluster.url(database)) as admin:
+        assert admin.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'queue_items'") == [
+            (PASSWORD_ROLE,)], "the harness made its schema as the role whose password it read"
 
 
 def test_an_unreachable_database_is_one_line_naming_it_and_nothing_runs(fake_hermes, project, make_intent,
