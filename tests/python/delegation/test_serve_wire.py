@@ -28,6 +28,7 @@ from harness.serve.wire import MAX_DEPTH, MAX_LINE_BYTES, LineReader, Oversized,
 from support import load_corpus
 
 from .delegation_support import PROCESS_BOUND_S, make_fifo, read_ledger, wait_fifo, wait_gone
+from .test_serve import call, served_in_process
 
 hostile = load_corpus()
 INVALID_REQUEST, PARSE_ERROR, SILENT = hostile.INVALID_REQUEST, hostile.PARSE_ERROR, hostile.SILENT
@@ -328,15 +329,16 @@ def test_a_signal_with_stdin_open_stops_the_job_ledgers_it_and_exits_128_plus_n(
     assert all(wait_gone(pid) for pid in tree)
     [settled] = [r for r in read_ledger(project) if r.get("phase") == "settled"]
     assert settled["status"] == "cancelled"
-    assert f"cancelled by {signum.name}" in job_envelope(raw_serve(), job_id)["detail"]
+    assert f"cancelled by {signum.name}" in job_envelope(job_id)["detail"]
 
 
-def job_envelope(server: RawServe, job_id: str) -> dict[str, Any]:
-    """The settled envelope of a job, as a new server reads it."""
-    server.initialize()
-    envelope = server.call("delegation_result", job_id=job_id)["structuredContent"]
-    assert server.close() == 0
-    return dict(envelope)
+def job_envelope(job_id: str) -> dict[str, Any]:
+    """The settled envelope of a job, as a new server reads it (in this process: what is read is the job
+    the stopped server left on disk, not serve's wire)."""
+    async def read() -> dict[str, Any]:
+        async with served_in_process() as session:
+            return await call(session, "delegation_result", job_id=job_id)
+    return anyio.run(read)
 
 
 def test_a_job_stopped_because_stdin_closed_says_so(raw_serve, fake_hermes, project, make_intent, tmp_path) -> None:
@@ -345,7 +347,7 @@ def test_a_job_stopped_because_stdin_closed_says_so(raw_serve, fake_hermes, proj
     job_id, tree = hanging_job(server, fake_hermes, make_intent, tmp_path)
     assert server.close() == 0
     assert all(wait_gone(pid) for pid in tree)
-    envelope = job_envelope(raw_serve(), job_id)
+    envelope = job_envelope(job_id)
     assert envelope["degraded_reason"] == "cancelled"
     assert "cancelled by serve stopping: its stdin closed" in envelope["detail"], envelope["detail"]
 
