@@ -50,6 +50,13 @@ from harness.session_copy import SessionsCopier
 COMMAND_GROUPS: tuple[str, ...] = (*cli.COMMAND_MODULES, __name__)
 
 
+def serve_settings(args: argparse.Namespace) -> ServeSettings:
+    """What `serve`'s command line (and the environment behind its defaults) asks of the server."""
+    settings = ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home, args.database)
+    check_named(settings.transport.hermes_bin, settings.transport.hermes_home)
+    return settings
+
+
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> Status:
     if args.print_config:
         root = project_root(args)
@@ -66,9 +73,7 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> Status:
         raise ConfigError(f"serve needs the MCP SDK ({exc.name} is missing): pip install "
                           f"'mafiabot-harness[serve]'") from None
 
-    settings = ServeSettings.of(args.project_root, args.allow_dir, args.hermes, args.hermes_home, args.database)
-    check_named(settings.transport.hermes_bin, settings.transport.hermes_home)
-    left = serve(settings)
+    left = serve(serve_settings(args))
     if left:
         print(f"mafiabot-harness serve: {len(left)} job(s) still running at exit ({', '.join(left)}); their "
               f"supervisors stop them and the next reader settles them", file=sys.stderr)

@@ -205,12 +205,26 @@ async def _await_job(ctx: ServerRequestContext[Any], jobs: JobRunner, started: S
     return delegation_envelope(job)
 
 
+def serving(served: ServeSettings) -> tuple[Server[Any], JobRunner]:
+    """The server of `served`, not yet running, and the runner of its jobs, which `stop_jobs` ends."""
+    jobs = JobRunner(served.project_root, database=served.database)
+    return build_server(ServeContext.of(served, jobs)), jobs
+
+
+def stop_jobs(jobs: JobRunner) -> list[str]:
+    """Stop the jobs still running once serving ended, each within SHUTDOWN_WAIT_S; the ids of those left
+    (their runs are then stopped by their supervisors and settled by the next reader)."""
+    signum = cancellation.requested()
+    left = jobs.shutdown(SHUTDOWN_WAIT_S, "serve stopping: its stdin closed" if signum is None else
+                         f"serve stopping: {cancellation.signal_name(signum)}")
+    jobs.close()
+    return left
+
+
 def serve(served: ServeSettings) -> list[str]:
     """Serve on stdio until stdin closes or a cancelling signal comes; the ids of jobs still running at
-    the end (their runs are then stopped by their supervisors and settled by the next reader)."""
-    jobs = JobRunner(served.project_root, database=served.database)
-    context = ServeContext.of(served, jobs)
-    server = build_server(context)
+    the end (`stop_jobs`)."""
+    server, jobs = serving(served)
 
     async def run() -> None:
         signalled = anyio.Event()
@@ -238,8 +252,5 @@ def serve(served: ServeSettings) -> list[str]:
         try:
             anyio.run(run)
         finally:
-            signum = cancellation.requested()
-            left = jobs.shutdown(SHUTDOWN_WAIT_S, "serve stopping: its stdin closed" if signum is None else
-                                 f"serve stopping: {cancellation.signal_name(signum)}")
-            jobs.close()
+            left = stop_jobs(jobs)
     return left

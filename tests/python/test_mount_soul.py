@@ -20,7 +20,7 @@ from soul_support import SOUL, before_of, hermes_default
 from support import REPO as REPO_ROOT
 
 # A boot writes SOUL.md in about a millisecond; the bound only stops a hang.
-BOOT_BOUND = 5.0
+BOOT_BOUND = 30.0
 OPERATORS = "# The operator's persona\n\nSpeak like a lighthouse keeper.\n"
 
 

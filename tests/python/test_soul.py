@@ -19,7 +19,7 @@ from soul_support import BACKUP_NAME, MARK, SOUL, before_of, hermes_default, unm
 from support import SHIPPED_ORGANS as DEFAULT_ORGANS
 
 # A boot writes SOUL.md in about a millisecond; the bound only stops a hang.
-BOOT_BOUND = 5.0
+BOOT_BOUND = 30.0
 OPERATORS = "# My persona\n\nYou are terse, and you answer in French.\n"
 
 

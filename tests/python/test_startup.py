@@ -10,7 +10,7 @@ from harness.body import BodyOptions
 from harness.client import BodyClient
 
 # Informational flags and refused configurations end at once; the bound only stops a hang.
-STARTUP_BOUND = 5.0
+STARTUP_BOUND = 30.0
 
 
 def run_body(body_exe, *args):

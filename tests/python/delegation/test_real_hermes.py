@@ -34,8 +34,9 @@ STUB_START_BOUND_S = 20.0
 HERMES_RUN_TIMEOUT_S = 90
 STUB_SCRIPT = {"model": "MiniMax-M3", "usage": {"prompt_tokens": 321, "completion_tokens": 45},
                "replies": [{"text": "# Stub summary\nEverything is in order."}]}
+# No toolchain probe: as in hermes_support.offline_config, whose docstring says why.
 PROFILE_CONFIG = ("model: {provider: minimax, default: MiniMax-M3}\n"
-                  "agent: {api_max_retries: 0}\nsecurity: {tirith_enabled: false}\n")
+                  "agent: {api_max_retries: 0, environment_probe: false}\nsecurity: {tirith_enabled: false}\n")
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not HERMES.exists(), reason=f"real Hermes not installed at {HERMES} (`make hermes`)")]

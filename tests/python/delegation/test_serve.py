@@ -1,11 +1,16 @@
-"""`mafiabot-harness serve` driven by the official MCP SDK client (mcp.client.stdio) against the fake `hermes`.
+"""`mafiabot-harness serve` driven by the official MCP SDK client against the fake `hermes`.
 
-Each scenario runs the real server as a child process (`python -m harness serve`), with the
-environment the fixtures built (temporary HERMES_HOME, project root, fake hermes), inside one bound
-(SCENARIO_BOUND_S). Waits on the fake go through FIFOs (`gate`), never sleeps. What is checked is
-what a host agent's operator relies on: the envelope or a handle within the caller's bound, the job
-found again by its handle (after the call gave up, after a restart of the server), a cancel that
-kills the whole tree and ledgers it `cancelled`, progress while waiting, 20 jobs at once.
+A scenario about the process runs the real server as a child process (`python -m harness serve`, over
+mcp.client.stdio: `served`): its tools listed and a delegation answered over stdio, a restart, a stop or a
+kill mid-job, two servers on one project. A scenario about what the tools do runs the same server and jobs
+in this process, over the SDK's in-memory streams (`served_in_process`): the SDK's session on both sides
+as over stdio, without a Python start and the SDK's import for each (serve's stdio edge is
+test_serve_wire.py's). Both with the environment the fixtures built (temporary HERMES_HOME, project root,
+fake hermes), inside one bound (SCENARIO_BOUND_S). Waits on the fake go through FIFOs (`gate`), never
+sleeps. What is checked is what a host agent's operator relies on: the envelope or a handle within the
+caller's bound, the job found again by its handle (after the call gave up, after a restart of the
+server), a cancel that kills the whole tree and ledgers it `cancelled`, progress while waiting, 20 jobs
+at once.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.memory import create_client_server_memory_streams
 
-from harness.program import main
+from harness.program import build_parser, main, serve_settings
+from harness.serve.server import serving, stop_jobs
 from harness.serve.tools import TOOLS
 from harness.settings import DATABASE_URL_ENV
 
@@ -58,6 +65,21 @@ async def served() -> AsyncIterator[ClientSession]:
     async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+@asynccontextmanager
+async def served_in_process(*extra: str) -> AsyncIterator[ClientSession]:
+    """`serve *extra`'s server and jobs in this process; its jobs stopped at the end as when stdin closes."""
+    server, jobs = serving(serve_settings(build_parser().parse_args(["serve", *extra])))
+    try:
+        async with create_client_server_memory_streams() as (client, (read, write)), anyio.create_task_group() as group:
+            group.start_soon(server.run, read, write, server.create_initialization_options())
+            async with ClientSession(*client) as session:
+                await session.initialize()
+                yield session
+            group.cancel_scope.cancel()
+    finally:
+        await anyio.to_thread.run_sync(stop_jobs, jobs)
 
 
 def scenario(body: Callable[[], Awaitable[None]]) -> None:
@@ -129,7 +151,7 @@ def test_every_tool_answers_what_its_advertised_output_schema_describes(fake_her
     answers: dict[str, list[dict[str, Any]]] = {}
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             schemas = {tool.name: tool.output_schema for tool in (await session.list_tools()).tools}
 
             async def answer(name: str, **arguments: Any) -> dict[str, Any]:
@@ -186,7 +208,7 @@ def test_delegate_returns_a_handle_past_its_bound_then_status_and_result_by_that
     started, release, _ = gated(fake_hermes, tmp_path)
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             handle = await call(session, "autobot_delegate", intent=make_intent(), wait_seconds=0)
             assert (handle["status"], handle["state"], handle["tool"]) == ("pending", "running", "autobot_delegate")
             await anyio.to_thread.run_sync(wait_fifo, started)
@@ -205,7 +227,7 @@ def test_cancel_mid_run_kills_the_fakes_whole_tree_and_ledgers_the_run_cancelled
     started, _, pids = gated(fake_hermes, tmp_path, hang=True)
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             handle, tree = await hanging_job(session, make_intent(), started, pids)
             envelope = await call(session, "delegation_cancel", job_id=handle["job_id"])
             assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "cancelled")
@@ -229,7 +251,7 @@ def test_a_waiting_call_sends_progress_naming_its_job_while_the_run_goes_on(
             release_fifo(release)
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             result = await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
                                              progress_callback=on_progress)
         assert result.structured_content["status"] == "ok"
@@ -246,7 +268,7 @@ def test_a_client_that_gave_up_waiting_still_gets_the_result_by_the_handle_its_p
         messages.append(message or "")
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             with pytest.raises(MCPError):
                 await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
                                         read_timeout_seconds=2.0, progress_callback=on_progress)
@@ -281,7 +303,7 @@ def test_twenty_jobs_run_at_once_and_each_is_answered_and_ledgered(fake_hermes, 
     jobs = 20
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             handles: list[dict[str, Any]] = []
 
             async def start(n: int) -> None:
@@ -366,7 +388,7 @@ def test_a_server_killed_outright_mid_job_is_settled_through_the_journal_by_the_
 def test_bad_arguments_and_unknown_jobs_are_tool_errors_and_an_unknown_tool_a_protocol_error(
         fake_hermes, project) -> None:
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             bad = await session.call_tool("delegation_status", {"job_id": 5})
             assert bad.is_error and "job_id" in bad.content[0].text
             missing = await session.call_tool("delegation_result", {"job_id": "job-0123456789abcdef"})
@@ -382,7 +404,7 @@ def test_bad_arguments_and_unknown_jobs_are_tool_errors_and_an_unknown_tool_a_pr
 
 def test_enqueue_then_queue_status_and_ledger_summary_through_the_tools(fake_hermes, project, make_intent) -> None:
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             queued = await call(session, "autobot_enqueue", intent=make_intent())
             state = await call(session, "queue_status")
             summary = await call(session, "ledger_summary")
@@ -412,7 +434,7 @@ def test_a_host_that_cancels_its_delegate_call_stops_the_job_and_the_run_is_ledg
         job_ids.append((message or "").split()[1].rstrip(":"))
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             async with anyio.create_task_group() as group:
                 async def delegate_call() -> None:
                     await session.call_tool("autobot_delegate", {"intent": make_intent(), "wait_seconds": 40},
@@ -433,7 +455,7 @@ def test_agent_dispatch_through_the_tool_answers_the_seeds_delivered_envelope(fa
     fake_hermes.script({"stdout": "Noted, I will reply by Friday."})
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             envelope = await call(session, "agent_dispatch", inputs={
                 "target": "andy", "task_source": "email-triage", "context": "Offer from ACME",
                 "reference_id": "mail-4711"})
@@ -452,7 +474,7 @@ def test_autopilot_check_then_run_by_handle_through_the_tools(fake_hermes, proje
                     "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             check = await call(session, "autopilot_check", plan_file="plan.yaml")
             handle = await call(session, "autopilot_run", plan_file="plan.yaml")
             envelope = await call(session, "delegation_result", job_id=handle["job_id"], wait_seconds=45)

@@ -1,40 +1,28 @@
 """What `serve` reads and hands back: files a host names stay under the project (or a folder the operator
 allowed), no error quotes a file, and the host's arguments (toolsets, provider) reach Hermes as given.
 
-Driven through the real server (`python -m harness serve`) by the official SDK client, against the fake
-`hermes`. The secret is a Hermes home's `.env`, the file a host agent would be pointed at.
+Driven by the official SDK client through serve's server and jobs in this process (`served_in_process` of
+test_serve.py: what the tools do; serve's stdio edge is test_serve_wire.py's), against the fake `hermes`. The
+secret is a Hermes home's `.env`, the file a host agent would be pointed at.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import tomllib
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 
 from harness.program import main
 
-from .test_serve import call, scenario
+from .test_serve import call, scenario, served_in_process
 
 SECRET = "OPENAI_API_KEY=sk-live-0123456789abcdef"  # noqa: S105 - the bait a test must never see again
 PLAN = ("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
         "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
-
-
-@asynccontextmanager
-async def served(*extra: str) -> AsyncIterator[ClientSession]:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "harness", "serve", *extra],
-                                   env=dict(os.environ))
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        yield session
 
 
 async def refusal(session: ClientSession, tool: str, **arguments: Any) -> str:
@@ -55,7 +43,7 @@ def test_a_plan_file_outside_the_project_is_refused_by_its_path_and_its_content_
     (project / "linked.yaml").symlink_to(secret_env)
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             said = {tool: await refusal(session, tool, plan_file=str(secret_env))
                     for tool in ("autopilot_check", "autopilot_run")}
             said["passwd"] = await refusal(session, "autopilot_check", plan_file="/etc/passwd")
@@ -78,7 +66,7 @@ def test_a_secret_file_inside_the_project_named_as_a_plan_is_refused_without_quo
     (project / "agented.yaml").write_text(f"goal: x\nsubtasks: [a]\ndefault_agent: {SECRET}\n")
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             texts = [await refusal(session, "autopilot_check", plan_file=name)
                      for name in (".env", "broken.yaml", "keyed.json", "banded.yaml", "agented.yaml")]
         for text in texts:
@@ -94,10 +82,10 @@ def test_an_operators_allowed_folder_is_readable_and_still_no_other(fake_hermes,
     (shared / "plan.yaml").write_text(PLAN)
 
     async def body() -> None:
-        async with served("--allow-dir", str(shared)) as session:
+        async with served_in_process("--allow-dir", str(shared)) as session:
             check = await call(session, "autopilot_check", plan_file=str(shared / "plan.yaml"))
             refused = await refusal(session, "autopilot_check", plan_file=str(secret_env))
-        async with served() as session:
+        async with served_in_process() as session:
             unallowed = await refusal(session, "autopilot_check", plan_file=str(shared / "plan.yaml"))
         assert check["status"] == "valid"
         assert "outside" in refused and "sk-" not in refused and str(shared) in refused
@@ -108,7 +96,7 @@ def test_an_operators_allowed_folder_is_readable_and_still_no_other(fake_hermes,
 def test_an_intent_whose_root_or_targets_lie_outside_is_invalid_and_nothing_is_read_or_run(
         fake_hermes, project, make_intent, secret_env) -> None:
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             rooted = await call(session, "autobot_delegate",
                                 intent={**make_intent(), "project_root": str(secret_env.parent)})
             targeted = await call(session, "autobot_delegate", intent=make_intent(target_paths=[str(secret_env)]))
@@ -123,7 +111,7 @@ def test_an_intent_whose_root_or_targets_lie_outside_is_invalid_and_nothing_is_r
 
 def test_toolsets_given_as_a_json_list_reach_hermes(fake_hermes, project, make_intent) -> None:
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             envelope = await call(session, "autobot_delegate", intent=make_intent(), toolsets=["todo", "web"])
             refused = await call(session, "autobot_delegate", intent=make_intent(), toolsets=["terminal"])
         assert envelope["status"] == "ok", envelope
@@ -136,7 +124,7 @@ def test_toolsets_given_as_a_json_list_reach_hermes(fake_hermes, project, make_i
 def test_payload_provider_reaches_hermes_and_the_seeds_minimax_is_the_default(fake_hermes, project,
                                                                                 make_intent) -> None:
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             listed = {tool.name: tool for tool in (await session.list_tools()).tools}
             named = await call(session, "autobot_delegate",
                                intent=make_intent(provider="openrouter", model="some/model"))
@@ -165,7 +153,7 @@ def test_a_100_kb_answer_reaches_the_host_cut_to_max_chars_and_is_kept_whole_in_
     plan.write_text(PLAN.replace("band: L1", "band: L2"))
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             delegated = await call(session, "autobot_delegate", intent=make_intent(max_chars=4000))
             defaulted = await call(session, "autobot_delegate", intent=make_intent(intent="Once more."))
             dispatched = await call(session, "agent_dispatch", max_chars=4000, inputs={
@@ -215,7 +203,7 @@ def test_queue_status_and_ledger_summary_read_no_project_outside_the_allowed_fol
     (elsewhere / ".agents" / "state").mkdir(parents=True)
 
     async def body() -> None:
-        async with served() as session:
+        async with served_in_process() as session:
             texts = [await refusal(session, tool, project_root=str(elsewhere))
                      for tool in ("queue_status", "ledger_summary")]
             inside = await call(session, "ledger_summary", project_root=str(project))
