@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -92,3 +95,44 @@ def test_the_same_task_spelt_two_ways_never_runs_twice_at_once(fake_hermes, proj
         runner.join(PROCESS_BOUND_S)
     assert first[0].status == "ok" and len(fake_hermes.calls()) == 1
     assert os.listdir(project / ".agents" / "state" / "hermes-runs") == []
+
+
+def harness_bounded(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line in a process of its own, its address space capped (a read without end fails fast there
+    instead of taking the machine's memory) and its time bounded (a read that waits forever fails the test)."""
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
+    try:
+        return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
+                              timeout=PROCESS_BOUND_S, preexec_fn=capped)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"harness {' '.join(args)} did not end within {PROCESS_BOUND_S:g} s") from None
+
+
+# Far more than the harness needs to list or drain a queue, far less than a read of /dev/zero would take.
+ADDRESS_SPACE_BYTES = 2 << 30
+
+
+def test_an_item_that_is_a_fifo_a_device_or_has_no_task_is_set_aside_never_waited_on_or_read_without_end(
+        fake_hermes, project, make_intent) -> None:
+    queue = Queue.for_project(project)
+    good = queue.enqueue(parse_intent(make_intent()))
+    pending = queue.folder("pending")
+    make_fifo(pending / "00000000T000000000000-fifo.json")
+    (pending / "00000000T000000000001-zero.json").symlink_to("/dev/zero")
+    (pending / "00000000T000000000002-textless.json").write_text(json.dumps(
+        {"item_id": "textless", "intent": {"project_root": str(project)}, "attempts": 0, "history": []}))
+    listed = harness_bounded("queue", "--json", "--project-root", str(project))
+    assert listed.returncode == 0, listed.stderr
+    problems = {i["item_id"]: i.get("problem") for i in json.loads(listed.stdout)["items"]}
+    assert problems == {good["item_id"]: None, "00000000T000000000000-fifo": "unreadable",
+                        "00000000T000000000001-zero": "unreadable", "00000000T000000000002-textless": "unreadable"}
+    drained = harness_bounded("drain", "--max", "5", "--project-root", str(project), "--compact")
+    assert drained.returncode == ExitCode.NOT_DONE, drained.stderr  # ran the good one; three set aside
+    report = json.loads(drained.stdout)
+    assert [r["item_id"] for r in report["ran"]] == [good["item_id"]] and len(fake_hermes.calls()) == 1
+    reasons = {c["item_id"]: c["reason"] for c in report["corrupt"]}
+    assert "is not a regular file (a FIFO)" in reasons["00000000T000000000000-fifo"]
+    assert "is not a regular file (a character device)" in reasons["00000000T000000000001-zero"]
+    assert reasons["00000000T000000000002-textless"] == "field 'intent.intent' is missing or not a str"
+    assert sorted(p.name for p in pending.iterdir()) == []
