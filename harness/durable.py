@@ -329,9 +329,10 @@ class HolderLock:
 
 def is_flocked(path: Path, *, missing: bool) -> bool:
     """Whether someone holds an flock on `path` right now (a probe: taken and dropped at once);
-    `missing` is the answer for a path that does not exist."""
+    `missing` is the answer for a path that does not exist. Opened without blocking: a FIFO in a lock's
+    place is a probe's answer (no one can hold it), never a wait for a writer that does not come."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return missing
     try:

@@ -122,11 +122,15 @@ def test_an_item_that_is_a_fifo_a_device_or_has_no_task_is_set_aside_never_waite
     (pending / "00000000T000000000001-zero.json").symlink_to("/dev/zero")
     (pending / "00000000T000000000002-textless.json").write_text(json.dumps(
         {"item_id": "textless", "intent": {"project_root": str(project)}, "attempts": 0, "history": []}))
+    claimed = queue.folder("running")
+    claimed.mkdir()
+    make_fifo(claimed / "00000000T000000000003-claimed-fifo.json")  # probed for its drainer's lock first
     listed = harness_bounded("queue", "--json", "--project-root", str(project))
     assert listed.returncode == 0, listed.stderr
     problems = {i["item_id"]: i.get("problem") for i in json.loads(listed.stdout)["items"]}
     assert problems == {good["item_id"]: None, "00000000T000000000000-fifo": "unreadable",
-                        "00000000T000000000001-zero": "unreadable", "00000000T000000000002-textless": "unreadable"}
+                        "00000000T000000000001-zero": "unreadable", "00000000T000000000002-textless": "unreadable",
+                        "00000000T000000000003-claimed-fifo": "unreadable"}
     drained = harness_bounded("drain", "--max", "5", "--project-root", str(project), "--compact")
     assert drained.returncode == ExitCode.NOT_DONE, drained.stderr  # ran the good one; three set aside
     report = json.loads(drained.stdout)
@@ -135,4 +139,5 @@ def test_an_item_that_is_a_fifo_a_device_or_has_no_task_is_set_aside_never_waite
     assert "is not a regular file (a FIFO)" in reasons["00000000T000000000000-fifo"]
     assert "is not a regular file (a character device)" in reasons["00000000T000000000001-zero"]
     assert reasons["00000000T000000000002-textless"] == "field 'intent.intent' is missing or not a str"
-    assert sorted(p.name for p in pending.iterdir()) == []
+    assert sorted(p.name for p in pending.iterdir()) == [] and list(claimed.iterdir()) == []
+    assert (queue.folder("corrupt") / "00000000T000000000003-claimed-fifo.json").exists()
