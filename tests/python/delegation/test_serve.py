@@ -481,3 +481,19 @@ def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_
             envelope = await call(second, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
         assert envelope["status"] == "ok" and len(backend.settled()) == 1
     scenario(body)
+
+
+def test_a_job_file_that_is_a_fifo_or_a_device_is_an_unreadable_job_answered_at_once(fake_hermes, project) -> None:
+    jobs = project / ".agents" / "state" / "serve-jobs"
+    jobs.mkdir(parents=True)
+    make_fifo(jobs / "job-0000000000000001.json")
+    (jobs / "job-0000000000000002.json").symlink_to("/dev/zero")
+
+    async def body() -> None:
+        async with served() as session:
+            with anyio.fail_after(PROCESS_BOUND_S):  # the read used to wait for a writer to the FIFO
+                for job_id, kind in (("job-0000000000000001", "a FIFO"), ("job-0000000000000002", "a character device")):
+                    for tool in ("delegation_status", "delegation_result", "delegation_cancel"):
+                        answer = await session.call_tool(tool, {"job_id": job_id})
+                        assert answer.is_error and f"is not a regular file ({kind})" in answer.content[0].text, tool
+    scenario(body)
