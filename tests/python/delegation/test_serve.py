@@ -497,3 +497,33 @@ def test_a_job_file_that_is_a_fifo_or_a_device_is_an_unreadable_job_answered_at_
                         answer = await session.call_tool(tool, {"job_id": job_id})
                         assert answer.is_error and f"is not a regular file ({kind})" in answer.content[0].text, tool
     scenario(body)
+
+
+def test_queue_status_and_ledger_summary_hand_a_host_bounded_lists_and_the_whole_counts(fake_hermes, project) -> None:
+    state = project / ".agents" / "state"
+    state.mkdir(parents=True)
+    failures = 1500
+    with open(state / "autobot-cost-ledger.jsonl", "w") as ledger:
+        for n in range(failures):
+            ledger.write(json.dumps({"v": 1, "record_id": f"rec-{n:04d}", "ts": "2026-12-01T00:00:00.000Z",
+                                     "kind": "delegation", "status": "degraded", "reason": "provider_error",
+                                     "detail": "HTTP 503 " * 50, "intent_id": f"intent-{n:04d}"}) + "\n")
+    done = state / "autobot-queue" / "done"
+    done.mkdir(parents=True)
+    for n in range(150):
+        (done / f"20261201T000000{n:06d}-0000.json").write_text(json.dumps(
+            {"item_id": f"item-{n:03d}", "intent": {"intent": "Summarise the notes."}, "attempts": 1, "history": []}))
+
+    async def body() -> None:
+        async with served() as session:
+            summary = await call(session, "ledger_summary")
+            wider = await call(session, "ledger_summary", max_failures=1000)
+            queue = await call(session, "queue_status")
+            none = await call(session, "queue_status", max_items=0)
+            too_many = await session.call_tool("ledger_summary", {"max_failures": 1001})
+        assert [f["record_id"] for f in summary["failures"]] == [f"rec-{n:04d}" for n in range(1480, 1500)]
+        assert (summary["failures_total"], summary["total"]["failed"], len(wider["failures"])) == (1500, 1500, 1000)
+        assert [i["item_id"] for i in queue["items"]] == [f"item-{n:03d}" for n in range(100)]
+        assert (queue["items_total"], queue["counts"]["done"], none["items"]) == (150, 150, [])
+        assert too_many.is_error and "max_failures" in too_many.content[0].text
+    scenario(body)
