@@ -17,7 +17,7 @@ from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
 from harness.replay.recorder import RELAY_MODULE
-from support import SHIPPED_ORGANS
+from support import SHIPPED_ORGANS, harness_bounded
 
 USER_CONFIG = """\
 # My Hermes, hand-tuned. Do not lose this comment.
@@ -145,6 +145,20 @@ def test_a_malformed_config_is_reported_with_its_line_and_left_untouched(body_ex
     assert says in capsys.readouterr().err
     assert (home / "config.yaml").read_text(encoding="utf-8") == text
     assert not backups_of(home / "config.yaml")
+
+
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device"])
+def test_a_config_that_is_a_fifo_or_a_device_is_refused_by_every_command_never_waited_on(home, kind):
+    config = home / "config.yaml"
+    if kind == "a FIFO":
+        os.mkfifo(config)
+    else:
+        config.symlink_to("/dev/zero")
+    for command in (["mount", "--dry-run"], ["unmount"], ["doctor"]):
+        done = harness_bounded(*command, "--hermes-home", str(home))
+        assert f"{config} is not a regular file ({kind}); it was left untouched" in done.stderr + done.stdout, command
+        assert done.returncode in (ExitCode.INVALID_INPUT, ExitCode.NOT_DONE), (command, done.stderr)
+    assert sorted(os.listdir(home)) == ["config.yaml"]
 
 
 def test_a_missing_body_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys):

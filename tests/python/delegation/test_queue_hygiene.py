@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -15,6 +12,7 @@ from harness.autobot import delegate, parse_intent
 from harness.autobot.queue import Queue
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
+from support import harness_bounded
 
 from .delegation_support import PROCESS_BOUND_S, make_fifo, read_ledger, release_fifo, wait_fifo
 
@@ -96,21 +94,6 @@ def test_the_same_task_spelt_two_ways_never_runs_twice_at_once(fake_hermes, proj
     assert first[0].status == "ok" and len(fake_hermes.calls()) == 1
     assert os.listdir(project / ".agents" / "state" / "hermes-runs") == []
 
-
-def harness_bounded(*args: str) -> subprocess.CompletedProcess[str]:
-    """The command line in a process of its own, its address space capped (a read without end fails fast there
-    instead of taking the machine's memory) and its time bounded (a read that waits forever fails the test)."""
-    def capped() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
-    try:
-        return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True,
-                              timeout=PROCESS_BOUND_S, preexec_fn=capped)
-    except subprocess.TimeoutExpired:
-        raise AssertionError(f"harness {' '.join(args)} did not end within {PROCESS_BOUND_S:g} s") from None
-
-
-# Far more than the harness needs to list or drain a queue, far less than a read of /dev/zero would take.
-ADDRESS_SPACE_BYTES = 2 << 30
 
 
 def test_an_item_that_is_a_fifo_a_device_or_has_no_task_is_set_aside_never_waited_on_or_read_without_end(
