@@ -257,7 +257,7 @@ class JobRunner:
         return left
 
     def _read(self, job_id: str) -> dict[str, Any]:
-        if not JOB_ID.match(job_id):
+        if not JOB_ID.fullmatch(job_id):
             raise UnknownJob(f"{job_id!r} is not a job id (job- and 16 hex digits)")
         return self.store.read(job_id)
 

@@ -190,6 +190,17 @@ def test_arguments_the_body_refuses_are_bad_input_with_the_body_s_own_line_and_n
     assert list(home.iterdir()) == []
 
 
+@pytest.mark.parametrize("option, value, says", [
+    ("--name", "mafiabot\n", "server name 'mafiabot\\n'"),
+    ("--profile", "tester\n", "profile name 'tester\\n'"),
+])
+def test_a_name_with_a_trailing_newline_is_refused_and_nothing_is_written(body_exe, home, capsys, option, value, says):
+    # `^...$` matches before a final newline: each name is held to its rule whole.
+    assert mount(home, option, value) == ExitCode.INVALID_INPUT
+    assert says in capsys.readouterr().err
+    assert list(home.iterdir()) == []
+
+
 def test_mount_into_a_profile_creates_it_with_its_own_home_in_the_entry(body_exe, home, capsys):
     assert mount(home, "--profile", "tester") == 0
     profile = home / "profiles" / "tester"
