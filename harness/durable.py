@@ -309,9 +309,13 @@ class HolderLock:
 
     def _open(self) -> int:
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
         except OSError as exc:
             raise DurableWriteError(f"cannot open lock file {self.path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device cannot carry its holder's stamp
+            os.close(fd)
+            raise DurableWriteError(f"lock file {self.path} is not a regular file")
+        return fd
 
     def _still_at_path(self, fd: int) -> bool:
         try:
