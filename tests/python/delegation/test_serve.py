@@ -503,11 +503,10 @@ def test_queue_status_and_ledger_summary_hand_a_host_bounded_lists_and_the_whole
     state = project / ".agents" / "state"
     state.mkdir(parents=True)
     failures = 1500
-    with open(state / "autobot-cost-ledger.jsonl", "w") as ledger:
-        for n in range(failures):
-            ledger.write(json.dumps({"v": 1, "record_id": f"rec-{n:04d}", "ts": "2026-12-01T00:00:00.000Z",
-                                     "kind": "delegation", "status": "degraded", "reason": "provider_error",
-                                     "detail": "HTTP 503 " * 50, "intent_id": f"intent-{n:04d}"}) + "\n")
+    (state / "autobot-cost-ledger.jsonl").write_text("".join(
+        json.dumps({"v": 1, "record_id": f"rec-{n:04d}", "ts": "2026-12-01T00:00:00.000Z", "kind": "delegation",
+                    "status": "degraded", "reason": "provider_error", "detail": "HTTP 503 " * 50,
+                    "intent_id": f"intent-{n:04d}"}) + "\n" for n in range(failures)))
     done = state / "autobot-queue" / "done"
     done.mkdir(parents=True)
     for n in range(150):
