@@ -286,7 +286,7 @@ class JobRunner:
         if settlement is not None:
             return self._settle(job, envelope_from_record(settlement))
         started_runs = {r.get("hermes_run") for r in mine if is_started(r)}
-        if intent_id is None or started_runs & set(in_flight(ledger)):
+        if started_runs & set(in_flight(ledger)):
             return job  # a supervisor is still stopping its tree; the journal settles it then
         return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": intent_id,
                                   "detail": "the server that ran this job stopped before the job settled; "
