@@ -16,6 +16,8 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
+from harness.hermes_mount.made import RECORD_NAME
+from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
 from harness.replay.recorder import RELAY_MODULE
 from support import SHIPPED_ORGANS, harness_bounded
 
@@ -159,6 +161,17 @@ def test_a_config_that_is_a_fifo_or_a_device_is_refused_by_every_command_never_w
         assert f"{config} is not a regular file ({kind}); it was left untouched" in done.stderr + done.stdout, command
         assert done.returncode in (ExitCode.INVALID_INPUT, ExitCode.NOT_DONE), (command, done.stderr)
     assert sorted(os.listdir(home)) == ["config.yaml"]
+
+
+@pytest.mark.parametrize("record, command", [(RECORD_NAME, "unmount"), (f"plugins/{PLUGIN_NAME}/{SERVERS_FILE}", "mount")])
+def test_a_record_of_the_mount_replaced_by_a_fifo_is_said_in_one_line_never_waited_on(body_exe, home, record,
+                                                                                      command):
+    assert mount(home) == 0
+    path = home / record
+    path.unlink()
+    os.mkfifo(path)
+    done = harness_bounded(command, "--hermes-home", str(home))
+    assert f"{path} cannot be read ({path} is not a regular file (a FIFO))" in done.stdout + done.stderr, done
 
 
 def test_a_missing_body_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys):
