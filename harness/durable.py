@@ -309,9 +309,13 @@ class HolderLock:
 
     def _open(self) -> int:
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
         except OSError as exc:
             raise DurableWriteError(f"cannot open lock file {self.path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device cannot carry its holder's stamp
+            os.close(fd)
+            raise DurableWriteError(f"lock file {self.path} is not a regular file")
+        return fd
 
     def _still_at_path(self, fd: int) -> bool:
         try:
@@ -329,9 +333,10 @@ class HolderLock:
 
 def is_flocked(path: Path, *, missing: bool) -> bool:
     """Whether someone holds an flock on `path` right now (a probe: taken and dropped at once);
-    `missing` is the answer for a path that does not exist."""
+    `missing` is the answer for a path that does not exist. Opened without blocking: a FIFO in a lock's
+    place is a probe's answer (no one can hold it), never a wait for a writer that does not come."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return missing
     try:

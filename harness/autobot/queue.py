@@ -46,8 +46,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness import strict_json
 from harness.autobot.delegate import Envelope, EnvelopeStatus
-from harness.autobot.intent import Intent
+from harness.autobot.intent import MAX_CHARS_CEILING, Intent
 from harness.durable import atomic_write, atomic_write_json, flocked, is_flocked, lock_exclusive
 from harness.errors import ConfigError, HarnessError
 from harness.hermes import DELEGATED_ENV, cancellation, delegated_marker
@@ -64,6 +65,13 @@ DEFAULT_BACKOFF_BASE_S = 30.0
 MAX_BACKOFF_S = 3600.0
 ORPHANED = "orphaned"
 COPIED_MARKER = "copied-to-database.json"
+# The most an item may weigh when read back. Its bulk is the last envelope's `response`, at most
+# MAX_CHARS_CEILING characters, each written as at most 6 bytes (a control character's \\u escape); the
+# normalised intent (16,000 characters, 64 paths, 32 tags), its history and the envelope's other fields
+# stay well under the 1 MiB added for them.
+ITEM_MAX_BYTES = 6 * MAX_CHARS_CEILING + (1 << 20)
+# A set-aside item's `.reason` and the copied marker: a few hundred bytes as written.
+NOTE_MAX_BYTES = 1 << 16
 
 Runner = Callable[[dict[str, Any], str], Envelope]
 
@@ -236,11 +244,11 @@ class Queue:
     # -- internals ---------------------------------------------------------------------------
     def _refuse_if_copied(self) -> None:
         marker = self.root / COPIED_MARKER
-        try:
-            copied = json.loads(marker.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.lexists(marker):
             return
-        except (OSError, ValueError):
+        try:
+            copied = json.loads(strict_json.read_bounded(marker, NOTE_MAX_BYTES))
+        except (strict_json.InputRejected, ValueError):
             copied = {}
         where = copied.get("database") if isinstance(copied, dict) else None
         raise QueueCopied(f"the queue {self.root} was copied into {where or 'a database'}: its items run from there "
@@ -378,21 +386,25 @@ _ITEM_FIELDS: tuple[tuple[str, tuple[type, ...]], ...] = (
 
 
 def _check_item(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """The item, or None and why it cannot be used."""
+    """The item, or None and why it cannot be used. Only a regular file is read, and at most ITEM_MAX_BYTES of
+    it: a FIFO or a device put among the items (or a link to one) is an item that cannot be read, never a
+    drain or a listing waiting forever or reading without end."""
     try:
-        item = json.loads(path.read_text(encoding="utf-8"))
+        item = json.loads(strict_json.read_bounded(path, ITEM_MAX_BYTES).decode("utf-8"))
     except UnicodeDecodeError:
         return None, "not UTF-8"
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg} at line {exc.lineno})"
-    except OSError as exc:
-        return None, f"cannot be read: {exc.strerror or exc}"
+    except strict_json.InputRejected as exc:
+        return None, f"cannot be read: {exc}"
     if not isinstance(item, dict):
         return None, "not a JSON object"
     for name, kinds in _ITEM_FIELDS:
         value = item.get(name)
         if not isinstance(value, kinds) or isinstance(value, bool):
             return None, f"field {name!r} is missing or not a {kinds[0].__name__}"
+    if not isinstance(item["intent"].get("intent"), str):  # what every listing shows of an item
+        return None, "field 'intent.intent' is missing or not a str"
     not_before = item.get("not_before")
     if not_before is not None and (isinstance(not_before, bool) or not isinstance(not_before, (int, float))):
         return None, "field 'not_before' is not a number"
@@ -405,8 +417,9 @@ def _read_item(path: Path) -> dict[str, Any] | None:
 
 def _reason_beside(path: Path) -> str:
     try:
-        return "corrupt: " + str(json.loads(path.with_name(path.name + REASON_SUFFIX).read_text())["reason"])
-    except (OSError, ValueError, KeyError, TypeError):
+        note = strict_json.read_bounded(path.with_name(path.name + REASON_SUFFIX), NOTE_MAX_BYTES)
+        return "corrupt: " + str(json.loads(note)["reason"])
+    except (strict_json.InputRejected, ValueError, KeyError, TypeError):
         return "unreadable"
 
 

@@ -108,7 +108,7 @@ def parse(text: str) -> Dna:
 
 def _build(raw: dict[str, str]) -> Dna:
     for key in ("parent_agent_id", "agent_id", "tree_id"):
-        if not ID.match(raw[key]):
+        if not ID.fullmatch(raw[key]):
             raise DnaInvalid(f"dna.{key}", f"{raw[key]!r} is not an id")
     depth = _integer(raw["depth"], "depth", 0, 1000)
     if raw["mode"] not in MODES:
@@ -120,10 +120,10 @@ def _build(raw: dict[str, str]) -> Dna:
     triggers = tuple(t.strip() for t in raw["escalation_triggers"].split(","))
     if triggers != ESCALATION_TRIGGERS:
         raise DnaInvalid("dna.escalation_triggers", f"must be inherited verbatim: {', '.join(ESCALATION_TRIGGERS)}")
-    if not AGENT.match(raw["agent"]):
+    if not AGENT.fullmatch(raw["agent"]):
         raise DnaInvalid("dna.agent", f"{raw['agent']!r} is not an agent name")
     chain = tuple(a.strip() for a in raw["chain"].split(",") if a.strip())
-    if not all(AGENT.match(a) for a in chain):
+    if not all(AGENT.fullmatch(a) for a in chain):
         raise DnaInvalid("dna.chain", "must be a comma-separated list of agent names")
     if len(chain) != depth or (chain and chain[-1] != raw["agent"]):
         raise DnaInvalid("dna.chain", f"a child at depth {depth} has {depth} agent(s) in its chain, ending with "

@@ -133,7 +133,7 @@ def parse_registry(document: Any, where: str) -> Registry:
     agents: dict[str, Agent] = {}
     for raw_name, entry in given.agents.items():
         name = normalize(raw_name)
-        if not AGENT_NAME.match(name):
+        if not AGENT_NAME.fullmatch(name):
             raise RegistryError(f"{where}: agents.{raw_name}: not an agent name (letters, digits, '_', '-')")
         if name in agents:
             raise RegistryError(f"{where}: agents.{raw_name}: listed twice (names are case-insensitive)")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import strict_json
 from harness.hermes.locate import Route
 from harness.hermes.outcome import Usage
 
@@ -104,11 +105,9 @@ def read_state_db(home: Path, session_id: str) -> RunRecord | None:
 
 
 def read_usage_file(path: Path) -> RunRecord | None:
-    try:
-        if path.stat().st_size > MAX_USAGE_FILE_BYTES:
-            return None
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    try:  # a regular file only: a FIFO in its place must not hold the settling of the run
+        report = json.loads(strict_json.read_bounded(path, MAX_USAGE_FILE_BYTES))
+    except (strict_json.InputRejected, ValueError):
         return None
     if not isinstance(report, dict):
         return None

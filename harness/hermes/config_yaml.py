@@ -15,8 +15,9 @@ Invariants:
   a list) is the default. So `enabled: 0` (an int) is enabled for the agent, while a quoted `"0"`
   is not.
 - `server_enabled(entry)` is that rule applied with Hermes's default (enabled when absent).
-- `read_config(home)` never raises: an absent, oversized, unreadable or malformed file, or one
-  whose top level is not a mapping, reads as `{}` (Hermes reports such a file itself when it runs).
+- `read_config(home)` never raises: an absent, oversized, unreadable or malformed file, one that is not a
+  regular file (a FIFO is never waited on), or one whose top level is not a mapping, reads as `{}` (Hermes
+  reports such a file itself when it runs).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from harness.strict_json import InputRejected, read_bounded
 
 CONFIG_NAME = "config.yaml"
 # Hermes reads at most this much config; a larger file is not something we should parse either.
@@ -57,10 +60,9 @@ def server_enabled(entry: Mapping[str, Any]) -> bool:
 
 def read_config(home: Path) -> dict[str, Any]:
     path = home / CONFIG_NAME
-    try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            return {}
-        document = load_as_hermes(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    try:  # a regular file only: a FIFO in its place must not hold every run of the profile before it starts
+        data = read_bounded(path, MAX_CONFIG_BYTES)
+        document = load_as_hermes(data.decode("utf-8"))
+    except (InputRejected, UnicodeDecodeError, yaml.YAMLError):
         return {}
     return document if isinstance(document, dict) else {}

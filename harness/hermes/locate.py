@@ -54,7 +54,7 @@ ProfileName = Annotated[str, matching(PROFILE_NAME, f"a Hermes profile name ({PR
 
 
 def is_profile_name(name: object) -> bool:
-    return isinstance(name, str) and PROFILE_NAME.match(name) is not None
+    return isinstance(name, str) and PROFILE_NAME.fullmatch(name) is not None
 
 
 def project_hermes(environ: Mapping[str, str] | None = None) -> Path | None:

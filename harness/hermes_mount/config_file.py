@@ -42,7 +42,8 @@ from yaml import YAMLError as PyYamlError
 
 from harness.durable import DurableWriteError, atomic_write
 from harness.errors import ConfigError
-from harness.hermes.config_yaml import load_as_hermes
+from harness.hermes.config_yaml import MAX_CONFIG_BYTES, load_as_hermes
+from harness.strict_json import InputRejected, read_bounded
 
 # (mapping, sequence, offset) layouts tried in order; the first is Hermes's and PyYAML's.
 LAYOUTS: tuple[tuple[int, int, int], ...] = ((2, 2, 0), (2, 4, 2), (4, 4, 0), (4, 6, 4), (4, 4, 2), (2, 4, 0))
@@ -112,10 +113,11 @@ def load_config(path: Path) -> ConfigDocument:
     if not path.exists():
         return ConfigDocument(path, None, CommentedMap(), _yaml(LAYOUTS[0], False), True)
     try:
-        # Bytes, not read_text: universal newlines would hide a CRLF file's line endings.
-        original = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise HermesConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
+        # Bytes, not read_text: universal newlines would hide a CRLF file's line endings. A regular file only, and
+        # no more than Hermes reads: a FIFO or /dev/zero in its place is refused, never waited on or read on.
+        original = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except InputRejected as exc:
+        raise HermesConfigError(f"{exc}; it was left untouched") from None
     except UnicodeDecodeError as exc:
         raise HermesConfigError(f"{path} is not UTF-8 (byte {exc.start}); it was left untouched") from None
     conventions, text = Conventions.of(original)

@@ -133,7 +133,7 @@ def settle(spec: EntrySpec, entry: CommentedMap | None) -> EntrySpec:
 
 def is_ada_body(command: str) -> bool:
     """Whether `command` is one of the body's builds (static, dynamic, unchecked)."""
-    return ADA_BODY.match(Path(command).name) is not None
+    return ADA_BODY.fullmatch(Path(command).name) is not None
 
 
 def entry_body(spec: EntrySpec, entry: Mapping[str, Any] | None) -> list[str] | None:
@@ -180,7 +180,7 @@ def _kept_seconds(asked: float | None, entry: CommentedMap | None, key: str, def
 
 
 def check_name(name: str) -> str:
-    if not SERVER_NAME.match(name):
+    if not SERVER_NAME.fullmatch(name):
         raise HermesConfigError(f"server name {name!r}: use letters, digits, '_', '-' or '.', at most 64")
     return name
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import stat
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from harness.hermes_mount.config_file import BACKUP_MARK, HermesConfigError, lin
 from harness.hermes_mount.entry import tool_name
 from harness.hermes_mount.home import HermesHome
 from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
+from harness.strict_json import InputRejected, read_bounded
 
 PLUGINS_KEY = "plugins"
 ENABLED_KEY = "enabled"
@@ -80,12 +82,12 @@ def read_manifest(home: HermesHome) -> Manifest | None:
     if not folder.exists():
         return None
     path = folder / SERVERS_FILE
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise ConfigError(f"{folder} exists but holds no {SERVERS_FILE}: it is not the plugin mount installs, so "
-                          "it was left as it is (move it away, or mount with --no-level1)") from None
-    except (OSError, ValueError) as exc:
+                          "it was left as it is (move it away, or mount with --no-level1)")
+    try:  # a regular file only: a FIFO in its place must not hold mount or unmount
+        document = json.loads(read_bounded(path))
+    except (InputRejected, ValueError) as exc:
         raise ConfigError(f"{path} cannot be read ({exc}); fix or remove it, or mount with --no-level1") from None
     servers, files = (document.get(k) if isinstance(document, dict) else None for k in ("servers", "files"))
     if not isinstance(servers, dict) or not isinstance(files, dict):

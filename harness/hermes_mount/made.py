@@ -31,6 +31,7 @@ from harness.durable import DurableWriteError, atomic_write
 from harness.hermes.config_yaml import CONFIG_NAME
 from harness.hermes_mount.config_file import HermesConfigError
 from harness.hermes_mount.home import HermesHome
+from harness.strict_json import InputRejected, read_bounded
 
 RECORD_NAME = ".mafiabot-mount.json"
 WRITTEN_BY = "mafiabot-harness mount; unmount of the last entry removes what it lists, where unchanged"
@@ -61,11 +62,11 @@ class Made:
 
 def read_made(home: HermesHome) -> Made:
     path = record_path(home)
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return Made()
-    except (OSError, ValueError) as exc:
+    try:  # a regular file only: a FIFO in its place must not hold unmount
+        document = json.loads(read_bounded(path))
+    except (InputRejected, ValueError) as exc:
         return Made(note=f"{path} cannot be read ({exc}): only the entry is taken away")
     paths, entries = (document.get(k) if isinstance(document, dict) else None for k in ("paths", "entries"))
     discovery = document.get("mcp_discovery_timeout") if isinstance(document, dict) else None

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness import strict_json
 from harness.durable import DurableWriteError, atomic_write, atomic_write_json, is_flocked
 from harness.hermes import cancellation
 from harness.hermes.accounting import RunRecord, read_state_db, read_usage_file, session_id_from
@@ -54,6 +55,8 @@ KEPT_ANSWERS_DIR = "kept-answers"
 STARTED_FILE = "started.json"
 OWNER_LOCK = "owner.lock"
 STDERR_READ_BYTES = 1 << 16
+# The supervisor writes the child's pid and a newline.
+PID_FILE_MAX_BYTES = 64
 # Stable reasons of the journal's own settlements.
 HARNESS_ERROR = "harness_error"
 ORPHANED = "orphaned"
@@ -181,20 +184,30 @@ class RunJournal:
                                    raw_response=self._keep_answer(self.outcome.text), **self.fields))
             return
         assert self._run_dir is not None  # open implies begun
-        try:
-            started = json.loads((self._run_dir / STARTED_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        started = _started_of(self._run_dir)
+        if started is None:
             return  # the folder is damaged; the next command's settler decides from what is left
         self.settle({**orphan_record(started, _hermes_record(self._run_dir, started), reason, status=status),
                      "detail": detail})
+
+
+def _started_of(run_dir: Path) -> dict[str, Any] | None:
+    """The run's started record, or None when its folder holds none that can be used (missing, not a regular
+    file, too large, not a JSON object). Only a regular file is read: a FIFO or a device put in a run's folder
+    must not hold every command that settles orphans, nor one that is not an object crash them."""
+    try:
+        started = json.loads(strict_json.read_bounded(run_dir / STARTED_FILE))
+    except (strict_json.InputRejected, ValueError):
+        return None
+    return started if isinstance(started, dict) else None
 
 
 def _child_pid(run_dir: Path | None) -> int | None:
     if run_dir is None:
         return None
     try:
-        return int((run_dir / CHILD_PID_FILE).read_text().strip())
-    except (OSError, ValueError):
+        return int(strict_json.read_bounded(run_dir / CHILD_PID_FILE, PID_FILE_MAX_BYTES).strip())
+    except (strict_json.InputRejected, ValueError):
         return None
 
 
@@ -260,9 +273,8 @@ def settle_orphans(ledger: LedgerStore) -> list[LedgerEntry]:
 
 
 def _settle_one(ledger: LedgerStore, folder: Path) -> LedgerEntry | None:
-    try:
-        started = json.loads((folder / STARTED_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    started = _started_of(folder)
+    if started is None:
         shutil.rmtree(folder, ignore_errors=True)  # made by an owner that died before it spawned anything
         return None
     record_id = started.get("record_id")
@@ -298,11 +310,11 @@ def _hermes_record(folder: Path, started: Mapping[str, Any]) -> RunRecord | None
     if started.get("mode") == "oneshot":
         return read_usage_file(folder / "usage.json")
     try:
-        with open(folder / "stderr", "rb") as f:
+        with strict_json.open_regular(folder / "stderr") as f:
             size = os.fstat(f.fileno()).st_size
             f.seek(max(0, size - STDERR_READ_BYTES))
-            stderr = f.read().decode("utf-8", errors="replace")
-    except OSError:
+            stderr = f.read(STDERR_READ_BYTES).decode("utf-8", errors="replace")
+    except (OSError, strict_json.InputRejected):
         return None
     session_id = session_id_from(stderr)
     home = started.get("hermes_home")

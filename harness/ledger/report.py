@@ -20,6 +20,8 @@ from harness.ledger.store import LedgerStore, is_started
 from harness.trace import render_table
 
 SUCCESS = frozenset({"ok", "delivered"})
+# Failures a reader is shown by default: the newest, enough to see a pattern, few enough to read.
+DEFAULT_MAX_FAILURES = 20
 DIMENSIONS = ("day", "profile", "model", "tag", "status", "kind")
 
 
@@ -112,10 +114,16 @@ class Summary:
     unreadable: int = 0
     runs: Reconciliation = field(default_factory=Reconciliation)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, max_failures: int | None = None) -> dict[str, Any]:
+        """The summary as JSON; with `max_failures`, only the newest that many failures, and how many there are."""
+        shown = {"failures": self.failures} if max_failures is None else {
+            "failures": self.newest_failures(max_failures), "failures_total": len(self.failures)}
         return {"total": self.total.to_dict(),
                 "by": {d: {k: t.to_dict() for k, t in sorted(groups.items())} for d, groups in self.by.items()},
-                "failures": self.failures, "unreadable_lines": self.unreadable, "runs": self.runs.to_dict()}
+                **shown, "unreadable_lines": self.unreadable, "runs": self.runs.to_dict()}
+
+    def newest_failures(self, count: int) -> list[dict[str, Any]]:
+        return self.failures[max(0, len(self.failures) - count):] if count > 0 else []
 
 
 def _int(value: Any) -> int:
@@ -166,7 +174,7 @@ def summarize_ledger(ledger: LedgerStore) -> Summary:
     return summarize(records, unreadable)
 
 
-def render_text(summary: Summary, max_failures: int = 20) -> str:
+def render_text(summary: Summary, max_failures: int = DEFAULT_MAX_FAILURES) -> str:
     columns = ("calls", "ok", "failed", "in tok", "out tok", "cost USD", "cost ?", "est.")
     right = frozenset(range(1, len(columns) + 1))
     blocks = []
@@ -188,7 +196,7 @@ def render_text(summary: Summary, max_failures: int = 20) -> str:
                 for key, t in sorted(groups.items())]
         blocks.append(f"by {dimension}:\n" + render_table((dimension, *columns), rows, right_aligned=right))
     if summary.failures:
-        shown = summary.failures[-max_failures:]
+        shown = summary.newest_failures(max_failures)
         lines = [f"  {f['ts']}  {f['kind']}  {f['what']}  {f['reason']}: {f['detail'] or ''}".rstrip()
                  for f in shown]
         more = len(summary.failures) - len(shown)

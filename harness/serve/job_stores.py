@@ -30,6 +30,7 @@ from harness.database import RUNNER_LOCK, Database, DatabaseUnavailable, advisor
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
 from harness.settings import state_dir
+from harness.strict_json import InputRejected, open_regular
 
 T = TypeVar("T")
 JOBS_DIR = "serve-jobs"
@@ -118,11 +119,15 @@ class FileJobStore:
         atomic_write_json(self.root / f"{job['job_id']}.json", job, sync=False)
 
     def read(self, job_id: str) -> dict[str, Any]:
+        # A regular file only: a FIFO or a device in a job's place must not hold the call (its worker thread
+        # cannot be cancelled, so a stuck read would hold serve's shutdown too). Read whole: the file is this
+        # store's own write, and an envelope is already bounded by its answers' max_chars.
         try:
-            document = json.loads((self.root / f"{job_id}.json").read_text(encoding="utf-8"))
+            with open_regular(self.root / f"{job_id}.json") as handle:
+                document = json.loads(handle.read())
         except FileNotFoundError:
             raise UnknownJob(f"no job {job_id} in {self.root}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, InputRejected, ValueError) as exc:
             raise UnknownJob(f"the job file of {job_id} is unreadable: {exc}") from None
         return _checked(document, job_id)
 

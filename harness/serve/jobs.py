@@ -150,8 +150,10 @@ class JobRunner:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
             live = _Live(cancellation.StopRequest(), threading.Event())
             self._live[job_id] = live
-        # Not a daemon: an interpreter that exits waits for the run's own settlement (bounded by `shutdown`).
-        live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id)
+        # A daemon: `shutdown` waits for the run's own settlement, within its bound; past it, a job that ignores its
+        # stop (an auto-pilot run) must not keep the process alive, spending, after its host has gone. Once the
+        # process ends its supervisors stop the trees and the next reader settles the runs (the module invariants).
+        live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id, daemon=True)
         live.thread.start()
         return dict(job)
 
@@ -257,7 +259,7 @@ class JobRunner:
         return left
 
     def _read(self, job_id: str) -> dict[str, Any]:
-        if not JOB_ID.match(job_id):
+        if not JOB_ID.fullmatch(job_id):
             raise UnknownJob(f"{job_id!r} is not a job id (job- and 16 hex digits)")
         return self.store.read(job_id)
 
@@ -284,7 +286,7 @@ class JobRunner:
         if settlement is not None:
             return self._settle(job, envelope_from_record(settlement))
         started_runs = {r.get("hermes_run") for r in mine if is_started(r)}
-        if intent_id is None or started_runs & set(in_flight(ledger)):
+        if started_runs & set(in_flight(ledger)):
             return job  # a supervisor is still stopping its tree; the journal settles it then
         return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": intent_id,
                                   "detail": "the server that ran this job stopped before the job settled; "

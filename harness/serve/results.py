@@ -132,17 +132,21 @@ class Queued(Answer):
 
 
 class QueueState(Answer):
-    """The queue's items and how many are in each state."""
+    """How many items are in each state, and the first `max_items` of them (`items_total` in all)."""
 
     queue: str
     counts: dict[str, int]
     items: list[dict[str, Any]]
+    items_total: int
 
 
 class LedgerTotals(Answer):
-    """The cost ledger's totals (by day, profile, model, tag and status)."""
+    """The cost ledger's totals (by day, profile, model, tag and status), and its newest `max_failures` failures
+    (`failures_total` in all)."""
 
     ledger: str
+    failures: list[dict[str, Any]]
+    failures_total: int
 
 
 class PlanChecked(Answer):

@@ -49,7 +49,7 @@ from harness.errors import ConfigError
 from harness.hermes import TransportSettings
 from harness.ledger import LedgerError
 from harness.ledger.journal import settle_orphans
-from harness.ledger.report import summarize_ledger
+from harness.ledger.report import DEFAULT_MAX_FAILURES, summarize_ledger
 from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.job_stores import UnknownJob
@@ -137,6 +137,19 @@ class EnqueueArgs(StrictModel):
 
 class ProjectArgs(StrictModel):
     project_root: PathText | None = None
+
+
+# A list a host is handed fills its context: the most entries of one list any answer carries.
+MAX_LISTED = 1000
+DEFAULT_QUEUE_ITEMS = 100
+
+
+class QueueArgs(ProjectArgs):
+    max_items: Annotated[int, Field(ge=0, le=MAX_LISTED)] = DEFAULT_QUEUE_ITEMS
+
+
+class SummaryArgs(ProjectArgs):
+    max_failures: Annotated[int, Field(ge=0, le=MAX_LISTED)] = DEFAULT_MAX_FAILURES
 
 
 MaxChars = Annotated[int, Field(ge=1, le=MAX_CHARS_CEILING)]
@@ -345,9 +358,10 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
         raise ToolFailure(f"invalid arguments: {exc}") from None
 
 
-def queue_status(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
+def queue_status(ctx: ServeContext, args: QueueArgs) -> dict[str, Any]:
+    """The queue's counts whole, and its first `max_items` items (pending first, each state first in first out)."""
     state: dict[str, Any] = resolve.queue(None, named_root(ctx, args), database=ctx.database).inspect()
-    return state
+    return {**state, "items": state["items"][:args.max_items], "items_total": len(state["items"])}
 
 
 def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
@@ -355,11 +369,11 @@ def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:
     return check_envelope(plan, settings)
 
 
-def ledger_summary(ctx: ServeContext, args: ProjectArgs) -> dict[str, Any]:
+def ledger_summary(ctx: ServeContext, args: SummaryArgs) -> dict[str, Any]:
     with opened_ledger(resolve.ledger_path(None, named_root(ctx, args)), ctx.database) as ledger:
         try:
             settle_orphans(ledger)
-            summary = summarize_ledger(ledger).to_dict()
+            summary = summarize_ledger(ledger).to_dict(max_failures=args.max_failures)
         except LedgerError as exc:  # e.g. its state folder is a file or unreadable
             raise ToolFailure(f"the ledger cannot be read: {exc}") from None
         return {"ledger": ledger.where, **summary}
@@ -420,8 +434,9 @@ TOOLS: tuple[ToolSpec, ...] = (
              delegation_cancel),
     ToolSpec("autobot_enqueue", "Validate an autobot intent and queue it for a later drain.",
              EnqueueArgs, (Queued, Delegation), _hints(read_only=False), autobot_enqueue),
-    ToolSpec("queue_status", "The autobot queue's items and their states.",
-             ProjectArgs, (QueueState,), _hints(read_only=True, idempotent=True), queue_status),
+    ToolSpec("queue_status", f"The autobot queue's counts by state and its first max_items items (default "
+                             f"{DEFAULT_QUEUE_ITEMS:g}, at most {MAX_LISTED:g}; pending first).",
+             QueueArgs, (QueueState,), _hints(read_only=True, idempotent=True), queue_status),
     ToolSpec("agent_dispatch",
              "Deliver a task to a named agent (agent-dispatch inputs: target, task_source, context, reference_id); "
              f"{_WAIT} with the delivered/error envelope, else returns a job handle.",
@@ -436,7 +451,8 @@ TOOLS: tuple[ToolSpec, ...] = (
              "default 0).",
              RunPlanArgs, (Autopilot, SettledWithoutAnswer, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
-    ToolSpec("ledger_summary", "Totals of the cost ledger by day, profile, model, tag and status.",
-             ProjectArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
+    ToolSpec("ledger_summary", f"Totals of the cost ledger by day, profile, model, tag and status, and its newest "
+                               f"max_failures failures (default {DEFAULT_MAX_FAILURES:g}, at most {MAX_LISTED:g}).",
+             SummaryArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

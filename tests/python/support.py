@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import resource
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -131,3 +133,21 @@ def load_corpus() -> ModuleType:
 def load_worst_cases() -> ModuleType:
     """tests/corpus/worst_case.py: the adversarial turn inputs of issue 12 (shared with bench/)."""
     return _load_corpus_file("worst_case_corpus", "worst_case.py")
+
+
+# A command given a file that reads without end (/dev/zero) fails fast under this cap instead of taking the
+# machine's memory; the harness itself needs a few hundred MiB of address space.
+HARNESS_ADDRESS_SPACE_BYTES = 2 << 30
+HARNESS_BOUND_S = 20.0
+
+
+def harness_bounded(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The command line in a process of its own, its address space capped and its time bounded: a read that waits
+    forever fails the test after HARNESS_BOUND_S (the process killed), one without end fails at the cap."""
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (HARNESS_ADDRESS_SPACE_BYTES, HARNESS_ADDRESS_SPACE_BYTES))
+    try:
+        return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, cwd=cwd,
+                              timeout=HARNESS_BOUND_S, preexec_fn=capped)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"harness {' '.join(args)} did not end within {HARNESS_BOUND_S:g} s") from None

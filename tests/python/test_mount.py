@@ -16,8 +16,10 @@ from ruamel.yaml import YAML
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
 from harness.hermes_mount.config_file import backups_of
+from harness.hermes_mount.made import RECORD_NAME
+from harness.hermes_plugin import PLUGIN_NAME, SERVERS_FILE
 from harness.replay.recorder import RELAY_MODULE
-from support import SHIPPED_ORGANS
+from support import SHIPPED_ORGANS, harness_bounded
 
 USER_CONFIG = """\
 # My Hermes, hand-tuned. Do not lose this comment.
@@ -147,6 +149,31 @@ def test_a_malformed_config_is_reported_with_its_line_and_left_untouched(body_ex
     assert not backups_of(home / "config.yaml")
 
 
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device"])
+def test_a_config_that_is_a_fifo_or_a_device_is_refused_by_every_command_never_waited_on(home, kind):
+    config = home / "config.yaml"
+    if kind == "a FIFO":
+        os.mkfifo(config)
+    else:
+        config.symlink_to("/dev/zero")
+    for command in (["mount", "--dry-run"], ["unmount"], ["doctor"]):
+        done = harness_bounded(*command, "--hermes-home", str(home))
+        assert f"{config} is not a regular file ({kind}); it was left untouched" in done.stderr + done.stdout, command
+        assert done.returncode in (ExitCode.INVALID_INPUT, ExitCode.NOT_DONE), (command, done.stderr)
+    assert sorted(os.listdir(home)) == ["config.yaml"]
+
+
+@pytest.mark.parametrize("record, command", [(RECORD_NAME, "unmount"), (f"plugins/{PLUGIN_NAME}/{SERVERS_FILE}", "mount")])
+def test_a_record_of_the_mount_replaced_by_a_fifo_is_said_in_one_line_never_waited_on(body_exe, home, record,
+                                                                                      command):
+    assert mount(home) == 0
+    path = home / record
+    path.unlink()
+    os.mkfifo(path)
+    done = harness_bounded(command, "--hermes-home", str(home))
+    assert f"{path} cannot be read ({path} is not a regular file (a FIFO))" in done.stdout + done.stderr, done
+
+
 def test_a_missing_body_is_said_plainly_and_nothing_is_written(home, tmp_path, capsys):
     assert mount(home, "--body", str(tmp_path / "bin" / "mafiabot")) == ExitCode.BODY_NOT_FOUND
     err = capsys.readouterr().err
@@ -173,6 +200,17 @@ def test_arguments_the_body_refuses_are_bad_input_with_the_body_s_own_line_and_n
     assert "the body does not work, so config.yaml was not changed" in out
     assert err == ("mafiabot-harness: error: the body refused the entry: mafiabot: error: --energy needs "
                    "fixture or budget, got 'zzz'; config.yaml was not changed\n")
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--name", "mafiabot\n", "server name 'mafiabot\\n'"),
+    ("--profile", "tester\n", "profile name 'tester\\n'"),
+])
+def test_a_name_with_a_trailing_newline_is_refused_and_nothing_is_written(body_exe, home, capsys, option, value, says):
+    # `^...$` matches before a final newline: each name is held to its rule whole.
+    assert mount(home, option, value) == ExitCode.INVALID_INPUT
+    assert says in capsys.readouterr().err
     assert list(home.iterdir()) == []
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 from harness.hermes import HermesTransport, InvalidRunRequest, RunOutcome, RunRequest, TransportSettings
 from harness.hermes.command import build_argv, display_argv, prompt_room
 
-from .delegation_support import wait_gone
+from .delegation_support import PROCESS_BOUND_S, make_fifo, release_fifo, wait_gone
 
 
 def run(prompt: str = "do the thing", **fields) -> RunOutcome:
@@ -211,3 +212,19 @@ def test_a_huge_output_under_the_cap_arrives_whole(fake_hermes) -> None:
     fake_hermes.script({"huge": 4 << 20})
     outcome = run()
     assert outcome.ok and len(outcome.text) == 4 << 20
+
+
+def test_a_profile_config_that_is_a_fifo_is_not_waited_on(fake_hermes, hermes_root: Path) -> None:
+    config = hermes_root / "profiles" / "tester" / "config.yaml"
+    config.unlink()
+    make_fifo(config)
+    finished: list[RunOutcome] = []
+    runner = threading.Thread(target=lambda: finished.append(run()), daemon=True)
+    runner.start()
+    runner.join(PROCESS_BOUND_S)
+    waited = runner.is_alive()
+    if waited:
+        release_fifo(config)  # lets the stuck read end, so the thread does not outlive the test
+        runner.join(PROCESS_BOUND_S)
+    assert not waited, f"the run's preflight waited on the FIFO for {PROCESS_BOUND_S:g} s"
+    assert finished[0].ok and len(fake_hermes.calls()) == 1

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.autobot import delegate, parse_intent
 from harness.durable import HolderLock, LockHeld, read_holder
 
-from .delegation_support import PROCESS_BOUND_S
+from .delegation_support import PROCESS_BOUND_S, read_ledger
 
 DIE_HOLDING = """
 import os, signal, sys
@@ -50,3 +51,16 @@ def test_a_stale_or_garbled_lock_file_does_not_block(tmp_path: Path) -> None:
     path.write_text("not json at all")
     with HolderLock(path).acquire("2026-05-15T19:16:00Z"):
         assert read_holder(path).started_at == "2026-05-15T19:16:00Z"
+
+
+def test_a_fifo_in_the_intent_locks_place_refuses_the_delegation_in_one_line_and_spawns_nothing(
+        fake_hermes, project, make_intent) -> None:
+    document = make_intent()
+    state = project / ".agents" / "state"
+    state.mkdir(parents=True)
+    lock = state / f"autobot.{parse_intent(document).hash}.lock"
+    os.mkfifo(lock)
+    envelope = delegate(document)
+    assert (envelope.status, envelope.degraded_reason) == ("degraded", "write_failed")
+    assert envelope.extra["detail"] == f"cannot take the intent lock: lock file {lock} is not a regular file"
+    assert fake_hermes.calls() == [] and [r["reason"] for r in read_ledger(project)] == ["write_failed"]

@@ -12,6 +12,7 @@ from harness.autobot import delegate, parse_intent
 from harness.autobot.queue import Queue
 from harness.cli import main
 from harness.cli.exit_codes import ExitCode
+from support import harness_bounded
 
 from .delegation_support import PROCESS_BOUND_S, make_fifo, read_ledger, release_fifo, wait_fifo
 
@@ -92,3 +93,34 @@ def test_the_same_task_spelt_two_ways_never_runs_twice_at_once(fake_hermes, proj
         runner.join(PROCESS_BOUND_S)
     assert first[0].status == "ok" and len(fake_hermes.calls()) == 1
     assert os.listdir(project / ".agents" / "state" / "hermes-runs") == []
+
+
+
+def test_an_item_that_is_a_fifo_a_device_or_has_no_task_is_set_aside_never_waited_on_or_read_without_end(
+        fake_hermes, project, make_intent) -> None:
+    queue = Queue.for_project(project)
+    good = queue.enqueue(parse_intent(make_intent()))
+    pending = queue.folder("pending")
+    make_fifo(pending / "00000000T000000000000-fifo.json")
+    (pending / "00000000T000000000001-zero.json").symlink_to("/dev/zero")
+    (pending / "00000000T000000000002-textless.json").write_text(json.dumps(
+        {"item_id": "textless", "intent": {"project_root": str(project)}, "attempts": 0, "history": []}))
+    claimed = queue.folder("running")
+    claimed.mkdir()
+    make_fifo(claimed / "00000000T000000000003-claimed-fifo.json")  # probed for its drainer's lock first
+    listed = harness_bounded("queue", "--json", "--project-root", str(project))
+    assert listed.returncode == 0, listed.stderr
+    problems = {i["item_id"]: i.get("problem") for i in json.loads(listed.stdout)["items"]}
+    assert problems == {good["item_id"]: None, "00000000T000000000000-fifo": "unreadable",
+                        "00000000T000000000001-zero": "unreadable", "00000000T000000000002-textless": "unreadable",
+                        "00000000T000000000003-claimed-fifo": "unreadable"}
+    drained = harness_bounded("drain", "--max", "5", "--project-root", str(project), "--compact")
+    assert drained.returncode == ExitCode.NOT_DONE, drained.stderr  # ran the good one; three set aside
+    report = json.loads(drained.stdout)
+    assert [r["item_id"] for r in report["ran"]] == [good["item_id"]] and len(fake_hermes.calls()) == 1
+    reasons = {c["item_id"]: c["reason"] for c in report["corrupt"]}
+    assert "is not a regular file (a FIFO)" in reasons["00000000T000000000000-fifo"]
+    assert "is not a regular file (a character device)" in reasons["00000000T000000000001-zero"]
+    assert reasons["00000000T000000000002-textless"] == "field 'intent.intent' is missing or not a str"
+    assert sorted(p.name for p in pending.iterdir()) == [] and list(claimed.iterdir()) == []
+    assert (queue.folder("corrupt") / "00000000T000000000003-claimed-fifo.json").exists()

@@ -19,7 +19,9 @@ import pytest
 
 from harness.autobot import delegate
 from harness.cli import main
-from harness.ledger.journal import settle_orphans
+from harness.hermes.outcome import RunRequest
+from harness.hermes.supervisor import CHILD_PID_FILE
+from harness.ledger.journal import OWNER_LOCK, STARTED_FILE, RunJournal, runs_dir, settle_orphans
 from harness.ledger.store import Ledger, LedgerError
 from harness.serve.jobs import JobRunner, JobStoreUnusable
 
@@ -237,3 +239,33 @@ def test_a_project_root_that_is_a_regular_file_is_a_ledger_error_naming_the_jour
     with pytest.raises(JobStoreUnusable, match=f"cannot keep serve's jobs in {regular}/.*Not a directory"):
         JobRunner(regular).open()
     assert regular.read_text() == "not a directory"
+
+
+@pytest.mark.parametrize("mode", ["chat", "oneshot"])
+def test_run_folders_holding_fifos_or_no_record_are_settled_or_removed_never_waited_on(project, tmp_path,
+                                                                                     mode) -> None:
+    ledger = Ledger.for_project(project)
+    journal = RunJournal(ledger, "delegation")
+    slot = journal.begin(RunRequest(prompt="p" * 40, profile="tester", mode=mode), tmp_path / "home",
+                         tmp_path / "hermes-cwd-gone")
+    os.close(slot.hold_fds[0])  # its owner died before writing anything more: the lock is nobody's
+    for spool in ("stderr", "usage.json", CHILD_PID_FILE):  # what Hermes and its supervisor would have written
+        make_fifo(slot.run_dir / spool)
+    for name, started in (("run-fifo", None), ("run-not-an-object", "[1]")):
+        folder = runs_dir(ledger) / name
+        folder.mkdir()
+        (folder / OWNER_LOCK).touch()
+        if started is None:
+            make_fifo(folder / STARTED_FILE)
+        else:
+            (folder / STARTED_FILE).write_text(started)
+    try:
+        listed = subprocess.run([sys.executable, "-m", "harness", "ledger", "--json"], cwd=project,
+                                capture_output=True, text=True, timeout=PROCESS_BOUND_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"ledger did not end within {PROCESS_BOUND_S:g} s") from None
+    assert listed.returncode == 0, listed.stderr
+    assert runs_folder(project) == []
+    started, settled = read_ledger_lines(project)
+    assert settled["started_record_id"] == started["record_id"] and settled["reason"] == "orphaned"
+    assert (settled["usage"]["source"], settled["usage"]["input_tokens"], settled["hermes_pid"]) == ("estimate", 10, None)

@@ -503,3 +503,48 @@ def test_a_second_server_on_the_same_project_sees_the_first_ones_job_but_leaves_
             envelope = await call(second, "delegation_result", job_id=handle["job_id"], wait_seconds=30)
         assert envelope["status"] == "ok" and len(backend.settled()) == 1
     scenario(body)
+
+
+def test_a_job_file_that_is_a_fifo_or_a_device_is_an_unreadable_job_answered_at_once(fake_hermes, project) -> None:
+    jobs = project / ".agents" / "state" / "serve-jobs"
+    jobs.mkdir(parents=True)
+    make_fifo(jobs / "job-0000000000000001.json")
+    (jobs / "job-0000000000000002.json").symlink_to("/dev/zero")
+
+    async def body() -> None:
+        async with served() as session:
+            with anyio.fail_after(PROCESS_BOUND_S):  # the read used to wait for a writer to the FIFO
+                for job_id, kind in (("job-0000000000000001", "a FIFO"), ("job-0000000000000002", "a character device")):
+                    for tool in ("delegation_status", "delegation_result", "delegation_cancel"):
+                        answer = await session.call_tool(tool, {"job_id": job_id})
+                        assert answer.is_error and f"is not a regular file ({kind})" in answer.content[0].text, tool
+    scenario(body)
+
+
+def test_queue_status_and_ledger_summary_hand_a_host_bounded_lists_and_the_whole_counts(fake_hermes, project) -> None:
+    state = project / ".agents" / "state"
+    state.mkdir(parents=True)
+    failures = 1500
+    (state / "autobot-cost-ledger.jsonl").write_text("".join(
+        json.dumps({"v": 1, "record_id": f"rec-{n:04d}", "ts": "2026-12-01T00:00:00.000Z", "kind": "delegation",
+                    "status": "degraded", "reason": "provider_error", "detail": "HTTP 503 " * 50,
+                    "intent_id": f"intent-{n:04d}"}) + "\n" for n in range(failures)))
+    done = state / "autobot-queue" / "done"
+    done.mkdir(parents=True)
+    for n in range(150):
+        (done / f"20261201T000000{n:06d}-0000.json").write_text(json.dumps(
+            {"item_id": f"item-{n:03d}", "intent": {"intent": "Summarise the notes."}, "attempts": 1, "history": []}))
+
+    async def body() -> None:
+        async with served() as session:
+            summary = await call(session, "ledger_summary")
+            wider = await call(session, "ledger_summary", max_failures=1000)
+            queue = await call(session, "queue_status")
+            none = await call(session, "queue_status", max_items=0)
+            too_many = await session.call_tool("ledger_summary", {"max_failures": 1001})
+        assert [f["record_id"] for f in summary["failures"]] == [f"rec-{n:04d}" for n in range(1480, 1500)]
+        assert (summary["failures_total"], summary["total"]["failed"], len(wider["failures"])) == (1500, 1500, 1000)
+        assert [i["item_id"] for i in queue["items"]] == [f"item-{n:03d}" for n in range(100)]
+        assert (queue["items_total"], queue["counts"]["done"], none["items"]) == (150, 150, [])
+        assert too_many.is_error and "max_failures" in too_many.content[0].text
+    scenario(body)

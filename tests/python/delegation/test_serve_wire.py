@@ -385,3 +385,25 @@ def test_a_stdin_the_loop_cannot_poll_is_read_all_the_same(project, fake_hermes,
     empty = subprocess.run([sys.executable, "-m", "harness", "serve"], cwd=project, stdin=subprocess.DEVNULL,
                            capture_output=True, timeout=PROCESS_BOUND_S, check=False)
     assert (empty.returncode, empty.stdout) == (0, b"")
+
+
+def test_an_autopilot_job_running_when_stdin_closes_neither_keeps_serve_alive_nor_stays_pending(
+        raw_serve, fake_hermes, project, tmp_path) -> None:
+    started, pids = make_fifo(tmp_path / "started"), tmp_path / "pids.json"
+    fake_hermes.script({"hang": True, "pids_file": str(pids), "gate": {"started": str(started),
+                                                                        "release": str(make_fifo(tmp_path / "r"))}})
+    (project / "plan.yaml").write_text("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+                                       "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
+    server = raw_serve()
+    server.initialize()
+    handle = server.call("autopilot_run", plan_file="plan.yaml")["structuredContent"]
+    wait_fifo(started, what="the auto-pilot child's Hermes start")
+    tree = json.loads(pids.read_text())
+    # Its shutdown bound (10 s) and the supervisors' sweep, on a loaded machine.
+    assert server.close(bound_s=3 * PROCESS_BOUND_S) == 0, "serve outlived its shutdown bound with a job running"
+    assert all(wait_gone(pid) for pid in tree)
+    # A job with no intent id to find its settlement by is settled runner_gone, not left pending for ever.
+    envelope = job_envelope(raw_serve(), handle["job_id"])
+    assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "runner_gone"), envelope
+    [settled] = [r for r in read_ledger(project) if r.get("phase") == "settled"]  # the child's run, by the journal
+    assert (settled["status"], settled["reason"]) == ("cancelled", "orphaned")
