@@ -153,7 +153,7 @@ package body Session_Repositories.Postgres is
       Synced        : Boolean := False;
       --  Whether the open batch's Sync was sent
       Writes        : Boolean := False;
-      --  Whether the open batch holds the turn's writes (and its COMMIT)
+      --  Whether the open batch holds the session's write
       Commit_At     : Natural := 0;
       --  The open batch's COMMIT among its statements (0: none queued)
       Refused_Before_Commit : Boolean := False;
@@ -479,16 +479,13 @@ package body Session_Repositories.Postgres is
       end if;
    end Note_If_Lost;
 
-   procedure Open_Batch
-     (Self   : in out Pg_Repository;
-      Result : in out Status;
-      Writes : Boolean := False)
+   procedure Open_Batch (Self : in out Pg_Repository; Result : in out Status)
    is
    begin
       if Result.Failed then
          return;
       end if;
-      Self.Writes := Writes;
+      Self.Writes := False;
       Self.Commit_At := 0;
       Self.Refused_Before_Commit := False;
       if Libpq.Enter_Pipeline_Mode (Self.Conn) /= 1 then
@@ -512,8 +509,9 @@ package body Session_Repositories.Postgres is
       if Result.Failed then
          return;
       end if;
+      --  Before it is sent: a part of it may reach the server
+      Self.Writes := Self.Writes or else Statement = Write_Record;
       if Statement = Commit_Turn then
-         --  Before it is sent: a part of it may reach the server
          Self.Commit_At := Self.Queued + 1;
       end if;
       if not Sent (Self, Statement, Given) then
@@ -823,7 +821,7 @@ package body Session_Repositories.Postgres is
       if Result.Failed then
          return;
       end if;
-      Open_Batch (Self, Result, Writes => True);
+      Open_Batch (Self, Result);
       Queue (Self, Write_Record, Result,
              [Bytes_Param (Key), Bytes_Param (Bytes'Unchecked_Access)]);
       if Self.Keeps_Budgets then
