@@ -1,3 +1,12 @@
+--  Aux reads an unbounded string's bytes where they are, which the
+--  standard cannot (To_String copies): GNAT's own unit, for layered code
+--  such as GNAT.SPITBOL, hence the warnings; the body builds with GNAT
+--  only, and Read_In_Place below is its one use
+pragma Warnings (Off, "*internal GNAT unit*");
+pragma Warnings (Off, "*non-portable*");
+with Ada.Strings.Unbounded.Aux;
+pragma Warnings (On, "*internal GNAT unit*");
+pragma Warnings (On, "*non-portable*");
 with Organs.Morag.Words;
 with Utf8;
 
@@ -7,26 +16,63 @@ package body Organs.Morag.Excerpts is
 
    Length_Bytes : constant := 2;
 
-   overriding function Excerpt
-     (Held : Excerpt_Memory; Index : Recall_Count) return String
+   --  Where the Index-th excerpt's bytes start in Held.Kept, counted from
+   --  the nearer end of the text
+   function First_Byte
+     (Held : Excerpt_Memory; Index : Recall_Count) return Positive
    is
-      Size  : constant Natural := Natural (Held.Sizes (Index));
       First : Natural;
    begin
-      --  Its place counted from the nearer end of the text
       if Index <= Held.Count / 2 then
          First := 1 + Length_Bytes;
          for Older in 1 .. Index - 1 loop
             First := First + Length_Bytes + Natural (Held.Sizes (Older));
          end loop;
       else
-         First := Length (Held.Kept) + 1 - Size;
+         First := Length (Held.Kept) + 1 - Natural (Held.Sizes (Index));
          for Newer in Index + 1 .. Held.Count loop
             First := First - Length_Bytes - Natural (Held.Sizes (Newer));
          end loop;
       end if;
-      return Slice (Held.Kept, First, First + Size - 1);
+      return First;
+   end First_Byte;
+
+   overriding function Excerpt
+     (Held : Excerpt_Memory; Index : Recall_Count) return String
+   is
+      First : constant Positive := First_Byte (Held, Index);
+   begin
+      return Slice (Held.Kept, First, First + Natural (Held.Sizes (Index)) - 1);
    end Excerpt;
+
+   --  GNAT's view of an unbounded string's own bytes (Aux.Get_String):
+   --  valid while the string is not changed, which Read_Excerpt's and
+   --  Read_Word_Index's Process may not do
+   procedure Read_In_Place
+     (Text    : Unbounded_String;
+      First   : Positive;
+      Last    : Natural;
+      Process : not null access procedure (Bytes : String))
+   with Inline
+   is
+      Bytes : Ada.Strings.Unbounded.Aux.Big_String_Access;
+      Used  : Natural;
+   begin
+      Ada.Strings.Unbounded.Aux.Get_String (Text, Bytes, Used);
+      pragma Assert (Last <= Used);
+      Process (Bytes (First .. Last));
+   end Read_In_Place;
+
+   overriding procedure Read_Excerpt
+     (Held    : Excerpt_Memory;
+      Index   : Recall_Count;
+      Process : not null access procedure (Excerpt : String))
+   is
+      First : constant Positive := First_Byte (Held, Index);
+   begin
+      Read_In_Place
+        (Held.Kept, First, First + Natural (Held.Sizes (Index)) - 1, Process);
+   end Read_Excerpt;
 
    overriding procedure Keep
      (Held    : in out Excerpt_Memory;
@@ -56,9 +102,18 @@ package body Organs.Morag.Excerpts is
          & Character'Val (Excerpt'Length mod 256)
          & Character'Val (Excerpt'Length / 256) & Excerpt);
       if Held.Indexed then
-         Set_Unbounded_String
-           (Held.Index,
-            Words.Added (To_String (Held.Index), Held.Count, Excerpt));
+         declare
+            --  The index as it was, read in place: Added's result is a
+            --  new string before the index is written
+            procedure Add_To (Index : String) is
+            begin
+               Set_Unbounded_String
+                 (Held.Index, Words.Added (Index, Held.Count, Excerpt));
+            end Add_To;
+         begin
+            Read_In_Place
+              (Held.Index, 1, Length (Held.Index), Add_To'Access);
+         end;
       end if;
       Held.Count := Held.Count + 1;
       Held.Sizes (Held.Count) := Excerpt_Length (Excerpt'Length);
@@ -80,6 +135,17 @@ package body Organs.Morag.Excerpts is
          return Index_Through (Held.Count);
       end;
    end Word_Index;
+
+   overriding procedure Read_Word_Index
+     (Held    : Excerpt_Memory;
+      Process : not null access procedure (Index : String)) is
+   begin
+      if Held.Indexed then
+         Read_In_Place (Held.Index, 1, Length (Held.Index), Process);
+      else
+         Process (Word_Index (Held));
+      end if;
+   end Read_Word_Index;
 
    overriding procedure Index_Words (Held : in out Excerpt_Memory) is
    begin

@@ -24,6 +24,11 @@ package Organs.Morag.Excerpts is
    overriding function Excerpt
      (Held : Excerpt_Memory; Index : Recall_Count) return String;
 
+   overriding procedure Read_Excerpt
+     (Held    : Excerpt_Memory;
+      Index   : Recall_Count;
+      Process : not null access procedure (Excerpt : String));
+
    overriding function Turn_Of
      (Held : Excerpt_Memory; Index : Recall_Count) return Positive;
 
@@ -37,6 +42,10 @@ package Organs.Morag.Excerpts is
       Depth   : Recall_Count);
 
    overriding function Word_Index (Held : Excerpt_Memory) return String;
+
+   overriding procedure Read_Word_Index
+     (Held    : Excerpt_Memory;
+      Process : not null access procedure (Index : String));
 
    overriding procedure Index_Words (Held : in out Excerpt_Memory);
    --  The index lives beside the texts in the value only: Encoded leaves

@@ -33,20 +33,17 @@ package body Organs.Morag.Relevance is
       Count  : constant Texts_Count := Held.Count;
       Query  : String renames
         Input (Input'First .. Input'First - 1
-               + Utf8.Prefix_Length (Input, Query_Bytes));
+               + (if Input'Length <= Query_Bytes then Input'Length
+                  else Utf8.Prefix_Length (Input, Query_Bytes)));
+      --  An input that fits is its own query (nothing to cut, and nearly
+      --  every turn's input fits): the scan for a character's end is for
+      --  a longer one
       Asked  : Words.Word_Set
         (Words.Most_Words (Query'Length), Words.Table_Slots (Query'Length));
       Result : Score_List (1 .. Count) := [others => 0];
-   begin
-      if Count = 0 then
-         return Result;
-      end if;
-      Words.Collect (Query, Asked);
-      if Words.Distinct (Asked) = 0 then
-         return Result;
-      end if;
-      declare
-         Index    : constant String := Held.Word_Index;
+
+      --  Result from the words of Index, the memory's word index
+      procedure Rank (Index : String) is
          Total    : Natural := 0;
          Holding  : array (1 .. Words.Distinct (Asked)) of Texts_Count :=
            [others => 0];
@@ -63,7 +60,7 @@ package body Organs.Morag.Relevance is
             Total := Total + Lengths (Text);
          end loop;
          if Total = 0 then
-            return Result;
+            return;
          end if;
          --  Each of the session's distinct words once, looked up among
          --  the query's
@@ -122,7 +119,17 @@ package body Organs.Morag.Relevance is
                                   Long_Float (Score_Thousandths'Last)));
             end loop;
          end;
-      end;
+      end Rank;
+
+   begin
+      if Count = 0 then
+         return Result;
+      end if;
+      Words.Collect (Query, Asked);
+      if Words.Distinct (Asked) = 0 then
+         return Result;
+      end if;
+      Held.Read_Word_Index (Rank'Access);
       return Result;
    end Scores;
 
@@ -177,6 +184,19 @@ package body Organs.Morag.Relevance is
                Used := Used + Part'Length;
             end Put;
 
+            --  Remember keeps Keep_Bytes, which Hit_Lead_Bytes' bound
+            --  counts on; a record another organ, or an operator's hand,
+            --  wrote may hold up to Max_Recall_Bytes
+            procedure Put_Excerpt (Excerpt : String) is
+            begin
+               if Excerpt'Length <= Keep_Bytes then
+                  Put (Excerpt);
+               else
+                  Put (Excerpt (Excerpt'First .. Excerpt'First - 1
+                                + Utf8.Prefix_Length (Excerpt, Keep_Bytes)));
+               end if;
+            end Put_Excerpt;
+
          begin
             for From in 1 .. Last loop
                Put ((if From > 1 then "; turn " else "turn "));
@@ -184,19 +204,7 @@ package body Organs.Morag.Relevance is
                Put (" (score ");
                Put_Score (Text, Used, Hits (From).Score);
                Put ("): ");
-               declare
-                  Excerpt : constant String := Held.Excerpt (Places (From));
-               begin
-                  --  Remember keeps Keep_Bytes, which Hit_Lead_Bytes' bound
-                  --  counts on; a record another organ, or an operator's
-                  --  hand, wrote may hold up to Max_Recall_Bytes
-                  if Excerpt'Length <= Keep_Bytes then
-                     Put (Excerpt);
-                  else
-                     Put (Excerpt (Excerpt'First .. Excerpt'First - 1
-                                   + Utf8.Prefix_Length (Excerpt, Keep_Bytes)));
-                  end if;
-               end;
+               Held.Read_Excerpt (Places (From), Put_Excerpt'Access);
             end loop;
             return (Length => Used, Status => Recalled, Hits => Hits,
                     Hit_Last => Last, Text => Text (1 .. Used));

@@ -4,9 +4,6 @@ package body Organs.Morag.Words is
    use type Interfaces.Unsigned_64;
 
    function To_Bytes is new Ada.Unchecked_Conversion (Term_Lead, Lead_Bytes);
-   function To_Prefix is new Ada.Unchecked_Conversion
-     (Prefix_Text, Word_Prefix);
-
    function To_Half_Bytes is new Ada.Unchecked_Conversion
      (Interfaces.Unsigned_16, Half_Bytes);
 
@@ -83,41 +80,40 @@ package body Organs.Morag.Words is
       First   : Positive;
       Hash    : Fnv_Hash.Hash;
       Folded  : Character;
-      Padded  : Prefix_Text;
-      --  The word's first Prefix_Bytes, folded, NUL past its end
+      Prefix  : Word_Prefix;
+      Shift   : Natural;
+      --  Where the word's next byte goes in Prefix, while it has room
    begin
       Set.Table := [others => 0];
       Set.Distinct := 0;
       Set.Total := 0;
       while At_Byte <= Text'Last loop
          Folded := Word_Fold (Text (At_Byte));
-         if Folded = Not_A_Word then
-            At_Byte := At_Byte + 1;
-         else
+         if Folded /= Not_A_Word then
             First := At_Byte;
             Hash := Fnv_Hash.Basis;
-            Padded := [others => ASCII.NUL];
+            Prefix := 0;
+            Shift := 0;
             loop
                Hash := Fnv_Hash.Step (Hash, Folded);
-               if At_Byte - First < Prefix_Bytes then
-                  Padded (1 + At_Byte - First) := Folded;
+               if Shift < 8 * Prefix_Bytes then
+                  Prefix := Prefix
+                    or Interfaces.Shift_Left
+                         (Word_Prefix (Character'Pos (Folded)), Shift);
+                  Shift := Shift + 8;
                end if;
-               exit when At_Byte = Text'Last;
                At_Byte := At_Byte + 1;
+               exit when At_Byte > Text'Last;
                Folded := Word_Fold (Text (At_Byte));
                exit when Folded = Not_A_Word;
             end loop;
-            --  At_Byte is the word's last byte, or the one that ends it
-            declare
-               Last : constant Positive :=
-                 (if Folded = Not_A_Word then At_Byte - 1 else At_Byte);
-            begin
-               if Last - First + 1 >= Min_Word then
-                  Add (First, Last, Hash, To_Prefix (Padded));
-               end if;
-               At_Byte := Last + 1;
-            end;
+            --  At_Byte is past the word: the byte that ends it, or the
+            --  text's end
+            if At_Byte - First >= Min_Word then
+               Add (First, At_Byte - 1, Hash, Prefix);
+            end if;
          end if;
+         At_Byte := At_Byte + 1;
       end loop;
    end Collect;
 

@@ -35,9 +35,10 @@ package Organs.Morag.Words is
    Prefix_Bytes : constant := 8;
 
    subtype Word_Prefix is Interfaces.Unsigned_64;
-   --  A word's first Prefix_Bytes bytes, folded, NUL after a shorter
-   --  word's last: two words of at most Prefix_Bytes bytes are the same
-   --  word if and only if their lengths and prefixes are equal
+   --  A word's first Prefix_Bytes bytes, folded, its byte K (from 0) in
+   --  bits 8K .. 8K + 7, zero past a shorter word's last: two words of at
+   --  most Prefix_Bytes bytes are the same word if and only if their
+   --  lengths and prefixes are equal
 
    function Most_Words (Bytes : Natural) return Positive is
      (Bytes / (Min_Word + 1) + 1);
@@ -238,7 +239,6 @@ private
    subtype Half_Bytes is String (1 .. 2);
 
    subtype Lead_Bytes is String (1 .. Term_Lead_Bytes);
-   subtype Prefix_Text is String (1 .. Prefix_Bytes);
 
    function To_Lead is new Ada.Unchecked_Conversion (Lead_Bytes, Term_Lead);
 

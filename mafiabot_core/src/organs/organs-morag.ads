@@ -39,6 +39,15 @@ package Organs.Morag is
         Post'Class => Is_Within (Excerpt'Result, Max_Recall_Bytes);
    --  The Index-th excerpt Held keeps, oldest first
 
+   procedure Read_Excerpt
+     (Held    : Memory;
+      Index   : Recall_Count;
+      Process : not null access procedure (Excerpt : String)) is abstract
+   with Pre'Class => Index <= Count (Held);
+   --  Process (Held.Excerpt (Index)), the excerpt given where Held keeps it
+   --  when it can, not copied: for a reader that copies it on (Process
+   --  must not change Held)
+
    function Turn_Of (Held : Memory; Index : Recall_Count) return Positive
    is abstract
    with Pre'Class => Index <= Count (Held);
@@ -66,6 +75,11 @@ package Organs.Morag is
    --  The inverted index of the words of every excerpt, as
    --  Organs.Morag.Words builds it (Added, oldest excerpt first): what a
    --  ranking reads instead of the texts
+
+   procedure Read_Word_Index
+     (Held    : Memory;
+      Process : not null access procedure (Index : String)) is abstract;
+   --  Process (Held.Word_Index), in place as Read_Excerpt gives an excerpt
 
    procedure Index_Words (Held : in out Memory) is abstract
    with Post'Class => Count (Held) = Count (Held)'Old;
@@ -138,9 +152,11 @@ package Organs.Morag is
    function Names_Kept_Turns
      (Given : Recall_Result; Held : Memory'Class) return Boolean is
      (for all Index in 1 .. Given.Hit_Last =>
-        (for some Kept in 1 .. Held.Count =>
+        (for some Kept in reverse 1 .. Held.Count =>
            Held.Turn_Of (Kept) = Given.Hits (Index).Turn));
-   --  Every turn Given names is one Held keeps
+   --  Every turn Given names is one Held keeps (searched newest first: a
+   --  recall names recent turns more often than old ones, and the check
+   --  runs on every recall of the shipped build)
 
    type Organ is limited interface;
 

@@ -310,6 +310,44 @@ package body Recall_Tests is
       end loop;
    end Test_Kept_Word_Index_Scores_As_The_Texts;
 
+   --  Read_Excerpt and Read_Word_Index give a ranking the bytes in place:
+   --  exactly what Excerpt and Word_Index copy out, for a memory with a
+   --  kept index and one without, through evictions
+   procedure Test_In_Place_Reads_Give_The_Copies (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use Ada.Strings.Unbounded;
+      Inputs : constant Text_List :=
+        [new String'("the harbour boats sail out at dawn"), new String'("Lemon cake: SUGAR, sugar and butter"),
+         new String'(""), new String'("a moon tower on the hill, " & Character'Val (16#C3#) & Character'Val (16#A9#) & "t")];
+      Listed : Morag.Excerpts.Excerpt_Memory;
+      Read   : Unbounded_String;
+
+      procedure Take (Bytes : String) is
+      begin
+         Read := To_Unbounded_String (Bytes);
+      end Take;
+
+      procedure Check (Held : Morag.Excerpts.Excerpt_Memory; Step : Positive) is
+      begin
+         for Index in 1 .. Held.Count loop
+            Read := To_Unbounded_String ("not read");
+            Held.Read_Excerpt (Index, Take'Access);
+            Assert (To_String (Read) = Held.Excerpt (Index),
+                    "excerpt" & Index'Image & " read in place as copied, step" & Step'Image);
+         end loop;
+         Read := To_Unbounded_String ("not read");
+         Held.Read_Word_Index (Take'Access);
+         Assert (To_String (Read) = Held.Word_Index, "the word index read in place as copied, step" & Step'Image);
+      end Check;
+   begin
+      for Step in 1 .. 2 * Morag.Max_Depth loop
+         Ranking.Remember (Listed, Step, Inputs (1 + Step mod Inputs'Length).all);
+         Check (Listed, Step);
+         Check (Decoded (Listed, Step), Step);
+      end loop;
+      Assert (Listed.Count = Morag.Max_Depth, "the memory forgot its oldest turns:" & Listed.Count'Image);
+   end Test_In_Place_Reads_Give_The_Copies;
+
    --  Words are matched on a part of their hash, then on their bytes:
    --  "aufgy" and "dctcd" have the same low 32 bits of FNV-1a, and so have
    --  "harboursdotcy" and "harboursiafgd", which share their first 8 bytes
@@ -527,6 +565,7 @@ package body Recall_Tests is
       Register_Routine (T, Test_Index_Ranks_As_Brute_Force_Bm25'Access,
                         "the index ranks as BM25 computed from the texts, over random sessions");
       Register_Routine (T, Test_Hash_Collisions_Change_No_Score'Access, "hash collisions change no score");
+      Register_Routine (T, Test_In_Place_Reads_Give_The_Copies'Access, "in-place reads give what the copies give");
       Register_Routine (T, Test_Both_Repositories_Recall_Alike_And_Only_Their_Session'Access,
                         "both repositories recall alike, each session only its own turns");
    end Register_Tests;
