@@ -16,12 +16,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.answers import cut
 from harness.ledger.store import LedgerStore, is_started
 from harness.trace import render_table
 
 SUCCESS = frozenset({"ok", "delivered"})
 # Failures a reader is shown by default: the newest, enough to see a pattern, few enough to read.
 DEFAULT_MAX_FAILURES = 20
+# Groups of one dimension a bounded summary shows: two months of days, or the tags that matter.
+DEFAULT_MAX_GROUPS = 60
+# A failure's own text in a bounded summary: a line that says what went wrong (a writer caps a child's detail
+# at 300; a ledger another hand wrote may hold anything).
+MAX_FAILURE_TEXT = 300
 DIMENSIONS = ("day", "profile", "model", "tag", "status", "kind")
 
 
@@ -79,11 +85,17 @@ class Reconciliation:
                   f"{r.get('record_id')})" for r in self.duplicated]
         return found
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, max_listed: int | None = None) -> dict[str, Any]:
+        """The counts, and the runs of each list; with `max_listed`, only the newest that many of each list,
+        and how many it holds (`open_total`...)."""
+        lists = {"open": [r.get("hermes_run") for r in self.open],
+                 "unmatched": [r.get("record_id") for r in self.unmatched],
+                 "duplicated": [r.get("record_id") for r in self.duplicated]}
+        if max_listed is None:
+            return {"started": self.started, "settled": self.settled, **lists}
         return {"started": self.started, "settled": self.settled,
-                "open": [r.get("hermes_run") for r in self.open],
-                "unmatched": [r.get("record_id") for r in self.unmatched],
-                "duplicated": [r.get("record_id") for r in self.duplicated]}
+                **{name: newest(ids, max_listed) for name, ids in lists.items()},
+                **{f"{name}_total": len(ids) for name, ids in lists.items()}}
 
 
 def reconcile(records: Iterable[dict[str, Any]]) -> Reconciliation:
@@ -114,16 +126,45 @@ class Summary:
     unreadable: int = 0
     runs: Reconciliation = field(default_factory=Reconciliation)
 
-    def to_dict(self, max_failures: int | None = None) -> dict[str, Any]:
-        """The summary as JSON; with `max_failures`, only the newest that many failures, and how many there are."""
-        shown = {"failures": self.failures} if max_failures is None else {
-            "failures": self.newest_failures(max_failures), "failures_total": len(self.failures)}
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON, whole (the command line's `ledger --json`)."""
         return {"total": self.total.to_dict(),
                 "by": {d: {k: t.to_dict() for k, t in sorted(groups.items())} for d, groups in self.by.items()},
-                **shown, "unreadable_lines": self.unreadable, "runs": self.runs.to_dict()}
+                "failures": self.failures, "unreadable_lines": self.unreadable, "runs": self.runs.to_dict()}
+
+    def bounded_dict(self, max_failures: int, max_groups: int) -> dict[str, Any]:
+        """The summary as JSON for a host that asked for bounds: the whole totals; of each dimension the
+        `max_groups` groups of the most calls (of `day`, the newest days), `by_groups_total` saying how many
+        it has; the newest `max_failures` failures, their texts cut to MAX_FAILURE_TEXT, and of each list of
+        unsettled or unmatched runs (`failures_total`, `runs.open_total`...)."""
+        by = {d: {k: groups[k].to_dict() for k in sorted(_most_telling(d, groups, max_groups))}
+              for d, groups in self.by.items()}
+        failures = [{**f, "what": _cut_text(f["what"]), "detail": _cut_text(f["detail"])}
+                    for f in self.newest_failures(max_failures)]
+        return {"total": self.total.to_dict(), "by": by,
+                "by_groups_total": {d: len(groups) for d, groups in self.by.items()},
+                "failures": failures, "failures_total": len(self.failures), "unreadable_lines": self.unreadable,
+                "runs": self.runs.to_dict(max_listed=max_failures)}
 
     def newest_failures(self, count: int) -> list[dict[str, Any]]:
-        return self.failures[max(0, len(self.failures) - count):] if count > 0 else []
+        return newest(self.failures, count)
+
+
+def newest(items: list[Any], count: int) -> list[Any]:
+    """The last `count` of `items`, which are oldest first."""
+    return items[max(0, len(items) - count):] if count > 0 else []
+
+
+def _most_telling(dimension: str, groups: dict[str, Totals], count: int) -> list[str]:
+    """The `count` keys of `groups` a bounded summary shows: the newest days, else those of the most calls
+    (ties by key, so that the same ledger always shows the same groups)."""
+    if dimension == "day":
+        return sorted(groups)[max(0, len(groups) - count):] if count > 0 else []
+    return sorted(groups, key=lambda key: (-groups[key].calls, key))[:count]
+
+
+def _cut_text(text: Any) -> Any:
+    return cut(text, MAX_FAILURE_TEXT) if isinstance(text, str) else text
 
 
 def _int(value: Any) -> int:

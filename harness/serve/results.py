@@ -141,10 +141,12 @@ class QueueState(Answer):
 
 
 class LedgerTotals(Answer):
-    """The cost ledger's totals (by day, profile, model, tag and status), and its newest `max_failures` failures
-    (`failures_total` in all)."""
+    """The cost ledger's totals, whole and by day, profile, model, tag and status (`max_groups` groups of each,
+    `by_groups_total` in all), and its newest `max_failures` failures (`failures_total` in all) and unsettled
+    runs (`runs.open_total`...)."""
 
     ledger: str
+    by_groups_total: dict[str, int]
     failures: list[dict[str, Any]]
     failures_total: int
 

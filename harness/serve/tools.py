@@ -49,7 +49,7 @@ from harness.errors import ConfigError
 from harness.hermes import TransportSettings
 from harness.ledger import LedgerError
 from harness.ledger.journal import settle_orphans
-from harness.ledger.report import DEFAULT_MAX_FAILURES, summarize_ledger
+from harness.ledger.report import DEFAULT_MAX_FAILURES, DEFAULT_MAX_GROUPS, summarize_ledger
 from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.job_stores import UnknownJob
@@ -150,6 +150,7 @@ class QueueArgs(ProjectArgs):
 
 class SummaryArgs(ProjectArgs):
     max_failures: Annotated[int, Field(ge=0, le=MAX_LISTED)] = DEFAULT_MAX_FAILURES
+    max_groups: Annotated[int, Field(ge=0, le=MAX_LISTED)] = DEFAULT_MAX_GROUPS
 
 
 MaxChars = Annotated[int, Field(ge=1, le=MAX_CHARS_CEILING)]
@@ -373,7 +374,7 @@ def ledger_summary(ctx: ServeContext, args: SummaryArgs) -> dict[str, Any]:
     with opened_ledger(resolve.ledger_path(None, named_root(ctx, args)), ctx.database) as ledger:
         try:
             settle_orphans(ledger)
-            summary = summarize_ledger(ledger).to_dict(max_failures=args.max_failures)
+            summary = summarize_ledger(ledger).bounded_dict(args.max_failures, args.max_groups)
         except LedgerError as exc:  # e.g. its state folder is a file or unreadable
             raise ToolFailure(f"the ledger cannot be read: {exc}") from None
         return {"ledger": ledger.where, **summary}
@@ -451,8 +452,10 @@ TOOLS: tuple[ToolSpec, ...] = (
              "default 0).",
              RunPlanArgs, (Autopilot, SettledWithoutAnswer, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
-    ToolSpec("ledger_summary", f"Totals of the cost ledger by day, profile, model, tag and status, and its newest "
-                               f"max_failures failures (default {DEFAULT_MAX_FAILURES:g}, at most {MAX_LISTED:g}).",
+    ToolSpec("ledger_summary", f"Totals of the cost ledger, whole, and by day, profile, model, tag and status: "
+                               f"max_groups groups of each (the newest days, else the most calls; default "
+                               f"{DEFAULT_MAX_GROUPS:g}); its newest max_failures failures and unsettled runs "
+                               f"(default {DEFAULT_MAX_FAILURES:g}). Each at most {MAX_LISTED:g}.",
              SummaryArgs, (LedgerTotals,), _hints(read_only=True, idempotent=True), ledger_summary),
 )
 TOOLS_BY_NAME = {spec.name: spec for spec in TOOLS}

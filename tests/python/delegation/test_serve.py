@@ -548,3 +548,51 @@ def test_queue_status_and_ledger_summary_hand_a_host_bounded_lists_and_the_whole
         assert (queue["items_total"], queue["counts"]["done"], none["items"]) == (150, 150, [])
         assert too_many.is_error and "max_failures" in too_many.content[0].text
     scenario(body)
+
+
+def test_ledger_summary_bounds_its_groups_runs_and_failure_texts_and_keeps_the_whole_totals(project) -> None:
+    """A ledger of 400 runs on 400 days, each its own tag, half of them started and never settled, and 300
+    settlements of runs it does not hold: the host gets the groups that tell most, the newest runs and
+    failures, each failure's text cut, and every count whole."""
+    state = project / ".agents" / "state"
+    state.mkdir(parents=True)
+    day = [f"{2025 + n // 336}-{1 + n // 28 % 12:02d}-{1 + n % 28:02d}" for n in range(400)]
+    lines = []
+    for n in range(400):
+        settled = {"v": 1, "record_id": f"rec-{n:03d}", "ts": f"{day[n]}T00:00:00.000Z", "kind": "delegation",
+                   "status": "ok" if n % 2 else "failed", "reason": "provider_error", "detail": "HTTP 503 " * 200,
+                   "intent_id": f"intent-{n:03d}", "tags": [f"tag-{n:03d}"] + (["nightly"] if n < 200 else [])}
+        lines.append(settled)
+        if n < 200:
+            lines.append({"v": 1, "record_id": f"start-{n:03d}", "ts": f"{day[n]}T00:00:00.000Z",
+                          "kind": "delegation", "status": "started", "hermes_run": f"run-{n:03d}"})
+    lines += [{"v": 1, "record_id": f"orphan-{n:03d}", "ts": "2026-12-01T00:00:00.000Z", "kind": "delegation",
+               "status": "ok", "started_record_id": f"gone-{n:03d}", "intent_id": f"late-{n:03d}"}
+              for n in range(300)]
+    (state / "autobot-cost-ledger.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    async def body() -> None:
+        async with served_in_process() as session:
+            summary = await call(session, "ledger_summary", max_groups=5, max_failures=3)
+            none = await call(session, "ledger_summary", max_groups=0, max_failures=0)
+            too_many = await session.call_tool("ledger_summary", {"max_groups": 1001})
+        assert summary["total"]["calls"] == none["total"]["calls"] == 700
+        assert summary["by_groups_total"]["tag"] == 402 and summary["by_groups_total"]["day"] == 401
+        # the untagged settlements are 300 calls, nightly 200, every other tag one: the least names of the ties
+        assert list(summary["by"]["tag"]) == ["(none)", "nightly", "tag-000", "tag-001", "tag-002"]
+        assert summary["by"]["tag"]["nightly"]["calls"] == 200
+        assert list(summary["by"]["day"]) == [*day[396:], "2026-12-01"]
+        assert summary["by"]["day"]["2026-12-01"]["calls"] == 300
+        assert (summary["failures_total"], [f["what"] for f in summary["failures"]]) == (
+            200, ["intent-394", "intent-396", "intent-398"])
+        assert all(len(f["detail"]) <= 300 and f["detail"].endswith("[cut: 1800 characters in all]")
+                   for f in summary["failures"])
+        runs = summary["runs"]
+        assert (runs["started"], runs["open_total"], runs["unmatched_total"], runs["duplicated_total"]) == (
+            200, 200, 300, 0)
+        assert (runs["open"], runs["unmatched"]) == (
+            ["run-197", "run-198", "run-199"], ["orphan-297", "orphan-298", "orphan-299"])
+        assert (none["by"], none["failures"], none["runs"]["open"]) == ({d: {} for d in summary["by"]}, [], [])
+        assert len(json.dumps(summary)) < 6000
+        assert too_many.is_error and "max_groups" in too_many.content[0].text
+    scenario(body)
