@@ -5,10 +5,12 @@ A step is one sub-task (or one debate proposal, revision or converge call) given
 shared Hermes transport, each judged, each ledgered with its parent id, then writes the artifact.
 
 Invariants:
-- Gates run before anything is spent, cheapest first: halted run, failed dependency, destructive
-  operation, depth, agent repetition, task similarity, band and write target, write-target lock.
-  Before every attempt: attempts left, the tree's budget, retry storm. A gate that fires leaves a
-  not-run child carrying its finding, and (except a skip after a halt) a ledger refusal record.
+- Gates run before anything is spent, cheapest first: stopped or halted run, failed dependency,
+  destructive operation, depth, agent repetition, task similarity, band and write target, write-target
+  lock. Before every attempt: attempts left, the tree's budget, retry storm. A gate that fires leaves a
+  not-run child carrying its finding, and (except a skip after a stop or a halt) a ledger refusal record.
+- A run's own stop (`KernelSettings.stop`) reaches every child's journal: a child in flight is stopped
+  and ledgered `cancelled` by its transport, and every step after it is skipped.
 - No attempt starts unless the tree has an attempt to spare that no running attempt has already
   reserved: with N children in flight and R attempts left, a new one starts only when R - N > 0, so
   no 7th failed attempt ever happens, even in parallel. A step that must wait for that waits on a
@@ -102,6 +104,9 @@ class KernelSettings:
     clock: Callable[[], float] = time.time
     # A libpq URL: the ledger is that database's (its run journals beside `ledger_path`), for the children too.
     database: str | None = None
+    # This run's own stop (a host's cancel of its job; `cancellation.StopRequest` says who asked): the children
+    # in flight are stopped and ledgered `cancelled`, and no step starts after it.
+    stop: threading.Event | None = None
 
     @property
     def state_dir(self) -> Path:
@@ -151,6 +156,10 @@ class Kernel:
             if item.action is Action.BLOCK or item.rule in RUN_WIDE or self.plan.ordered:
                 self.halted.set()
 
+    def stopped(self) -> bool:
+        """Whether the run's own stop was asked for."""
+        return self.settings.stop is not None and self.settings.stop.is_set()
+
     def add(self, child: Child) -> Child:
         with self.cond:
             self.children.append(child)
@@ -164,7 +173,7 @@ class Kernel:
         try:
             child = self.attempt(step, 1, gate)
             for number in range(2, self.plan.limits.retries + 2):
-                if not child.retry or self.halted.is_set():
+                if not child.retry or self.halted.is_set() or self.stopped():
                     break
                 child = self.attempt(step, number, gate)
             if child.status == "ok" and gate.target is not None:
@@ -176,6 +185,9 @@ class Kernel:
 
     def gate(self, step: Step) -> Child | Gate:
         subject, subtask = step.subject, step.subtask
+        if self.stopped():
+            return self.add(self.blank(step, 1, status="skipped", reason=reasons.CANCELLED, detail=(
+                f"not run: the run was stopped by {cancellation.stop_cause(self.settings.stop)}")))
         if self.halted.is_set():
             first = self.halting[0] if self.halting else None
             return self.add(self.blank(step, 1, status="skipped", reason="halted",
@@ -241,7 +253,7 @@ class Kernel:
                                  label=f"autopilot:{self.ident.run_id}:{step.subject}")
             started = {"tree_id": self.ident.tree_id, "run_id": self.ident.run_id, "child_id": child_id,
                        "agent": gate.agent.name, "depth": self.ident.depth + 1}
-            with RunJournal(self.ledger, KIND, started) as journal:
+            with RunJournal(self.ledger, KIND, started, stop=self.settings.stop) as journal:
                 outcome = self.transport.run(request, journal=journal)
                 with cancellation.shielded():
                     child = self.judge(step, number, child_id, gate, outcome)
@@ -368,7 +380,9 @@ class Kernel:
                            session_id=outcome.session_id, warnings=list(outcome.warnings))
         label = f"{step.subject} ({child_id})"
         if not outcome.ok:
-            child.status, child.reason, child.detail = "failed", outcome.reason, outcome.detail
+            # A stopped run is ledgered `cancelled`, as a delegation's or a dispatch's is
+            child.status = "cancelled" if outcome.reason == reasons.CANCELLED else "failed"
+            child.reason, child.detail = outcome.reason, outcome.detail
             if outcome.reason and reasons.TIMEOUT_PATTERN.match(outcome.reason):
                 self.note(child, finding("stall", label, f"killed at its {self.deadline_s:g} s deadline",
                                          deadline_s=self.deadline_s, stall_seconds=self.config.stall_seconds))

@@ -7,7 +7,8 @@ Invariants:
 - The status is a `RunStatus`, decided in this order: `escalate` when any rule paused or blocked
   the run; a debate's verdict; then `completed` (every sub-task ok), `partial` (some ok), `failed`
   (none ok, and at least one ran or was blocked), `stopped` (none ran: rules stopped them all).
-  `refused` is the run that did not start. The envelope carries no exit code: the CLI derives it
+  `refused` is the run that did not start; `stopped_by` says who stopped a run by its own stop (a host's
+  cancel), whatever its status. The envelope carries no exit code: the CLI derives it
   from the status (harness.cli.exit_codes), so a saved envelope and the command can never disagree.
 - An escalation says exactly why (the first halting rule, and all of them), where in the tree
   (chain, depth, ids), every failed attempt of the tree, what was done so far and what was not.
@@ -24,6 +25,7 @@ from harness.autopilot.kernel import Kernel, KernelSettings
 from harness.autopilot.plan import Plan
 from harness.autopilot.selection import Pick, select_agents
 from harness.autopilot.tree import scan, subtree, totals_of
+from harness.hermes import cancellation
 
 
 class RunStatus(StrEnum):
@@ -86,6 +88,7 @@ def build_envelope(kernel: Kernel, picks: list[Pick], started_at: str, duration_
         "rules_fired": [f.to_dict() for f in kernel.findings],
         "debate": kernel.debate,
         "escalation": _escalation(kernel, seen.failed_attempts) if kernel.halting else None,
+        "stopped_by": cancellation.stop_cause(kernel.settings.stop) if kernel.stopped() else None,
         "totals": {"run": totals_of(own).to_dict(), "tree": totals_of(records).to_dict()},
         "run_dir": str(kernel.run_dir), "report": None, "started_at": started_at, "duration_ms": duration_ms,
     }
@@ -171,6 +174,8 @@ def render_markdown(envelope: dict[str, Any]) -> str:
              (f"- Attempts: {envelope['attempts']['remaining']} of "
               f"{envelope['attempts']['budget']} left, {envelope['attempts']['failed_in_tree']} failed in the tree"),
              f"- This run: {_money(envelope['totals']['run'])}; whole tree: {_money(envelope['totals']['tree'])}"]
+    if envelope.get("stopped_by"):
+        lines.append(f"- Stopped by {envelope['stopped_by']}: no step started after it")
     escalation = envelope.get("escalation")
     if escalation:
         lines += ["", "## Escalation: a human is needed", "",

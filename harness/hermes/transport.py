@@ -136,6 +136,11 @@ class HermesTransport:
         if cancellation.requested() is not None:
             return _refused(request, Refusal(reasons.CANCELLED, "the command was cancelled before Hermes was "
                                                                 "started; nothing was spent"), started_at, t0)
+        stop = journal.stop if journal is not None else None
+        if stop is not None and stop.is_set():
+            return _refused(request, Refusal(reasons.CANCELLED, f"the run was stopped by "
+                                                                f"{cancellation.stop_cause(stop)} before Hermes "
+                                                                f"was started; nothing was spent"), started_at, t0)
         executable, home, expected = checked
         work_parent = self.settings.work_dir
         if work_parent is not None:
@@ -150,7 +155,6 @@ class HermesTransport:
                     slot = journal.begin(request, home, cwd)
                 except JournalRefused as exc:
                     return _refused(request, Refusal(reasons.LEDGER_UNWRITABLE, str(exc)), started_at, t0)
-            stop = journal.stop if journal is not None else None
             outcome = self._spawn(request, executable, home, expected, slot, cwd, started_at, t0, stop)
             if journal is not None:
                 journal.outcome = outcome

@@ -150,8 +150,8 @@ class JobRunner:
                 raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
             live = _Live(cancellation.StopRequest(), threading.Event())
             self._live[job_id] = live
-        # A daemon: `shutdown` waits for the run's own settlement, within its bound; past it, a job that ignores its
-        # stop (an auto-pilot run) must not keep the process alive, spending, after its host has gone. Once the
+        # A daemon: `shutdown` waits for the run's own settlement, within its bound; past it, a job still settling
+        # (a run whose ledger or store hangs) must not keep the process alive after its host has gone. Once the
         # process ends its supervisors stop the trees and the next reader settles the runs (the module invariants).
         live.thread = threading.Thread(target=self._run, args=(job, work, live), name=job_id, daemon=True)
         live.thread.start()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -245,8 +245,8 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
 def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str, Any]:
     plan, settings = _plan(ctx, args)
 
-    def work(_stop: threading.Event) -> dict[str, Any]:
-        return bounded_autopilot(run_plan(plan, settings).envelope, args.max_chars)
+    def work(stop: threading.Event) -> dict[str, Any]:
+        return bounded_autopilot(run_plan(plan, replace(settings, stop=stop)).envelope, args.max_chars)
 
     return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, None), args.wait_seconds)
 
@@ -323,9 +323,6 @@ def delegation_result(ctx: ServeContext, args: ResultArgs) -> Started | dict[str
 
 def delegation_cancel(ctx: ServeContext, args: JobArgs) -> Started | dict[str, Any]:
     job = job_of(ctx, args.job_id)
-    if job["state"] == "running" and job["tool"] == "autopilot_run":
-        raise ToolFailure("an autopilot_run job cannot be stopped alone (auto-pilot has no per-run stop); "
-                          "stopping the server cancels it and ledgers its children")
     if ctx.jobs.runs_elsewhere(job):
         raise ToolFailure(f"job {args.job_id} runs in another serve process ({job['runner']}); cancel it there")
     if job["state"] == "running":
@@ -430,7 +427,8 @@ TOOLS: tuple[ToolSpec, ...] = (
              "A job's envelope once settled; waits up to wait_seconds (default 0) and otherwise returns the handle.",
              ResultArgs, EVERY_JOB_ANSWER, _hints(read_only=True, idempotent=True), delegation_result),
     ToolSpec("delegation_cancel",
-             "Stop a running delegation or dispatch: its Hermes tree is killed and the run ledgered cancelled.",
+             "Stop a running delegation, dispatch or auto-pilot run: its Hermes trees are killed and their runs "
+             "ledgered cancelled; an auto-pilot run starts no step after it.",
              JobArgs, EVERY_JOB_ANSWER, _hints(read_only=False, destructive=True, idempotent=True),
              delegation_cancel),
     ToolSpec("autobot_enqueue", "Validate an autobot intent and queue it for a later drain.",

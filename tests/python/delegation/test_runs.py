@@ -231,6 +231,21 @@ def test_one_delegation_can_be_cancelled_alone_by_its_stop_event(fake_hermes, pr
     assert (settled["status"], settled["usage"]["input_tokens"]) == ("cancelled", USAGE["input"])
 
 
+def test_a_delegation_whose_stop_is_set_before_it_starts_spawns_nothing_and_is_ledgered_cancelled(
+        fake_hermes, project, make_intent) -> None:
+    import threading
+
+    from harness.autobot import AutobotSettings
+
+    stop = threading.Event()
+    stop.set()
+    result = delegate(make_intent(), settings=AutobotSettings(stop=stop))
+    assert result.degraded_reason == "cancelled" and "before Hermes was started" in result.extra["detail"]
+    assert fake_hermes.calls() == []
+    [settled] = read_ledger_lines(project)
+    assert (settled["status"], settled["usage"]["source"]) == ("cancelled", "not_run")
+
+
 def test_a_project_root_that_is_a_regular_file_is_a_ledger_error_naming_the_journals_folder(tmp_path) -> None:
     regular = tmp_path / "regular"
     regular.write_text("not a directory")

@@ -239,6 +239,30 @@ def test_cancel_mid_run_kills_the_fakes_whole_tree_and_ledgers_the_run_cancelled
     scenario(body)
 
 
+def test_cancel_mid_autopilot_run_stops_its_child_and_starts_no_step_after_it(
+        fake_hermes, project, tmp_path) -> None:
+    started, _, pids = gated(fake_hermes, tmp_path, hang=True)
+    (project / "plan.yaml").write_text(
+        "goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+        "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n"
+        "  - {id: meals, task: Suggest a breakfast for a long hike., agent: cooper}\n")
+
+    async def body() -> None:
+        async with served_in_process() as session:
+            handle = await call(session, "autopilot_run", plan_file="plan.yaml", wait_seconds=0)
+            await anyio.to_thread.run_sync(wait_fifo, started)
+            tree = json.loads(pids.read_text())
+            envelope = await call(session, "delegation_cancel", job_id=handle["job_id"])
+            assert all(wait_gone(pid) for pid in tree)
+        assert (envelope["status"], envelope["stopped_by"]) == ("failed", "delegation_cancel")
+        assert [(c["subtask"], c["status"], c["reason"]) for c in envelope["children"]] == [
+            ("habits", "cancelled", "cancelled"), ("meals", "skipped", "cancelled")]
+        assert wait_all_gone(marker(fake_hermes)) == [] and len(fake_hermes.calls()) == 1
+        [record] = settled_records(project)
+        assert (record["status"], record["reason"], record["subtask"]) == ("cancelled", "cancelled", "habits")
+    scenario(body)
+
+
 def test_a_waiting_call_sends_progress_naming_its_job_while_the_run_goes_on(
         fake_hermes, project, make_intent, tmp_path) -> None:
     started, release, _ = gated(fake_hermes, tmp_path)

@@ -402,8 +402,9 @@ def test_an_autopilot_job_running_when_stdin_closes_neither_keeps_serve_alive_no
     # Its shutdown bound (10 s) and the supervisors' sweep, on a loaded machine.
     assert server.close(bound_s=3 * PROCESS_BOUND_S) == 0, "serve outlived its shutdown bound with a job running"
     assert all(wait_gone(pid) for pid in tree)
-    # A job with no intent id to find its settlement by is settled runner_gone, not left pending for ever.
+    # The run's own stop reached its child: the job settled itself, its child's run ledgered cancelled.
     envelope = job_envelope(handle["job_id"])
-    assert (envelope["status"], envelope["degraded_reason"]) == ("degraded", "runner_gone"), envelope
-    [settled] = [r for r in read_ledger(project) if r.get("phase") == "settled"]  # the child's run, by the journal
-    assert (settled["status"], settled["reason"]) == ("cancelled", "orphaned")
+    assert (envelope["status"], envelope["stopped_by"]) == ("failed", "serve stopping: its stdin closed"), envelope
+    assert [(c["status"], c["reason"]) for c in envelope["children"]] == [("cancelled", "cancelled")]
+    [settled] = [r for r in read_ledger(project) if r.get("phase") == "settled"]
+    assert (settled["status"], settled["reason"]) == ("cancelled", "cancelled")
