@@ -5,6 +5,8 @@ time one whole delegation took on this machine just before (measured by a first,
 loaded machine stretches the window with the work instead of killing every command before its spawn),
 with `Popen.wait` and a timeout (it returns at once if the command ends first), then kills it.
 Nothing is synchronised by that wait; everything checked afterwards waits on events (pidfds), bounded.
+Two last rounds wait for Hermes's start before their SIGKILL and SIGTERM, so that both kinds of kill
+land mid-run whatever the draws gave.
 
 Afterwards: no process of the fake's is left (/proc), every started record is settled exactly once,
 and every run the fake itself logged is one settlement in the ledger (matched by the Hermes pid the
@@ -57,6 +59,19 @@ def test_random_kills_during_delegations_and_drains_leave_nothing_running_and_ev
             command.wait(timeout=chooser.uniform(0, longest_pause_s))
         except subprocess.TimeoutExpired:
             command.send_signal(chooser.choice([signal.SIGKILL, signal.SIGTERM]))
+        command.wait(timeout=PROCESS_BOUND_S)
+    # Whatever the draws gave (a loaded machine may land every one before a spawn or after a settlement),
+    # one kill of each kind lands while Hermes works: the fake logs its start, then works WORK_S.
+    for n, kill in enumerate((signal.SIGKILL, signal.SIGTERM), start=ROUNDS):
+        intent = tmp_path / f"intent-{n}.json"
+        intent.write_text(json.dumps(make_intent(f"task {n}")))
+        runs_before = len(fake_hermes.calls())
+        command = subprocess.Popen([sys.executable, "-m", "harness", "delegate", "--intent-file", str(intent),
+                                    "--compact"], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + PROCESS_BOUND_S
+        while len(fake_hermes.calls()) == runs_before and command.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        command.send_signal(kill)
         command.wait(timeout=PROCESS_BOUND_S)
     marker = f"FAKE_HERMES_LOG={fake_hermes.log}"
     assert wait_all_gone(marker, bound_s=3 * PROCESS_BOUND_S) == [], f"left running (seed {seed})"
