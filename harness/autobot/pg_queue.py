@@ -125,10 +125,13 @@ class PgQueue:
             report.pending, report.next_due = self._pending(database)
         return report
 
-    def inspect(self) -> dict[str, Any]:
+    def inspect(self, max_items: int | None = None) -> dict[str, Any]:
+        """QueueStore.inspect: the items in the order of STATES, then of their filing (seq)."""
         with connect(self.url) as database:
-            rows = database.execute(f"SELECT {_COLUMNS}, state, {_LEASE_HELD} FROM queue_items q ORDER BY seq",  # noqa: S608
-                                    (LEASE_LOCK,))
+            tallies = dict(database.execute("SELECT state, count(*) FROM queue_items GROUP BY state"))
+            rows = database.execute(
+                f"SELECT {_COLUMNS}, state, {_LEASE_HELD} FROM queue_items q "  # noqa: S608
+                f"ORDER BY array_position(%s::text[], state), seq LIMIT %s", (LEASE_LOCK, list(STATES), max_items))
         items = []
         for row in rows:
             item, state, leased = _item(row), row[-2], row[-1]
@@ -139,8 +142,7 @@ class PgQueue:
             if state == "running" and not leased:
                 entry["problem"] = "orphaned: its drainer died; the next drain dead-letters it"
             items.append(entry)
-        counts = {state: sum(1 for i in items if i["state"] == state) for state in STATES}
-        return {"queue": self.where, "counts": counts, "items": items}
+        return {"queue": self.where, "counts": {state: tallies.get(state, 0) for state in STATES}, "items": items}
 
     def items_in(self, state: str) -> list[dict[str, Any]]:
         with connect(self.url) as database:

@@ -358,8 +358,8 @@ def named_root(ctx: ServeContext, args: ProjectArgs) -> Path:
 
 def queue_status(ctx: ServeContext, args: QueueArgs) -> dict[str, Any]:
     """The queue's counts whole, and its first `max_items` items (pending first, each state first in first out)."""
-    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args), database=ctx.database).inspect()
-    return {**state, "items": state["items"][:args.max_items], "items_total": len(state["items"])}
+    state: dict[str, Any] = resolve.queue(None, named_root(ctx, args), database=ctx.database).inspect(args.max_items)
+    return {**state, "items_total": sum(state["counts"].values())}
 
 
 def autopilot_check(ctx: ServeContext, args: PlanArgs) -> dict[str, Any]:

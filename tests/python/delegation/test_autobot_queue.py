@@ -121,3 +121,17 @@ def test_queue_commands_enqueue_drain_and_show_states(fake_hermes, backend, make
     assert backend.queue().inspect()["counts"] == {"pending": 0, "running": 0, "done": 1, "dead_letter": 0,
                                                    "corrupt": 0}
     assert [r["status"] for r in backend.settled()] == ["ok"]
+
+
+def test_a_bounded_inspect_lists_pending_items_first_and_counts_every_state_whole(
+        fake_hermes, backend, make_intent) -> None:
+    queue = backend.queue()
+    first = [queue.enqueue(parse_intent(make_intent(f"task {n}")))["item_id"] for n in range(3)]
+    assert queue.drain(2, runner_of(backend)).all_ok
+    later = [queue.enqueue(parse_intent(make_intent(f"task {n}")))["item_id"] for n in range(3, 5)]
+    shown = queue.inspect(max_items=2)
+    # filed earlier, the done items come after every pending one
+    assert [(i["item_id"], i["state"]) for i in shown["items"]] == [(first[2], "pending"), (later[0], "pending")]
+    assert shown["counts"] == {"pending": 3, "running": 0, "done": 2, "dead_letter": 0, "corrupt": 0}
+    assert [i["item_id"] for i in queue.inspect()["items"]] == [first[2], *later, *first[:2]]
+    assert queue.inspect(max_items=0)["items"] == []
