@@ -73,7 +73,7 @@ build-dynamic: apt
 
 run: deps build
 	@mkdir -p $(DEMO_HOME)
-	HERMES_HOME=$(CURDIR)/$(DEMO_HOME) $(VENV)/bin/mafiabot-harness demo
+	$(VENV)/bin/mafiabot-harness demo --hermes-home $(DEMO_HOME)
 
 test-ada: build
 	$(GPRBUILD) -P tests/ada/ada_tests.gpr

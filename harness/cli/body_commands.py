@@ -166,7 +166,8 @@ def body_options(args: argparse.Namespace) -> BodyOptions:
         body=Path(args.body) if args.body else None,
         organs=Path(args.organs) if args.organs else None,
         hermes_home=Path(args.hermes_home) if args.hermes_home else None,
-        no_soul=args.no_soul,
+        # SOUL.md is Hermes's persona: a command that only drives the body writes it only where it is told to
+        no_soul=args.no_soul or not args.hermes_home,
     )
 
 
@@ -177,8 +178,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     group.add_argument("--body", metavar="BIN", type=FILE, help=BODY_HELP)
     group.add_argument("--organs", metavar="FILE", type=FILE, help=ORGANS_HELP)
     group.add_argument("--hermes-home", metavar="DIR", type=DIRECTORY,
-                       help="where the body writes SOUL.md (default: $HERMES_HOME or ~/.hermes)")
-    group.add_argument("--no-soul", action="store_true", help="do not write SOUL.md")
+                       help="have the body write its SOUL.md into DIR (default: none is written; mount's body "
+                            "writes it into Hermes's home)")
+    group.add_argument("--no-soul", action="store_true", help="write no SOUL.md, even with --hermes-home")
     group.add_argument("--json", action="store_true", help="print each trace as one JSON line instead of a table")
 
     turn = commands.add_parser("turn", parents=[body], help="run one turn and print its trace")

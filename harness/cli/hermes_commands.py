@@ -81,10 +81,6 @@ def _home(args: argparse.Namespace) -> HermesHome:
     return resolve_home(args.hermes_home, args.profile)
 
 
-def _profile_flag(home: HermesHome) -> str:
-    return f" --profile {home.profile}" if home.profile else ""
-
-
 def check_entry_as_hermes_would(plan: HomeChange, out: TextIO) -> float:
     """Start-up seconds of the plan's entry under Hermes's environment; raises what it did wrong (a body that
     cannot take the Level1 plugin's key_origin included: every call the plugin passed on would be refused)."""
@@ -199,7 +195,7 @@ def cmd_mount(args: argparse.Namespace, out: TextIO) -> Status:
     if soul is not None:
         print(f"  SOUL.md: {soul.sentence}", file=out)
     print(discovery_advice(plan, startup), file=out)
-    print(f"next: {runnable_harness()} doctor{_profile_flag(home)}", file=out)
+    print(f"next: {runnable_harness()} doctor{home.options(args.name)}", file=out)
     return Status.DONE
 
 

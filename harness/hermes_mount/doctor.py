@@ -158,7 +158,8 @@ def run_doctor(home: HermesHome, name: str, body: str | None = None, hermes: str
         add("config", FAIL, str(exc))
         return run
     if doc.original is None:
-        add("config", WARN, f"{home.config} does not exist: run `mafiabot-harness mount` to create it")
+        add("config", WARN, f"{home.config} does not exist: run `mafiabot-harness mount{home.options(name)}` to "
+                            f"create it")
     else:
         add("config", OK, f"{home.config} parses")
 
@@ -228,7 +229,7 @@ def _body_under_test(entry: Any, body: str | None, home: HermesHome, name: str,
         return str(Path(body).absolute()), [], {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT
     if entry is None:
         add("entry", FAIL, f"no mcp_servers.{name} in {home.config}: run `mafiabot-harness mount"
-                           f"{' --profile ' + home.profile if home.profile else ''}`")
+                           f"{home.options(name)}`")
         organs, built = default_organs(), body_path()
         return (str(built.absolute()) if built is not None else "", ["--organs", str(organs)] if organs else [],
                 {"HERMES_HOME": str(home.path)}, DEFAULT_CONNECT_TIMEOUT)

@@ -12,11 +12,13 @@ Invariants:
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.hermes.config_yaml import CONFIG_NAME
+from harness.hermes_mount.entry import DEFAULT_NAME
 from harness.hermes.locate import PROFILE_RULE, active_home, hermes_root, is_profile_name, profile_home
 
 
@@ -24,6 +26,8 @@ from harness.hermes.locate import PROFILE_RULE, active_home, hermes_root, is_pro
 class HermesHome:
     path: Path
     profile: str | None = None
+    # The --hermes-home it was resolved from, if one was given: what a follow-up command needs to find it again.
+    given: Path | None = None
 
     @property
     def config(self) -> Path:
@@ -32,10 +36,17 @@ class HermesHome:
     def describe(self) -> str:
         return f"profile '{self.profile}' ({self.path})" if self.profile else str(self.path)
 
+    def options(self, name: str) -> str:
+        """The options that have a later command act on this home's entry `name` (the hints print them)."""
+        given = f" --hermes-home {shlex.quote(str(self.given))}" if self.given is not None else ""
+        profile = f" --profile {self.profile}" if self.profile else ""
+        return given + profile + (f" --name {shlex.quote(name)}" if name != DEFAULT_NAME else "")
+
 
 def resolve_home(hermes_home: str | os.PathLike[str] | None = None, profile: str | None = None) -> HermesHome:
+    given = Path(hermes_home).absolute() if hermes_home is not None else None
     if profile is None:
-        return HermesHome(active_home(hermes_home))
+        return HermesHome(active_home(hermes_home), given=given)
     if not is_profile_name(profile):
         raise ConfigError(f"profile name {profile!r} is not one Hermes accepts ({PROFILE_RULE})")
-    return HermesHome(profile_home(hermes_root(hermes_home), profile), profile)
+    return HermesHome(profile_home(hermes_root(hermes_home), profile), profile, given)

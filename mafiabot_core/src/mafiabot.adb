@@ -281,13 +281,14 @@ begin
       end if;
    exception
       when E : Body_Config.Usage_Error =>
+         --  The line that says why, and where the options are: the whole
+         --  usage would push it out of the tail a Hermes log or doctor shows
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
-         Ada.Text_IO.Put (Ada.Text_IO.Standard_Error, Body_Config.Usage);
+         Ada.Text_IO.Put_Line
+           (Ada.Text_IO.Standard_Error, "(mafiabot --help lists the options)");
          GNAT.OS_Lib.OS_Exit (Usage_Status);
       when E : Stub_Organs.Fixture_Error =>
-         --  The command line was right, the file it names is not: the usage
-         --  would push the one line that says why out of the tail a Hermes
-         --  log or doctor shows
+         --  The command line was right, the file it names is not
          Body_Log.Error (Ada.Exceptions.Exception_Message (E));
          GNAT.OS_Lib.OS_Exit (Usage_Status);
    end;

@@ -94,8 +94,10 @@ def run_body(body_exe: Path, tmp: Path, *args: str) -> subprocess.CompletedProce
 
 
 def assert_refused(run: subprocess.CompletedProcess[bytes], says: str) -> None:
+    """Refused in two lines, the first saying why: the tail a Hermes log or doctor shows keeps it."""
     assert run.returncode == USAGE_STATUS and run.stdout == b"", run.stderr
     assert says.encode() in run.stderr.splitlines()[0]
+    assert run.stderr.splitlines()[1:] == [b"(mafiabot --help lists the options)"], run.stderr
 
 
 def test_every_option_the_help_lists_has_a_sample_here(body_exe: Path) -> None:

@@ -50,6 +50,17 @@ def test_turn_prints_the_output_and_a_23_row_trace(body_exe, tmp_path):
     assert b"energy E" in run.stdout and b"passes_run" in run.stdout
 
 
+def test_turn_writes_soul_md_only_into_the_home_it_is_told(body_exe, tmp_path):
+    hermes_home = tmp_path / "hermes-home"
+    hermes_home.mkdir()
+    env_home = {**os.environ, "HERMES_HOME": str(hermes_home), "MAFIABOT_BODY": str(body_exe)}
+    quiet = subprocess.run([sys.executable, "-m", "harness", "turn", "hi"], capture_output=True, timeout=CLI_BOUND,
+                           env=env_home, check=False)
+    assert quiet.returncode == 0 and list(hermes_home.iterdir()) == [], quiet.stderr
+    told = harness("turn", "hi", "--hermes-home", str(tmp_path / "told"), body=body_exe)
+    assert told.returncode == 0 and (tmp_path / "told" / "SOUL.md").is_file(), told.stderr
+
+
 def test_turn_json_prints_the_structured_trace(body_exe):
     run = harness("turn", "hi", "--json", "--no-soul", body=body_exe)
     assert run.returncode == 0, run.stderr

@@ -199,11 +199,14 @@ def test_the_readme_says_how_to_put_the_harness_on_path_and_every_doc_is_read():
 
 
 @pytest.mark.slow
-def test_the_next_step_mount_prints_runs_as_printed(tmp_path):
+@pytest.mark.parametrize("named", [False, True], ids=["by-environment", "by-options"])
+def test_the_next_step_mount_prints_runs_as_printed(tmp_path, named):
     env = fresh_env(tmp_path)
     env["HERMES_HOME"] = str(tmp_path / "hermes-home")
-    mounted = subprocess.run([".venv/bin/mafiabot-harness", "mount"], cwd=REPO, env=env, capture_output=True,
-                             text=True, timeout=QUICK_BOUND)
+    # By options, the home and the entry are not the ones the environment names: the hint must carry them.
+    options = ["--hermes-home", str(tmp_path / "other home"), "--name", "body2"] if named else []
+    mounted = subprocess.run([".venv/bin/mafiabot-harness", "mount", *options], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=QUICK_BOUND)
     assert mounted.returncode == 0, mounted.stdout + mounted.stderr
     [hint] = [line for line in mounted.stdout.splitlines() if line.startswith("next: ")]
     doctor = subprocess.run(["bash", "-c", hint.removeprefix("next: ")], cwd=REPO, env=env, capture_output=True,

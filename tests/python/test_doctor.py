@@ -103,7 +103,8 @@ def test_doctor_on_an_unmounted_home_says_how_to_mount_and_skips_what_only_an_en
     out = capsys.readouterr().out
     checks = lines_of(out)
     assert checks["config"] == "warn" and checks["entry"] == "fail" and checks["body"] == "ok"
-    assert "run `mafiabot-harness mount --profile ops`" in out
+    # the hint acts on the same home when run as printed
+    assert f"run `mafiabot-harness mount --hermes-home {tmp_path / 'empty'} --profile ops`" in out
     # No check of what Hermes would start may pass when Hermes would start nothing.
     assert "ok" not in {status for check, status in checks.items() if check != "body"}
     for check in ("handshake", "soul", "state", "sampling"):
