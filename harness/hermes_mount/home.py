@@ -18,8 +18,8 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.hermes.config_yaml import CONFIG_NAME
-from harness.hermes_mount.entry import DEFAULT_NAME
 from harness.hermes.locate import PROFILE_RULE, active_home, hermes_root, is_profile_name, profile_home
+from harness.hermes_mount.entry import DEFAULT_NAME
 
 
 @dataclass(frozen=True)
