@@ -17,9 +17,10 @@ Invariants held here:
   of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a session's row locked by
   another transaction (FOR UPDATE, as a turn's read locks it to its commit) holds a turn of it at that read, before
   its work, and past --state-busy-ms fails it there (-32010), which kept nothing, the next turn numbered as if it
-  never ran; a server that cannot be reached, or a database of a newer schema, is refused at start (exit 2, one
-  line naming the server, never the password); the static body refuses a URL at start, naming the build that
-  has the client.
+  never ran; the cap's eviction passes over a locked session, neither waiting for it nor evicting it, and evicts
+  the next least recently used instead; a server that cannot be reached, or a database of a newer schema, is
+  refused at start (exit 2, one line naming the server, never the password); the static body refuses a URL at
+  start, naming the build that has the client.
 - A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
   in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
   naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
@@ -480,6 +481,26 @@ def test_a_session_whose_row_another_transaction_locked_holds_its_turn_at_the_re
             "input": "two", "uid": room[0], "channel": room[1], "server": room[2]}})
         assert statement_waiting_for(store, holder) == READ_TO_WRITE, "the turn waits at its read, not later"
     assert client.wait_response(sent)["result"]["structuredContent"]["turn"] == 2, "once released, the turn ran"
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_the_cap_passes_over_a_session_whose_row_is_locked_and_evicts_the_next_least_recently_used(spawn_on, store):
+    """A new session's eviction skips locked rows (FOR UPDATE SKIP LOCKED): a session another body is turning,
+    its row locked from its read to its commit, is neither evicted under that turn nor waited for."""
+    client = started(spawn_on, "--state-busy-ms", str(BUSY_MS), max_sessions=2)
+    oldest, next_oldest, new = ROOMS
+    for room in (oldest, next_oldest):
+        assert client.call_turn("one", *room)["turn"] == 1
+    before = store.rows()
+    with rows_locked(store, oldest):
+        assert client.call_turn("one", *new)["turn"] == 1, "the new session's turn neither waited nor failed"
+        kept = store.rows()
+        assert sorted(kept) == sorted([key_of(oldest), key_of(new)]), "the next least recently used went"
+        assert kept[key_of(oldest)] == before[key_of(oldest)], "the locked session is left as it was"
+        assert store.tally() == 2
+    assert "evicted 1 least recently used session(s)" in client.stderr_text()
+    assert client.call_turn("one", *next_oldest)["turn"] == 1, "the evicted session starts again"
+    assert store.turns() == {key_of(new): 1, key_of(next_oldest): 1}, "unlocked, the oldest goes in its turn"
 
 
 @pytest.mark.parametrize("store", ["postgresql"], indirect=True)
