@@ -14,9 +14,13 @@ Invariants held here:
   idle is made again by the next turn, which runs; one lost mid-turn fails that turn alone (-32010 naming the
   server), which wrote nothing, and the next turn connects again and continues the session; one lost while the
   turn's COMMIT is on its way is refused as maybe kept, never as nothing kept; a statement refused in the middle
-  of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a server that cannot be
-  reached, or a database of a newer schema, is refused at start (exit 2, one line naming the server, never the
-  password); the static body refuses a URL at start, naming the build that has the client.
+  of a turn's batch (the statements sent in one round trip) rolls the whole turn back; a session's row locked by
+  another transaction (FOR UPDATE, as a turn's read locks it to its commit) holds a turn of it at that read, before
+  its work, and past --state-busy-ms fails it there (-32010), which kept nothing, the next turn numbered as if it
+  never ran; the cap's eviction passes over a locked session, neither waiting for it nor evicting it, and evicts
+  the next least recently used instead; a server that cannot be reached, or a database of a newer schema, is
+  refused at start (exit 2, one line naming the server, never the password); the static body refuses a URL at
+  start, naming the build that has the client.
 - A role that must give its password (the cluster's scram-sha-256 line): the body reads it from the `PGPASSFILE`
   in its environment, as Hermes gives it the entry's `env:`, and without it (or with a wrong one) refuses at start
   naming the server and never the password; the URL's libpq parameters reach libpq as written (`sslmode`); mount
@@ -34,8 +38,9 @@ import socket
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable
-from contextlib import closing
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +56,7 @@ from sampling_support import run_turn, start_sampling_body
 from support import SHIPPED_ORGANS
 from test_sampling_wire import created, first_round_state, modern_turn
 from test_state_store import (
+    BUSY_MS,
     ROOMS,
     STARTUP_BOUND,
     STORE_FAILED,
@@ -140,6 +146,12 @@ class PgStore(Store):
         with self.connect() as db:
             return {bytes(key).decode(): bytes(record)
                     for key, record in db.execute("SELECT key, record FROM body_sessions").fetchall()}
+
+    def rows(self) -> dict[str, tuple[bytes, int]]:
+        """Each stored session's record and rank of use (`used`, drawn from a sequence by every write)."""
+        with self.connect() as db:
+            return {bytes(key).decode(): (bytes(record), int(used))
+                    for key, record, used in db.execute("SELECT key, record, used FROM body_sessions").fetchall()}
 
     def execute(self, sql: str, *params: object) -> int:
         with self.connect() as db:
@@ -405,6 +417,90 @@ def test_a_session_locked_past_the_busy_timeout_fails_that_turn_alone(spawn_on, 
         assert_store_failed(client, ROOMS[0], store, "past --state-busy-ms")
         assert client.call_turn("another session", *ROOMS[1])["turn"] == 1, "other sessions go on meanwhile"
     assert client.call_turn("two", *ROOMS[0])["turn"] == 2, "the failed turn did not happen"
+
+
+# A short turn's read of its session (Read_Record_To_Write in store-pg/session_repositories-postgres.adb), as
+# pg_stat_activity shows a prepared statement: its row locked from the read to the turn's commit.
+READ_TO_WRITE = "SELECT record FROM body_sessions WHERE key = $1 FOR UPDATE"
+# A backend's wait for a lock shows in pg_stat_activity at once; the bound only stops a hang.
+WAITING_BOUND_S = 5.0
+WAITING_POLL_S = 0.005
+
+
+@contextmanager
+def rows_locked(store: PgStore, *rooms: tuple[str, str, str]) -> Iterator[int]:
+    """The rooms' rows locked as a body's turn locks its session's (FOR UPDATE), by a transaction of the test's
+    until the block ends; yields that transaction's backend pid."""
+    with store.connect() as holder, holder.transaction():
+        locked = holder.execute("SELECT key FROM body_sessions WHERE key = ANY (%s) FOR UPDATE",
+                                ([key_of(room).encode() for room in rooms],)).fetchall()
+        assert len(locked) == len(rooms), "every room has a stored session to lock"
+        yield int(holder.execute("SELECT pg_backend_pid ()").fetchone()[0])
+
+
+def statement_waiting_for(store: PgStore, holder: int) -> str:
+    """The statement a body's connection runs while it waits for a lock the backend `holder` holds, polled
+    until one waits (bounded by WAITING_BOUND_S)."""
+    deadline = time.monotonic() + WAITING_BOUND_S
+    with store.connect() as db:
+        while time.monotonic() < deadline:
+            waiting = db.execute("SELECT query FROM pg_stat_activity WHERE application_name = 'mafiabot-body'"
+                                 " AND %s = ANY (pg_blocking_pids (pid))", (holder,)).fetchone()
+            if waiting is not None:
+                return str(waiting[0])
+            time.sleep(WAITING_POLL_S)
+    raise AssertionError(f"no body's connection waited for backend {holder}'s lock within {WAITING_BOUND_S} s")
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_session_whose_row_another_transaction_locked_fails_its_turn_at_the_read_keeping_nothing(spawn_on, store):
+    """A turn's read locks its session's row (FOR UPDATE): a row locked elsewhere past --state-busy-ms (the
+    connection's lock_timeout) fails the turn at that read, before its work; a read that did not lock would
+    pass and the turn fail only at its write."""
+    client = started(spawn_on, "--state-busy-ms", str(BUSY_MS))
+    locked, other = ROOMS[:2]
+    assert client.call_turn("one", *locked)["turn"] == 1
+    before = store.rows()
+    with rows_locked(store, locked):
+        assert_store_failed(client, locked, store, "cannot read the session: ERROR:  canceling statement due to "
+                                                   "lock timeout")
+        assert client.call_turn("another session", *other)["turn"] == 1, "other sessions go on meanwhile"
+        assert store.rows()[key_of(locked)] == before[key_of(locked)], "the refused turn wrote nothing"
+    assert client.call_turn("two", *locked)["turn"] == 2, "the refused turn did not happen"
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_a_session_whose_row_another_transaction_locked_holds_its_turn_at_the_read_until_released(spawn_on, store):
+    """The lock's holder is the one the turn waits for, in its read of the record (a read that did not lock would
+    wait in its write, after the work); released, the turn runs on."""
+    client = started(spawn_on, "--state-busy-ms", str(int(2 * WAITING_BOUND_S * 1000)))  # outlasts the poll
+    room = ROOMS[0]
+    assert client.call_turn("one", *room)["turn"] == 1
+    with rows_locked(store, room) as holder:
+        sent = client.send_request("tools/call", {"name": "turn", "arguments": {
+            "input": "two", "uid": room[0], "channel": room[1], "server": room[2]}})
+        assert statement_waiting_for(store, holder) == READ_TO_WRITE, "the turn waits at its read, not later"
+    assert client.wait_response(sent)["result"]["structuredContent"]["turn"] == 2, "once released, the turn ran"
+
+
+@pytest.mark.parametrize("store", ["postgresql"], indirect=True)
+def test_the_cap_passes_over_a_session_whose_row_is_locked_and_evicts_the_next_least_recently_used(spawn_on, store):
+    """A new session's eviction skips locked rows (FOR UPDATE SKIP LOCKED): a session another body is turning,
+    its row locked from its read to its commit, is neither evicted under that turn nor waited for."""
+    client = started(spawn_on, "--state-busy-ms", str(BUSY_MS), max_sessions=2)
+    oldest, next_oldest, new = ROOMS
+    for room in (oldest, next_oldest):
+        assert client.call_turn("one", *room)["turn"] == 1
+    before = store.rows()
+    with rows_locked(store, oldest):
+        assert client.call_turn("one", *new)["turn"] == 1, "the new session's turn neither waited nor failed"
+        kept = store.rows()
+        assert sorted(kept) == sorted([key_of(oldest), key_of(new)]), "the next least recently used went"
+        assert kept[key_of(oldest)] == before[key_of(oldest)], "the locked session is left as it was"
+        assert store.tally() == 2
+    assert "evicted 1 least recently used session(s)" in client.stderr_text()
+    assert client.call_turn("one", *next_oldest)["turn"] == 1, "the evicted session starts again"
+    assert store.turns() == {key_of(new): 1, key_of(next_oldest): 1}, "unlocked, the oldest goes in its turn"
 
 
 @pytest.mark.parametrize("store", ["postgresql"], indirect=True)
