@@ -25,7 +25,7 @@ from harness.cli.hermes_options import (
     project_root,
 )
 from harness.ledger.journal import in_flight, settle_orphans
-from harness.ledger.report import reconcile, render_text, summarize_ledger
+from harness.ledger.report import DIMENSIONS_TEXT, reconcile, render_text, summarize_ledger
 from harness.ledger.store import LedgerStore
 from harness.ledger.stores import opened_ledger
 
@@ -82,7 +82,7 @@ def verify(ledger: LedgerStore, args: argparse.Namespace, out: TextIO) -> Status
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `ledger`."""
     parser = commands.add_parser("ledger", parents=[database_parent(), json_parent(always_json=False)],
-                                 help="totals of the cost ledger by day, profile, model, tag and status; or verify it")
+                                 help=f"totals of the cost ledger by {DIMENSIONS_TEXT}; or verify it")
     parser.add_argument("action", nargs="?", choices=("summary", "verify"), default="summary",
                         help="summary (default) or verify")
     parser.add_argument("--ledger", metavar="FILE", type=FILE, help="the ledger file (default: <project root>/"

@@ -29,6 +29,8 @@ DEFAULT_MAX_GROUPS = 60
 # at 300; a ledger another hand wrote may hold anything).
 MAX_FAILURE_TEXT = 300
 DIMENSIONS = ("day", "profile", "model", "tag", "status", "kind")
+# The dimensions as the help and the tool's description say them.
+DIMENSIONS_TEXT = ", ".join(DIMENSIONS[:-1]) + " and " + DIMENSIONS[-1]
 
 
 @dataclass
@@ -184,6 +186,18 @@ def keys_of(record: dict[str, Any], dimension: str) -> list[str]:
     return [str(value) if value not in (None, "") else "(none)"]
 
 
+def what_of(record: dict[str, Any]) -> str:
+    """What a run was for, as its kind names it: a delegation's intent, a dispatch's target and reference, an
+    auto-pilot child's run and subtask."""
+    if record.get("intent_id"):
+        return str(record["intent_id"])
+    if record.get("target") is not None:
+        return f"{record.get('target')}:{record.get('reference_id')}"
+    if record.get("subtask") is not None:
+        return f"{record.get('run_id')}:{record.get('subtask')}"
+    return str(record.get("record_id"))
+
+
 def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary:
     """Totals of the accounted records; `records` may include `started` records, which are reconciled, not counted."""
     every = list(records)
@@ -198,7 +212,7 @@ def summarize(records: Iterable[dict[str, Any]], unreadable: int = 0) -> Summary
         if record.get("status") not in SUCCESS:
             summary.failures.append({
                 "ts": record.get("ts"), "kind": record.get("kind"), "record_id": record.get("record_id"),
-                "what": record.get("intent_id") or f"{record.get('target')}:{record.get('reference_id')}",
+                "what": what_of(record),
                 "reason": record.get("reason"), "detail": record.get("detail") or
                 (record.get("transport") or {}).get("detail")})
     return summary

@@ -141,7 +141,7 @@ class QueueState(Answer):
 
 
 class LedgerTotals(Answer):
-    """The cost ledger's totals, whole and by day, profile, model, tag and status (`max_groups` groups of each,
+    """The cost ledger's totals, whole and by each dimension of `report.DIMENSIONS` (`max_groups` groups of each,
     `by_groups_total` in all), and its newest `max_failures` failures (`failures_total` in all) and unsettled
     runs (`runs.open_total`...)."""
 

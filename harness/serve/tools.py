@@ -49,7 +49,7 @@ from harness.errors import ConfigError
 from harness.hermes import TransportSettings
 from harness.ledger import LedgerError
 from harness.ledger.journal import settle_orphans
-from harness.ledger.report import DEFAULT_MAX_FAILURES, DEFAULT_MAX_GROUPS, summarize_ledger
+from harness.ledger.report import DEFAULT_MAX_FAILURES, DEFAULT_MAX_GROUPS, DIMENSIONS_TEXT, summarize_ledger
 from harness.ledger.stores import opened_ledger
 from harness.resolve import OutsideRoots, PlanChoices, ReadRoots, ServeSettings
 from harness.serve.job_stores import UnknownJob
@@ -450,7 +450,7 @@ TOOLS: tuple[ToolSpec, ...] = (
              "default 0).",
              RunPlanArgs, (Autopilot, SettledWithoutAnswer, Handle), _hints(read_only=False, destructive=True, open_world=True),
              start_autopilot),
-    ToolSpec("ledger_summary", f"Totals of the cost ledger, whole, and by day, profile, model, tag and status: "
+    ToolSpec("ledger_summary", f"Totals of the cost ledger, whole, and by {DIMENSIONS_TEXT}: "
                                f"max_groups groups of each (the newest days, else the most calls; default "
                                f"{DEFAULT_MAX_GROUPS:g}); its newest max_failures failures and unsettled runs "
                                f"(default {DEFAULT_MAX_FAILURES:g}). Each at most {MAX_LISTED:g}.",

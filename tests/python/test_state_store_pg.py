@@ -324,6 +324,13 @@ def test_every_body_on_a_store_accepts_the_request_state_of_the_others(spawn_on)
     assert result["resultType"] == "input_required" and list(result["inputRequests"]) == ["call-3"]
 
 
+def test_a_round_that_asks_the_client_for_more_writes_nothing(spawn_on, store):
+    client = spawn_on("--cognition", "sampling", no_soul=True)
+    first_round_state(client)  # two rounds of a fresh session's first turn, each asking for a model call
+    assert key_of(("u", "c", "s")) not in store.records()
+    assert started(spawn_on).call_turn("a stub turn", "u", "c", "s")["turn"] == 1, "the rounds counted no turn"
+
+
 def test_a_session_turned_by_another_body_while_a_sampled_turn_waits_keeps_the_other_s_turn(spawn_on, store):
     sampled = start_sampling_body(spawn_on)
     run_turn(sampled)

@@ -11,8 +11,10 @@
 --  every operation reads the injected Clock once, and is deterministic
 --  given it (Snapshot_Of and Recharge at the time the turn senses at,
 --  Spend at Now: a turn in rounds plans every round as its first did, and
---  its calls are logged when it ends); the log is the session's own (its Reservoir, L1), so one
---  room's chatter never drains another's passes.  E = the smaller of the
+--  its calls are logged when it ends), in time linear in the session's log
+--  (one entry a turn that called the model, at most Calls of them); the
+--  log is the session's own (its Reservoir, L1), so one room's chatter
+--  never drains another's passes.  E = the smaller of the
 --  shares of calls and of tokens left, in thousandths rounded down; the
 --  calls left are what the window still allows, none once the tokens are
 --  spent.  A session never spends past its budget by more than the last

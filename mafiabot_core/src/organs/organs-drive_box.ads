@@ -5,8 +5,9 @@
 --  session may still make; Spend charges the passes that ran and the calls
 --  they made; Recharge restores energy between turns.  Energy depends
 --  on the session's own Reservoir only, which the session's record keeps
---  (L1), and every operation is deterministic and costs constant time: the
---  energy decides how many passes run (L3), so a turn must be reproducible.
+--  (L1), and every operation is deterministic (the energy decides how many
+--  passes run, L3, so a turn must be reproducible) and bounded by the
+--  session's own reservoir, never by the body's other sessions.
 
 with Ada.Containers.Vectors;
 with Energy_Gate;

@@ -1,7 +1,10 @@
 --  Where the sessions of law L1 are kept, behind one interface: in the
---  body's memory (Session_Repositories.Memory) or in an SQLite file shared
---  by several bodies (Session_Repositories.Stored, --state).  Chosen once at
---  boot and given to the turn service, which never knows which it has.
+--  body's memory (Session_Repositories.Memory), in an SQLite file shared
+--  by several bodies (Session_Repositories.Stored, --state FILE) or in a
+--  PostgreSQL database shared by bodies on several machines
+--  (Session_Repositories.Postgres, --state postgresql://..., the dynamic
+--  body only).  Chosen once at boot and given to the turn service, which
+--  never knows which it has.
 --
 --  Contract any repository honours:
 --  - a turn is one call of Within_Turn, which gives the turn's work the

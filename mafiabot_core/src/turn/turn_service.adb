@@ -39,6 +39,7 @@ package body Turn_Service is
          Memory  : in out Organs.Morag.Memory'Class;
          Said    : out Session_Repositories.Verdict) is
       begin
+         Said := Session_Repositories.Keep;
          if Plan.Tentative then
             --  The memory is only read until the round is kept
             declare
@@ -47,7 +48,12 @@ package body Turn_Service is
                Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Memory, Uid,
                                Channel, Server, Input, Plan.Port.all, Trace,
                                Remembering => False);
-               if Self.Thinker.Ending /= Turn_Thinkers.Needs_Input then
+               if Self.Thinker.Ending = Turn_Thinkers.Needs_Input then
+                  --  A round that asks the client for more changed nothing:
+                  --  nothing to write (nor to sync, nor a fresh session to
+                  --  make room for)
+                  Said := Session_Repositories.Discard;
+               else
                   Session := Scratch;
                   Turn_Cycle.Remember (Self.Chosen, Memory, Trace.Turn, Input);
                end if;
@@ -56,7 +62,6 @@ package body Turn_Service is
             Turn_Cycle.Run (Self.Chosen, Self.Curve, Session, Memory, Uid,
                             Channel, Server, Input, Plan.Port.all, Trace);
          end if;
-         Said := Session_Repositories.Keep;
       end Work;
    begin
       Result := (Ended => Answered, Reason => Null_Unbounded_String);

@@ -125,6 +125,15 @@ def test_totals_count_reported_spend_apart_from_unknown_costs_and_estimates() ->
     assert [f["reason"] for f in summary["failures"]] == ["provider_error"]
 
 
+def test_a_failure_is_named_by_what_its_kind_ran() -> None:
+    failed = {"status": "degraded", "reason": "provider_error"}
+    summary = summarize([{**failed, "kind": "delegation", "intent_id": "intent-7"},
+                         {**failed, "kind": "dispatch", "target": "andy", "reference_id": "mail-4711"},
+                         {**failed, "kind": "autopilot", "run_id": "ap-1", "subtask": "habits", "child_id": "c-1"},
+                         {**failed, "kind": "other", "record_id": "rec-9"}])
+    assert [f["what"] for f in summary.failures] == ["intent-7", "andy:mail-4711", "ap-1:habits", "rec-9"]
+
+
 def test_the_ledger_command_reports_totals_and_draws_a_png(tmp_path: Path, capsys) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "l.jsonl"
