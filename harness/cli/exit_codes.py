@@ -218,7 +218,7 @@ EXIT_TABLE: tuple[ExitRow, ...] = (
     ExitRow(ExitCode.OK, "done as asked"),
     ExitRow(ExitCode.NOT_DONE, "the command ran and its result says it did not succeed (see stdout)"),
     ExitRow(ExitCode.INVALID_INPUT, "an option, input file or configuration is unusable; nothing was run",
-            seed="autobot: a malformed intent exits 2"),
+            seed="a malformed intent exits 2"),
     ExitRow(ExitCode.ESCALATE, "auto-pilot: a human is needed (the envelope's escalation says why)"),
     ExitRow(ExitCode.REFUSED, "auto-pilot: the run did not start (the envelope's reason says why)"),
     ExitRow(ExitCode.BODY_NOT_FOUND, "the body executable (or a fixture it needs) does not exist"),
@@ -247,6 +247,10 @@ def error_status(error: HarnessError) -> Status:
     return next(status for cls, status in _ERROR_STATUSES if isinstance(error, cls))
 
 
+def _seed_rule(rule: str) -> str:
+    return f"(the autobot seed's rule: {rule})"
+
+
 def epilog() -> str:
     """The exit-code table as plain text, for the `--help` of every command."""
     width = max(len(row.code.name) for row in EXIT_TABLE)
@@ -254,7 +258,7 @@ def epilog() -> str:
     for row in EXIT_TABLE:
         lines.append(f"  {row.code.value:>3}  {row.code.name.lower():<{width}}  {row.meaning}")
         if row.seed:
-            lines.append(f"  {'':>3}  {'':<{width}}  (kept from the seed: {row.seed})")
+            lines.append(f"  {'':>3}  {'':<{width}}  {_seed_rule(row.seed)}")
     return "\n".join(lines)
 
 
@@ -262,7 +266,7 @@ def markdown_table() -> str:
     """The exit-code table as the README shows it (tests/python/test_cli_edge.py holds the two equal)."""
     lines = ["| code | name | meaning | statuses |", "| --- | --- | --- | --- |"]
     for row in EXIT_TABLE:
-        seed = f" (kept from the seed: {row.seed})" if row.seed else ""
+        seed = f" {_seed_rule(row.seed)}" if row.seed else ""
         statuses = ", ".join(f"`{s}`" for s in row.statuses)
         lines.append(f"| {row.code.value} | `{row.code.name.lower()}` | {row.meaning}{seed} | {statuses} |")
     return "\n".join(lines)

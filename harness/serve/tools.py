@@ -72,7 +72,8 @@ from harness.serve.results import (
 from harness.settings import existing_project_root
 from harness.typed_inputs import Items, PathText, StrictModel, line, validate
 
-# Claude Code and Gemini CLI end a tool call after about 60 s; an answer within 50 s leaves room for the
+# Claude Code ends a tool call after about 60 s, and so does Gemini CLI with the `timeout: 60000` that
+# `serve --print-config gemini` writes (its own default is longer); an answer within 50 s leaves room for the
 # round trip and a slow machine.
 MAX_WAIT_S = 50.0
 DEFAULT_WAIT_S = 45.0

@@ -678,7 +678,7 @@ def test_the_epilog_is_the_table_rendered_one_aligned_line_per_row() -> None:
     assert all(line.endswith(f"  {row.meaning}") for line, row in zip(rows, EXIT_TABLE, strict=True))
     column = {line.index(row.meaning) for line, row in zip(rows, EXIT_TABLE, strict=True)}
     seeds = [line for line in lines[1:] if line not in rows]
-    assert seeds == [" " * min(column) + f"(kept from the seed: {row.seed})" for row in EXIT_TABLE if row.seed]
+    assert seeds == [" " * min(column) + f"(the autobot seed's rule: {row.seed})" for row in EXIT_TABLE if row.seed]
     assert len(column) == 1
 
 
