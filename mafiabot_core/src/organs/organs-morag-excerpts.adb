@@ -46,8 +46,11 @@ package body Organs.Morag.Excerpts is
    end Excerpt;
 
    --  GNAT's view of an unbounded string's own bytes (Aux.Get_String):
-   --  valid while the string is not changed, which Read_Excerpt's and
-   --  Read_Word_Index's Process may not do
+   --  valid only while the string is neither read nor changed otherwise,
+   --  which Process may not do (Read_Excerpt's and Read_Word_Index's
+   --  contract).  The view's bounds are 1 .. Positive'Last, so no index
+   --  check would catch a slice past the string's end: the test below
+   --  does, in every build.
    procedure Read_In_Place
      (Text    : Unbounded_String;
       First   : Positive;
@@ -59,7 +62,9 @@ package body Organs.Morag.Excerpts is
       Used  : Natural;
    begin
       Ada.Strings.Unbounded.Aux.Get_String (Text, Bytes, Used);
-      pragma Assert (Last <= Used);
+      if Last > Used then
+         raise Program_Error with "a read past a kept text's end";
+      end if;
       Process (Bytes (First .. Last));
    end Read_In_Place;
 
@@ -103,16 +108,19 @@ package body Organs.Morag.Excerpts is
          & Character'Val (Excerpt'Length / 256) & Excerpt);
       if Held.Indexed then
          declare
-            --  The index as it was, read in place: Added's result is a
-            --  new string before the index is written
+            Extended : Unbounded_String;
+
+            --  The index as it was, read in place; written only once the
+            --  view of it is gone
             procedure Add_To (Index : String) is
             begin
                Set_Unbounded_String
-                 (Held.Index, Words.Added (Index, Held.Count, Excerpt));
+                 (Extended, Words.Added (Index, Held.Count, Excerpt));
             end Add_To;
          begin
             Read_In_Place
               (Held.Index, 1, Length (Held.Index), Add_To'Access);
+            Held.Index := Extended;
          end;
       end if;
       Held.Count := Held.Count + 1;

@@ -9,6 +9,10 @@
 --  hash are never counted as one: whoever matches on the hash compares the
 --  bytes (Fnv_Hash is no defence against chosen collisions).
 
+--  Checked in every build, the unchecked one too: the bodies suppress
+--  index checks on the strength of these preconditions
+pragma Assertion_Policy (Pre => Check);
+
 with Ada.Unchecked_Conversion;
 with Fnv_Hash;
 with Interfaces;

@@ -14,15 +14,14 @@ package body Organs.Morag is
                                      - Organs.Word_Search.Max_Texts,
       "one recall must index every kept byte");
 
-   --  Value's decimal digits at Text (Last + 1 ..), Last moved past them:
-   --  Put_Decimal without its contract, so that Put_Score, whose own
-   --  precondition leaves the room, does not check a second one
+   --  Value's decimal digits at Text (Last + 1 ..), Last moved past them
    procedure Put_Digits (Text : in out String; Last : in out Natural;
                          Value : Natural)
-   with Inline
+   with Inline,
+        Pre => Last in Text'First - 1 .. Text'Last - Max_Decimal_Bytes
    is
-      --  Within Text by the callers' preconditions' room, Value's digits
-      --  being at most Max_Decimal_Bytes; each digit a character
+      --  Within Text by the precondition's room, Value's digits being at
+      --  most Max_Decimal_Bytes; each digit a character
       pragma Suppress (Index_Check);
       pragma Suppress (Overflow_Check);
       pragma Suppress (Range_Check);

@@ -17,6 +17,10 @@
 --  operations.  Organs hold no state between calls (Organs.Sets): what a
 --  memory organ needs besides its policy is the memory it is lent.
 
+--  Checked in every build, the unchecked one too: the bodies suppress
+--  index checks on the strength of these preconditions
+pragma Assertion_Policy (Pre => Check);
+
 package Organs.Morag is
 
    Max_Recall_Bytes : constant := 1024;
@@ -46,7 +50,7 @@ package Organs.Morag is
    with Pre'Class => Index <= Count (Held);
    --  Process (Held.Excerpt (Index)), the excerpt given where Held keeps it
    --  when it can, not copied: for a reader that copies it on (Process
-   --  must not change Held)
+   --  must neither read nor change Held otherwise)
 
    function Turn_Of (Held : Memory; Index : Recall_Count) return Positive
    is abstract

@@ -185,6 +185,22 @@ package body Session_Table is
       end;
    end Open;
 
+   procedure Look_Up
+     (Self        : Table;
+      Session_Key : String;
+      Result      : out Session_Access;
+      Memory      : out Memory_Access)
+   is
+      Found : Entry_Access := null;
+   begin
+      if Self.Slots /= null then
+         Found := Self.Slots
+           (Find (Self.Slots.all, Session_Key, Session_Keys.Hash64 (Session_Key)));
+      end if;
+      Result := (if Found = null then null else Found.State'Access);
+      Memory := (if Found = null then null else Found.Memory'Access);
+   end Look_Up;
+
    overriding procedure Finalize (Self : in out Table) is
       Item : Entry_Access := Self.Oldest;
    begin

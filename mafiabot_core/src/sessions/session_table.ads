@@ -55,6 +55,15 @@ package Session_Table is
    --  organs (an empty memory) if it is new, and now the most recently
    --  used.  Both stay valid until the next Open.
 
+   procedure Look_Up
+     (Self        : Table;
+      Session_Key : String;
+      Result      : out Session_Access;
+      Memory      : out Memory_Access);
+   --  The session of Session_Key and its memory if the table keeps it, else
+   --  null for both; nothing is made, evicted or made recent.  Both stay
+   --  valid until the next Open.
+
    function Count (Self : Table) return Natural;
    function Capacity (Self : Table) return Positive;
 

@@ -1,7 +1,8 @@
 --  The sessions in the body's memory (the default): the bounded table of
---  Session_Table, each turn worked on its session in place.  Nothing here
---  outlives the body, so keeping is nothing to do, and a Discard has
---  nothing to undo (its work changed nothing).
+--  Session_Table.  Each turn works on a copy of its session and memory
+--  (fresh ones for a new key), written back, the session made if new, only
+--  when the work says Keep: as a store's transaction, a work that raises or
+--  discards leaves nothing of its turn.
 
 with Session_Table;
 

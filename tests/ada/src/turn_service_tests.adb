@@ -13,6 +13,8 @@ with Scripted_Clients;
 with Session_Repositories.Memory;
 with Session_Repositories.Stored;
 with Session_Store;
+with Session_Table;
+with Organs.Morag;
 with Test_Organs;
 with Turn_Cycle;
 with Turn_Service;
@@ -240,6 +242,68 @@ package body Turn_Service_Tests is
       end loop;
    end Take_Turns;
 
+   --  The repository's contract, held in both: a work that discards or
+   --  raises keeps nothing of its turn (no session made for a new key, no
+   --  change to a kept one), and a kept work is there for the next turn
+   procedure Test_Only_A_Kept_Work_Is_Kept (T : in out AUnit.Test_Cases.Test_Case'Class) is
+      pragma Unreferenced (T);
+      use type Session_Repositories.Verdict;
+      Failed : exception;
+      Said   : Session_Repositories.Verdict := Session_Repositories.Keep;
+      Seen   : Natural := 0;
+      --  What the last work found, and what it says
+
+      procedure Count_A_Turn
+        (Session : in out Session_Table.Session;
+         Memory  : in out Organs.Morag.Memory'Class;
+         Result  : out Session_Repositories.Verdict) is
+      begin
+         Seen := Session.Turns;
+         Session.Turns := Session.Turns + 1;
+         Memory.Keep (Session.Turns, "turn" & Session.Turns'Image, Organs.Morag.Max_Depth);
+         Result := Said;
+      end Count_A_Turn;
+
+      procedure Raise_Midway
+        (Session : in out Session_Table.Session;
+         Memory  : in out Organs.Morag.Memory'Class;
+         Result  : out Session_Repositories.Verdict)
+      is
+         pragma Unreferenced (Result);
+      begin
+         Session.Turns := Session.Turns + 1;
+         Memory.Keep (Session.Turns, "half a turn", Organs.Morag.Max_Depth);
+         raise Failed;
+      end Raise_Midway;
+
+      procedure Check (Sessions : Session_Repositories.Repository_Access; Kind : String) is
+         Status : Session_Repositories.Status;
+      begin
+         Said := Session_Repositories.Discard;
+         Sessions.Within_Turn (Test_Organs.Stub_Set, "k", Session_Repositories.Short,
+                               Count_A_Turn'Access, Status);
+         Said := Session_Repositories.Keep;
+         Sessions.Within_Turn (Test_Organs.Stub_Set, "k", Session_Repositories.Short,
+                               Count_A_Turn'Access, Status);
+         Assert (not Status.Failed and then Seen = 0, Kind & ": a discarded first turn made no session");
+         begin
+            Sessions.Within_Turn (Test_Organs.Stub_Set, "k", Session_Repositories.Short,
+                                  Raise_Midway'Access, Status);
+            Assert (False, Kind & ": the work's exception goes on");
+         exception
+            when Failed => null;
+         end;
+         Sessions.Within_Turn (Test_Organs.Stub_Set, "k", Session_Repositories.Short,
+                               Count_A_Turn'Access, Status);
+         Assert (not Status.Failed and then Seen = 1, Kind & ": the raising work kept nothing:" & Seen'Image);
+      end Check;
+   begin
+      Check (In_Memory, "memory");
+      Remove_Store;
+      Check (Opened_Store, "store");
+      Remove_Store;
+   end Test_Only_A_Kept_Work_Is_Kept;
+
    procedure Test_Both_Repositories (T : in out AUnit.Test_Cases.Test_Case'Class) is
       pragma Unreferenced (T);
    begin
@@ -269,6 +333,7 @@ package body Turn_Service_Tests is
                         "a call cancelled while queued spends nothing, gets no answer");
       Register_Routine (T, Test_A_Sampled_Turn_On_The_Store'Access, "a sampled turn is kept by the store");
       Register_Routine (T, Test_Both_Repositories'Access, "the service counts turns the same in both repositories");
+      Register_Routine (T, Test_Only_A_Kept_Work_Is_Kept'Access, "a repository keeps only what a work keeps");
       Register_Routine (T, Test_The_Model_States_The_Intent'Access,
                         "--intent model: the model's pick routes, an answer outside falls back");
    end Register_Tests;
