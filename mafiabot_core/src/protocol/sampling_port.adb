@@ -699,15 +699,15 @@ package body Sampling_Port is
       Self.Replay.Clock := Clock;
    end Pin_Rounds_On;
 
-   overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End
+   overriding function Ending (Self : Thinker) return Turn_Thinkers.Round_End
    is
      (case Self.Last is
          when Turn_Thinkers.Rounds =>
-           (if Self.Replay.Needs_Input then Turn_Thinkers.Needs_Input
-            else Turn_Thinkers.Answered),
+           (if Self.Replay.Needs_Input then Turn_Thinkers.Asked_Client
+            else Turn_Thinkers.Thought),
          when Turn_Thinkers.Live | Turn_Thinkers.None =>
-           (if Self.Live.Was_Cancelled then Turn_Thinkers.Cancelled
-            else Turn_Thinkers.Answered));
+           (if Self.Live.Was_Cancelled then Turn_Thinkers.Call_Cancelled
+            else Turn_Thinkers.Thought));
 
    overriding function Pending_Requests (Self : Thinker) return String is
      (if Self.Last = Turn_Thinkers.Rounds and then Self.Replay.Needs_Input

@@ -9,7 +9,7 @@
 --  - the response whose id is the pending request's ends the wait;
 --  - `notifications/cancelled` naming the turn's request cancels the turn:
 --    the pending request is cancelled towards the client in turn, nothing
---    more is asked, and the turn gets no response (Turn_Thinkers.Cancelled);
+--    more is asked, and the turn gets no response (Turn_Thinkers.Call_Cancelled);
 --  - a line that is not JSON, or past --max-line-bytes (answered as
 --    always), fails the pending request: it may have been its answer.
 --  A request unanswered by its deadline is cancelled towards the client
@@ -193,7 +193,7 @@ package Sampling_Port is
    --  carries (bound by the MAC with the answers); a turn asked live, or a
    --  first round, senses at Now
 
-   overriding function Ending (Self : Thinker) return Turn_Thinkers.Turn_End;
+   overriding function Ending (Self : Thinker) return Turn_Thinkers.Round_End;
 
    type Thinker_Access is access all Thinker;
 

@@ -5,7 +5,7 @@ with Session_Table;
 package body Turn_Service is
 
    use Ada.Strings.Unbounded;
-   use type Turn_Thinkers.Turn_End;
+   use type Turn_Thinkers.Round_End;
 
    procedure Configure
      (Self     : in out Service;
@@ -48,7 +48,7 @@ package body Turn_Service is
                Turn_Cycle.Run (Self.Chosen, Self.Curve, Scratch, Memory, Uid,
                                Channel, Server, Input, Plan.Port.all, Trace,
                                Remembering => False);
-               if Self.Thinker.Ending = Turn_Thinkers.Needs_Input then
+               if Self.Thinker.Ending = Turn_Thinkers.Asked_Client then
                   --  A round that asks the client for more changed nothing:
                   --  nothing to write (nor to sync, nor a fresh session to
                   --  make room for)
@@ -73,13 +73,16 @@ package body Turn_Service is
       end if;
       Self.Sessions.Within_Turn
         (Self.Chosen, Key, Plan.Length, Work'Access, Stored);
-      if Self.Thinker.Ending = Turn_Thinkers.Cancelled then
-         --  A cancelled call gets no answer, not even the store's error
-         Result.Ended := Cancelled;
-      elsif Stored.Failed then
+      --  A cancelled call gets no answer, not even the store's error
+      if Stored.Failed and then Self.Thinker.Ending /= Turn_Thinkers.Call_Cancelled
+      then
          Result := (Ended => Store_Failed, Reason => Stored.Reason);
-      elsif Self.Thinker.Ending = Turn_Thinkers.Needs_Input then
-         Result.Ended := Needs_Input;
+      else
+         case Self.Thinker.Ending is
+            when Turn_Thinkers.Thought        => Result.Ended := Answered;
+            when Turn_Thinkers.Asked_Client   => Result.Ended := Needs_Input;
+            when Turn_Thinkers.Call_Cancelled => Result.Ended := Cancelled;
+         end case;
       end if;
    end Take_Turn;
 

@@ -43,13 +43,15 @@ package Turn_Thinkers is
       Tentative : Boolean := False;
    end record;
 
-   type Turn_End is
-     (Answered,
+   type Round_End is
+     (Thought,
       --  The turn ran: its trace is the answer
-      Needs_Input,
+      Asked_Client,
       --  The round asked what the client has not answered yet
-      Cancelled);
+      Call_Cancelled);
       --  The client cancelled the call while it waited: no answer
+   --  How the thinker's last round ended (Turn_Service.Turn_End is the
+   --  turn's, the store's outcome included)
 
    type Thinker is limited interface;
 
@@ -68,12 +70,12 @@ package Turn_Thinkers is
    --  to ask.  Rounds: State is the requestState the client echoed ("" on
    --  a first round), Responses its inputResponses (raw JSON, "" for none).
 
-   function Ending (Self : Thinker) return Turn_End is abstract;
+   function Ending (Self : Thinker) return Round_End is abstract;
    --  How the turn last started ended
 
    function Pending_Requests (Self : Thinker) return String is abstract;
    function Pending_State (Self : Thinker) return String is abstract;
-   --  When Ending is Needs_Input: what the client is asked (the raw JSON
+   --  When Ending is Asked_Client: what the client is asked (the raw JSON
    --  of its requests) and the state it echoes with its answers
 
    type Thinker_Access is access all Thinker'Class;
@@ -91,8 +93,8 @@ package Turn_Thinkers is
       Input       : String;
       Plan        : out Turn_Plan);
 
-   overriding function Ending (Self : Stub_Thinker) return Turn_End is
-     (Answered);
+   overriding function Ending (Self : Stub_Thinker) return Round_End is
+     (Thought);
 
    overriding function Pending_Requests (Self : Stub_Thinker) return String
    is ("");
