@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -104,6 +105,22 @@ class DatabaseUnavailable(HarnessError):
 class RowRefused(HarnessError):
     """The server refused a statement's values (a constraint, a value out of a column's range, a character jsonb
     cannot hold); the transaction it ran in is rolled back."""
+
+
+# A JSON text's \u0000 escape (its backslash not itself escaped), which jsonb refuses.
+_NUL_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+
+# A surrogate code point in a str is a lone one (json.loads pairs the others), which UTF-8 cannot encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def jsonb_text(document: Any) -> str:
+    """`document` as the JSON text a `%s::jsonb` parameter takes. jsonb cannot hold a NUL character nor a lone
+    surrogate (a model's answer may carry either, and the file stores keep them): each is kept as U+FFFD, so the
+    row is written, marked, rather than refused with the run it accounts for."""
+    text = _NUL_ESCAPE.sub(r"\1\\ufffd", json.dumps(document, ensure_ascii=False, default=str))
+    return _SURROGATE.sub("\ufffd", text)
 
 
 _PASSWORD = re.compile(r"(?P<head>^[a-z]+://[^/@:]*:)[^/@]*(?P<at>@)")

@@ -137,7 +137,16 @@ def _refuse_special(dir_fd: int, name: str, shown: Path | None) -> None:
 
 
 def atomic_write_json(target: Path, document: Any, *, sync: bool = True) -> None:
-    atomic_write(target, (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8"), sync=sync)
+    atomic_write(target, json_bytes(document), sync=sync)
+
+
+def json_bytes(document: Any) -> bytes:
+    """`document` as UTF-8 JSON, indented; a text holding a lone surrogate (which a JSON escape such as \\ud800 in
+    a model's output decodes to, and UTF-8 cannot encode) is written with every non-ASCII character escaped."""
+    try:
+        return (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(document, indent=2) + "\n").encode("ascii")
 
 
 def remove_stale_temps(target: Path) -> list[Path]:

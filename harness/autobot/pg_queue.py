@@ -23,7 +23,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,7 @@ from harness.autobot.queue import (
     settle_item,
     settled_summary,
 )
-from harness.database import LEASE_LOCK, Database, application_name, connect
+from harness.database import LEASE_LOCK, Database, application_name, connect, jsonb_text
 from harness.errors import HarnessError
 from harness.hermes import cancellation
 from harness.ledger.journal import runs_dir, settle_orphans
@@ -209,8 +208,8 @@ class PgQueue:
         database.execute(
             "UPDATE queue_items SET state = %s, attempts = %s, not_before = %s, history = %s::jsonb, "
             "last_envelope = %s::jsonb, claimed_by = NULL WHERE seq = %s",
-            (state, item["attempts"], item.get("not_before"), _json(item["history"]),
-             None if item.get("last_envelope") is None else _json(item["last_envelope"]), item["seq"]))
+            (state, item["attempts"], item.get("not_before"), jsonb_text(item["history"]),
+             None if item.get("last_envelope") is None else jsonb_text(item["last_envelope"]), item["seq"]))
 
     def _pending(self, database: Database) -> tuple[int, str | None]:
         rows = database.execute("SELECT coalesce(not_before, 0) FROM queue_items WHERE state = 'pending'")
@@ -225,8 +224,8 @@ def insert_item(database: Database, item: dict[str, Any], state: str) -> bool:
         "last_envelope) VALUES (%s, %s, %s, %s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb) "
         "ON CONFLICT (item_id) DO NOTHING RETURNING seq",
         (item["item_id"], state, item["enqueued_at"], item.get("not_before"), item.get("attempts", 0),
-         item["intent_hash"], _json(item["intent"]), _json(item.get("history", [])),
-         None if item.get("last_envelope") is None else _json(item["last_envelope"]))))
+         item["intent_hash"], jsonb_text(item["intent"]), jsonb_text(item.get("history", [])),
+         None if item.get("last_envelope") is None else jsonb_text(item["last_envelope"]))))
 
 
 def items_named(database: Database, item_ids: list[str]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -243,5 +242,4 @@ def _item(row: tuple[Any, ...]) -> dict[str, Any]:
             "last_envelope": last_envelope}
 
 
-def _json(document: Any) -> str:
-    return json.dumps(document, ensure_ascii=False, default=str)
+

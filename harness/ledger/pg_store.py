@@ -15,12 +15,11 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.database import Database, DatabaseUnavailable
+from harness.database import Database, DatabaseUnavailable, RowRefused, jsonb_text
 from harness.ledger.store import (
     AlreadySettled,
     LedgerEntry,
@@ -54,14 +53,14 @@ class PgLedger:
         full = check_record(record)
         started = full.get("started_record_id")
         item = full.get("queue_item")
-        document = json.dumps(full, ensure_ascii=False, default=str)
+        document = jsonb_text(full)
         try:
             rows = self.database.execute(
                 "INSERT INTO ledger (record_id, started_record_id, queue_item, record) VALUES (%s, %s, %s, %s::jsonb) "
                 "ON CONFLICT DO NOTHING RETURNING seq",
                 (full["record_id"], started if isinstance(started, str) else None,
                  item if isinstance(item, str) else None, document))
-        except DatabaseUnavailable as exc:
+        except (DatabaseUnavailable, RowRefused) as exc:
             raise LedgerError(str(exc)) from None
         if not rows:
             raise AlreadySettled(f"run {started} already has its settlement in {self.where}; nothing was written")

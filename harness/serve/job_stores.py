@@ -26,7 +26,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from harness.database import RUNNER_LOCK, Database, DatabaseUnavailable, advisory_key, connect, shown_url
+from harness.database import (
+    RUNNER_LOCK,
+    Database,
+    DatabaseUnavailable,
+    RowRefused,
+    advisory_key,
+    connect,
+    jsonb_text,
+    shown_url,
+)
 from harness.durable import DurableWriteError, atomic_write_json, is_flocked
 from harness.errors import HarnessError
 from harness.settings import state_dir
@@ -181,8 +190,8 @@ class PgJobStore:
             self._on_session(lambda session: session.execute(
                 "INSERT INTO serve_jobs (job_id, runner, state, job) VALUES (%s, %s, %s, %s::jsonb) ON CONFLICT "
                 "(job_id) DO UPDATE SET runner = excluded.runner, state = excluded.state, job = excluded.job, "
-                "updated_at = now()", (job["job_id"], job["runner"], job["state"], json.dumps(job, default=str))))
-        except DatabaseUnavailable as exc:
+                "updated_at = now()", (job["job_id"], job["runner"], job["state"], jsonb_text(job))))
+        except (DatabaseUnavailable, RowRefused) as exc:
             raise DurableWriteError(str(exc)) from None
 
     def read(self, job_id: str) -> dict[str, Any]:

@@ -166,7 +166,12 @@ class JobRunner:
             envelope = {"status": "degraded", "degraded_reason": HARNESS_ERROR,
                         "detail": f"{type(exc).__name__}: {exc}"[:500]}
         settled = settled_job(job, envelope)
-        recorded = self._record(settled)
+        try:
+            recorded = self._record(settled)
+        except Exception as exc:  # noqa: BLE001 - the thread's edge: a store that fails oddly still lets it settle
+            print(f"mafiabot-harness serve: job {job['job_id']} could not be recorded as settled: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            recorded = False
         with self._lock:
             live.settled, live.recorded = settled, recorded
             live.done.set()

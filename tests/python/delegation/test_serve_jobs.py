@@ -77,3 +77,48 @@ def test_a_dropped_database_session_is_replaced_and_the_runner_seen_alive_again(
     runner.close()
     other_server.close()
     assert "could not be recorded" not in capsys.readouterr().err  # the write that met the drop was run again
+
+
+def test_a_nul_character_in_an_answer_is_kept_marked_in_the_database_and_the_job_settles(
+        project: Path, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """jsonb holds no NUL: the rows used to be refused, the job left running for ever, its run's settlement lost."""
+    from harness.ledger.stores import opened_ledger
+    runner = JobRunner(project, database=pg_url)
+    job = runner.start("autobot_delegate", lambda stop: {"status": "ok", "response": "a\x00b"},
+                       ledger=default_ledger_path(project))
+    settled_in(runner, job["job_id"])
+    assert runner.get(job["job_id"])["envelope"]["response"] == "a\x00b"  # the host gets what it was given
+    assert PgJobStore(pg_url).read(job["job_id"])["envelope"]["response"] == "a\ufffdb"
+    runner.close()
+    with opened_ledger(default_ledger_path(project), pg_url) as ledger:
+        entry = ledger.append({"v": 1, "kind": "delegation", "status": "degraded", "detail": "HTTP 5\x0003"})
+        assert [line.record["detail"] for line in ledger.lines() if line.record
+                and line.record["record_id"] == entry.record_id] == ["HTTP 5\ufffd03"]
+    assert "could not be recorded" not in capsys.readouterr().err
+
+
+def test_an_answer_with_a_lone_surrogate_is_recorded_and_a_store_that_fails_oddly_still_lets_its_job_settle(
+        project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSON escape such as \\ud800 in a model's output decodes to a text UTF-8 cannot encode: it is kept
+    escaped. Whatever else a store raises, the job's thread settles the job and says so."""
+    runner = JobRunner(project)
+    lone = runner.start("autobot_delegate", lambda stop: {"status": "ok", "response": "x\ud800y"},
+                        ledger=default_ledger_path(project))
+    settled_in(runner, lone["job_id"])
+    assert file_job_store(project).read(lone["job_id"])["envelope"]["response"] == "x\ud800y"
+    write, failed = runner.store.write, threading.Event()
+
+    def odd_write(job: dict[str, Any]) -> None:
+        if job["state"] == "settled" and not failed.is_set():
+            failed.set()
+            raise TypeError("Object of type bytes is not JSON serializable")
+        write(job)
+
+    monkeypatch.setattr(runner.store, "write", odd_write)
+    job = runner.start("autobot_delegate", lambda stop: {"status": "ok", "response": "the answer"},
+                       ledger=default_ledger_path(project))
+    settled_in(runner, job["job_id"])
+    assert runner.get(job["job_id"])["envelope"]["response"] == "the answer"
+    assert file_job_store(project).read(job["job_id"])["state"] == "settled"  # written again when next read
+    runner.close()
+    assert "could not be recorded as settled: TypeError" in capsys.readouterr().err
