@@ -8,7 +8,9 @@ Invariants:
   by the supervisor too, so they stay held until the tree is gone.
 - The child runs in a new session; stdin is /dev/null; stdout and stderr go to spool files in
   `spool_dir`, not pipes, so a grandchild that inherits them can never make the wait hang, and an
-  output of any size never blocks the child. Both spools are capped: past `max_stdout_bytes` or
+  output of any size never blocks the child. They are measured and read through descriptors opened
+  before the child starts, never by path: a child that swaps a spool for a FIFO or another file changes
+  nothing of what is read. Both spools are capped: past `max_stdout_bytes` or
   `max_stderr_bytes` the tree is killed (`overflowed`).
 - Every wait is bounded: the supervisor's start by SUPERVISOR_START_SECONDS, the run by `timeout_s`,
   the spool-size and cancellation checks by POLL_SLICE_SECONDS, the end of a stopped tree by
@@ -106,26 +108,32 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
     started = time.monotonic()
     control_r, control_w = os.pipe()
     status_r, status_w = os.pipe()
+    spools: list[int] = []
     try:
         # Shielded: a cancel that interrupted Popen after its fork would leave a supervisor we know nothing of.
         with cancellation.shielded(), open(out_path, "wb") as out, open(err_path, "wb") as err:
+            # Read back through descriptors taken before anything runs: the child may write in the run folder
+            # (a file or terminal tool), and a path it swapped for a FIFO or another file must not be what is read.
+            spools = [os.open(out_path, os.O_RDONLY | os.O_CLOEXEC), os.open(err_path, os.O_RDONLY | os.O_CLOEXEC)]
             supervisor = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(SUPERVISOR), "--status-fd", str(status_w), "--run-dir", str(spool_dir),
                  "--", *argv], stdin=control_r, stdout=out, stderr=err, env=dict(env), cwd=cwd,
                 start_new_session=True, close_fds=True, pass_fds=(status_w, *hold_fds))
     except OSError as exc:
-        for fd in (control_r, control_w, status_r, status_w):
+        for fd in (control_r, control_w, status_r, status_w, *spools):
             os.close(fd)
         raise SpawnFailed(f"cannot start the supervisor for {argv[0]}: {exc.strerror or exc}") from None
     os.close(control_r)
     os.close(status_w)
     status = _Status(status_r)
     try:
-        return _supervised(argv, status, control_w, started, timeout_s, out_path, err_path,
+        return _supervised(argv, status, control_w, started, timeout_s, spools[0], spools[1],
                            max_stdout_bytes, max_stderr_bytes, stop)
     finally:
         os.close(control_w)  # end of file: whatever happened above, the supervisor stops the tree
         os.close(status_r)
+        for fd in spools:
+            os.close(fd)
         try:
             supervisor.wait(timeout=STOP_WAIT_SECONDS)
         except subprocess.TimeoutExpired:
@@ -133,7 +141,7 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, spool
 
 
 def _supervised(argv: Sequence[str], status: _Status, control_w: int,
-                started: float, timeout_s: float, out_path: Path, err_path: Path, max_stdout_bytes: int,
+                started: float, timeout_s: float, out_fd: int, err_fd: int, max_stdout_bytes: int,
                 max_stderr_bytes: int, stop: Callable[[], bool] | None) -> Completed:
     child_pid: int | None = None
     deadline = started + timeout_s
@@ -155,9 +163,9 @@ def _supervised(argv: Sequence[str], status: _Status, control_w: int,
             cancelled = cancellation.requested()
             if cancelled is None and stop is not None and stop():
                 cancelled = cancellation.CALLER_REQUEST
-            if out_path.stat().st_size > max_stdout_bytes:
+            if os.fstat(out_fd).st_size > max_stdout_bytes:
                 overflowed = "stdout"
-            elif err_path.stat().st_size > max_stderr_bytes:
+            elif os.fstat(err_fd).st_size > max_stderr_bytes:
                 overflowed = "stderr"
             elif time.monotonic() >= deadline:
                 timed_out = True
@@ -183,14 +191,14 @@ def _supervised(argv: Sequence[str], status: _Status, control_w: int,
     _, code_text, killed_text = ended.split()
     exit_code = int(code_text)
     duration = time.monotonic() - started
-    stdout = _read_head(out_path, max_stdout_bytes)
-    if overflowed is None and out_path.stat().st_size > max_stdout_bytes:
+    stdout = os.pread(out_fd, max_stdout_bytes, 0)
+    if overflowed is None and os.fstat(out_fd).st_size > max_stdout_bytes:
         overflowed = "stdout"
-    elif overflowed is None and err_path.stat().st_size > max_stderr_bytes:
+    elif overflowed is None and os.fstat(err_fd).st_size > max_stderr_bytes:
         overflowed = "stderr"
     return Completed(exit_code=None if timed_out or overflowed else exit_code, timed_out=timed_out,
                      overflowed=overflowed is not None, stdout=stdout,
-                     stderr_tail=_read_tail(err_path, STDERR_TAIL_BYTES), duration_s=duration,
+                     stderr_tail=_read_tail(err_fd, STDERR_TAIL_BYTES), duration_s=duration,
                      cancelled=cancelled if not (timed_out or overflowed) else None, overflowed_stream=overflowed,
                      child_pid=child_pid, killed_count=int(killed_text))
 
@@ -201,13 +209,6 @@ def _wait_readable(fd: int, timeout_s: float) -> bool:
     return bool(poller.poll(int(timeout_s * 1000)))
 
 
-def _read_head(path: Path, limit: int) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(limit)
-
-
-def _read_tail(path: Path, limit: int) -> bytes:
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        f.seek(max(0, size - limit))
-        return f.read()
+def _read_tail(fd: int, limit: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, limit, max(0, size - limit))

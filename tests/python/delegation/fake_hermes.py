@@ -22,7 +22,9 @@ nested (run `python -m harness delegate --intent-file <nested>` and answer with 
 reenter (run `python -m harness autopilot run <plan> --compact`, the child re-entering auto-pilot as a
 real process, and answer with its stdout), block (wait until killed), work_s (simulated work: the
 bench's stand-in for a model's latency), concurrency (a JSON file {"now", "max"} counting the fakes
-running at once, under flock, so a test can read the highest concurrency afterwards).
+running at once, under flock, so a test can read the highest concurrency afterwards), swap_spools
+(replace the files its stdout and stderr write to with FIFOs at their paths before answering, as an
+agent with a terminal tool could).
 
 SIGTERM is handled as hermes-agent 0.19.0's `chat -q` handles it: the run is interrupted, its session
 is recorded (state.db row, or the usage file in one-shot mode, with the step's usage), `session_id:` is
@@ -259,6 +261,11 @@ def play(parsed: dict[str, Any], step: dict[str, Any]) -> int:
     else:
         answer = step.get("stdout", "fake answer")
     record_run(parsed, step, routes, answer, session_id)
+    if step.get("swap_spools"):
+        for fd in (1, 2):
+            spool = os.readlink(f"/proc/self/fd/{fd}")
+            os.unlink(spool)
+            os.mkfifo(spool)
     if "huge_stderr" in step:
         chunk = b"e" * 65536
         for _ in range(step["huge_stderr"] // len(chunk)):

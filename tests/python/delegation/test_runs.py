@@ -284,3 +284,18 @@ def test_run_folders_holding_fifos_or_no_record_are_settled_or_removed_never_wai
     started, settled = read_ledger_lines(project)
     assert settled["started_record_id"] == started["record_id"] and settled["reason"] == "orphaned"
     assert (settled["usage"]["source"], settled["usage"]["input_tokens"], settled["hermes_pid"]) == ("estimate", 10, None)
+
+
+def test_a_run_that_swaps_its_spools_for_fifos_is_read_from_what_it_wrote_never_waited_on(
+        fake_hermes, project, make_intent) -> None:
+    import threading
+
+    fake_hermes.script({"stdout": "the real answer", "swap_spools": True, "usage": USAGE})
+    result: list = []
+    runner = threading.Thread(target=lambda: result.append(delegate(make_intent())), daemon=True)
+    runner.start()
+    runner.join(PROCESS_BOUND_S)  # the read of a FIFO put at the spool's path waited for a writer for ever
+    assert result, "the delegation never ended"
+    assert result[0].to_dict()["response"] == "the real answer"
+    [settled] = [r for r in read_ledger_lines(project) if r.get("started_record_id")]
+    assert settled["status"] == "ok"
