@@ -7,21 +7,29 @@ Invariants:
   (`read`, `truncated`, `missing`, `unreadable`, `binary`, `refused`, `duplicate`), and the envelope
   lists them all.
 - Binary files (a NUL byte, or not UTF-8) are refused rather than mangled; files that hold secrets
-  (`.env*`, SSH and cloud credentials, Hermes's `auth.json`) are refused rather than sent to a model.
+  (`.env*`, SSH and cloud credentials, Hermes's `auth.json`) are refused rather than sent to a model, and so
+  is anything under /proc, /sys or /dev (a process's environment is a "regular file" there).
+- A path is judged on what it resolves to when it is read (a queued intent is read when it is drained), and
+  read only as a regular file opened without waiting: a FIFO or device put there meanwhile is unreadable,
+  never waited on.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.strict_json import InputRejected, open_regular
 
 MATERIAL_CAP_BYTES = 32 * 1024
 BINARY_SNIFF_BYTES = 8192
 SECRET_NAMES = (".env", ".env.*", "*.env", "auth.json", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.pem", "*.key",
                 ".netrc", ".pgpass", ".npmrc", ".pypirc", "credentials", "credentials.json")
 SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker"})
+SYSTEM_ROOTS = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 @dataclass(frozen=True)
@@ -70,14 +78,16 @@ def read_materials(target_paths: tuple[str, ...], project_root: Path) -> list[Ma
 def read_material(given: str, path: Path) -> Material:
     if is_secret(path):
         return Material(given, path, "refused", note="looks like a secret or credential file; not sent to a model")
+    if any(path.is_relative_to(root) for root in SYSTEM_ROOTS):
+        return Material(given, path, "refused", note="a file of the system's, not the project's; not sent to a model")
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            return Material(given, path, "unreadable", size, note="not a regular file")
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
             head = handle.read(MATERIAL_CAP_BYTES + 1)
     except FileNotFoundError:
         return Material(given, path, "missing", note="no such file")
+    except InputRejected as exc:
+        return Material(given, path, "unreadable", note=str(exc))
     except OSError as exc:
         return Material(given, path, "unreadable", note=exc.strerror or str(exc))
     if b"\0" in head[:BINARY_SNIFF_BYTES]:

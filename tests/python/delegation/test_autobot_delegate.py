@@ -75,6 +75,17 @@ def test_materials_are_fenced_as_data_truncated_marked_and_unavailable_ones_list
     assert "- nope.md: missing" in prompt
 
 
+def test_a_material_that_resolves_to_a_fifo_or_a_system_file_is_never_read(fake_hermes, project, make_intent) -> None:
+    """Judged when read (a queued intent is read when drained): a FIFO put there is unreadable, not waited on,
+    and a link into /proc (a process's environment is a regular file there) is refused."""
+    os.mkfifo(project / "docs" / "later.md")
+    (project / "docs" / "env.md").symlink_to("/proc/self/environ")
+    envelope = delegate(make_intent(target_paths=["docs/later.md", "docs/env.md"]))
+    [fifo, environ] = envelope.extra["materials"]
+    assert (fifo["status"], environ["status"]) == ("unreadable", "refused")
+    assert "not a regular file (a FIFO)" in fifo["note"] and "MINIMAX" not in prompt_sent(fake_hermes)
+
+
 def test_three_full_size_materials_fit_in_the_command_line(fake_hermes, project, make_intent) -> None:
     for n in range(3):
         (project / "docs" / f"f{n}.md").write_text("x" * (40 * 1024))
