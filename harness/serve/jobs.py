@@ -107,7 +107,10 @@ class JobRunner:
     database: str | None = None
     runner_id: str = field(default_factory=lambda: "runner-" + secrets.token_hex(8))
     _live: dict[str, _Live] = field(default_factory=dict)
+    # Guards _live, and is taken by the event loop (watch): held for no I/O. Opening the store and writing a new
+    # job (a database may take a minute to answer) happen under _opening or under no lock.
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _opening: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.store: JobStore = (file_job_store(self.project_root) if self.database is None
@@ -128,28 +131,31 @@ class JobRunner:
 
     def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
         """Write the job `running`, start its thread, and return the job record."""
-        with self._lock:
+        with self._opening:
             if not self._opened:
                 try:
                     self.open()
                 except JobStoreUnusable as exc:
                     raise JobRefused(f"the job was not started: {exc}") from None
-            running = sum(1 for live in self._live.values() if not live.done.is_set())
+        job_id = "job-" + secrets.token_hex(8)
+        job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
+               "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
+               "envelope": None}
+        if self.database is not None:  # its runs are ledgered there; their journals stay beside `ledger`
+            job.update(ledger=shown_url(self.database), journal=str(ledger))
+        live = _Live(cancellation.StopRequest(), threading.Event())
+        with self._lock:  # its slot taken before it is written, so two starts never pass the bound together
+            running = sum(1 for other in self._live.values() if not other.done.is_set())
             if running >= MAX_RUNNING_JOBS:
                 raise JobRefused(f"{running} jobs are running, the most one server runs at once; wait for one "
                                  f"(delegation_result) and try again")
-            job_id = "job-" + secrets.token_hex(8)
-            job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
-                   "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
-                   "envelope": None}
-            if self.database is not None:  # its runs are ledgered there; their journals stay beside `ledger`
-                job.update(ledger=shown_url(self.database), journal=str(ledger))
-            try:
-                self.store.write(job)
-            except DurableWriteError as exc:
-                raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
-            live = _Live(cancellation.StopRequest(), threading.Event())
             self._live[job_id] = live
+        try:
+            self.store.write(job)
+        except DurableWriteError as exc:
+            with self._lock:
+                del self._live[job_id]
+            raise JobRefused(f"the job could not be recorded, so it was not started: {exc}") from None
         # A daemon: `shutdown` waits for the run's own settlement, within its bound; past it, a job still settling
         # (a run whose ledger or store hangs) must not keep the process alive after its host has gone. Once the
         # process ends its supervisors stop the trees and the next reader settles the runs (the module invariants).
@@ -253,10 +259,12 @@ class JobRunner:
         """Stop every running job (`cause` says why) and wait for them within `bound_s` in all; the ids
         still running."""
         deadline = time.monotonic() + bound_s
-        for live in self._live.values():
+        with self._lock:  # a job being started meanwhile is stopped as its thread starts: its stop is set
+            lives = list(self._live.items())
+        for _, live in lives:
             live.stop.request(cause)
         left = []
-        for job_id, live in self._live.items():
+        for job_id, live in lives:
             if live.thread is not None:
                 live.thread.join(max(0.0, deadline - time.monotonic()))
             if not live.done.is_set():

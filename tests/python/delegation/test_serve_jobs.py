@@ -122,3 +122,36 @@ def test_an_answer_with_a_lone_surrogate_is_recorded_and_a_store_that_fails_oddl
     assert file_job_store(project).read(job["job_id"])["state"] == "settled"  # written again when next read
     runner.close()
     assert "could not be recorded as settled: TypeError" in capsys.readouterr().err
+
+
+def test_a_slow_store_holds_no_waiter_of_another_job(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event loop registers its waiters (watch) under the runner's lock: a job start writing to a database
+    that takes a minute to answer must not hold it."""
+    runner = JobRunner(project)
+    release_first = threading.Event()
+    first = runner.start("autobot_delegate", lambda stop: {"status": "ok"} if release_first.wait(30) else {},
+                         ledger=default_ledger_path(project))
+    writing, release_write = threading.Event(), threading.Event()
+    write = runner.store.write
+
+    def slow_write(job: dict[str, Any]) -> None:
+        if job["state"] == "running":
+            writing.set()
+            assert release_write.wait(30), "the test never released the write"
+        write(job)
+
+    monkeypatch.setattr(runner.store, "write", slow_write)
+    starting = threading.Thread(target=lambda: runner.start("autobot_delegate", lambda stop: {"status": "ok"},
+                                                            ledger=default_ledger_path(project)), daemon=True)
+    starting.start()
+    assert writing.wait(30)
+    watched = threading.Thread(target=lambda: runner.watch(first["job_id"], lambda: None), daemon=True)
+    watched.start()
+    watched.join(5)
+    alive = watched.is_alive()
+    release_write.set()
+    release_first.set()
+    starting.join(30)
+    settled_in(runner, first["job_id"])
+    runner.close()
+    assert not alive, "watch waited for another job's write"
