@@ -8,10 +8,10 @@
 --  its budget across a window's edge.
 --
 --  It honours Organs.Drive_Box's contract, with time as one more input:
---  every operation reads the injected Clock once, and is deterministic
---  given it (Snapshot_Of and Recharge at the time the turn senses at,
---  Spend at Now: a turn in rounds plans every round as its first did, and
---  its calls are logged when it ends), in time linear in the session's log
+--  it reads the injected Clock and is deterministic given what it reads
+--  (Snapshot_Of and Recharge the time the turn senses at, so that a turn
+--  in rounds plans every round as its first did; Spend also Now, when the
+--  turn ends, at which its calls are logged), in time linear in the log
 --  (one entry a turn that called the model, at most Calls of them); the
 --  log is the session's own (its Reservoir, L1), so one room's chatter
 --  never drains another's passes.  E = the smaller of the

@@ -4,8 +4,9 @@
 --  spend, in [0, 1], the terrain that goes with it and the model calls the
 --  session may still make; Spend charges the passes that ran and the calls
 --  they made; Recharge restores energy between turns.  Energy depends
---  on the session's own Reservoir only, which the session's record keeps
---  (L1), and every operation is deterministic (the energy decides how many
+--  on the session's own Reservoir, which the session's record keeps (L1),
+--  and on nothing else but an injected clock (Organs.Budget_Box); every
+--  operation is deterministic (the energy decides how many
 --  passes run, L3, so a turn must be reproducible) and bounded by the
 --  session's own reservoir, never by the body's other sessions.
 

@@ -108,19 +108,17 @@ package body Organs.Morag.Excerpts is
          & Character'Val (Excerpt'Length / 256) & Excerpt);
       if Held.Indexed then
          declare
-            Extended : Unbounded_String;
-
-            --  The index as it was, read in place; written only once the
-            --  view of it is gone
+            --  The index as it was, read in place.  Added's result is whole
+            --  before the index is written, and the view is not read again:
+            --  the write is the view's last use, as Aux's rule asks
             procedure Add_To (Index : String) is
             begin
                Set_Unbounded_String
-                 (Extended, Words.Added (Index, Held.Count, Excerpt));
+                 (Held.Index, Words.Added (Index, Held.Count, Excerpt));
             end Add_To;
          begin
             Read_In_Place
               (Held.Index, 1, Length (Held.Index), Add_To'Access);
-            Held.Index := Extended;
          end;
       end if;
       Held.Count := Held.Count + 1;

@@ -29,6 +29,8 @@ package body Organs.Morag.Relevance is
 
    Idf : constant Idf_Table := Idf_Of_Counts;
 
+   Later_Turn_Lead : constant String := Next_Hit & Turn_Lead;
+
    function Scores (Held : Memory'Class; Input : String) return Score_List is
       Count  : constant Texts_Count := Held.Count;
       Query  : String renames
@@ -199,11 +201,11 @@ package body Organs.Morag.Relevance is
 
          begin
             for From in 1 .. Last loop
-               Put ((if From > 1 then "; turn " else "turn "));
+               Put ((if From > 1 then Later_Turn_Lead else Turn_Lead));
                Put_Decimal (Text, Used, Hits (From).Turn);
-               Put (" (score ");
+               Put (Score_Lead);
                Put_Score (Text, Used, Hits (From).Score);
-               Put ("): ");
+               Put (Excerpt_Lead);
                Held.Read_Excerpt (Places (From), Put_Excerpt'Access);
             end loop;
             return (Length => Used, Status => Recalled, Hits => Hits,

@@ -32,8 +32,17 @@ package Organs.Morag.Relevance is
    pragma Compile_Time_Error
      (Top > Max_Hits, "a recall names every turn it draws on");
 
-   Hit_Lead_Bytes : constant := 48;
-   --  "turn 2147483647 (score 1000000.000): " and a separator, with room
+   Next_Hit     : constant String := "; ";
+   Turn_Lead    : constant String := "turn ";
+   Score_Lead   : constant String := " (score ";
+   Excerpt_Lead : constant String := "): ";
+   --  A recall's text: Turn_Lead, the turn, Score_Lead, the score,
+   --  Excerpt_Lead and the excerpt, for each hit, Next_Hit between them
+
+   Hit_Lead_Bytes : constant :=
+     Next_Hit'Length + Turn_Lead'Length + Max_Decimal_Bytes
+     + Score_Lead'Length + Max_Score_Bytes + Excerpt_Lead'Length;
+   --  What a hit's text holds besides its excerpt, at most
 
    pragma Compile_Time_Error
      (Top * (Keep_Bytes + Hit_Lead_Bytes) > Max_Recall_Bytes,

@@ -22,14 +22,6 @@ package Organs.Morag.Words is
 
    Min_Word : constant := Organs.Word_Search.Min_Word_Bytes;
 
-   Not_A_Word : constant Character := ASCII.NUL;
-
-   Word_Fold : constant array (Character) of Character :=
-     [for C in Character =>
-        (if Is_Word_Byte (C) then Folded (C) else Not_A_Word)];
-   --  A byte as a word holds it (Folded), or Not_A_Word: one look-up for
-   --  every byte a ranking reads
-
    subtype Word_Key is Interfaces.Unsigned_32;
    --  The low half of a word's hash: what an index keeps of it
 

@@ -70,10 +70,12 @@ package Organs.Morag is
    with Pre'Class  => Is_Within (Excerpt, Max_Recall_Bytes)
                       and then (Count (Held) = 0
                                 or else Turn > Turn_Of (Held, Count (Held))),
-        Post'Class => Count (Held) in 1 .. Depth
-                      and then Turn_Of (Held, Count (Held)) = Turn;
+        Post'Class => (if Is_Readable (Held)
+                       then Count (Held) in 1 .. Depth
+                            and then Turn_Of (Held, Count (Held)) = Turn);
    --  Keep Excerpt, of the session's turn Turn, as the most recent,
-   --  forgetting the oldest beyond Depth
+   --  forgetting the oldest beyond Depth (a memory that cannot be read
+   --  keeps nothing)
 
    function Word_Index (Held : Memory) return String is abstract;
    --  The inverted index of the words of every excerpt, as
@@ -185,8 +187,8 @@ package Organs.Morag is
 
    function Latest_Sharing (Held : Memory'Class; Input : String) return String
    with Post => Is_Within (Latest_Sharing'Result, Max_Recall_Bytes);
-   --  The most recent excerpt sharing a word of three or more bytes with
-   --  Input (bytes compared with ASCII folding), else the most recent, else
-   --  ""
+   --  The most recent excerpt sharing a word of Word_Search.Min_Word_Bytes
+   --  or more bytes with Input (bytes compared with ASCII folding), else the
+   --  most recent, else ""
 
 end Organs.Morag;

@@ -49,6 +49,14 @@ package Organs is
    function Folded (Text : String) return String is
      ([for Index in Text'Range => Folded (Text (Index))]);
 
+   Not_A_Word : constant Character := ASCII.NUL;
+
+   Word_Fold : constant array (Character) of Character :=
+     [for C in Character =>
+        (if Is_Word_Byte (C) then Folded (C) else Not_A_Word)];
+   --  A byte as a word holds it (Folded), or Not_A_Word where words end:
+   --  one look-up for every byte an organ that compares words reads
+
    type Direction is (Descent, Ascent);
 
    subtype Quarter is Positive range 1 .. 4;
