@@ -1,4 +1,5 @@
 with AUnit.Assertions;
+with Body_Config;
 with Energy_Gate;
 with Interfaces;
 with Organs.Budget_Box;
@@ -120,6 +121,8 @@ package body Energy_Gate_Tests is
       end loop;
       Assert (Planned_Calls (8, Asks_Intent => False) = 9 and then Planned_Calls (8, Asks_Intent => True) = 10,
               "a full turn is eight passes and the synthesis, and the intent when the model states it");
+      Assert (Body_Config.Default_Budget_Calls = Body_Config.Default_Budget_Turns * Full_Turn_Calls (False),
+              "the default budget, a static sum, is its full turns of the rules' intender");
    end Test_Budget_Curve;
 
    type Hand_Clock is limited new Wall_Clocks.Clock with record
