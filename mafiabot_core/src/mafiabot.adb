@@ -334,9 +334,9 @@ begin
                  new Organs.Budget_Box.Organ'
                    (Clock => Budget_Clock'Unchecked_Access,
                     Limit =>
-                      (Calls     => Settings.Budget_Calls,
-                       Window_Ms => Settings.Budget_Window_S * 1000,
-                       Tokens    => Settings.Budget_Tokens))));
+                      (Calls    => Settings.Budget_Calls,
+                       Window_S => Settings.Budget_Window_S,
+                       Tokens   => Settings.Budget_Tokens))));
       --  --energy budget: E from the session's model budget, on the curve
       --  derived from the calls a turn plans
       Chosen   : constant Organs.Sets.Organ_Set :=

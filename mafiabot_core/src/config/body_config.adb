@@ -3,11 +3,15 @@ with Ada.Command_Line;
 with Ada.Strings.Fixed;
 with Ada.Environment_Variables;
 with GNAT.OS_Lib;
-with Energy_Gate;
 with Organs.Budget_Box;
 with Text_Files;
 
 package body Body_Config is
+
+   --  The least budget a session may be given: one full turn's calls
+   --  (--intent model asks the model once more a turn)
+   function Least_Budget_Calls (Intender : Intender_Kind) return Positive is
+     (Energy_Gate.Full_Turn_Calls (Asks_Intent => Intender = Model));
 
    function From_Command_Line return Settings is
       use Ada.Command_Line;
@@ -202,12 +206,11 @@ package body Body_Config is
          raise Usage_Error with "--thresholds sets the fixture's curve:"
            & " --energy budget derives its own (docs/energy.md)";
       elsif Result.Energy = Budget
-        and then Result.Budget_Calls
-                   < Energy_Gate.Full_Turn_Calls (Asks_Intent => Result.Intender = Model)
+        and then Result.Budget_Calls < Least_Budget_Calls (Result.Intender)
       then
          raise Usage_Error with "--budget-calls" & Result.Budget_Calls'Image
            & " is less than one full turn's"
-           & Energy_Gate.Full_Turn_Calls (Asks_Intent => Result.Intender = Model)'Image
+           & Least_Budget_Calls (Result.Intender)'Image
            & " model calls: no turn could run all eight passes";
       end if;
       return Result;

@@ -2,6 +2,7 @@
 --  as it is; a bad option refuses to start (exit 2) with a message naming it.
 
 with Ada.Strings.Unbounded;
+with Energy_Gate;
 
 package Body_Config is
 
@@ -92,8 +93,12 @@ package Body_Config is
       --  E is the share of the session's model budget left; the curve is
       --  derived from the calls a turn plans
 
-   Default_Budget_Calls    : constant := 54;
-   --  A session's calls in a window: six full turns, what mount's sampling
+   Default_Budget_Turns    : constant := 6;
+   Default_Budget_Calls    : constant :=
+     Default_Budget_Turns
+     * (Energy_Gate.Pass_Total + Energy_Gate.Synthesis_Calls);
+   --  A session's calls in a window: six full turns (54 calls; the sum is
+   --  Energy_Gate.Full_Turn_Calls (False), static), what mount's sampling
    --  block lets through a minute (max_rpm 54), so one session alone never
    --  meets Hermes's rate limit
    Default_Budget_Window_S : constant := 300;
@@ -229,10 +234,13 @@ private
      & "                         of the session's model budget left"
      & " (docs/energy.md)" & LF
      & "  --budget-calls N       model calls a session may make in a window"
-     & " (default 54;" & LF
-     & "                         at least one full turn's 9, 10 with --intent model)" & LF
-     & "  --budget-window-s S    the sliding window, in seconds (default 300)"
-     & LF
+     & " (default" & Natural'Image (Default_Budget_Calls) & ";" & LF
+     & "                         at least one full turn's"
+     & Energy_Gate.Full_Turn_Calls (Asks_Intent => False)'Image & ","
+     & Energy_Gate.Full_Turn_Calls (Asks_Intent => True)'Image
+     & " with --intent model)" & LF
+     & "  --budget-window-s S    the sliding window, in seconds (default"
+     & Natural'Image (Default_Budget_Window_S) & ")" & LF
      & "  --budget-tokens N      also tokens a session may spend in a window,"
      & " as the client" & LF
      & "                         reports them (default: not counted)" & LF

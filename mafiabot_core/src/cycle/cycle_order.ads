@@ -52,7 +52,9 @@ package Cycle_Order is
    --  synthesis, and the intent when the intender asks the model
    --  (Intent_Asked: --intent model)
 
-   Max_Model_Calls : constant := Energy_Gate.Pass_Total + 2;
+   Max_Model_Calls : constant :=
+     Energy_Gate.Pass_Total + Energy_Gate.Synthesis_Calls
+     + Energy_Gate.Intent_Calls;
    --  The most model calls a turn plans, Energy_Gate.Full_Turn_Calls with
    --  the intent asked (eight passes, the intent and the synthesis), as a
    --  static bound for the arrays that hold a turn's calls.  That

@@ -64,9 +64,13 @@ package Energy_Gate with SPARK_Mode => On is
    Synthesis_Calls : constant := 1;
    --  A turn asks its model once for the synthesis, whatever its passes
 
+   Intent_Calls : constant := 1;
+   --  And once for the intent when the model states it (--intent model),
+   --  whatever its energy
+
    function Planned_Calls
      (Passes : Pass_Count; Asks_Intent : Boolean) return Positive
-   is (Passes + Synthesis_Calls + (if Asks_Intent then 1 else 0))
+   is (Passes + Synthesis_Calls + (if Asks_Intent then Intent_Calls else 0))
    with Global => null;
    --  How many model calls a turn of Passes passes plans: one a pass, one
    --  for the synthesis, and one for the intent when the model states it

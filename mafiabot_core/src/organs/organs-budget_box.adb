@@ -6,11 +6,16 @@ package body Organs.Budget_Box is
 
    package Drive_Box renames Organs.Drive_Box;
 
+   --  The window on the clock's scale: the one conversion of the
+   --  operator's seconds to milliseconds
+   function Window_Ms (Self : Organ) return Wall_Clocks.Epoch_Ms is
+     (Wall_Clocks.Epoch_Ms (Self.Limit.Window_S) * 1000);
+
    --  Whether a turn logged at Spent is still within the window at Now
    function Is_Live
      (Self : Organ; Spent : Drive_Box.Spent_Calls; Now : Wall_Clocks.Epoch_Ms)
       return Boolean is
-     (Spent.At_Ms + Wall_Clocks.Epoch_Ms (Self.Limit.Window_Ms) > Now);
+     (Spent.At_Ms + Window_Ms (Self) > Now);
 
    --  The share of Limit that Used leaves, in thousandths rounded down
    function Share_Left (Used, Limit : Natural) return Energy_Gate.Millis is
@@ -62,7 +67,7 @@ package body Organs.Budget_Box is
            (Metered      => True,
             Calls_Limit  => Self.Limit.Calls,
             Tokens_Limit => Self.Limit.Tokens,
-            Window_S     => Self.Limit.Window_Ms / 1000,
+            Window_S     => Self.Limit.Window_S,
             Calls_Used   => Calls,
             Tokens_Used  => Tokens));
    end Snapshot_Of;

@@ -1,8 +1,8 @@
 --  A1 from the operator's budget (--energy budget): a Drive-Box whose
 --  energy is the share of the session's model budget left.  A session may
 --  make Calls model calls (and, if Tokens > 0, spend Tokens tokens as the
---  client reports them) in any Window_Ms; the log is a sliding one: the
---  calls of a turn hold their slots until Window_Ms after the turn ended
+--  client reports them) in any Window_S seconds; the log is a sliding one:
+--  the calls of a turn hold their slots until Window_S after the turn ended
 --  (at least that long after each was made), then free them, one turn's
 --  at a time.  Not a token bucket, which would let a session spend twice
 --  its budget across a window's edge.
@@ -31,11 +31,15 @@ package Organs.Budget_Box is
    Max_Tokens    : constant := 1_000_000_000;
 
    type Limits is record
-      Calls     : Positive := Energy_Gate.Full_Turn_Calls (False);
-      Window_Ms : Positive := 1_000;
-      Tokens    : Natural := 0;
+      Calls    : Positive range 1 .. Max_Calls;
+      Window_S : Positive range 1 .. Max_Window_S;
+      --  The sliding window in seconds, as the operator gives it; the
+      --  organ compares it with the clock's milliseconds in one place
+      Tokens   : Natural range 0 .. Max_Tokens;
       --  0: tokens are not counted
    end record;
+   --  No defaults: the body's are Body_Config's (Default_Budget_*), and a
+   --  budget is always given whole
 
    type Organ (Clock : not null Wall_Clocks.Clock_Access) is
      limited new Organs.Drive_Box.Organ with record

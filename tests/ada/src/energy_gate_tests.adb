@@ -1,4 +1,5 @@
 with AUnit.Assertions;
+with Body_Config;
 with Energy_Gate;
 with Interfaces;
 with Organs.Budget_Box;
@@ -120,6 +121,8 @@ package body Energy_Gate_Tests is
       end loop;
       Assert (Planned_Calls (8, Asks_Intent => False) = 9 and then Planned_Calls (8, Asks_Intent => True) = 10,
               "a full turn is eight passes and the synthesis, and the intent when the model states it");
+      Assert (Body_Config.Default_Budget_Calls = Body_Config.Default_Budget_Turns * Full_Turn_Calls (False),
+              "the default budget, a static sum, is its full turns of the rules' intender");
    end Test_Budget_Curve;
 
    type Hand_Clock is limited new Wall_Clocks.Clock with record
@@ -162,13 +165,16 @@ package body Energy_Gate_Tests is
    begin
       for History in 1 .. 200 loop
          declare
-            Box : Organs.Budget_Box.Organ (Hand'Access);
-            Window : constant Positive := 1_000 * (1 + Next (30));
+            Window_S : constant Positive := 1 + Next (30);
+            Window : constant Positive := 1_000 * Window_S;
+            --  The same window in milliseconds, for the log kept here
+            Box : constant Organs.Budget_Box.Organ :=
+              (Clock => Hand'Access,
+               Limit => (Calls => Full_Turn_Calls (False) + Next (60), Window_S => Window_S, Tokens => 0));
             State : Organs.Drive_Box.Reservoir;
             Log : Log_Array;
             Last : Natural := 0;
          begin
-            Box.Limit := (Calls => Full_Turn_Calls (False) + Next (60), Window_Ms => Window, Tokens => 0);
             State := Box.Fresh ("anyone");
             for Turn in 1 .. Max_Turns loop
                declare
@@ -184,6 +190,7 @@ package body Energy_Gate_Tests is
                   end loop;
                   Assert (Now.Calls_Left = Box.Limit.Calls - Used, "the calls left are the budget less the window's");
                   Assert (Now.Budget.Calls_Used = Used, "the trace's calls used are the window's");
+                  Assert (Now.Budget.Window_S = Window_S, "the trace's window is the operator's seconds");
                   Assert ((Used = 0) = (Organs.To_Millis (Now.Energy) = Full), "nothing in the window is full energy");
                   Passes := Passes_Within (Budget_Curve (False), Organs.To_Millis (Now.Energy), Now.Calls_Left, False);
                   Made := (if Can_Ask (Now.Calls_Left, False)
