@@ -9,6 +9,8 @@ Invariants:
 - The run directory (`<state>/autopilot/<run id>/`) gets `run.json` before the first spawn (if it
   cannot, `AutopilotError`, nothing spawned), each answer as it arrives, then `envelope.json` and
   `report.md`. A run with `run.json` and no `envelope.json` is one whose kernel died.
+- A caller that must find a run again after its own death names the run id in advance (`run_plan`'s
+  `run_id`): every record of the run carries it, and its folder is `run_folder` of it.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from harness import strict_json
 from harness.autopilot.errors import AutopilotError
 from harness.autopilot.identity import LOCK_HELD, Identity, Refusal, identify, new_run_id
 from harness.autopilot.kernel import Kernel, KernelSettings
@@ -31,9 +35,17 @@ from harness.autopilot.tree import KIND
 from harness.durable import DurableWriteError, HolderLock, LockHeld, atomic_write, atomic_write_json
 from harness.errors import ConfigError
 from harness.hermes import HermesTransport, Transport
+from harness.hermes.transport import DEFAULT_MAX_OUTPUT_BYTES
 from harness.ledger.records import refusal_record
 from harness.ledger.store import Ledger, LedgerError, utc_now
 from harness.ledger.stores import opened_ledger
+
+ENVELOPE_FILE = "envelope.json"
+# A run's envelope holds its children's answers whole, each at most the transport's cap: a recovery reads no more
+# than one such answer's worth (a larger envelope is left in its folder, unread).
+RECOVERED_ENVELOPE_MAX_BYTES = DEFAULT_MAX_OUTPUT_BYTES
+# What a recovered envelope shows of each child: where its answer and its ledger record are, not the answer.
+RECOVERED_CHILD_FIELDS = ("subtask", "child_id", "agent", "attempt", "status", "reason", "answer_file", "record_id")
 
 
 @dataclass(frozen=True)
@@ -65,11 +77,17 @@ def check_startable(settings: KernelSettings) -> None:
         lines.close()
 
 
+def run_folder(settings: KernelSettings, run_id: str) -> Path:
+    """The folder of the run `run_id`: its run.json, answers, envelope.json and report."""
+    return settings.state_dir / run_id
+
+
 def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None = None,
-             environ: Mapping[str, str] | None = None) -> RunResult:
+             environ: Mapping[str, str] | None = None, run_id: str | None = None) -> RunResult:
+    """Run `plan`; `run_id` names the run in advance (a new one otherwise)."""
     check_agents(plan, settings.registry)
     environ = settings.transport.env() if environ is None else environ
-    run_id, started_at, t0 = new_run_id(), utc_now(), time.monotonic()
+    run_id, started_at, t0 = run_id or new_run_id(), utc_now(), time.monotonic()
     ident = identify(plan, settings.project_root, environ, settings.sentinel, run_id)
     if isinstance(ident, Refusal):
         return _refused(settings, run_id, ident, started_at)
@@ -89,7 +107,7 @@ def run_plan(plan: Plan, settings: KernelSettings, transport: Transport | None =
 
 def _run(plan: Plan, settings: KernelSettings, ident: Identity, transport: Transport, started_at: str,
          t0: float) -> RunResult:
-    run_dir = settings.state_dir / ident.run_id
+    run_dir = run_folder(settings, ident.run_id)
     try:
         atomic_write_json(run_dir / "run.json", {"run_id": ident.run_id, "tree_id": ident.tree_id,
                                                   "agent_id": ident.agent_id, "depth": ident.depth,
@@ -111,7 +129,7 @@ def _run(plan: Plan, settings: KernelSettings, ident: Identity, transport: Trans
     markdown = render_markdown(envelope)
     try:
         atomic_write(report_path, markdown.encode("utf-8"))
-        atomic_write_json(run_dir / "envelope.json", envelope)
+        atomic_write_json(run_dir / ENVELOPE_FILE, envelope)
     except DurableWriteError as exc:
         envelope["warnings"] = [f"the report or envelope could not be saved: {exc}"]
     return RunResult(envelope, markdown)
@@ -134,4 +152,23 @@ def _refused(settings: KernelSettings, run_id: str, refusal: Refusal, started_at
     return RunResult(envelope, render_markdown(envelope))
 
 
-__all__ = ["RunResult", "run_plan"]
+def recovered_envelope(run_dir: Path, run_id: str) -> dict[str, Any] | None:
+    """What a caller that died before answering is owed of the run `run_id` in `run_dir`: a summary of its
+    `envelope.json` (its status, its children, where the whole envelope is), or None when the run wrote no usable
+    one (its kernel died, or the file is no regular file, too large, or not an envelope)."""
+    path = run_dir / ENVELOPE_FILE
+    try:
+        envelope = strict_json.load_file(path, max_bytes=RECOVERED_ENVELOPE_MAX_BYTES)
+    except (FileNotFoundError, strict_json.InputRejected):
+        return None
+    if not isinstance(envelope, dict) or envelope.get("status") not in set(RunStatus):
+        return None
+    children = [{name: child.get(name) for name in RECOVERED_CHILD_FIELDS}
+                for child in envelope.get("children") or [] if isinstance(child, dict)]
+    return {"autopilot": 1, "status": envelope["status"], "run_id": run_id, "children": children,
+            "envelope_file": str(path), "report": envelope.get("report"),
+            "detail": "the server that ran this job stopped before it answered; the run's whole envelope is "
+                      "envelope_file"}
+
+
+__all__ = ["RunResult", "recovered_envelope", "run_folder", "run_plan"]

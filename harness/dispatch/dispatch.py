@@ -13,6 +13,8 @@ Invariants:
   at most MAX_CONTEXT_CHARS; the full artifact travels by `reference_id`, never inline.
 - Every dispatch that ran (or was refused as nested) is ledgered once, like a delegation: a run that
   spawned Hermes has its `started` record before the spawn and one settlement after (`ledger.journal`).
+  Each of its records carries its `dispatch_id` (the caller's, named in advance, or a new one), so a reader
+  whose writer died finds its settlement (`recovered_envelope`).
 """
 
 from __future__ import annotations
@@ -113,6 +115,12 @@ class DispatchSettings:
     stop: threading.Event | None = field(default=None, compare=False)
     # A libpq URL: the ledger is that database's, its run journals beside `ledger_path` (harness.ledger.stores).
     database: str | None = None
+    # Written on every record of the dispatch; named in advance by a caller that must find them again (serve's jobs).
+    dispatch_id: str | None = None
+
+
+def new_dispatch_id() -> str:
+    return "dsp-" + secrets.token_hex(8)
 
 
 def parse_context(text: str) -> str | dict[str, Any]:
@@ -210,7 +218,8 @@ def _deliver(inputs: DispatchInputs, raw: Mapping[str, Any], settings: DispatchS
              transport: Transport | None, environ: Mapping[str, str] | None) -> DispatchResult:
     agent = settings.registry.lookup(inputs.target)
     assert agent is not None  # parse_inputs checked it
-    fields = {"target": inputs.target, "task_source": inputs.task_source, "reference_id": inputs.reference_id}
+    fields = {"target": inputs.target, "task_source": inputs.task_source, "reference_id": inputs.reference_id,
+              "dispatch_id": settings.dispatch_id or new_dispatch_id()}
     echo = {**raw, "target": inputs.target}
     marker = delegated_marker(settings.transport.env() if environ is None else environ)
     if marker is not None:
@@ -235,7 +244,7 @@ def _settled(journal: RunJournal, outcome: RunOutcome, fields: dict[str, Any], p
         record = run_record("dispatch", outcome, status="delivered", reason=None, code=None, **fields)
         envelope = {"status": "delivered", "timestamp": _timestamp(),
                     "transport": {"name": TRANSPORT_NAME, "details": _details(outcome, profile, settings)},
-                    "transport_message_id": outcome.session_id, **fields}
+                    "transport_message_id": outcome.session_id, **_echo(fields)}
         return _ledgered(journal, record, envelope)
     code = error_code(outcome.reason)
     status = "cancelled" if outcome.reason == reasons.CANCELLED else "error"
@@ -256,6 +265,28 @@ def _details(outcome: RunOutcome, profile: str, settings: DispatchSettings) -> d
     if outcome.warnings:
         details["warnings"] = list(outcome.warnings)
     return details
+
+
+def recovered_envelope(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The envelope of a dispatch whose caller died before answering, from its ledger settlement `record`: what
+    the ledger holds of it, which is never the reply."""
+    details: dict[str, Any] = {"profile": record.get("profile"), "session_id": record.get("session_id"),
+                               "duration_ms": record.get("duration_ms"), "usage": record.get("usage"),
+                               "record_id": record.get("record_id"),
+                               "recovered": "the process that ran this dispatch stopped before it answered; this is "
+                                            "its ledger settlement, which keeps no reply"}
+    timestamp = record.get("ts") if isinstance(record.get("ts"), str) else _timestamp()
+    if record.get("status") == DispatchStatus.DELIVERED:
+        return {"status": "delivered", "timestamp": timestamp,
+                "transport": {"name": TRANSPORT_NAME, "details": details},
+                "transport_message_id": record.get("session_id"), **_echo(record)}
+    reason, code, transport = record.get("reason"), record.get("code"), record.get("transport")
+    reason = reason if isinstance(reason, str) else None
+    detail = transport.get("detail") if isinstance(transport, dict) else None
+    code = code if isinstance(code, str) else error_code(reason)
+    message = detail if isinstance(detail, str) else f"not delivered: {reason}"
+    details.update(reason=reason, exit_code=record.get("exit_code"))
+    return {**error_envelope(code, message, reasons.is_transient(reason), details, record), "timestamp": timestamp}
 
 
 def _ledgered(ledger: LedgerStore | RunJournal, record: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,9 @@ that database, so a server on another machine finds it by its handle. It is `{"j
 "state": "running" | "settled", "runner", "created_at", "settled_at", "intent_id", "ledger", "envelope"}`.
 `envelope` is the seed's envelope once settled. A job whose runs are ledgered in serve's `--database`
 names that database (without its password) as `ledger` and the folder of its run journals, on the machine
-that ran it, as `journal`; the URL stays in memory.
+that ran it, as `journal`; the URL stays in memory. A job names in advance what its runs' ledger records
+carry (RECOVERIES): a delegation its `intent_id`, a dispatch its `dispatch_id`, an auto-pilot run its
+`run_id` and `run_dir`.
 
 Invariants:
 - A job is written `running` before its work starts and `settled` (with its envelope) once, after the
@@ -19,9 +21,11 @@ Invariants:
   `runners/<runner id>.lock`, or its database session's advisory lock) for its whole life: a `running`
   job whose runner's lock is unheld has lost its runner (the server was killed or restarted). Its runs
   were stopped by their supervisors when the server died and are settled through the journal
-  (`settle_orphans`); the job is then settled from the ledger: a delegation by the settlement that names
-  its intent id (named in advance for that reason), any other job as `runner_gone`. A run still in
-  flight keeps the job `running` until it is settled.
+  (`settle_orphans`). A run of it still in flight (its journal started, unsettled, its owner alive) keeps
+  the job `running` until it is settled; the job is then settled from the ledger, by the records that name
+  what the job named in advance: a delegation or a dispatch by its run's settlement, an auto-pilot run by
+  the envelope.json its kernel wrote in its folder. Only a job whose runs left no such end is settled
+  `runner_gone`.
 - The jobs folder (or session) and the runner's lock are made on the first `start` (`open`), not before:
   a server that never runs a job leaves nothing behind in the folder it was started in.
 - A waiter never holds a thread: `watch` registers a callback the job's thread calls once the job is
@@ -48,7 +52,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.autopilot.run import recovered_envelope
 from harness.database import shown_url
+from harness.dispatch.dispatch import recovered_envelope as dispatch_envelope
 from harness.durable import DurableWriteError
 from harness.errors import HarnessError
 from harness.hermes import cancellation
@@ -129,8 +135,9 @@ class JobRunner:
 
     # -- starting and running -------------------------------------------------------------------------
 
-    def start(self, tool: str, work: Work, *, ledger: Path, intent_id: str | None = None) -> dict[str, Any]:
-        """Write the job `running`, start its thread, and return the job record."""
+    def start(self, tool: str, work: Work, *, ledger: Path, named: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Write the job `running`, start its thread, and return the job record; `named`: what the job's runs'
+        records carry, named in advance (RECOVERIES)."""
         with self._opening:
             if not self._opened:
                 try:
@@ -139,8 +146,8 @@ class JobRunner:
                     raise JobRefused(f"the job was not started: {exc}") from None
         job_id = "job-" + secrets.token_hex(8)
         job = {"job": 1, "job_id": job_id, "tool": tool, "state": RUNNING, "runner": self.runner_id,
-               "created_at": utc_now(), "settled_at": None, "intent_id": intent_id, "ledger": str(ledger),
-               "envelope": None}
+               "created_at": utc_now(), "settled_at": None, "intent_id": None, **(named or {}),
+               "ledger": str(ledger), "envelope": None}
         if self.database is not None:  # its runs are ledgered there; their journals stay beside `ledger`
             job.update(ledger=shown_url(self.database), journal=str(ledger))
         live = _Live(cancellation.StopRequest(), threading.Event())
@@ -293,17 +300,18 @@ class JobRunner:
             records = list(ledger.all_records())
         except LedgerError as exc:
             return {**job, "recovery": f"the ledger could not be read: {exc}"}
-        intent_id = job.get("intent_id")
-        mine = [r for r in records if intent_id is not None and r.get("intent_id") == intent_id]
-        settlement = next((r for r in mine if not is_started(r)), None)
-        if settlement is not None:
-            return self._settle(job, envelope_from_record(settlement))
+        field, end = RECOVERIES.get(job["tool"], RECOVERIES[DELEGATION])
+        key = job.get(field)
+        mine = [r for r in records if key is not None and r.get(field) == key]
         started_runs = {r.get("hermes_run") for r in mine if is_started(r)}
         if started_runs & set(in_flight(ledger)):
-            return job  # a supervisor is still stopping its tree; the journal settles it then
-        return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": intent_id,
-                                  "detail": "the server that ran this job stopped before the job settled; "
-                                            "its runs, if any started, are settled in the ledger"})
+            return job  # a supervisor is still stopping its tree, or its runner lives on: the journal settles it
+        envelope = end(job, mine)
+        if envelope is not None:
+            return self._settle(job, envelope)
+        return self._settle(job, {"status": "degraded", "degraded_reason": RUNNER_GONE, "intent_id": job.get("intent_id"),
+                                  field: key, "detail": "the server that ran this job stopped before the job settled; "
+                                                        "its runs, if any started, are settled in the ledger"})
 
 
 def settled_job(job: Mapping[str, Any], envelope: Mapping[str, Any]) -> dict[str, Any]:
@@ -322,3 +330,30 @@ def envelope_from_record(record: Mapping[str, Any]) -> dict[str, Any]:
             "intent_id": record.get("intent_id"), "ledger_record": record.get("record_id"),
             "usage": record.get("usage"), "wrote_to": record.get("wrote_to"),
             "detail": "the server that ran this job stopped before it answered; this is the ledger's settlement"}
+
+
+# A job's envelope from the ledger records of its runs, or None while the ledger (or the run's folder) holds no end.
+End = Callable[[Mapping[str, Any], list[dict[str, Any]]], dict[str, Any] | None]
+
+
+def _settlement(envelope: Callable[[Mapping[str, Any]], dict[str, Any]]) -> End:
+    """The end of a job of one run: the envelope of its settlement, once the ledger holds it."""
+    def end(_job: Mapping[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+        settlement = next((r for r in records if not is_started(r)), None)
+        return envelope(settlement) if settlement is not None else None
+    return end
+
+
+def _autopilot_end(job: Mapping[str, Any], _records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    run_dir, run_id = job.get("run_dir"), job.get("run_id")
+    return recovered_envelope(Path(run_dir), run_id) if isinstance(run_dir, str) and isinstance(run_id, str) else None
+
+
+# How a job of each tool is settled once its runner is gone: the field that the job and every ledger record of its
+# runs carry (named at `start`), and its end (`End`). A job of another tool is read as a delegation's.
+DELEGATION = "autobot_delegate"
+RECOVERIES: dict[str, tuple[str, End]] = {
+    DELEGATION: ("intent_id", _settlement(envelope_from_record)),
+    "agent_dispatch": ("dispatch_id", _settlement(dispatch_envelope)),
+    "autopilot_run": ("run_id", _autopilot_end),
+}

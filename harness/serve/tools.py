@@ -40,11 +40,13 @@ from harness.autobot.intent import MAX_CHARS_CEILING, Intent, IntentDocument, In
 from harness.autobot.queue import receipt
 from harness.autopilot import KernelSettings, PlanInvalid, load_plan, run_plan
 from harness.autopilot.bands import BAND_NAMES
+from harness.autopilot.identity import new_run_id
 from harness.autopilot.plan import ALIASES, MODES, Plan
 from harness.autopilot.report import check_envelope
+from harness.autopilot.run import run_folder
 from harness.autopilot.selection import check_agents
 from harness.dispatch import DispatchSettings, RegistryError, dispatch
-from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs
+from harness.dispatch.dispatch import DEFAULT_TIMEOUT_S, DispatchInputs, new_dispatch_id
 from harness.errors import ConfigError
 from harness.hermes import TransportSettings
 from harness.ledger import LedgerError
@@ -207,7 +209,7 @@ def start_delegation(ctx: ServeContext, args: DelegateArgs) -> Started | dict[st
     def work(stop: threading.Event) -> dict[str, Any]:
         return delegate(intent, settings=settings.model_copy(update={"stop": stop})).to_dict()
 
-    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), intent_id)
+    job = _start(ctx, "autobot_delegate", work, resolve.ledger_path(None, intent.project_root), {"intent_id": intent_id})
     return Started(job, args.wait_seconds)
 
 
@@ -232,24 +234,26 @@ def start_dispatch(ctx: ServeContext, args: DispatchArgs) -> Started | dict[str,
     except RegistryError as exc:
         raise ToolFailure(f"the agent registry is unusable: {exc}") from None
     ledger = resolve.ledger_path(None, ctx.project_root)
+    dispatch_id = new_dispatch_id()
 
     def work(stop: threading.Event) -> dict[str, Any]:
         settings = DispatchSettings(ledger_path=ledger, registry=registry, timeout_s=args.timeout_s,
                                     max_chars=args.max_chars, transport=ctx.transport, stop=stop,
-                                    database=ctx.database)
+                                    database=ctx.database, dispatch_id=dispatch_id)
         return dispatch(args.inputs, settings).envelope
 
-    return Started(_start(ctx, "agent_dispatch", work, ledger, None),
-                   args.wait_seconds)
+    return Started(_start(ctx, "agent_dispatch", work, ledger, {"dispatch_id": dispatch_id}), args.wait_seconds)
 
 
 def start_autopilot(ctx: ServeContext, args: RunPlanArgs) -> Started | dict[str, Any]:
     plan, settings = _plan(ctx, args)
+    run_id = new_run_id()
 
     def work(stop: threading.Event) -> dict[str, Any]:
-        return bounded_autopilot(run_plan(plan, replace(settings, stop=stop)).envelope, args.max_chars)
+        return bounded_autopilot(run_plan(plan, replace(settings, stop=stop), run_id=run_id).envelope, args.max_chars)
 
-    return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, None), args.wait_seconds)
+    named = {"run_id": run_id, "run_dir": str(run_folder(settings, run_id))}
+    return Started(_start(ctx, "autopilot_run", work, settings.ledger_path, named), args.wait_seconds)
 
 
 def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any]:
@@ -275,9 +279,9 @@ def bounded_autopilot(envelope: dict[str, Any], max_chars: int) -> dict[str, Any
 
 
 def _start(ctx: ServeContext, tool: str, work: Callable[[threading.Event], dict[str, Any]], ledger: Path,
-           intent_id: str | None) -> dict[str, Any]:
+           named: dict[str, str]) -> dict[str, Any]:
     try:
-        return ctx.jobs.start(tool, work, ledger=ledger, intent_id=intent_id)
+        return ctx.jobs.start(tool, work, ledger=ledger, named=named)
     except JobRefused as exc:
         raise ToolFailure(str(exc)) from None
 

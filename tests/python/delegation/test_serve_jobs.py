@@ -1,4 +1,5 @@
-"""serve's job runner in process: what a host is answered when the job store fails it, and how the store comes back."""
+"""serve's job runner in process: what a host is answered when the job store fails it, and how the store comes back;
+how a job whose runner is gone is settled from the ledger by the next reader."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ import pytest
 from harness.database import RUNNER_LOCK, connect
 from harness.durable import DurableWriteError
 from harness.ledger import default_ledger_path
+from harness.program import build_parser, serve_settings
 from harness.serve.job_stores import PgJobStore, file_job_store
 from harness.serve.jobs import JobRunner
+from harness.serve.tools import TOOLS_BY_NAME, ServeContext, Started
+
+from .delegation_support import make_fifo, read_ledger, release_fifo, wait_fifo
 
 # How long the server may take to end a backend it was told to terminate (a loaded 2-core machine).
 TERMINATE_BOUND_MS = 20_000
@@ -155,3 +160,91 @@ def test_a_slow_store_holds_no_waiter_of_another_job(project: Path, monkeypatch:
     settled_in(runner, first["job_id"])
     runner.close()
     assert not alive, "watch waited for another job's write"
+
+
+def dying_before_its_settled_job(runner: JobRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's settled jobs never reach its store, as when its server dies between the run's settlement and
+    the job's."""
+    write = runner.store.write
+
+    def write_running_only(job: dict[str, Any]) -> None:
+        if job["state"] == "settled":
+            raise DurableWriteError("the server died before it wrote the settled job")
+        write(job)
+
+    monkeypatch.setattr(runner.store, "write", write_running_only)
+
+
+def tool_job(runner: JobRunner, tool: str, **arguments: Any) -> str:
+    """Start `tool` as serve's handler does, on `runner`; the job's id."""
+    ctx = ServeContext.of(serve_settings(build_parser().parse_args(["serve"])), runner)
+    spec = TOOLS_BY_NAME[tool]
+    started = spec.handler(ctx, spec.parse(arguments))
+    assert isinstance(started, Started), started
+    return str(started.job["job_id"])
+
+
+def test_a_delivered_dispatch_whose_runner_died_before_writing_its_job_is_answered_from_the_ledger(
+        fake_hermes, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_hermes.script({"stdout": "Noted, I will reply by Friday."})
+    runner = JobRunner(project)
+    dying_before_its_settled_job(runner, monkeypatch)
+    job_id = tool_job(runner, "agent_dispatch", wait_seconds=0, inputs={
+        "target": "andy", "task_source": "email-triage", "context": "Offer from ACME", "reference_id": "mail-4711"})
+    settled_in(runner, job_id)
+    runner.close()  # its lock let go, as the kernel lets go of a dead server's
+    assert file_job_store(project).read(job_id)["state"] == "running"
+    job = JobRunner(project).get(job_id)
+    [settlement] = [r for r in read_ledger(project) if r.get("kind") == "dispatch"]
+    envelope = job["envelope"]
+    assert (job["state"], envelope["status"]) == ("settled", "delivered")
+    assert (envelope["target"], envelope["reference_id"]) == ("andy", "mail-4711")
+    assert envelope["transport_message_id"] == settlement["session_id"] is not None
+    assert envelope["transport"]["details"]["record_id"] == settlement["record_id"]
+    assert file_job_store(project).read(job_id) == job  # what every later reader gets
+
+
+PLAN = ("goal: Prepare the check-in\nmode: sequential\nband: L1\nsubtasks:\n"
+        "  - {id: habits, task: List three sleep habits worth keeping., agent: cooper}\n")
+
+
+def test_an_autopilot_job_whose_runner_is_gone_stays_running_while_its_child_is_in_flight_then_settles_from_its_run(
+        fake_hermes, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's lock is gone while its process, and the run's child, go on (a database session that dropped): a
+    reader keeps the job running until the run ends, then answers it from the run's envelope.json."""
+    started, release = make_fifo(tmp_path / "started"), make_fifo(tmp_path / "release")
+    fake_hermes.script({"gate": {"started": str(started), "release": str(release)}})
+    (project / "plan.yaml").write_text(PLAN)
+    runner = JobRunner(project)
+    dying_before_its_settled_job(runner, monkeypatch)
+    job_id = tool_job(runner, "autopilot_run", plan_file="plan.yaml")
+    wait_fifo(started)
+    runner.close()
+    reader = JobRunner(project)
+    assert reader.get(job_id)["state"] == "running"  # its child is in flight
+    release_fifo(release)
+    settled_in(runner, job_id)
+    job = reader.get(job_id)
+    envelope = job["envelope"]
+    assert (job["state"], envelope["status"]) == ("settled", "completed")
+    assert [(c["subtask"], c["status"]) for c in envelope["children"]] == [("habits", "ok")]
+    run = Path(envelope["envelope_file"]).parent
+    assert (run.name, envelope["run_id"]) == (job["run_id"], job["run_id"])
+    assert [r["run_id"] for r in read_ledger(project) if r.get("phase") == "settled"] == [job["run_id"]]
+
+
+def test_an_autopilot_job_whose_run_left_no_readable_envelope_is_runner_gone_naming_its_run(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO put where the envelope would be holds no reader: it is not read, and the job names the run it had."""
+    run_dir = tmp_path / "ap-0123456789ab"
+    run_dir.mkdir()
+    make_fifo(run_dir / "envelope.json")
+    runner = JobRunner(project)
+    dying_before_its_settled_job(runner, monkeypatch)
+    job = runner.start("autopilot_run", lambda stop: {"autopilot": 1, "status": "completed", "children": []},
+                       ledger=default_ledger_path(project), named={"run_id": run_dir.name, "run_dir": str(run_dir)})
+    settled_in(runner, job["job_id"])
+    runner.close()
+    envelope = JobRunner(project).get(job["job_id"])["envelope"]
+    assert (envelope["status"], envelope["degraded_reason"], envelope["run_id"]) == (
+        "degraded", "runner_gone", run_dir.name)
