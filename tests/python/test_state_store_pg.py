@@ -166,7 +166,7 @@ class PgStore(Store):
 def dynamic_exe(body_exe: Path) -> Path:
     dynamic = body_exe.parent / DYNAMIC
     if not dynamic.is_file():
-        pytest.skip(f"needs {DYNAMIC} (make build-dynamic): only the dynamic build links libpq")
+        pytest.skip(f"needs {DYNAMIC} (make build-dynamic): only the dynamic build has the PostgreSQL store")
     return dynamic
 
 
@@ -753,3 +753,14 @@ def test_mount_writes_no_password_and_doctor_opens_the_database_with_the_entry_s
     assert entry["args"][entry["args"].index("--state") + 1] == url, "sslmode=disable kept as written"
     assert entry["env"]["PGPASSFILE"] == str(tmp_path / "pgpass"), "a remount keeps the operator's key"
     assert pg_cluster.password not in config.read_text(encoding="utf-8") + capsys.readouterr().out
+
+
+def test_the_dynamic_body_loads_libpq_only_for_a_database(dynamic_exe, spawn_body, pg_url):
+    """libpq brings GSSAPI, LDAP and TLS, whose start-up took most of the dynamic body's: it is loaded when a
+    --state URL asks for it, not linked."""
+    def libraries(client: BodyClient) -> str:
+        client.initialize()
+        return Path(f"/proc/{client.pid}/maps").read_text()
+
+    assert "libpq" not in libraries(spawn_body(body=dynamic_exe, no_soul=True))
+    assert "libpq.so.5" in libraries(spawn_body(body=dynamic_exe, no_soul=True, extra_args=("--state", pg_url)))

@@ -1,18 +1,20 @@
 --  A thin binding of the few calls of libpq, PostgreSQL's C client, that the
---  PostgreSQL session store uses, linked against Debian's shared libpq5
---  (libpq-dev): only the dynamic build has it, for Debian ships neither
---  GSSAPI's nor LDAP's static libraries, which its libpq.a needs.  Names
---  and meanings are libpq's own
---  (https://www.postgresql.org/docs/current/libpq.html); only
---  Pg_Session_Store calls them.
+--  PostgreSQL session store uses, from Debian's shared libpq5: only the
+--  dynamic build has it, for Debian ships neither GSSAPI's nor LDAP's
+--  static libraries, which its libpq.a needs.  Names and meanings are
+--  libpq's own (https://www.postgresql.org/docs/current/libpq.html); only
+--  Session_Repositories.Postgres calls them.
+--
+--  The library is loaded when a store first asks for it (Load), not linked:
+--  a body that keeps its sessions elsewhere never pays for it, and libpq
+--  brings GSSAPI, LDAP and TLS, whose start-up took most of the dynamic
+--  body's.
 
 with Interfaces.C;
 with Interfaces.C.Strings;
 with System;
 
 package Libpq is
-
-   pragma Linker_Options ("-lpq");
 
    package C renames Interfaces.C;
 
@@ -45,50 +47,73 @@ package Libpq is
    Text_Format   : constant C.int := 0;
    Binary_Format : constant C.int := 1;
 
-   function Connect_Params
+   function Load return String;
+   --  "" once libpq is loaded (it stays loaded), else why it cannot be, on
+   --  one line.  Each call below is libpq's function of its comment's name,
+   --  null until Load has found them all (a call before is an access check
+   --  that fails, never a call into nothing).
+
+   type Connect_Params_Call is access function
      (Keywords      : System.Address;
       Values        : System.Address;
       Expand_Dbname : C.int) return Connection
-   with Import, Convention => C, External_Name => "PQconnectdbParams";
+   with Convention => C;
+   Connect_Params : Connect_Params_Call;  --  PQconnectdbParams
    --  Keywords and Values: null-terminated arrays of C strings.  With
    --  Expand_Dbname = 1 a "dbname" value that is a URL or a conninfo string
    --  is expanded, its parameters overriding those given before it
 
-   procedure Finish (Conn : Connection)
-   with Import, Convention => C, External_Name => "PQfinish";
+   type Finish_Call is access procedure (Conn : Connection)
+   with Convention => C;
+   Finish : Finish_Call;  --  PQfinish
 
-   procedure Reset (Conn : Connection)
-   with Import, Convention => C, External_Name => "PQreset";
+   type Reset_Call is access procedure (Conn : Connection)
+   with Convention => C;
+   Reset : Reset_Call;  --  PQreset
    --  Close the connection and open it again with the same parameters
 
-   function Status (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQstatus";
+   type Status_Call is access function (Conn : Connection) return C.int
+   with Convention => C;
+   Status : Status_Call;  --  PQstatus
 
-   function Transaction_Status (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQtransactionStatus";
+   type Transaction_Status_Call is access function
+     (Conn : Connection) return C.int
+   with Convention => C;
+   Transaction_Status : Transaction_Status_Call;  --  PQtransactionStatus
 
-   function Error_Message (Conn : Connection) return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQerrorMessage";
+   type Error_Message_Call is access function
+     (Conn : Connection) return C.Strings.chars_ptr
+   with Convention => C;
+   Error_Message : Error_Message_Call;  --  PQerrorMessage
 
-   function Db (Conn : Connection) return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQdb";
+   type Db_Call is access function
+     (Conn : Connection) return C.Strings.chars_ptr
+   with Convention => C;
+   Db : Db_Call;  --  PQdb
 
-   function Host (Conn : Connection) return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQhost";
+   type Host_Call is access function
+     (Conn : Connection) return C.Strings.chars_ptr
+   with Convention => C;
+   Host : Host_Call;  --  PQhost
 
-   function Port (Conn : Connection) return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQport";
+   type Port_Call is access function
+     (Conn : Connection) return C.Strings.chars_ptr
+   with Convention => C;
+   Port : Port_Call;  --  PQport
 
-   function Set_Notice_Processor
+   type Set_Notice_Processor_Call is access function
      (Conn      : Connection;
       Processor : System.Address;
       Argument  : System.Address) return System.Address
-   with Import, Convention => C, External_Name => "PQsetNoticeProcessor";
+   with Convention => C;
+   Set_Notice_Processor : Set_Notice_Processor_Call;  --  PQsetNoticeProcessor
 
-   function Exec (Conn : Connection; Query : C.char_array) return Result
-   with Import, Convention => C, External_Name => "PQexec";
+   type Exec_Call is access function
+     (Conn : Connection; Query : C.char_array) return Result
+   with Convention => C;
+   Exec : Exec_Call;  --  PQexec
 
-   function Exec_Params
+   type Exec_Params_Call is access function
      (Conn          : Connection;
       Command       : C.char_array;
       Count         : C.int;
@@ -97,31 +122,37 @@ package Libpq is
       Lengths       : System.Address;
       Formats       : System.Address;
       Result_Format : C.int) return Result
-   with Import, Convention => C, External_Name => "PQexecParams";
+   with Convention => C;
+   Exec_Params : Exec_Params_Call;  --  PQexecParams
 
    --  Pipeline mode (libpq 14 and later): statements are sent without
    --  waiting for each other's results, the server runs them in order up to
    --  a Sync, and the results are read in the same order
 
-   function Enter_Pipeline_Mode (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQenterPipelineMode";
+   type Enter_Pipeline_Mode_Call is access function
+     (Conn : Connection) return C.int
+   with Convention => C;
+   Enter_Pipeline_Mode : Enter_Pipeline_Mode_Call;  --  PQenterPipelineMode
    --  1 when the connection is in pipeline mode now
 
-   function Exit_Pipeline_Mode (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQexitPipelineMode";
+   type Exit_Pipeline_Mode_Call is access function
+     (Conn : Connection) return C.int
+   with Convention => C;
+   Exit_Pipeline_Mode : Exit_Pipeline_Mode_Call;  --  PQexitPipelineMode
    --  1 when it left it: every result read, the last one a Sync's
 
-   function Send_Prepare
+   type Send_Prepare_Call is access function
      (Conn      : Connection;
       Name      : C.char_array;
       Query     : C.char_array;
       Count     : C.int;
       Types     : System.Address) return C.int
-   with Import, Convention => C, External_Name => "PQsendPrepare";
+   with Convention => C;
+   Send_Prepare : Send_Prepare_Call;  --  PQsendPrepare
    --  1 when the statement Query is queued to be prepared as Name (its
    --  parameters' types inferred when Types is null), for the session
 
-   function Send_Query_Prepared
+   type Send_Query_Prepared_Call is access function
      (Conn          : Connection;
       Name          : C.char_array;
       Count         : C.int;
@@ -129,48 +160,66 @@ package Libpq is
       Lengths       : System.Address;
       Formats       : System.Address;
       Result_Format : C.int) return C.int
-   with Import, Convention => C, External_Name => "PQsendQueryPrepared";
+   with Convention => C;
+   Send_Query_Prepared : Send_Query_Prepared_Call;  --  PQsendQueryPrepared
    --  1 when the statement prepared as Name is queued with these
    --  parameters (copied: they need not outlive the call), as Exec_Params
    --  takes them; the server neither parses nor plans it again
 
-   function Send_Pipeline_Sync (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQpipelineSync";
+   type Send_Pipeline_Sync_Call is access function
+     (Conn : Connection) return C.int
+   with Convention => C;
+   Send_Pipeline_Sync : Send_Pipeline_Sync_Call;  --  PQpipelineSync
    --  Queue a Sync and send everything queued; 1 when sent
 
-   function Pipeline_Status (Conn : Connection) return C.int
-   with Import, Convention => C, External_Name => "PQpipelineStatus";
+   type Pipeline_Status_Call is access function
+     (Conn : Connection) return C.int
+   with Convention => C;
+   Pipeline_Status : Pipeline_Status_Call;  --  PQpipelineStatus
 
-   function Get_Result (Conn : Connection) return Result
-   with Import, Convention => C, External_Name => "PQgetResult";
+   type Get_Result_Call is access function (Conn : Connection) return Result
+   with Convention => C;
+   Get_Result : Get_Result_Call;  --  PQgetResult
    --  The next result, waiting for it; in pipeline mode each statement's
    --  result is followed by No_Result, and the Sync's by none
 
-   function Result_Status (Res : Result) return C.int
-   with Import, Convention => C, External_Name => "PQresultStatus";
+   type Result_Status_Call is access function (Res : Result) return C.int
+   with Convention => C;
+   Result_Status : Result_Status_Call;  --  PQresultStatus
 
-   function Result_Error_Message (Res : Result) return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQresultErrorMessage";
+   type Result_Error_Message_Call is access function
+     (Res : Result) return C.Strings.chars_ptr
+   with Convention => C;
+   Result_Error_Message : Result_Error_Message_Call;  --  PQresultErrorMessage
    --  The error of the statement Res is the result of ("" if it succeeded)
 
-   function Result_Error_Field (Res : Result; Field : C.int)
+   type Result_Error_Field_Call is access function
+     (Res : Result; Field : C.int)
      return C.Strings.chars_ptr
-   with Import, Convention => C, External_Name => "PQresultErrorField";
+   with Convention => C;
+   Result_Error_Field : Result_Error_Field_Call;  --  PQresultErrorField
 
-   function Tuples (Res : Result) return C.int
-   with Import, Convention => C, External_Name => "PQntuples";
+   type Tuples_Call is access function (Res : Result) return C.int
+   with Convention => C;
+   Tuples : Tuples_Call;  --  PQntuples
 
-   function Get_Value (Res : Result; Row, Column : C.int)
+   type Get_Value_Call is access function (Res : Result; Row, Column : C.int)
      return System.Address
-   with Import, Convention => C, External_Name => "PQgetvalue";
+   with Convention => C;
+   Get_Value : Get_Value_Call;  --  PQgetvalue
 
-   function Get_Length (Res : Result; Row, Column : C.int) return C.int
-   with Import, Convention => C, External_Name => "PQgetlength";
+   type Get_Length_Call is access function
+     (Res : Result; Row, Column : C.int) return C.int
+   with Convention => C;
+   Get_Length : Get_Length_Call;  --  PQgetlength
 
-   function Get_Is_Null (Res : Result; Row, Column : C.int) return C.int
-   with Import, Convention => C, External_Name => "PQgetisnull";
+   type Get_Is_Null_Call is access function
+     (Res : Result; Row, Column : C.int) return C.int
+   with Convention => C;
+   Get_Is_Null : Get_Is_Null_Call;  --  PQgetisnull
 
-   procedure Clear (Res : Result)
-   with Import, Convention => C, External_Name => "PQclear";
+   type Clear_Call is access procedure (Res : Result)
+   with Convention => C;
+   Clear : Clear_Call;  --  PQclear
 
 end Libpq;

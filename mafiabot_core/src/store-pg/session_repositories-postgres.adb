@@ -1162,6 +1162,16 @@ package body Session_Repositories.Postgres is
       Store.Capacity := Capacity;
       Store.Busy_Timeout_Ms := Busy_Timeout_Ms;
       Store.Keeps_Budgets := Keeps_Budgets;
+      declare
+         Problem : constant String := Libpq.Load;
+      begin
+         if Problem /= "" then
+            Store.Server := To_Unbounded_String
+              ("PostgreSQL server (the --state URL)");
+            Result := Failure (Store.all, Problem);
+            return;
+         end if;
+      end;
       Store.Conn := Connected (Url);
       if Store.Conn = Libpq.No_Connection then
          Store.Server := To_Unbounded_String

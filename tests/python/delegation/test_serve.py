@@ -62,7 +62,9 @@ def params() -> StdioServerParameters:
 
 @asynccontextmanager
 async def served() -> AsyncIterator[ClientSession]:
-    async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
+    # errlog given here: the SDK's default is the sys.stderr of when it was imported, which a test's capture
+    # may have closed since
+    async with stdio_client(params(), errlog=sys.stderr) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
