@@ -29,7 +29,8 @@ from harness.ledger.report import reconcile
 
 from .delegation_support import PROCESS_BOUND_S, processes_marked, wait_all_gone
 
-ROUNDS = 30
+# Random rounds (half delegations, half drains), then the two that wait for Hermes's start.
+ROUNDS = 20
 # Long enough for a kill to land in any phase: before the spawn, while Hermes works, while it is settled.
 WORK_S = 0.6
 
