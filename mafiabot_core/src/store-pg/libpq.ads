@@ -50,8 +50,8 @@ package Libpq is
    function Load return String;
    --  "" once libpq is loaded (it stays loaded), else why it cannot be, on
    --  one line.  Each call below is libpq's function of its comment's name,
-   --  null until Load has found them all (a call before is an access check
-   --  that fails, never a call into nothing).
+   --  set by Load (null before it: a call then fails an access check, never
+   --  calls into nothing).
 
    type Connect_Params_Call is access function
      (Keywords      : System.Address;
